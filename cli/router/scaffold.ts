@@ -1,0 +1,22 @@
+// router-cli scaffold [PATH]: write or repair the vault layout (.brain-schema + folders).
+import { resolve } from "node:path";
+import { defineCommand } from "citty";
+import { consola } from "consola";
+import { scaffold } from "../../src/router/vault/scaffold";
+import { readEnvFile } from "./_context";
+
+export default defineCommand({
+  meta: { name: "scaffold", description: "Write or repair the vault layout schema" },
+  args: { path: { type: "positional", required: false, description: "vault folder (default VAULT_PATH from ~/.router/.env, else ./vault)" } },
+  async run({ args }) {
+    const vault = resolve(args.path || process.env.VAULT_PATH || readEnvFile().VAULT_PATH || "./vault");
+    try {
+      const r = await scaffold(vault);
+      if (r.created.length === 0 && !r.schemaWritten) consola.success(`${vault}: layout already complete`);
+      else consola.success(`${vault}: ${[...r.created.map((c) => `created ${c}`), ...(r.schemaWritten ? ["wrote .brain-schema"] : [])].join(", ")}`);
+    } catch (err) {
+      consola.error(`cannot scaffold ${vault}: ${(err as Error).message}`);
+      process.exit(1);
+    }
+  },
+});

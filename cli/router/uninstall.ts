@@ -1,0 +1,44 @@
+// router-cli uninstall [--name brain] [--no-unlink] [--dry-run]: stop the stack(s) and unlink
+// the profile. Configuration (~/.router/.env), vault data and volumes survive.
+import { defineCommand } from "citty";
+import { consola } from "consola";
+import { home } from "./_context";
+import { CONTAINER_PREFIX, composeArgs, detectDeployment, docker } from "./_docker";
+import { linkPath, unlinkProfile } from "./install/profile";
+
+export default defineCommand({
+  meta: { name: "uninstall", description: "Stop the stack(s) and unlink the profile; config, vault and volumes survive" },
+  args: {
+    name: { type: "string", default: "brain", description: "name of the profile link" },
+    "no-unlink": { type: "boolean", description: "keep the profile link" },
+    "dry-run": { type: "boolean", description: "print what would happen" },
+  },
+  async run({ args }) {
+    const a = args as Record<string, unknown>;
+    const keepLink = a["no-unlink"] === true || a.unlink === false;
+    const dry = a["dry-run"] === true;
+    const d = await detectDeployment();
+    const ps = await docker(["ps", "-a", "--filter", `name=^${CONTAINER_PREFIX}`, "--format", '{{.Label "com.docker.compose.project"}}'], { capture: true, quiet: true });
+    const projects = [...new Set(ps.stdout.split("\n").map((s) => s.trim()).filter(Boolean))];
+    const plan = [
+      ...(d ? [`docker ${composeArgs(d, "down").join(" ")}`] : []),
+      ...projects.map((p) => `docker compose -p ${p} down`),
+      ...(keepLink ? [] : [`remove the link ${linkPath(home(), args.name)}`]),
+    ];
+    if (plan.length === 0) {
+      consola.info("nothing to uninstall: no stack found and no profile link to remove");
+      return;
+    }
+    if (dry) {
+      consola.info("uninstall plan (dry run):");
+      plan.forEach((p, i) => console.log(`  ${i + 1}. ${p}`));
+      return;
+    }
+    let failed = false;
+    if (d) failed ||= (await docker(composeArgs(d, "down"))).code !== 0;
+    for (const p of projects) failed ||= (await docker(["compose", "-p", p, "down"])).code !== 0;
+    if (!keepLink && (await unlinkProfile(home(), args.name))) consola.success(`removed ${linkPath(home(), args.name)}`);
+    consola.info("kept: ~/.router/.env, the vault and the stack's volumes");
+    process.exit(failed ? 1 : 0);
+  },
+});

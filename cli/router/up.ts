@@ -1,0 +1,21 @@
+// router-cli up: start the detected stack (bringing down other stacks holding our names),
+// then run the index migrations inside it.
+import { defineCommand } from "citty";
+import { consola } from "consola";
+import { bringDownOthers, composeArgs, docker, requireDeployment } from "./_docker";
+
+export default defineCommand({
+  meta: { name: "up", description: "Start the detected stack (and run its migrations)" },
+  async run() {
+    const d = await requireDeployment();
+    await bringDownOthers(d);
+    const up = await docker(composeArgs(d, "up", "-d"));
+    if (up.code !== 0) process.exit(1);
+    const migrate = await docker(composeArgs(d, "exec", "-T", "brain-api", "router-cli", "migrate"));
+    if (migrate.code !== 0) {
+      consola.error("the stack is up but its migrations failed (router-cli logs brain-api)");
+      process.exit(1);
+    }
+    await docker(composeArgs(d, "ps"));
+  },
+});

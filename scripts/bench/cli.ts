@@ -1,0 +1,162 @@
+// CLI benchmark (issues 7 and 8): the compiled clients as a user runs them. Builds both with
+// `bun run build` into a temp dir, then reports wall-time medians of
+//   router-cli --version, router-cli check --json (against a live router when it serves
+//   /health/deep and /health/pipeline; "n/a" otherwise), service-cli version, and
+//   service-cli jobs against an orchestrator holding 1,000 jobs,
+// and the binaries' sizes. Targets (issue 8): service-cli version < 40 ms, jobs < 150 ms.
+//
+//   bun run bench cli
+//   BENCH_CLI_RUNS=50 BENCH_CLI_JOBS=5000 bun scripts/bench/cli.ts
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { freePort } from "./lib/ports.ts";
+import { startAndWait, type Started } from "./lib/proc.ts";
+import { median } from "./lib/stats.ts";
+import { judged, num, table } from "./lib/table.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const MAIN = join(ROOT, "src/main.ts");
+const envNum = (name: string, fallback: number): number => {
+  const n = Number(process.env[name]);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+};
+const RUNS = envNum("BENCH_CLI_RUNS", 30);
+const STORED = envNum("BENCH_CLI_JOBS", 1000);
+const KEY = "bench-cli-key";
+const TOKEN = "bench-cli-router-token";
+const TARGET = { versionMs: 40, jobsMs: 150 };
+
+const tmp = mkdtempSync(join(tmpdir(), "brain-bench-cli-"));
+const servers: Started[] = [];
+async function cleanup(): Promise<void> {
+  await Promise.all(servers.map((s) => s.stop()));
+  rmSync(tmp, { recursive: true, force: true });
+}
+process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
+
+async function build(): Promise<string> {
+  const out = join(tmp, "bin");
+  const proc = Bun.spawn([process.execPath, "run", "build", "--outdir", out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+  const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`bun run build failed (exit ${code}):\n${stderr}`);
+  return out;
+}
+
+interface Timed {
+  medianMs: number;
+  code: number;
+}
+
+/** Wall time of `argv` from spawn to exit, RUNS times after one warm-up run; the last exit code. */
+async function time(argv: string[], env: Record<string, string>): Promise<Timed> {
+  const samples: number[] = [];
+  let code = 0;
+  for (let i = 0; i <= RUNS; i++) {
+    const t0 = performance.now();
+    const proc = Bun.spawn(argv, { env, cwd: tmp, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).arrayBuffer()]);
+    code = await proc.exited;
+    if (i > 0) samples.push(performance.now() - t0);
+  }
+  return { medianMs: median(samples), code };
+}
+
+function jobRecord(i: number, now: string) {
+  return {
+    id: Bun.randomUUIDv7(), status: i % 10 === 0 ? "failed" : "succeeded", profile: i % 2 ? "code" : "review", task: `Explain stored job ${i}`,
+    repo_url: "https://example.com/acme/widgets.git", base_ref: "main", session_id: null, exit_code: 0, pr_url: null, branch: null, error: null,
+    output: "done", pod_name: "bench", created_at: now, started_at: now, finished_at: now, updated_at: now, usage: null, cost_usd: null,
+  };
+}
+
+async function startOrchestrator(): Promise<string> {
+  const jobsDir = join(tmp, "jobs");
+  mkdirSync(jobsDir, { recursive: true });
+  const now = new Date().toISOString();
+  for (let i = 0; i < STORED; i++) {
+    const job = jobRecord(i, now);
+    writeFileSync(join(jobsDir, `${job.id}.json`), JSON.stringify(job));
+  }
+  const port = freePort();
+  servers.push(
+    await startAndWait({
+      cmd: [process.execPath, MAIN, "--only", "orchestrator"],
+      cwd: tmp,
+      env: {
+        PATH: process.env.PATH, HOME: join(tmp, "orch-home"), SERVICE_PORT: String(port), SERVICE_API_KEYS: KEY, SERVICE_OTEL_ENABLED: "false",
+        SERVICE_JOBS_DIR: jobsDir, SERVICE_JOB_TTL: String(7 * 86400), LOG_LEVEL: "1",
+      },
+      readyUrl: `http://127.0.0.1:${port}/health`,
+      logPath: join(tmp, "orchestrator.log"),
+    }),
+  );
+  return String(port);
+}
+
+/** A router on a temp vault, when it serves both deep and pipeline health; undefined otherwise. */
+async function startRouter(): Promise<string | undefined> {
+  const port = freePort();
+  try {
+    servers.push(
+      await startAndWait({
+        cmd: [process.execPath, MAIN, "--only", "router", "--vault", join(tmp, "vault")],
+        cwd: tmp,
+        env: { PATH: process.env.PATH, HOME: join(tmp, "router-home"), PORT_BRAIN_API: String(port), PORT_BRAIN_MCP: String(freePort()), KB_ROUTER_TOKEN: TOKEN, DATA_DIR: join(tmp, "router-data"), LOG_LEVEL: "1" },
+        readyUrl: `http://127.0.0.1:${port}/health`,
+        logPath: join(tmp, "router.log"),
+      }),
+    );
+  } catch (err) {
+    console.log(`router did not start (router-cli check is n/a): ${(err as Error).message.split("\n")[0]}`);
+    return undefined;
+  }
+  const url = `http://127.0.0.1:${port}`;
+  for (const path of ["/health/deep", "/health/pipeline"]) {
+    const res = await fetch(url + path, { headers: { authorization: `Bearer ${TOKEN}` } }).catch(() => undefined);
+    await res?.arrayBuffer();
+    if (!res || res.status === 404) return undefined;
+  }
+  return url;
+}
+
+const mib = (path: string) => `${(statSync(path).size / 1024 / 1024).toFixed(1)} MiB`;
+
+async function main(): Promise<number> {
+  console.log(`cli bench: ${RUNS} runs per command (median wall time, spawn to exit), ${STORED} stored jobs; bun ${Bun.version}, ${availableParallelism()} cores\n`);
+  const bin = await build();
+  const router = join(bin, "router-cli");
+  const service = join(bin, "service-cli");
+  const [orchestratorPort, routerUrl] = await Promise.all([startOrchestrator(), startRouter()]);
+  const base = { PATH: "/usr/bin:/bin", HOME: join(tmp, "cli-home") };
+  const serviceEnv = { ...base, SERVICE_PORT: orchestratorPort, SERVICE_API_KEY: KEY };
+
+  const routerVersion = await time([router, "--version"], base);
+  const check = routerUrl ? await time([router, "check", "--json", "--brain-url", routerUrl, "--token", TOKEN], base) : undefined;
+  const serviceVersion = await time([service, "version"], base);
+  const jobs = await time([service, "jobs"], serviceEnv);
+  if (jobs.code !== 0) throw new Error(`service-cli jobs exited ${jobs.code}`);
+
+  const ms = (t: Timed | undefined) => (t ? `${num(t.medianMs, 1)} ms` : "n/a");
+  console.log(
+    table([
+      ["command", "median", "target"],
+      ["router-cli --version", ms(routerVersion), ""],
+      ["router-cli check --json", check ? `${ms(check)} (exit ${check.code})` : "n/a (no /health/deep and /health/pipeline)", ""],
+      ["service-cli version", judged(ms(serviceVersion), serviceVersion.medianMs < TARGET.versionMs), `< ${TARGET.versionMs} ms`],
+      [`service-cli jobs (${STORED} stored)`, judged(ms(jobs), jobs.medianMs < TARGET.jobsMs), `< ${TARGET.jobsMs} ms`],
+    ]),
+  );
+  console.log(`\n${table([["binary", "size"], ["router-cli", mib(router)], ["service-cli", mib(service)]])}`);
+  return 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (err) {
+  console.error(err instanceof Error ? err.message : err);
+} finally {
+  await cleanup();
+}
+process.exit(code);

@@ -1,0 +1,99 @@
+// Start a server process, time start → first 200 on a URL, read its RSS, stop it.
+// Output goes to a log file (not a pipe), so a chatty server never blocks on a full pipe and
+// the tail can be shown when start-up fails.
+import { closeSync, openSync, readFileSync } from "node:fs";
+import type { Subprocess } from "bun";
+
+export interface StartOptions {
+  cmd: string[];
+  /** The URL polled until it answers 200. */
+  readyUrl: string;
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** stdout and stderr of the process are appended here. */
+  logPath: string;
+  timeoutMs?: number;
+}
+
+export interface Started {
+  proc: Subprocess;
+  pid: number;
+  /** Milliseconds from just before spawn to the first 200 from readyUrl. */
+  startupMs: number;
+  logPath: string;
+  stop(): Promise<void>;
+}
+
+const POLL_MS = 5;
+
+export async function startAndWait(opts: StartOptions): Promise<Started> {
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+  const fd = openSync(opts.logPath, "a");
+  const t0 = performance.now();
+  const proc = Bun.spawn({
+    cmd: opts.cmd,
+    cwd: opts.cwd,
+    env: opts.env,
+    stdin: "ignore",
+    stdout: fd,
+    stderr: fd,
+  });
+  closeSync(fd);
+  const stop = () => stopProcess(proc);
+
+  const deadline = t0 + timeoutMs;
+  let lastStatus = "no answer";
+  while (performance.now() < deadline) {
+    if (proc.exitCode !== null || proc.signalCode !== null) {
+      throw new Error(
+        `${opts.cmd.join(" ")} exited (${proc.exitCode ?? proc.signalCode}) before ${opts.readyUrl} answered 200\n${logTail(opts.logPath)}`,
+      );
+    }
+    try {
+      const res = await fetch(opts.readyUrl, { signal: AbortSignal.timeout(1000) });
+      await res.arrayBuffer();
+      if (res.status === 200) {
+        return { proc, pid: proc.pid, startupMs: performance.now() - t0, logPath: opts.logPath, stop };
+      }
+      lastStatus = `HTTP ${res.status}`;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(POLL_MS);
+  }
+  await stop();
+  throw new Error(
+    `${opts.readyUrl} did not answer 200 within ${timeoutMs} ms (last: ${lastStatus})\n${logTail(opts.logPath)}`,
+  );
+}
+
+/** SIGTERM, then SIGKILL if the process is still there after the grace period. */
+export async function stopProcess(proc: Subprocess, graceMs = 3000): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  proc.kill("SIGTERM");
+  const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(graceMs).then(() => false)]);
+  if (!exited) {
+    proc.kill("SIGKILL");
+    await proc.exited;
+  }
+}
+
+/** Resident set size in MB from /proc/<pid>/status (VmRSS); NaN where /proc is not available. */
+export function rssMb(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export function logTail(path: string, lines = 20): string {
+  try {
+    const text = readFileSync(path, "utf8").trimEnd();
+    return text.split("\n").slice(-lines).map((l) => `  | ${l}`).join("\n");
+  } catch {
+    return "  | (no output)";
+  }
+}

@@ -1,0 +1,335 @@
+// Search benchmark (issue 3): generated vaults of 10k (and, with --large, 100k) notes, on
+// SQLite and on Postgres. For each: full index build over raw/ (docs/s), a no-change refresh,
+// then the real server (`bun src/main.ts --only router`) on that index: POST /search latency
+// and throughput under wrk rotating a fixed query set, POST /ingest of a few thousand new
+// notes with concurrency (a loader in its own process), and the server's RSS. ripgrep over
+// raw/ for the same queries is the no-index baseline. Prints a table with the issue's targets
+// (100k on SQLite) beside the figures; asserts nothing.
+//
+//   bun run bench search                       # 10k notes
+//   bun scripts/bench/search.ts --large        # 10k and 100k (or BENCH_LARGE=1)
+//   BENCH_SIZES=2000 BENCH_BACKENDS=sqlite bun scripts/bench/search.ts
+//   BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres (default; a scratch database is created and dropped)
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import postgres from "postgres";
+import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
+import { parseQuery } from "../../src/router/index/query.ts";
+import { openPostgresIndex } from "../../src/router/index/postgres.ts";
+import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
+import type { IndexStore } from "../../src/router/index/types.ts";
+import { classify } from "../../src/router/ingest/classify.ts";
+import { loadTool, type LoadResult } from "./lib/load.ts";
+import { freePort } from "./lib/ports.ts";
+import { runPostLoader, type PostResult } from "./lib/post-loader.ts";
+import { logTail, rssMb, startAndWait, type Started } from "./lib/proc.ts";
+import { refreshRaw, type RefreshResult } from "./lib/raw-index.ts";
+import { ensureRipgrep, timeRipgrep, type RgTiming } from "./lib/ripgrep.ts";
+import { median } from "./lib/stats.ts";
+import { judged, num, table } from "./lib/table.ts";
+import { BENCH_QUERIES, ingestBodies, writeVault } from "./lib/vault-gen.ts";
+import { runWrkPost } from "./lib/wrk-post.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const MAIN = join(ROOT, "src/main.ts");
+
+const envNum = (name: string, fallback: number): number => {
+  const n = Number(process.env[name]);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+};
+const large = process.argv.includes("--large") || process.env.BENCH_LARGE === "1";
+const sizes = process.env.BENCH_SIZES
+  ? process.env.BENCH_SIZES.split(",").map(Number).filter((n) => n > 0)
+  : large ? [10_000, 100_000] : [10_000];
+const backends = (process.env.BENCH_BACKENDS ?? "sqlite,postgres").split(",").filter((b): b is Backend => b === "sqlite" || b === "postgres");
+
+const settings = {
+  seconds: envNum("BENCH_SECONDS", 5),
+  warmupSeconds: envNum("BENCH_WARMUP_SECONDS", 2),
+  /** Connections for the throughput run; the latency run uses one. */
+  connections: envNum("BENCH_CONNECTIONS", 8),
+  ingestDocs: envNum("BENCH_INGEST_DOCS", 2_000),
+  ingestConcurrency: envNum("BENCH_INGEST_CONCURRENCY", 16),
+  /** refreshFolder's concurrency (its default, 8, is what the router's tick uses). */
+  buildConcurrency: envNum("BENCH_BUILD_CONCURRENCY", 8),
+  refreshRuns: envNum("BENCH_REFRESH_RUNS", 3),
+  seed: envNum("BENCH_SEED", 1),
+};
+const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const TARGET = { p50Ms: 5, p99Ms: 25, refreshMs: 2_000, ingestRps: 500 };
+const TARGET_SIZE = 100_000;
+const TOKEN = "bench-router-token";
+const AUTH = { Authorization: `Bearer ${TOKEN}` };
+
+type Backend = "sqlite" | "postgres";
+
+interface Cell {
+  size: number;
+  backend: Backend;
+  buildDocs?: number;
+  buildMs?: number;
+  refreshSource?: string;
+  refreshMs: number[];
+  refreshChanged?: number;
+  /** In-process search timings per query (median of 5), slowest first. */
+  slowest?: { query: string; ms: number; hits: number }[];
+  inProcessP50?: number;
+  startupMs?: number;
+  rssIdleMb?: number;
+  latency?: LoadResult;
+  throughput?: LoadResult;
+  rssAfterSearchMb?: number;
+  ingest?: PostResult;
+  rssAfterIngestMb?: number;
+  sample?: string;
+  error?: string;
+}
+
+const loadAtStart = loadavg();
+const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(" ");
+
+/** How the ingest bodies classify: notes only write their file; signals and milestones also fan out under a shared lock. */
+function ingestMix(count: number): string {
+  const kinds = new Map<string, number>();
+  for (const b of ingestBodies(count, 1000)) {
+    const { data, body } = splitFrontmatter(b.content);
+    const { kind } = classify({ tags: [...frontmatterTags(data), ...b.tags], frontmatter: data, body });
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  return [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${num((100 * n) / count)}% ${k}`).join(", ");
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "brain-bench-search-"));
+const running = new Set<Started>();
+const scratchDbs: string[] = [];
+let admin: postgres.Sql | undefined;
+
+async function cleanup(): Promise<void> {
+  await Promise.all([...running].map((s) => s.stop()));
+  running.clear();
+  if (admin) {
+    for (const db of scratchDbs) await admin.unsafe(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch(() => {});
+    await admin.end({ timeout: 5 }).catch(() => {});
+  }
+  rmSync(tmp, { recursive: true, force: true });
+}
+process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
+process.on("SIGTERM", () => void cleanup().finally(() => process.exit(143)));
+
+function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** A scratch database URL, or undefined when Postgres does not answer. */
+async function scratchDatabase(size: number): Promise<string | undefined> {
+  try {
+    admin ??= postgres(PG_URL, { max: 1, connect_timeout: 5, onnotice: () => {} });
+    const name = `brain_bench_${process.pid}_${size}`;
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+    scratchDbs.push(name);
+    const url = new URL(PG_URL);
+    url.pathname = `/${name}`;
+    return url.toString();
+  } catch (err) {
+    console.error(`postgres at ${PG_URL} is not usable (${(err as Error).message}); its columns are skipped`);
+    admin = undefined;
+    return undefined;
+  }
+}
+
+async function openStore(backend: Backend, dataDir: string, dbUrl: string | undefined): Promise<IndexStore> {
+  return backend === "sqlite" ? openSqliteIndex({ dataDir }) : openPostgresIndex({ url: dbUrl!, max: settings.buildConcurrency + 2 });
+}
+
+/** Build and refresh in this process, then time each query directly against the store. */
+async function indexPhase(cell: Cell, vault: string, dataDir: string, dbUrl: string | undefined): Promise<void> {
+  const store = await openStore(cell.backend, dataDir, dbUrl);
+  try {
+    const concurrency = settings.buildConcurrency;
+    console.log(`  full build…`);
+    const build = await refreshRaw(store, vault, concurrency);
+    cell.buildDocs = build.changed;
+    cell.buildMs = build.ms;
+    cell.refreshSource = build.source;
+    console.log(`  built ${build.changed} docs in ${num(build.ms / 1000, 1)} s (${build.source})`);
+    const refreshes: RefreshResult[] = [];
+    for (let i = 0; i < settings.refreshRuns; i++) refreshes.push(await refreshRaw(store, vault, concurrency));
+    cell.refreshMs = refreshes.map((r) => r.ms);
+    cell.refreshChanged = refreshes.reduce((s, r) => s + r.changed + r.removed, 0);
+    const timings: { query: string; ms: number; hits: number }[] = [];
+    for (const query of BENCH_QUERIES) {
+      const parsed = parseQuery(query);
+      const samples: number[] = [];
+      let hits = 0;
+      for (let i = 0; i < 5; i++) {
+        const t0 = performance.now();
+        hits = (await store.search(parsed, 10)).length;
+        samples.push(performance.now() - t0);
+      }
+      timings.push({ query, ms: median(samples), hits });
+    }
+    cell.inProcessP50 = median(timings.map((t) => t.ms));
+    cell.slowest = timings.sort((a, b) => b.ms - a.ms).slice(0, 4);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The real server on the built index: /search under wrk, /ingest from the loader, RSS. */
+async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: string | undefined): Promise<void> {
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
+  const env: Record<string, string | undefined> = { ...process.env, HOME: tmp, KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: String(port),
+    PORT_BRAIN_MCP: String(freePort()), ROUTER_HOST: "127.0.0.1", DATA_DIR: dataDir, DATABASE_URL: dbUrl };
+  for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH"]) delete env[key];
+  if (!dbUrl) delete env.DATABASE_URL;
+  const logPath = join(tmp, `server-${cell.backend}-${cell.size}.log`);
+  const server = await startAndWait({ cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault], env, cwd: tmp,
+    readyUrl: `${base}/health`, logPath, timeoutMs: 60_000 });
+  running.add(server);
+  try {
+    cell.startupMs = server.startupMs;
+    await Bun.sleep(1000);
+    cell.rssIdleMb = rssMb(server.pid);
+
+    const res = await fetch(`${base}/search`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" },
+      body: JSON.stringify({ query: "connection pool", limit: 3 }) });
+    const sample = (await res.json()) as { mode?: string; hits?: { path: string }[] };
+    cell.sample = `HTTP ${res.status}, mode ${sample.mode}, ${sample.hits?.length ?? 0} hits, first ${sample.hits?.[0]?.path ?? "-"}`;
+
+    const bodies = BENCH_QUERIES.map((query) => JSON.stringify({ query, limit: 10 }));
+    const load = { baseUrl: base, path: "/search", bodies, headers: AUTH, threads: 1 };
+    console.log(`  /search: warm-up, latency (1 connection), throughput (${settings.connections} connections)…`);
+    await runWrkPost({ ...load, seconds: settings.warmupSeconds, connections: settings.connections });
+    cell.latency = await runWrkPost({ ...load, seconds: settings.seconds, connections: 1 });
+    cell.throughput = await runWrkPost({ ...load, seconds: settings.seconds, connections: settings.connections });
+    cell.rssAfterSearchMb = rssMb(server.pid);
+
+    console.log(`  /ingest: ${settings.ingestDocs} notes, ${settings.ingestConcurrency} in flight…`);
+    const docs = ingestBodies(settings.ingestDocs, 1000 + cell.size + (cell.backend === "postgres" ? 1 : 0));
+    cell.ingest = await runPostLoader(
+      { url: `${base}/ingest`, headers: AUTH, concurrency: settings.ingestConcurrency, bodies: docs.map((d) => JSON.stringify(d)) },
+      join(tmp, `ingest-${cell.backend}-${cell.size}.json`),
+    );
+    cell.rssAfterIngestMb = rssMb(server.pid);
+    if (server.proc.exitCode !== null || server.proc.signalCode !== null) {
+      throw new Error(`the server exited during the run\n${logTail(server.logPath)}`);
+    }
+  } finally {
+    await server.stop();
+    running.delete(server);
+  }
+}
+
+function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean): void {
+  const NA = Number.NaN;
+  const cols = cells.map((c) => `${c.backend} ${c.size / 1000}k`);
+  const row = (figure: string, value: (c: Cell) => number, decimals: number, target: string, meets?: (v: number) => boolean) => [
+    figure,
+    ...cells.map((c) => {
+      const v = value(c);
+      if (!Number.isFinite(v)) return "n/a";
+      const judge = meets && c.backend === "sqlite" && c.size === TARGET_SIZE;
+      return judge ? judged(num(v, decimals), meets(v)) : num(v, decimals);
+    }),
+    target,
+  ];
+  const rgMs = (c: Cell, p: number) => percentile((rg.get(c.size) ?? []).map((t) => t.ms), p);
+  const ingestOk = (c: Cell) => (c.ingest?.statuses["201"] ?? 0) + (c.ingest?.statuses["200"] ?? 0);
+  const rows: string[][] = [
+    ["figure", ...cols, `target (${TARGET_SIZE / 1000}k, sqlite)`],
+    row("full index build (docs/s)", (c) => (c.buildDocs ?? NA) / ((c.buildMs ?? NA) / 1000), 0, "—"),
+    row("full index build (s)", (c) => (c.buildMs ?? NA) / 1000, 1, "—"),
+    row(`no-change refresh, median of ${settings.refreshRuns} (ms)`, (c) => median(c.refreshMs), 0, `< ${TARGET.refreshMs} ms`, (v) => v < TARGET.refreshMs),
+    row("index search in-process, median query (ms)", (c) => c.inProcessP50 ?? NA, 2, "—"),
+    row("POST /search p50, 1 connection (ms)", (c) => c.latency?.p50Ms ?? NA, 2, `< ${TARGET.p50Ms} ms`, (v) => v < TARGET.p50Ms),
+    row("POST /search p99, 1 connection (ms)", (c) => c.latency?.p99Ms ?? NA, 2, `< ${TARGET.p99Ms} ms`, (v) => v < TARGET.p99Ms),
+    row("POST /search req/s, 1 connection", (c) => c.latency?.rps ?? NA, 0, "—"),
+    row(`POST /search req/s, ${settings.connections} connections`, (c) => c.throughput?.rps ?? NA, 0, "—"),
+    row(`POST /search p50 / p99, ${settings.connections} conn. (ms)`, (c) => c.throughput?.p50Ms ?? NA, 2, "—"),
+    row("", (c) => c.throughput?.p99Ms ?? NA, 2, ""),
+    row("/search non-2xx + socket errors", (c) => (c.latency && c.throughput ? c.latency.non2xx + c.latency.errors + c.throughput.non2xx + c.throughput.errors : NA), 0, "0"),
+    row(`POST /ingest (docs/s, ${settings.ingestConcurrency} in flight)`, (c) => (c.ingest ? ingestOk(c) / c.ingest.seconds : NA), 0, `≥ ${TARGET.ingestRps}/s`, (v) => v >= TARGET.ingestRps),
+    row("POST /ingest p50 / p99 (ms)", (c) => c.ingest?.p50Ms ?? NA, 1, "—"),
+    row("", (c) => c.ingest?.p99Ms ?? NA, 1, ""),
+    row("/ingest failures", (c) => (c.ingest ? c.ingest.requests - ingestOk(c) + c.ingest.errors : NA), 0, "0"),
+    row("server start → /health 200 (ms)", (c) => c.startupMs ?? NA, 0, "—"),
+    row("server RSS idle after start (MB)", (c) => c.rssIdleMb ?? NA, 1, "—"),
+    row("server RSS after /search load (MB)", (c) => c.rssAfterSearchMb ?? NA, 1, "—"),
+    row("server RSS after ingest (MB)", (c) => c.rssAfterIngestMb ?? NA, 1, "—"),
+    row("rg over raw/ per query, p50 (ms)", (c) => (rgMissing ? NA : rgMs(c, 50)), 1, "(no-index baseline)"),
+    row("rg over raw/ per query, p99 (ms)", (c) => (rgMissing ? NA : rgMs(c, 99)), 1, "(unranked file list)"),
+  ];
+  console.log();
+  console.log(`search bench — ${BENCH_QUERIES.length} fixed queries rotated by wrk (${settings.seconds}s runs after a ${settings.warmupSeconds}s warm-up), BM25 only (no embeddings)`);
+  console.log(`bun ${Bun.version}, ${availableParallelism()} cores, load average ${load(loadAtStart)} at start and ${load(loadavg())} at the end (other work on the machine skews every figure)`);
+  console.log(`ingest: generated notes from a separate loader process (${ingestMix(settings.ingestDocs)}); rg: fixed strings, any word, case-insensitive\n`);
+  console.log(table(rows));
+  console.log();
+  for (const c of cells) {
+    const name = `${c.backend} ${c.size / 1000}k`;
+    if (c.refreshSource) console.log(`${name}: refresh by ${c.refreshSource}; no-change refresh runs (ms): ${c.refreshMs.map((m) => num(m)).join(", ")}; docs touched: ${c.refreshChanged}`);
+    if (c.slowest) console.log(`${name}: slowest queries in-process (median of 5): ${c.slowest.map((s) => `${JSON.stringify(s.query)} ${num(s.ms, 1)} ms (${s.hits} hits)`).join("; ")}`);
+    if (c.sample) console.log(`${name}: sample POST /search → ${c.sample}`);
+    if (c.ingest?.firstError) console.log(`${name}: first ingest error: ${c.ingest.firstError}`);
+    if (c.error) console.log(`${name}: FAILED: ${c.error}`);
+  }
+  for (const [size, timings] of rg) {
+    const slow = [...timings].sort((a, b) => b.ms - a.ms)[0];
+    if (slow) console.log(`rg ${size / 1000}k: slowest ${JSON.stringify(slow.query)} ${num(slow.ms, 1)} ms (${slow.files} files)`);
+  }
+}
+
+async function main(): Promise<number> {
+  console.log(`search bench: sizes ${sizes.join(", ")}; backends ${backends.join(", ")}${large ? "" : " (100k: --large or BENCH_LARGE=1)"}`);
+  await loadTool();
+  const rgPath = await ensureRipgrep();
+  const cells: Cell[] = [];
+  const rg = new Map<number, RgTiming[]>();
+  for (const size of sizes) {
+    const vault = join(tmp, `vault-${size}`);
+    mkdirSync(vault, { recursive: true });
+    const gen = writeVault(vault, size, settings.seed);
+    console.log(`\n${size} notes: wrote ${num(gen.bytes / 1024 / 1024, 1)} MB into raw/ in ${num(gen.ms / 1000, 1)} s`);
+    if (rgPath) {
+      await timeRipgrep(rgPath, join(vault, "raw"), BENCH_QUERIES.slice(0, 3)); // warm the page cache
+      rg.set(size, await timeRipgrep(rgPath, join(vault, "raw"), BENCH_QUERIES));
+    }
+    for (const backend of backends) {
+      const cell: Cell = { size, backend, refreshMs: [] };
+      cells.push(cell);
+      console.log(`${backend} ${size / 1000}k:`);
+      try {
+        const dbUrl = backend === "postgres" ? await scratchDatabase(size) : undefined;
+        if (backend === "postgres" && !dbUrl) {
+          cell.error = "postgres unavailable";
+          continue;
+        }
+        const dataDir = join(tmp, `data-${backend}-${size}`);
+        await indexPhase(cell, vault, dataDir, dbUrl);
+        await serverPhase(cell, vault, dataDir, dbUrl);
+      } catch (err) {
+        cell.error = err instanceof Error ? err.message : String(err);
+        console.error(`  ${backend} ${size}: ${cell.error}`);
+      }
+    }
+    rmSync(vault, { recursive: true, force: true });
+  }
+  report(cells, rg, !rgPath);
+  return 0;
+}
+
+let code = 0;
+try {
+  code = await main();
+} catch (err) {
+  console.error(`search bench could not run: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+} finally {
+  await cleanup();
+}
+process.exit(code);

@@ -1,0 +1,93 @@
+// One consola instance for the process; modules take a tagged child. The reporter is ours:
+// plain `time [tag] level message` lines, info and below batched into one stdout write per
+// tick (an access-log line per request must not cost a syscall each), warnings and errors
+// written at once to stderr.
+import { formatWithOptions } from "node:util";
+import { createConsola, type ConsolaInstance, type ConsolaReporter, type LogObject } from "consola";
+
+let pending = "";
+let scheduled = false;
+/** When stdout carries a protocol (MCP over stdio), every log line goes to stderr. */
+let stdoutReserved = false;
+
+function flush(): void {
+  scheduled = false;
+  if (pending.length === 0) return;
+  const out = pending;
+  pending = "";
+  process.stdout.write(out);
+}
+
+function format(obj: LogObject): string {
+  const msg = formatWithOptions({ colors: false, breakLength: Infinity }, ...obj.args);
+  const tag = obj.tag ? `[${obj.tag}] ` : "";
+  const level = obj.type === "log" || obj.type === "info" ? "" : `${obj.type.toUpperCase()} `;
+  return `${obj.date.toISOString()} ${tag}${level}${msg}\n`;
+}
+
+function emit(line: string, level: number): void {
+  if (level <= 1 || stdoutReserved) {
+    flush();
+    process.stderr.write(line);
+    return;
+  }
+  pending += line;
+  if (pending.length > 64 * 1024) flush();
+  else if (!scheduled) {
+    scheduled = true;
+    setImmediate(flush);
+  }
+}
+
+const reporter: ConsolaReporter = {
+  log(obj) {
+    emit(format(obj), obj.level);
+  },
+};
+
+process.on("exit", flush);
+
+export const logger: ConsolaInstance = createConsola({
+  // LOG_LEVEL is read in main.ts and applied with setLogLevel; tests stay quiet unless asked.
+  level: 3,
+  reporters: [reporter],
+  // Identical lines are real events (two identical requests); never fold them.
+  throttle: 0,
+});
+
+// consola's withTag copies its options, so a tagged logger made at import time would keep
+// the level it was born with: every one is remembered and follows setLogLevel.
+const tagged = new Map<string, ConsolaInstance>();
+
+export function setLogLevel(level: number): void {
+  logger.level = level;
+  for (const child of tagged.values()) child.level = level;
+}
+
+export const log = (tag: string): ConsolaInstance => {
+  let child = tagged.get(tag);
+  if (!child) {
+    child = logger.withTag(tag);
+    tagged.set(tag, child);
+  }
+  child.level = logger.level;
+  return child;
+};
+
+/**
+ * One info line in the reporter's format, without consola's per-call work (a log object, a
+ * date, argument formatting): the access log's hot path, one line per request.
+ */
+export function infoLine(tag: string, message: string): void {
+  if (logger.level < 3) return;
+  emit(`${new Date().toISOString()} [${tag}] ${message}\n`, 3);
+}
+
+/** Keeps stdout for a protocol: from now on every logger (tagged ones too) writes to stderr. */
+export function sendLogsToStderr(): void {
+  flush();
+  stdoutReserved = true;
+}
+
+/** Writes what is buffered now (before process.exit in code paths that skip 'exit'). */
+export const flushLogs = flush;

@@ -1,0 +1,61 @@
+// The factory both sub-apps are built with: an OpenAPIHono whose validation failures
+// become the shared 400 body, plus the served documents (/openapi.json, /docs).
+import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import type { Env } from "hono";
+import type { ZodError } from "zod";
+import { createErrorHandler, createNotFoundHandler, renderError, type OpenAiPathTest, isOpenAiPath } from "./error-handler";
+import { describeZodError } from "./validation";
+import { serviceEdge, type EdgeOptions } from "./middleware/stack";
+
+export interface ApiInfo {
+  title: string;
+  version: string;
+  description: string;
+}
+
+export function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): Hook<any, E, any, any> {
+  return (result, c) => {
+    if (!result.success) {
+      const { message, details } = describeZodError(result.error as ZodError);
+      return renderError(c, 400, "invalid_request", message, details, openAi);
+    }
+  };
+}
+
+/**
+ * The app, its error handler and 404, the bearer scheme, and (given `edge`) the one edge
+ * middleware every service runs: request id, access log, auth, body limit, context vars.
+ */
+export function createOpenApiApp<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath, edge?: Omit<EdgeOptions, "onError">): OpenAPIHono<E> {
+  const app = new OpenAPIHono<E>({ defaultHook: validationHook<E>(openAi) });
+  const onError = createErrorHandler(openAi);
+  app.onError(onError);
+  if (edge) app.use(serviceEdge({ ...edge, onError }));
+  app.notFound(createNotFoundHandler(openAi));
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    description: "Authorization: Bearer <token>",
+  });
+  return app;
+}
+
+/** The OpenAPI 3.1 document of an app, as `bun run openapi` writes it and /openapi.json serves it. */
+export function openApiDocument(app: OpenAPIHono<any>, info: ApiInfo): Record<string, unknown> {
+  return app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: { title: info.title, version: info.version, description: info.description },
+    security: [{ bearer: [] }],
+  }) as unknown as Record<string, unknown>;
+}
+
+/**
+ * Serves /openapi.json and /docs. Registered last so the document holds every route;
+ * computed once on first request.
+ */
+export function serveDocs(app: OpenAPIHono<any>, info: ApiInfo): void {
+  let doc: Record<string, unknown> | undefined;
+  app.get("/openapi.json", (c) => c.json((doc ??= openApiDocument(app, info))));
+  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: info.title }));
+}

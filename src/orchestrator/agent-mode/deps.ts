@@ -1,0 +1,61 @@
+// Everything the agent-mode routes need, built once at start-up from the config and the
+// key-value store the runtime already opened: the loaded agent package, the session and
+// visibility stores (Redis when the store is Redis, with their ~/.service files), and the chat
+// service that runs turns. close() stops running turns on shutdown.
+import type { KeyValueStore } from "../../common/kv/store";
+import { ChatService } from "../chat/service";
+import { createSessionStore } from "../chat/sessions";
+import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
+import { createVisibilityStore } from "../chat/visibility";
+import type { OrchestratorConfig } from "../config";
+import { loadAgentMode, type AgentMode } from "./load";
+
+export interface AgentModeDeps {
+  agent: AgentMode;
+  chat: ChatService;
+  /** SSE keep-alive comment interval while the agent is silent. */
+  keepAliveMs: number;
+  close(): Promise<void>;
+}
+
+export interface AgentModeOptions {
+  /** What agents (and runners) inherit; default process.env. Read at every spawn. */
+  env?: Record<string, string | undefined>;
+  /** An agent loaded already (tests, or a caller that loaded it itself); else loadAgentMode(config). */
+  agent?: AgentMode;
+  keepAliveMs?: number;
+  /** Between SIGTERM and SIGKILL when a turn is cancelled (default 5 s). */
+  killGraceMs?: number;
+}
+
+/** undefined when the config does not ask for agent mode; throws (naming the file) on a broken hub or package. */
+export async function createAgentModeDeps(
+  config: OrchestratorConfig,
+  kv: KeyValueStore | undefined,
+  opts: AgentModeOptions = {},
+): Promise<AgentModeDeps | undefined> {
+  const env = opts.env ?? process.env;
+  const agent = opts.agent ?? (await loadAgentMode(config, { env }));
+  if (!agent) return undefined;
+  const chat = new ChatService({
+    agent: {
+      agentId: agent.agentId,
+      model: agent.manifest.model,
+      maxTurns: agent.manifest.max_turns,
+      permissionMode: agent.manifest.permission_mode,
+      packageDir: agent.packageDir,
+      systemPrompt: agent.systemPrompt,
+    },
+    config,
+    sessions: createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl }),
+    visibility: createVisibilityStore({ kv, stateDir: config.stateDir }),
+    env,
+    killGraceMs: opts.killGraceMs,
+  });
+  return {
+    agent,
+    chat,
+    keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+    close: () => chat.close(),
+  };
+}

@@ -1,0 +1,133 @@
+// What one agent run came to: folded from its events as they pass, then closed with how the
+// process ended. Failure is decided by the result line's `is_error` (the subtype is only
+// informative: an auth failure arrives as subtype "success" with is_error true), by a missing
+// result line, by the exit status, and by cancel or timeout.
+import type { AgentEvent, ContentBlock, Usage } from "./stream-json";
+
+/** OpenAI-style counts: prompt = input + cache creation + cache read; completion = output. */
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface AgentOutcome {
+  exitCode: number | null;
+  /** The signal that ended the process (e.g. "SIGKILL"), else null. */
+  signal: string | null;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** From the result or init line; else the one the run was started with. */
+  sessionId?: string;
+  /** True when the run did not succeed, for whatever reason; `error` says why. */
+  failed: boolean;
+  error?: string;
+  /** The result line's text. */
+  resultText?: string;
+  /** The last text block of the main thread (sub-agents excluded): an output when there is no result text. */
+  lastAssistantText?: string;
+  isError: boolean;
+  subtype?: string;
+  errors: string[];
+  usage?: TokenUsage;
+  costUsd?: number;
+  numTurns?: number;
+  /** Last bytes of stderr (raw: redact before showing it to anyone). */
+  stderrTail: string;
+  /** Lines that were not JSON objects with a type (logged, otherwise ignored). */
+  garbageLines: number;
+}
+
+export function toTokenUsage(u: Usage | undefined): TokenUsage | undefined {
+  if (!u) return undefined;
+  const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  const prompt = n(u.input_tokens) + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens);
+  const completion = n(u.output_tokens);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+const textOf = (content: ContentBlock[]): string | undefined => {
+  const texts = content.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text as string);
+  return texts.length > 0 ? texts[texts.length - 1] : undefined;
+};
+
+export interface ProcessEnd {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  timeoutMs?: number;
+  cancelled: boolean;
+  stderrTail: string;
+}
+
+export class OutcomeCollector {
+  private sessionId: string | undefined;
+  private result: Extract<AgentEvent, { type: "result" }> | undefined;
+  private lastText: string | undefined;
+  garbageLines = 0;
+
+  constructor(startSessionId?: string) {
+    this.sessionId = startSessionId;
+  }
+
+  add(ev: AgentEvent): void {
+    switch (ev.type) {
+      case "system":
+        if (ev.subtype === "init" && typeof ev.session_id === "string") this.sessionId = ev.session_id;
+        break;
+      case "assistant":
+        if (ev.parent_tool_use_id === null) this.lastText = textOf(ev.message.content) ?? this.lastText;
+        break;
+      case "result":
+        this.result = ev;
+        if (typeof ev.session_id === "string") this.sessionId = ev.session_id;
+        break;
+    }
+  }
+
+  finish(end: ProcessEnd): AgentOutcome {
+    const r = this.result;
+    const base = {
+      exitCode: end.exitCode,
+      signal: end.signal,
+      timedOut: end.timedOut,
+      cancelled: end.cancelled,
+      sessionId: this.sessionId,
+      resultText: r?.result,
+      lastAssistantText: this.lastText,
+      isError: r?.is_error ?? false,
+      subtype: r?.subtype,
+      errors: r?.errors ?? [],
+      usage: toTokenUsage(r?.usage),
+      costUsd: r?.total_cost_usd,
+      numTurns: r?.num_turns,
+      stderrTail: end.stderrTail,
+      garbageLines: this.garbageLines,
+    };
+    const error = this.failure(end);
+    return { ...base, failed: error !== undefined, error };
+  }
+
+  private failure(end: ProcessEnd): string | undefined {
+    const r = this.result;
+    if (end.cancelled) return "cancelled";
+    if (end.timedOut) return `the agent ran past its timeout (${Math.round((end.timeoutMs ?? 0) / 1000)} s) and was killed`;
+    if (r?.is_error) {
+      if (r.errors && r.errors.length > 0) return r.errors.join("; ");
+      if (r.result) return r.result;
+      return `the agent stopped with an error (${r.subtype})`;
+    }
+    const how = end.signal ? `was killed by ${end.signal}` : `exited with code ${end.exitCode}`;
+    const stderr = lastLine(end.stderrTail);
+    if (!r) return `the agent ${end.exitCode === 0 ? "exited without a result line" : how}${stderr ? `: ${stderr}` : ""}`;
+    if (end.exitCode !== 0) return `the agent ${how}${stderr ? `: ${stderr}` : ""}`;
+    return undefined;
+  }
+}
+
+const lastLine = (text: string) =>
+  text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0)
+    .pop();

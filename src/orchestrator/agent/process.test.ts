@@ -1,0 +1,166 @@
+import { describe, expect, it } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startAgent, type StartAgentOptions } from "./process";
+import type { AgentEvent } from "./stream-json";
+
+const FAKE = join(import.meta.dir, "../../../test/fixtures/fake-claude");
+const SESSION = "0b7e2a44-9c1d-4f7e-8a55-3c2d1e0f9a88";
+
+const setup = (env: Record<string, string> = {}) => {
+  const dir = mkdtempSync(join(tmpdir(), "agent-run-"));
+  const record = join(dir, "record.jsonl");
+  const opts: StartAgentOptions = {
+    binary: FAKE,
+    args: { prompt: "say hello", model: "sonnet", sessionId: SESSION },
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", HOME: dir, FAKE_CLAUDE_RECORD: record, ...env },
+    killGraceMs: 300,
+  };
+  const recorded = () =>
+    readFileSync(record, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event: string; signal?: string; argv?: string[] });
+  return { dir, opts, recorded };
+};
+
+/** Resolves once the fixture has recorded its start (its signal handlers are installed). */
+const started = async (recorded: () => Array<{ event: string }>) => {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      if (recorded().some((r) => r.event === "start")) return;
+    } catch {
+      // not written yet
+    }
+    if (Date.now() > deadline) throw new Error("the fixture agent never started");
+    await Bun.sleep(10);
+  }
+};
+
+describe("startAgent", () => {
+  it("passes the profile flags and reads the outcome of a successful run", async () => {
+    const { opts, recorded } = setup();
+    const run = startAgent(opts);
+    const outcome = await run.wait();
+    expect(outcome).toMatchObject({ failed: false, exitCode: 0, signal: null, resultText: "Hello! The build passes on main.", sessionId: SESSION, costUsd: 0.0412 });
+    expect(outcome.usage?.completion_tokens).toBe(14);
+    expect(recorded()[0]?.argv).toEqual(["-p", "say hello", "--output-format", "stream-json", "--verbose", "--model", "sonnet", "--session-id", SESSION]);
+  });
+
+  it("yields each event while the agent is still running", async () => {
+    const { opts } = setup({ FAKE_CLAUDE_DELAY_MS: "150", FAKE_CLAUDE_SCENARIO: "two-text-blocks" });
+    const run = startAgent(opts);
+    const events = run.events();
+    let exited = false;
+    void run.wait().then(() => (exited = true));
+    const first = (await events.next()).value as AgentEvent;
+    expect(first).toMatchObject({ type: "system", subtype: "init" });
+    expect(exited).toBe(false);
+    // Stopping early is fine: the rest is read by wait().
+    await events.return(undefined);
+    const outcome = await run.wait();
+    expect(outcome.resultText).toBe("Merge #12 first; #13 depends on it.");
+  });
+
+  it("streams partial messages when asked", async () => {
+    const { opts } = setup({ FAKE_CLAUDE_SCENARIO: "text-only" });
+    const run = startAgent({ ...opts, args: { ...opts.args, includePartialMessages: true } });
+    const types: string[] = [];
+    for await (const ev of run.events()) types.push(ev.type);
+    expect(types).toContain("stream_event");
+    expect((await run.wait()).failed).toBe(false);
+  });
+
+  it("fails with the exit code and the stderr tail when the CLI exits non-zero", async () => {
+    const { opts } = setup({ FAKE_CLAUDE_SCENARIO: "none", FAKE_CLAUDE_EXIT: "3", FAKE_CLAUDE_STDERR: "Error: config is broken" });
+    const outcome = await startAgent(opts).wait();
+    expect(outcome).toMatchObject({ failed: true, exitCode: 3, error: "the agent exited with code 3: Error: config is broken" });
+    expect(outcome.stderrTail).toContain("config is broken");
+  });
+
+  it("fails on an is_error result even with exit code 0", async () => {
+    const { opts } = setup({ FAKE_CLAUDE_SCENARIO: "auth-failure" });
+    const outcome = await startAgent(opts).wait();
+    expect(outcome).toMatchObject({ failed: true, exitCode: 0, isError: true, error: "Invalid API key · Please run /login" });
+  });
+
+  it("skips garbage lines between events", async () => {
+    const { dir, opts } = setup();
+    const lines = readFileSync(join(import.meta.dir, "../../../test/fixtures/claude-stream-json/text-only.jsonl"), "utf8").trim().split("\n");
+    const file = join(dir, "garbage.jsonl");
+    writeFileSync(file, ["Update available: 9.9.9", lines[0], "{not json", ...lines.slice(1)].join("\n"));
+    const outcome = await startAgent({ ...opts, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: file } }).wait();
+    expect(outcome).toMatchObject({ failed: false, garbageLines: 2, resultText: "Hello! The build passes on main." });
+  });
+
+  it("cancel sends SIGTERM and reports cancelled", async () => {
+    const { opts, recorded } = setup({ FAKE_CLAUDE_HANG: "1" });
+    const run = startAgent(opts);
+    await started(recorded);
+    run.cancel();
+    const outcome = await run.wait();
+    expect(outcome).toMatchObject({ cancelled: true, failed: true, error: "cancelled", exitCode: 143 });
+    expect(recorded().filter((r) => r.event === "signal").map((r) => r.signal)).toEqual(["SIGTERM"]);
+  });
+
+  it("sends SIGKILL when SIGTERM is ignored past the grace period", async () => {
+    const { opts, recorded } = setup({ FAKE_CLAUDE_HANG: "1", FAKE_CLAUDE_IGNORE_TERM: "1" });
+    const controller = new AbortController();
+    const run = startAgent({ ...opts, signal: controller.signal });
+    await started(recorded);
+    const t0 = Date.now();
+    controller.abort();
+    const outcome = await run.wait();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(outcome).toMatchObject({ cancelled: true, signal: "SIGKILL", exitCode: null });
+    expect(recorded().filter((r) => r.event === "signal").map((r) => r.signal)).toEqual(["SIGTERM"]);
+  });
+
+  it("stops the tools the agent started, not only the agent", async () => {
+    const { opts, recorded } = setup({ FAKE_CLAUDE_HANG: "1", FAKE_CLAUDE_SPAWN_TOOL: "1" });
+    const run = startAgent(opts);
+    await started(recorded);
+    const deadline = Date.now() + 5000;
+    while (!recorded().some((r) => r.event === "tool") && Date.now() < deadline) await Bun.sleep(10);
+    const toolPid = (recorded().find((r) => r.event === "tool") as { toolPid?: number } | undefined)?.toolPid;
+    expect(toolPid).toBeNumber();
+    run.cancel();
+    await run.wait();
+    // Gone, or a zombie waiting for init to reap it.
+    const alive = () => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${toolPid}/stat`, "utf8"));
+      } catch {
+        return false;
+      }
+    };
+    const until = Date.now() + 2000;
+    while (alive() && Date.now() < until) await Bun.sleep(10);
+    expect(alive()).toBe(false);
+  });
+
+  it("kills the run at its timeout and says so", async () => {
+    const { opts, recorded } = setup({ FAKE_CLAUDE_HANG: "1" });
+    const outcome = await startAgent({ ...opts, timeoutMs: 400 }).wait();
+    expect(outcome).toMatchObject({ timedOut: true, failed: true, cancelled: false });
+    expect(outcome.error).toContain("timeout");
+    expect(recorded().some((r) => r.signal === "SIGTERM")).toBe(true);
+  });
+
+  it("sends a prompt that looks like a flag on stdin", async () => {
+    const { dir, opts, recorded } = setup();
+    const outcome = await startAgent({ ...opts, args: { ...opts.args, prompt: "--help me" } }).wait();
+    expect(outcome.failed).toBe(false);
+    expect(recorded()[0]?.argv?.[1]).toBe("--output-format");
+    const transcript = readFileSync(join(dir, ".claude/projects", dir.replace(/[^a-zA-Z0-9]/g, "-"), `${SESSION}.jsonl`), "utf8");
+    expect(transcript).toContain('"content":"--help me"');
+  });
+
+  it("throws a clear error when the binary does not exist", () => {
+    const { opts } = setup();
+    expect(() => startAgent({ ...opts, binary: "/nonexistent/claude" })).toThrow(/SERVICE_CLAUDE_BINARY/);
+  });
+});

@@ -1,0 +1,238 @@
+// One run of the agent CLI: spawned with Bun.spawn in its own process group, stdout read line
+// by line as it arrives and parsed into events, stderr kept as a short tail. Cancel and
+// timeout send SIGTERM to the group, then SIGKILL once the grace period is over.
+import type { Subprocess } from "bun";
+import { log } from "../../common/logger";
+import { buildAgentArgv, type AgentArgs } from "./argv";
+import { OutcomeCollector, type AgentOutcome } from "./outcome";
+import { parseAgentLine, readLines, type AgentEvent } from "./stream-json";
+
+const logger = log("agent");
+
+export const DEFAULT_KILL_GRACE_MS = 5000;
+const STDERR_TAIL_BYTES = 8 * 1024;
+
+export interface StartAgentOptions {
+  /** Path or name (PATH lookup) of the agent CLI. */
+  binary: string;
+  args: AgentArgs;
+  cwd: string;
+  env: Record<string, string>;
+  /** Kill the run after this long; the outcome says timedOut. */
+  timeoutMs?: number;
+  /** Between SIGTERM and SIGKILL (default 5 s). */
+  killGraceMs?: number;
+  /** Aborting it cancels the run (same as cancel()). */
+  signal?: AbortSignal;
+}
+
+export class AgentSpawnError extends Error {
+  readonly code = "agent_spawn_failed";
+  constructor(binary: string, cause: unknown) {
+    super(
+      `cannot start the agent CLI ${JSON.stringify(binary)}: ${(cause as Error).message ?? cause}; ` +
+        "install it or point SERVICE_CLAUDE_BINARY at it",
+    );
+    this.name = "AgentSpawnError";
+  }
+}
+
+export interface AgentRun {
+  readonly pid: number;
+  readonly argv: readonly string[];
+  /**
+   * The events as they arrive. Call it once, before wait(), and iterate it (to the end, or stop
+   * early with break/return: the rest is then read, and folded into the outcome, by wait()).
+   */
+  events(): AsyncGenerator<AgentEvent>;
+  /** Resolves when the process has exited and its output is read. */
+  wait(): Promise<AgentOutcome>;
+  /** SIGTERM now, SIGKILL after the grace period if it is still alive. Idempotent. */
+  cancel(): void;
+}
+
+export function startAgent(opts: StartAgentOptions): AgentRun {
+  const cmd = buildAgentArgv(opts.args);
+  let proc: Subprocess<"pipe" | "ignore", "pipe", "pipe">;
+  try {
+    proc = Bun.spawn([opts.binary, ...cmd.argv], {
+      cwd: opts.cwd,
+      env: opts.env,
+      stdin: cmd.stdin === undefined ? "ignore" : "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      // Own process group: cancel reaches the tools the agent started, not just the agent.
+      detached: true,
+    });
+  } catch (err) {
+    throw new AgentSpawnError(opts.binary, err);
+  }
+  if (cmd.stdin !== undefined && proc.stdin) {
+    const sink = proc.stdin;
+    sink.write(cmd.stdin);
+    void Promise.resolve(sink.end()).catch(() => {});
+  }
+  return new Run(proc, opts, cmd.argv);
+}
+
+class Run implements AgentRun {
+  readonly pid: number;
+  private readonly lines: AsyncGenerator<string>;
+  private readonly collector: OutcomeCollector;
+  private readonly stderr: Promise<string>;
+  private pulling: Promise<AgentEvent | undefined> = Promise.resolve(undefined);
+  private ended = false;
+  private iterating: Promise<void> | undefined;
+  private outcome: Promise<AgentOutcome> | undefined;
+  private cancelled = false;
+  private timedOut = false;
+  private killTimer: ReturnType<typeof setTimeout> | undefined;
+  private timeoutTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAbort = () => this.cancel();
+
+  constructor(
+    private readonly proc: Subprocess<"pipe" | "ignore", "pipe", "pipe">,
+    private readonly opts: StartAgentOptions,
+    readonly argv: readonly string[],
+  ) {
+    this.pid = proc.pid;
+    this.lines = readLines(proc.stdout);
+    this.collector = new OutcomeCollector(opts.args.resume ?? opts.args.sessionId);
+    this.stderr = tail(proc.stderr, STDERR_TAIL_BYTES);
+    if (opts.timeoutMs !== undefined) {
+      this.timeoutTimer = setTimeout(() => {
+        this.timedOut = true;
+        logger.warn(`agent pid ${this.pid} ran past ${opts.timeoutMs} ms: stopping it`);
+        this.terminate();
+      }, opts.timeoutMs);
+    }
+    if (opts.signal?.aborted) this.cancel();
+    else opts.signal?.addEventListener("abort", this.onAbort, { once: true });
+    void proc.exited.then(() => {
+      this.clearTimers();
+      // Cancelled or timed out and the agent is gone: whatever it started goes now, not after the grace.
+      if (this.killTimer) {
+        clearTimeout(this.killTimer);
+        this.signalGroup("SIGKILL");
+      }
+    });
+  }
+
+  /** Next parsed event, or undefined at the end of stdout. Serialised: one reader at a time. */
+  private pull(): Promise<AgentEvent | undefined> {
+    const next = this.pulling.then(async () => {
+      while (!this.ended) {
+        const r = await this.lines.next();
+        if (r.done) {
+          this.ended = true;
+          break;
+        }
+        const ev = parseAgentLine(r.value);
+        if (ev) {
+          this.collector.add(ev);
+          return ev;
+        }
+        if (r.value.trim() !== "") {
+          this.collector.garbageLines++;
+          logger.debug(`agent pid ${this.pid}: ignoring a line that is not a stream-json event: ${r.value.slice(0, 200)}`);
+        }
+      }
+      return undefined;
+    });
+    this.pulling = next.catch(() => undefined);
+    return next;
+  }
+
+  events(): AsyncGenerator<AgentEvent> {
+    if (this.iterating) throw new Error("events() of an agent run can be iterated only once");
+    // Registered now, not at the first next(): a wait() called meanwhile must leave the events to us.
+    let done!: () => void;
+    this.iterating = new Promise<void>((r) => (done = r));
+    const pull = () => this.pull();
+    return (async function* () {
+      try {
+        for (;;) {
+          const ev = await pull();
+          if (ev === undefined) return;
+          yield ev;
+        }
+      } finally {
+        done();
+      }
+    })();
+  }
+
+  wait(): Promise<AgentOutcome> {
+    this.outcome ??= (async () => {
+      if (this.iterating) await this.iterating;
+      while ((await this.pull()) !== undefined) {}
+      const exitCode = await this.proc.exited;
+      const stderrTail = await this.stderr;
+      this.clearTimers();
+      this.opts.signal?.removeEventListener("abort", this.onAbort);
+      const signal = this.proc.signalCode === null ? null : String(this.proc.signalCode);
+      return this.collector.finish({
+        exitCode: signal === null ? exitCode : null,
+        signal,
+        timedOut: this.timedOut,
+        timeoutMs: this.opts.timeoutMs,
+        cancelled: this.cancelled,
+        stderrTail,
+      });
+    })();
+    return this.outcome;
+  }
+
+  cancel(): void {
+    if (this.cancelled || this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    this.cancelled = true;
+    this.terminate();
+  }
+
+  private terminate(): void {
+    if (this.killTimer) return;
+    this.signalGroup("SIGTERM");
+    this.killTimer = setTimeout(() => {
+      if (this.proc.exitCode === null && this.proc.signalCode === null) {
+        logger.warn(`agent pid ${this.pid} ignored SIGTERM for ${this.grace()} ms: sending SIGKILL`);
+      }
+      // The group, even if the leader is gone: its tools may still be running.
+      this.signalGroup("SIGKILL");
+    }, this.grace());
+  }
+
+  private grace(): number {
+    return this.opts.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  }
+
+  private signalGroup(sig: NodeJS.Signals): void {
+    try {
+      process.kill(-this.pid, sig);
+    } catch {
+      try {
+        this.proc.kill(sig);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private clearTimers(): void {
+    if (this.timeoutTimer) clearTimeout(this.timeoutTimer);
+    this.timeoutTimer = undefined;
+  }
+}
+
+/** Reads a stream to its end, keeping only its last `max` bytes (decoded). */
+async function tail(stream: ReadableStream<Uint8Array>, max: number): Promise<string> {
+  let kept = new Uint8Array(0);
+  for await (const chunk of stream) {
+    const merged = new Uint8Array(Math.min(kept.length + chunk.length, max));
+    const fromChunk = Math.min(chunk.length, max);
+    const fromKept = merged.length - fromChunk;
+    merged.set(kept.subarray(kept.length - fromKept), 0);
+    merged.set(chunk.subarray(chunk.length - fromChunk), fromKept);
+    kept = merged;
+  }
+  return new TextDecoder().decode(kept);
+}

@@ -1,0 +1,157 @@
+// Claude Code's `--output-format stream-json` lines, as typed events. General on purpose:
+// jobs read the result and usage, the chat stream (a later module) maps stream_event deltas
+// to chunks; neither mapping lives here. Unknown types and garbage never throw.
+
+export interface Usage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_creation_input_tokens?: number;
+  cache_read_input_tokens?: number;
+  [key: string]: unknown;
+}
+
+/** text, thinking, tool_use, tool_result, … — the members beyond `type` vary by kind. */
+export interface ContentBlock {
+  type: string;
+  [key: string]: unknown;
+}
+
+interface Common {
+  session_id?: string;
+  uuid?: string;
+  [key: string]: unknown;
+}
+
+/** init (cwd, model, tools, …), hook_started, hook_response, compact_boundary, … */
+export interface SystemEvent extends Common {
+  type: "system";
+  subtype: string;
+}
+
+/** One raw Messages-API streaming event (only with --include-partial-messages). */
+export interface StreamEventLine extends Common {
+  type: "stream_event";
+  event: { type: string; [key: string]: unknown };
+  /** Set when the event belongs to a sub-agent started by the Task tool. */
+  parent_tool_use_id: string | null;
+}
+
+export interface AssistantEvent extends Common {
+  type: "assistant";
+  message: { id?: string; model?: string; role?: string; content: ContentBlock[]; usage?: Usage; [key: string]: unknown };
+  parent_tool_use_id: string | null;
+  /** e.g. "authentication_failed" on an API error frame. */
+  error?: string;
+}
+
+export interface UserEvent extends Common {
+  type: "user";
+  message: { role?: string; content: string | ContentBlock[]; [key: string]: unknown };
+  parent_tool_use_id: string | null;
+}
+
+export interface ResultEvent extends Common {
+  type: "result";
+  /** success, error_max_turns, error_during_execution, … — informative only: failure is `is_error`. */
+  subtype: string;
+  is_error: boolean;
+  result?: string;
+  errors?: string[];
+  usage?: Usage;
+  total_cost_usd?: number;
+  num_turns?: number;
+  duration_ms?: number;
+}
+
+export interface RateLimitEvent extends Common {
+  type: "rate_limit_event";
+}
+
+/** A JSON object whose `type` we do not know, or a known type in a shape we do not expect. */
+export interface UnknownEvent {
+  type: "unknown";
+  original_type: string;
+  raw: Record<string, unknown>;
+}
+
+export type AgentEvent = SystemEvent | StreamEventLine | AssistantEvent | UserEvent | ResultEvent | RateLimitEvent | UnknownEvent;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const parentOf = (o: Record<string, unknown>) => (typeof o.parent_tool_use_id === "string" ? o.parent_tool_use_id : null);
+
+/** One stdout line → an event; undefined for blank lines and anything that is not a JSON object with a type. */
+export function parseAgentLine(line: string): AgentEvent | undefined {
+  const text = line.trim();
+  if (text === "" || text[0] !== "{") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(value) || typeof value.type !== "string") return undefined;
+  return toEvent(value, value.type);
+}
+
+function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
+  const unknown: UnknownEvent = { type: "unknown", original_type: type, raw: o };
+  switch (type) {
+    case "system":
+      return typeof o.subtype === "string" ? (o as SystemEvent) : unknown;
+    case "stream_event":
+      return isObject(o.event) && typeof o.event.type === "string" ? ({ ...o, parent_tool_use_id: parentOf(o) } as StreamEventLine) : unknown;
+    case "assistant":
+      return isObject(o.message) && Array.isArray(o.message.content)
+        ? ({ ...o, parent_tool_use_id: parentOf(o) } as AssistantEvent)
+        : unknown;
+    case "user":
+      return isObject(o.message) && (typeof o.message.content === "string" || Array.isArray(o.message.content))
+        ? ({ ...o, parent_tool_use_id: parentOf(o) } as UserEvent)
+        : unknown;
+    case "result": {
+      if (typeof o.subtype !== "string") return unknown;
+      const errors = Array.isArray(o.errors) ? o.errors.map(String) : undefined;
+      return {
+        ...o,
+        is_error: o.is_error === true,
+        result: typeof o.result === "string" ? o.result : undefined,
+        errors,
+        usage: isObject(o.usage) ? (o.usage as Usage) : undefined,
+        total_cost_usd: typeof o.total_cost_usd === "number" ? o.total_cost_usd : undefined,
+      } as ResultEvent;
+    }
+    case "rate_limit_event":
+      return o as RateLimitEvent;
+    default:
+      return unknown;
+  }
+}
+
+/**
+ * Splits a byte stream into lines as the bytes arrive (a line is yielded the moment its
+ * newline is read; a last line without one is yielded at the end). Handles CRLF and
+ * multi-byte characters cut across reads.
+ */
+export async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  const reader = stream.getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let nl = buffer.indexOf("\n");
+      while (nl >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        yield line.endsWith("\r") ? line.slice(0, -1) : line;
+        nl = buffer.indexOf("\n");
+      }
+    }
+    buffer += decoder.decode();
+    if (buffer.length > 0) yield buffer;
+  } finally {
+    reader.releaseLock();
+  }
+}

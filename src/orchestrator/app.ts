@@ -1,0 +1,76 @@
+// The job orchestrator's Hono sub-app: middleware and routes, nothing else.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { registerHealth } from "../common/health";
+import { bearerAuth } from "../common/middleware/bearer-auth";
+import { createOpenApiApp, serveDocs } from "../common/openapi-app";
+import { VERSION } from "../common/version";
+import type { OrchestratorConfig } from "./config";
+import type { CompanionSync } from "./jobs/companion-repos";
+import type { ProfileList } from "./jobs/profile-listing";
+import type { JobService } from "./jobs/service";
+import { registerAgentModeRoutes, type AgentModeDeps } from "./agent-mode/routes";
+import { registerAdminRoutes } from "./routes/admin";
+import { exceptTeamChat, registerTeamChatRoute, type TeamChatDeps } from "./routes/teamchat";
+import { registerJobRoutes } from "./routes/jobs";
+import { McpSseSessions, registerMcpRoutes } from "./routes/mcp";
+import { registerProfileRoutes } from "./routes/profiles";
+
+export interface OrchestratorDeps {
+  config: OrchestratorConfig;
+  jobs: JobService;
+  profiles: { list(): ProfileList | Promise<ProfileList> };
+  companions: CompanionSync;
+  /** Open MCP SSE sessions; the runtime ends them on shutdown. */
+  mcpSessions?: McpSseSessions;
+  /** Agent mode (SERVICE_HUB_URL + HUB_AGENT); undefined = off (chat routes answer 503). */
+  agentMode?: AgentModeDeps;
+  /** Team chat (TEAMCHAT_APP_ID + TEAMCHAT_APP_PASSWORD); undefined = no /api/messages. */
+  teamChat?: TeamChatDeps;
+}
+
+export type OrchestratorEnv = { Variables: { deps: OrchestratorDeps; requestId: string } };
+export type OrchestratorApp = OpenAPIHono<OrchestratorEnv>;
+
+export const SERVICE_NAME = "job-orchestrator";
+
+export const SERVICE_API_INFO = {
+  title: "brain-stack job orchestrator",
+  version: VERSION,
+  description:
+    "Runs Claude Code as background jobs (REST and MCP) or as a chat agent behind an OpenAI-compatible /v1/chat/completions. " +
+    "With SERVICE_API_KEYS set, every endpoint but GET /health needs `Authorization: Bearer <key>`.\n\n" +
+    "MCP (tools run_task, get_job, list_jobs, cancel_job, list_profiles), same keys: Streamable HTTP at `POST /mcp`; " +
+    "the older HTTP+SSE transport at `GET /mcp/sse` (or `GET /mcp` with `Accept: text/event-stream`) with messages to " +
+    "`POST /mcp/messages?sessionId=…`.",
+};
+
+export { authResponses } from "./routes/responses";
+
+export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
+  const app = createOpenApiApp<OrchestratorEnv>(undefined, {
+    logTag: "orchestrator",
+    maxBodyBytes: deps.config.maxBodyBytes,
+    // The team-chat platform cannot send SERVICE_API_KEYS: /api/messages proves itself with
+    // the platform's signed JWT instead (checked in its route).
+    auth: exceptTeamChat(
+      bearerAuth({
+        tokens: deps.config.apiKeys,
+        openPaths: ["/health", "/openapi.json", "/docs"],
+        // With no keys the process only binds loopback (enforced in main.ts), so open is safe.
+        whenUnset: { mode: "open" },
+      }),
+      deps.teamChat,
+    ),
+    vars: { deps },
+  });
+  registerHealth(app, SERVICE_NAME);
+  registerJobRoutes(app);
+  registerProfileRoutes(app);
+  registerAdminRoutes(app);
+  registerMcpRoutes(app, deps, deps.mcpSessions ?? new McpSseSessions());
+  // Always registered, so there is one API document: with agent mode off they answer 503.
+  registerAgentModeRoutes(app, deps.agentMode);
+  registerTeamChatRoute(app, deps.teamChat);
+  serveDocs(app, SERVICE_API_INFO);
+  return app;
+}

@@ -1,0 +1,117 @@
+// Canonical turn events → chat.completion.chunk objects, exactly per the spec's table (Events,
+// "SSE chunks of /v1/chat/completions"), every chunk filtered by the visibility config. Tool
+// calls are fenced content, not tool_calls deltas, so clients never try to run them.
+import type { TokenUsage } from "../agent/outcome";
+import type { TurnEvent } from "./turn-events";
+import type { Visibility } from "./visibility";
+
+export interface ChunkContext {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export interface Chunk {
+  id: string;
+  object: "chat.completion.chunk";
+  created: number;
+  model: string;
+  choices: Array<{ index: 0; delta: Record<string, unknown>; finish_reason: string | null; [extra: string]: unknown }>;
+  usage?: TokenUsage;
+  /** Only on the error chunk: OpenAI SDKs raise it as an APIError. */
+  error?: { message: string; type: string; param: null; code: string };
+  [extra: string]: unknown;
+}
+
+export function newChunkContext(model: string): ChunkContext {
+  return { id: `chatcmpl-${crypto.randomUUID()}`, created: Math.floor(Date.now() / 1000), model };
+}
+
+const chunk = (ctx: ChunkContext, delta: Record<string, unknown>, extra?: Record<string, unknown>, finish: string | null = null): Chunk => ({
+  id: ctx.id,
+  object: "chat.completion.chunk",
+  created: ctx.created,
+  model: ctx.model,
+  choices: [{ index: 0, delta, finish_reason: finish, ...extra }],
+});
+
+/** A fenced block whose fence is longer than any backtick run inside it (CommonMark). */
+export function fenced(label: string, body: string): string {
+  let longest = 0;
+  for (const m of body.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return `\n${fence}${label}\n${body}\n${fence}\n`;
+}
+
+const pretty = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input, null, 2));
+
+export function roleChunk(ctx: ChunkContext): Chunk {
+  return chunk(ctx, { role: "assistant" });
+}
+
+export function stopChunk(ctx: ChunkContext, usage: TokenUsage): Chunk {
+  return { ...chunk(ctx, {}, undefined, "stop"), usage };
+}
+
+export function streamConfigChunk(ctx: ChunkContext, v: Visibility): Chunk {
+  return chunk(ctx, { content: JSON.stringify(v) }, { x_service_event_type: "stream_config" });
+}
+
+export function errorChunk(ctx: ChunkContext, code: string, message: string): Chunk {
+  return {
+    ...chunk(ctx, { content: `\n\n**Error:** ${message}\n` }, { x_service_event_type: "error", x_service_error_code: code }),
+    error: { message, type: "agent_error", param: null, code },
+  };
+}
+
+/** Whether a kind of event is shown; sub-agent events are inside a tool call, so they need show_tools too. */
+export function visible(ev: TurnEvent, v: Visibility): boolean {
+  const sub = "parentToolUseId" in ev && ev.parentToolUseId !== null;
+  if (sub && !v.show_tools) return false;
+  switch (ev.type) {
+    case "thinking":
+      return v.show_thinking;
+    case "tool_call":
+    case "tool_result":
+      return v.show_tools;
+    case "narration":
+      return v.show_text && v.show_narration;
+    case "final":
+      return v.show_text && v.show_final;
+    case "error":
+      return true;
+    case "usage":
+      return false;
+  }
+}
+
+/** The chunk for one event, or undefined when it is hidden or not a chunk (usage feeds the stop chunk). */
+export function renderChunk(ctx: ChunkContext, ev: TurnEvent, v: Visibility): Chunk | undefined {
+  if (!visible(ev, v)) return undefined;
+  const label = "parentToolUseId" in ev && ev.parentToolUseId !== null ? { x_service_parent_tool_use_id: ev.parentToolUseId } : undefined;
+  switch (ev.type) {
+    case "thinking":
+      return chunk(ctx, { reasoning_content: ev.text }, { x_service_event_type: "thinking", ...label });
+    case "tool_call":
+      return chunk(
+        ctx,
+        { content: fenced(`tool_use:${ev.name}`, pretty(ev.input)) },
+        { x_service_event_type: "tool_use", x_service_tool_name: ev.name, x_service_tool_use_id: ev.id, ...label },
+      );
+    case "tool_result":
+      return chunk(
+        ctx,
+        { content: fenced(ev.isError ? "tool_result:error" : "tool_result", ev.content) },
+        { x_service_event_type: "tool_result", x_service_tool_use_id: ev.toolUseId, x_service_is_error: ev.isError, ...label },
+      );
+    case "narration":
+      return chunk(ctx, { content: ev.text }, { x_service_event_type: "narration", ...label });
+    case "final":
+      // Legacy assistant text (the result line's text, nothing streamed) carries no type member.
+      return ev.legacy ? chunk(ctx, { content: ev.text }) : chunk(ctx, { content: ev.text }, { x_service_event_type: "final" });
+    case "error":
+      return errorChunk(ctx, ev.code, ev.message);
+    case "usage":
+      return undefined;
+  }
+}

@@ -1,0 +1,306 @@
+// One chat request in agent mode, whatever the surface (/v1/chat/completions streaming or not,
+// /completions): slash tokens and the visibility config, conversation resolution, the busy
+// rule, the session (--session-id on a first turn, --resume with only the last message later),
+// the spawn, and the canonical events of the turn. Renders nothing: routes do.
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { HttpError } from "../../common/errors";
+import { log } from "../../common/logger";
+import { buildAgentEnv } from "../agent/env";
+import type { AgentOutcome } from "../agent/outcome";
+import { AgentSpawnError, startAgent, type AgentRun } from "../agent/process";
+import type { OrchestratorConfig } from "../config";
+import { telemetryEnv } from "../telemetry/otel-env";
+import { transcriptPath } from "../telemetry/transcript";
+import { resolveConversation, type Conversation } from "./resolution";
+import type { SessionStore } from "./sessions";
+import { applySlashTokens, parseSlashTokens } from "./slash-tokens";
+import { TurnLocks } from "./turn-locks";
+import type { TurnEvent } from "./turn-events";
+import { TurnMapper } from "./turn-mapper";
+import type { Visibility, VisibilityStore } from "./visibility";
+
+const logger = log("chat");
+
+/** Seconds a client is told to wait (Retry-After) when its conversation has a turn running. */
+export const BUSY_RETRY_AFTER_SECONDS = 5;
+/** The agent's environment variable holding the non-streaming path's correlation id (hooks relay). */
+export const CORRELATION_ENV = "SERVICE_CORRELATION_ID";
+
+/** What a turn is spawned with: the agent package's identity. */
+export interface ChatAgent {
+  agentId: string;
+  model: string;
+  maxTurns: number;
+  permissionMode: string;
+  /** The agent's cwd. */
+  packageDir: string;
+  systemPrompt: string;
+}
+
+export type ChatConfig = Pick<
+  OrchestratorConfig,
+  | "claudeBinary"
+  | "claudeTimeout"
+  | "convHashFallback"
+  | "modelOauthToken"
+  | "modelAuthToken"
+  | "modelBaseUrl"
+  | "claudeHomeDir"
+  | "claudeConfigDir"
+  | "otelEnabled"
+  | "otelEndpoint"
+  | "otelProtocol"
+  | "otelLogPrompts"
+  | "otelLogToolDetails"
+  | "tracingBasicAuth"
+  | "podName"
+>;
+
+export interface ChatServiceDeps {
+  agent: ChatAgent;
+  config: ChatConfig;
+  sessions: SessionStore;
+  visibility: VisibilityStore;
+  /** What the agent inherits (the service's secrets are removed); read at every spawn. */
+  env: Record<string, string | undefined>;
+  /** Between SIGTERM and SIGKILL when a turn is cancelled. */
+  killGraceMs?: number;
+}
+
+export interface ChatMessage {
+  role: string;
+  content?: string | Array<{ type: string; text?: string; [k: string]: unknown }> | null;
+}
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  metadata?: Record<string, unknown> | null;
+  user?: string | null;
+  /** Lower-case header name → value. */
+  header(name: string): string | undefined;
+  /** Set on the non-streaming path: handed to the agent as SERVICE_CORRELATION_ID for the hooks relay. */
+  correlationId?: string;
+  /**
+   * Whose visibility config this request reads and its slash tokens change; default the agent id.
+   * Team chat scopes it per conversation (spec: Stream visibility config).
+   */
+  visibilityScope?: string;
+}
+
+export interface TurnInfo {
+  conversation: Conversation;
+  sessionId: string;
+  resumed: boolean;
+  correlationId?: string;
+}
+
+export type ChatOpening =
+  /** /stream-status, or a message of tokens only: answered with the config, nothing spawned. */
+  | { kind: "config"; visibility: Visibility }
+  | {
+      kind: "turn";
+      visibility: Visibility;
+      info: TurnInfo;
+      /** Iterate to the end (the lock is released and the session stored when it ends). */
+      events: AsyncGenerator<TurnEvent>;
+      /** Stops the agent (client gone); events() then ends with a cancelled error. */
+      cancel(): void;
+    };
+
+export function messageText(content: ChatMessage["content"]): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((p) => p && (p.type === "text" || p.type === "input_text") && typeof p.text === "string")
+    .map((p) => p.text as string)
+    .join("\n");
+}
+
+export class ChatService {
+  private readonly locks = new TurnLocks();
+  private readonly runs = new Set<AgentRun>();
+
+  constructor(private readonly deps: ChatServiceDeps) {}
+
+  get agentId(): string {
+    return this.deps.agent.agentId;
+  }
+
+  /** Turns running now. */
+  get running(): number {
+    return this.runs.size;
+  }
+
+  async open(req: ChatRequest): Promise<ChatOpening> {
+    const { agent } = this.deps;
+    const last = req.messages[req.messages.length - 1];
+    if (!last || last.role !== "user") {
+      throw new HttpError(400, "invalid_request", "messages: the last message must have role user (the message the agent answers)");
+    }
+    const lastRaw = messageText(last.content);
+    const parsed = parseSlashTokens(lastRaw);
+
+    // spec: Slash tokens. Toggles are sticky per agent (or per scope) and apply to this very answer.
+    const scope = req.visibilityScope ?? agent.agentId;
+    let visibility = await this.deps.visibility.get(scope);
+    if (parsed.tokens.length > 0) {
+      const next = applySlashTokens(visibility, parsed.tokens);
+      if (JSON.stringify(next) !== JSON.stringify(visibility)) await this.deps.visibility.set(scope, next);
+      visibility = next;
+      if (parsed.tokens.includes("/stream-status") || parsed.text === "") return { kind: "config", visibility };
+    }
+    if (parsed.text.trim() === "") throw new HttpError(400, "invalid_request", "messages: the last user message is empty");
+
+    const conversation = resolveConversation({
+      agentId: agent.agentId,
+      header: req.header,
+      metadata: req.metadata,
+      user: req.user,
+      system: req.messages
+        .filter((m) => m.role === "system" || m.role === "developer")
+        .map((m) => messageText(m.content))
+        .join("\n"),
+      firstUserMessage: messageText(req.messages.find((m) => m.role === "user")?.content),
+      hashFallback: this.deps.config.convHashFallback,
+    });
+
+    const release = conversation.stateless ? () => {} : this.locks.tryAcquire(conversation.convKey);
+    if (!release) {
+      throw new HttpError(
+        429,
+        "conversation_busy",
+        `a turn of this conversation is still running; send the next message when it has answered (retry after ${BUSY_RETRY_AFTER_SECONDS} s)`,
+        undefined,
+        { "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) },
+      );
+    }
+    try {
+      return await this.startTurn(req, conversation, parsed.text, visibility, release);
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  private async startTurn(
+    req: ChatRequest,
+    conversation: Conversation,
+    lastText: string,
+    visibility: Visibility,
+    release: () => void,
+  ): Promise<ChatOpening & { kind: "turn" }> {
+    const { agent, config } = this.deps;
+    let known = conversation.stateless ? undefined : await this.deps.sessions.get(conversation.convKey);
+    if (known && !existsSync(transcriptPath(config, agent.packageDir, known))) {
+      // The mapping outlived the transcript (another pod, a wiped home): start over with the whole conversation.
+      logger.warn(`session ${known} of ${conversation.convKey} has no transcript here; starting a new session`);
+      known = undefined;
+    }
+    const sessionId = known ?? randomUUID();
+    const resumed = known !== undefined;
+    const prompt = resumed ? lastText : firstTurnPrompt(req.messages, lastText);
+    const info: TurnInfo = { conversation, sessionId, resumed, correlationId: req.correlationId };
+
+    logger.info(
+      `chat turn conv_key=${conversation.convKey} tier=${conversation.tier} agent=${agent.agentId} stateless=${conversation.stateless} ` +
+        `session=${sessionId} ${resumed ? "resume" : "new"}${req.correlationId ? ` correlation=${req.correlationId}` : ""}`,
+    );
+
+    let run: AgentRun;
+    try {
+      run = startAgent({
+        binary: config.claudeBinary,
+        cwd: agent.packageDir,
+        args: {
+          prompt,
+          model: agent.model,
+          maxTurns: agent.maxTurns,
+          permissionMode: agent.permissionMode,
+          includePartialMessages: true,
+          appendSystemPrompt: agent.systemPrompt || undefined,
+          ...(resumed ? { resume: sessionId } : { sessionId }),
+        },
+        env: buildAgentEnv({
+          base: this.deps.env,
+          config,
+          extra: {
+            ...telemetryEnv(config, { podName: config.podName }, this.deps.env.OTEL_RESOURCE_ATTRIBUTES),
+            ...(req.correlationId ? { [CORRELATION_ENV]: req.correlationId } : {}),
+          },
+        }),
+        timeoutMs: config.claudeTimeout * 1000,
+        killGraceMs: this.deps.killGraceMs,
+      });
+    } catch (err) {
+      if (err instanceof AgentSpawnError) throw new HttpError(502, "agent_unavailable", err.message);
+      throw err;
+    }
+    this.runs.add(run);
+
+    const sessions = this.deps.sessions;
+    const runs = this.runs;
+    const events = (async function* (): AsyncGenerator<TurnEvent> {
+      const mapper = new TurnMapper();
+      let outcome: AgentOutcome | undefined;
+      try {
+        for await (const ev of run.events()) {
+          const out = mapper.push(ev);
+          for (let i = 0; i < out.length; i++) yield out[i]!;
+        }
+        outcome = await run.wait();
+        // A result line means the CLI has the session; store it so the next turn resumes it.
+        if (!conversation.stateless && outcome.subtype !== undefined) {
+          await sessions.set(conversation.convKey, outcome.sessionId ?? sessionId).catch((err: Error) => {
+            logger.error(`could not store the session of ${conversation.convKey}: ${err.message}`);
+          });
+        }
+        for (const e of mapper.end(outcome)) yield e;
+      } finally {
+        if (!outcome) {
+          // Stopped early (the consumer returned): the process must not outlive the turn.
+          run.cancel();
+          await run.wait().catch(() => undefined);
+        }
+        runs.delete(run);
+        release();
+        if (outcome?.failed) logger.warn(`chat turn conv_key=${conversation.convKey} failed: ${outcome.error}`);
+      }
+    })();
+    return { kind: "turn", visibility, info, events, cancel: () => run.cancel() };
+  }
+
+  /** Stops every running turn (shutdown). */
+  async close(): Promise<void> {
+    const all = [...this.runs];
+    for (const r of all) r.cancel();
+    await Promise.allSettled(all.map((r) => r.wait()));
+  }
+}
+
+/**
+ * A first turn carries the conversation so far (a client may have history this service never
+ * saw: a new pod, an expired mapping); later turns resume the session and send only the last
+ * message (spec: Conversation resolution).
+ */
+export function firstTurnPrompt(messages: ChatMessage[], lastText: string): string {
+  const earlier = messages.slice(0, -1);
+  const system = earlier
+    .filter((m) => m.role === "system" || m.role === "developer")
+    .map((m) => messageText(m.content).trim())
+    .filter((t) => t !== "");
+  const history = earlier
+    .filter((m) => m.role === "user" || m.role === "assistant")
+    .map((m) => ({ role: m.role, text: (m.role === "user" ? parseSlashTokens(messageText(m.content)).text : messageText(m.content)).trim() }))
+    .filter((m) => m.text !== "");
+  if (system.length === 0 && history.length === 0) return lastText;
+  const parts: string[] = [];
+  if (system.length > 0) parts.push(`<client_instructions>\n${system.join("\n\n")}\n</client_instructions>`);
+  if (history.length > 0) {
+    parts.push(
+      `<conversation_so_far>\n${history.map((m) => `${m.role === "user" ? "User" : "Assistant"}: ${m.text}`).join("\n\n")}\n</conversation_so_far>`,
+    );
+  }
+  parts.push(lastText);
+  return parts.join("\n\n");
+}

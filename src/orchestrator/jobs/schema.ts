@@ -1,0 +1,121 @@
+// The job record and the job submission, as JSON (spec: job-orchestrator, Job). One schema
+// each, named for the OpenAPI document and reused by the routes, the MCP tools and the store.
+import { z } from "@hono/zod-openapi";
+import { validateSessionId } from "../agent/session";
+import { parseRepoUrl } from "../repos/url";
+import { validateBaseRef } from "../repos/worktree";
+
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "cancelled"] as const;
+export const JobStatus = z.enum(JOB_STATUSES).openapi("JobStatus");
+export type JobStatus = z.infer<typeof JobStatus>;
+
+/** Statuses a job never leaves. */
+export const FINISHED: ReadonlySet<JobStatus> = new Set(["succeeded", "failed", "cancelled"]);
+export const isFinished = (status: JobStatus): boolean => FINISHED.has(status);
+
+const timestamp = z.string().openapi({ format: "date-time", example: "2025-01-01T12:00:00.000Z" });
+
+export const Job = z
+  .object({
+    id: z.string().openapi({ description: "Time-ordered UUID (v7)", example: "0194a3b2-6c1e-7f00-8a3b-1c2d3e4f5a6b" }),
+    status: JobStatus,
+    profile: z.string().openapi({ description: "The profile the job runs with (auto already resolved)", example: "code" }),
+    task: z.string().openapi({ example: "Fix the failing test in src/parser.ts" }),
+    repo_url: z.string().nullable().openapi({ example: "https://github.com/acme/widgets.git" }),
+    base_ref: z.string().nullable().openapi({ description: "Branch, tag or commit the work starts from; null = the remote's default branch", example: "main" }),
+    session_id: z.string().nullable().openapi({ description: "The agent's session UUID (resumable with --resume)" }),
+    exit_code: z.number().int().nullable().openapi({ description: "The agent's exit code; null until it exits, or when it never started" }),
+    pr_url: z.string().nullable().openapi({ example: "https://github.com/acme/widgets/pull/42" }),
+    branch: z.string().nullable().openapi({ description: "The branch the agent worked on", example: "service/0194a3b2" }),
+    error: z.string().nullable().openapi({ description: "Why the job failed or was cancelled" }),
+    output: z.string().nullable().openapi({ description: "The agent's final result text" }),
+    pod_name: z.string().openapi({ description: "The service instance (SERVICE_POD_NAME) that owns the job", example: "service-0" }),
+    created_at: timestamp,
+    started_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+    updated_at: timestamp,
+    usage: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .openapi({ description: "Token usage as the agent reported it", example: { input_tokens: 1200, output_tokens: 340 } }),
+    cost_usd: z.number().nullable().openapi({ example: 0.0123 }),
+  })
+  .openapi("Job");
+export type Job = z.infer<typeof Job>;
+
+/** A zod check from a validator that throws (the runner's own, so submission and run agree). */
+const checkedBy = (validate: (value: string) => unknown) => (value: string, ctx: z.RefinementCtx) => {
+  try {
+    validate(value);
+  } catch (err) {
+    ctx.addIssue({ code: "custom", message: (err as Error).message });
+  }
+};
+
+export const JobSubmission = z
+  .object({
+    task: z.string().trim().min(1, "must not be empty").openapi({ description: "What the agent should do", example: "Add a --json flag to the export command" }),
+    repo_url: z
+      .string()
+      .trim()
+      .superRefine(checkedBy(parseRepoUrl))
+      .optional()
+      .openapi({
+        description:
+          "Repository to clone (cached) and work in: https://, http://, ssh://, user@host:path, file:// or an absolute path, " +
+          "without credentials (set GITHOST_TOKEN). Omitted = an empty scratch directory.",
+        example: "https://github.com/acme/widgets.git",
+      }),
+    profile: z
+      .string()
+      .trim()
+      .min(1)
+      .default("auto")
+      .openapi({ description: "Profile name (GET /profiles), or auto to choose from the task", example: "auto" }),
+    base_ref: z
+      .string()
+      .trim()
+      .superRefine(checkedBy(validateBaseRef))
+      .optional()
+      .openapi({ description: "Branch, tag or commit to start from; omitted = the remote's default branch", example: "main" }),
+    session_id: z
+      .string()
+      .superRefine(checkedBy(validateSessionId))
+      .optional()
+      .openapi({ description: "Agent session UUID: a new session with this id, or the one to resume" }),
+    wait: z
+      .boolean()
+      .default(false)
+      .openapi({ description: "Answer when the job has finished (200) instead of at once (202); bounded by the job timeout" }),
+  })
+  .openapi("JobSubmission");
+export type JobSubmission = z.infer<typeof JobSubmission>;
+/** What a caller may leave out: the defaults above fill it in. */
+export type JobSubmissionInput = z.input<typeof JobSubmission>;
+
+export const JobList = z
+  .object({
+    jobs: z.array(Job).openapi({ description: "Newest first" }),
+  })
+  .openapi("JobList");
+export type JobList = z.infer<typeof JobList>;
+
+export const JOB_LIST_DEFAULT = 20;
+export const JOB_LIST_MAX = 1000;
+
+export const JobListQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(JOB_LIST_MAX)
+    .default(JOB_LIST_DEFAULT)
+    .openapi({ param: { name: "limit", in: "query" }, description: `At most this many jobs (1–${JOB_LIST_MAX})`, example: JOB_LIST_DEFAULT }),
+  status: JobStatus.optional().openapi({ param: { name: "status", in: "query" }, description: "Only jobs in this status" }),
+});
+export type JobListQuery = z.infer<typeof JobListQuery>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Job ids are UUIDs; anything else names no job (and never reaches a file path). */
+export const isJobId = (id: string): boolean => UUID.test(id);

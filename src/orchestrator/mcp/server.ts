@@ -1,0 +1,134 @@
+// The orchestrator's MCP server (spec: job-orchestrator, Endpoints, "/mcp … five tools"):
+// run_task, get_job, list_jobs, cancel_job, list_profiles. Transport-agnostic: http.ts serves
+// it over Streamable HTTP and the older SSE transport, stdio.ts over stdin/stdout.
+import { z } from "@hono/zod-openapi";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { HttpError } from "../../common/errors";
+import { VERSION } from "../../common/version";
+import type { ProfileList } from "../jobs/profile-listing";
+import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JobStatus, JobSubmission } from "../jobs/schema";
+import type { JobService } from "../jobs/service";
+
+export interface McpDeps {
+  jobs: JobService;
+  profiles: { list(): ProfileList | Promise<ProfileList> };
+}
+
+/** While run_task waits, a progress notification this often keeps clients that reset their timeout on progress waiting. */
+const PROGRESS_EVERY_MS = 10_000;
+
+const ok = (value: Record<string, unknown>): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(value, null, 2) }],
+  structuredContent: value,
+});
+
+/** Domain errors become tool errors the model can read; anything else is a server fault. */
+async function answer(fn: () => Promise<Record<string, unknown>>): Promise<CallToolResult> {
+  try {
+    return ok(await fn());
+  } catch (err) {
+    if (err instanceof HttpError) {
+      return { isError: true, content: [{ type: "text", text: `${err.code}: ${err.message}` }] };
+    }
+    throw err;
+  }
+}
+
+const jobId = z.string().describe("The job id (from run_task or list_jobs)");
+
+export function createMcpServer(deps: McpDeps): McpServer {
+  const server = new McpServer({ name: "brain-stack-orchestrator", version: VERSION });
+  const { jobs } = deps;
+  const submission = JobSubmission.shape;
+
+  server.registerTool(
+    "run_task",
+    {
+      title: "Run an agent task",
+      description:
+        "Submit a task for the coding agent: it clones repo_url (cached), works on a new branch in its own worktree with the " +
+        "profile's model and limits, and (profile auto_pr) opens a pull request. Answers at once with the job (poll get_job); " +
+        "with wait: true it answers when the job has finished.",
+      inputSchema: {
+        task: submission.task.describe("What the agent should do"),
+        repo_url: submission.repo_url.describe("Repository to work in (https, ssh, git@host:path, file:// or a path); omitted = a scratch directory"),
+        profile: submission.profile.describe("Profile name (list_profiles) or auto (default)"),
+        base_ref: submission.base_ref.describe("Branch, tag or commit to start from (default: the remote's default branch)"),
+        session_id: submission.session_id.describe("Agent session UUID to start or resume"),
+        wait: submission.wait.describe("Block until the job finishes (bounded by the job timeout)"),
+      },
+    },
+    async (args, extra) =>
+      answer(async () => {
+        const job = await jobs.submit(JobSubmission.parse(args));
+        if (!args.wait) return job;
+        const token = extra._meta?.progressToken;
+        let ticks = 0;
+        const progress =
+          token === undefined
+            ? undefined
+            : setInterval(() => {
+                void extra
+                  .sendNotification({
+                    method: "notifications/progress",
+                    params: { progressToken: token, progress: ++ticks, message: `job ${job.id} is still running` },
+                  })
+                  .catch(() => {});
+              }, PROGRESS_EVERY_MS);
+        try {
+          return await jobs.wait(job.id, { signal: extra.signal });
+        } finally {
+          clearInterval(progress);
+        }
+      }),
+  );
+
+  server.registerTool(
+    "get_job",
+    {
+      title: "Get a job",
+      description: "Status, output, error, branch, PR URL, timestamps and usage of one job.",
+      inputSchema: { job_id: jobId },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ job_id }) => answer(() => jobs.get(job_id)),
+  );
+
+  server.registerTool(
+    "list_jobs",
+    {
+      title: "List jobs",
+      description: "Recent jobs, newest first.",
+      inputSchema: {
+        limit: z.number().int().min(1).max(JOB_LIST_MAX).default(JOB_LIST_DEFAULT).describe(`At most this many (1–${JOB_LIST_MAX}, default ${JOB_LIST_DEFAULT})`),
+        status: JobStatus.optional().describe("Only jobs in this status"),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    async ({ limit, status }) => answer(async () => ({ jobs: await jobs.list({ limit, status }) })),
+  );
+
+  server.registerTool(
+    "cancel_job",
+    {
+      title: "Cancel a job",
+      description: "Cancel a queued or running job (a running agent is stopped). A finished job cannot be cancelled.",
+      inputSchema: { job_id: jobId },
+      annotations: { destructiveHint: true, idempotentHint: false },
+    },
+    async ({ job_id }) => answer(() => jobs.cancel(job_id)),
+  );
+
+  server.registerTool(
+    "list_profiles",
+    {
+      title: "List profiles",
+      description: "Profiles a task can run with (model, max_turns, auto_pr, permission mode, timeout), and profile files that failed to load.",
+      annotations: { readOnlyHint: true },
+    },
+    async () => answer(async () => deps.profiles.list()),
+  );
+
+  return server;
+}

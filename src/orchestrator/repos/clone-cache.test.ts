@@ -1,0 +1,159 @@
+import { describe, expect, it } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startDumbGitServer } from "../../../test/fixtures/dumb-git-server";
+import { gitEnv, gitSync, makeRemote } from "../../../test/fixtures/git-remote";
+import { ensureClone } from "./clone-cache";
+import { gitAuthFor } from "./credentials";
+import { GitError } from "./git";
+import { parseRepoUrl, repoHash } from "./url";
+import { addWorktree, InvalidBaseRefError, removeWorktree } from "./worktree";
+
+const ENSURE_CLONE = join(import.meta.dir, "../../../test/fixtures/ensure-clone.ts");
+const temp = (p: string) => mkdtempSync(join(tmpdir(), `${p}-`));
+
+const setup = (remoteOpts: Parameters<typeof makeRemote>[0] = {}) => {
+  const home = temp("repos-home");
+  const remote = makeRemote(remoteOpts);
+  return { home, remote, env: gitEnv(home), root: join(home, "service-repos"), worktrees: join(home, "worktrees") };
+};
+
+describe("clone cache", () => {
+  it("clones once into <root>/{hash}/repo, then fetches", async () => {
+    const { remote, env, root } = setup();
+    const repo = parseRepoUrl(remote.url);
+    const first = await ensureClone(repo, { root, env });
+    expect(first.action).toBe("cloned");
+    expect(first.dir).toBe(join(root, repoHash(repo), "repo"));
+    expect(existsSync(join(first.dir, ".git", "HEAD"))).toBe(true);
+
+    const sha = remote.commit({ "NEW.md": "new\n" }, "second");
+    const second = await ensureClone(repo, { root, env });
+    expect(second.action).toBe("fetched");
+    expect(gitSync(["rev-parse", "origin/main"], second.dir, env)).toBe(sha);
+    // Nothing left behind but the clone and its lock.
+    expect(readdirSync(first.hashDir).filter((n) => n.startsWith(".clone-"))).toEqual([]);
+  });
+
+  it("clones once when two processes race on the same repository", async () => {
+    const { remote, home, root } = setup({ files: 300 });
+    const trace = join(home, "git-trace.log");
+    const spawnOne = () =>
+      Bun.spawn(["bun", ENSURE_CLONE, root, remote.url], {
+        env: { ...gitEnv(home), GIT_TRACE: trace },
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+    const procs = [spawnOne(), spawnOne()];
+    const readers = procs.map((p) => p.stdout.getReader());
+    const decoder = new TextDecoder();
+    const readLine = async (r: (typeof readers)[number]) => decoder.decode((await r.read()).value).trim();
+    // Both are up before either starts: the race is real.
+    expect(await Promise.all(readers.map(readLine))).toEqual(["ready", "ready"]);
+    for (const p of procs) {
+      p.stdin.write("go\n");
+      await p.stdin.flush();
+    }
+    const rest = async (r: (typeof readers)[number]) => {
+      let out = "";
+      for (let c = await r.read(); !c.done; c = await r.read()) out += decoder.decode(c.value);
+      return out.split("\n").find((l) => l.startsWith("action:"));
+    };
+    const actions = await Promise.all(readers.map(rest));
+    await Promise.all(procs.map((p) => p.exited));
+    expect(actions.sort()).toEqual(["action:cloned", "action:fetched"]);
+    const clones = readFileSync(trace, "utf8").split("\n").filter((l) => /built-in: git clone /.test(l));
+    expect(clones).toHaveLength(1);
+  });
+
+  it("reports a clone that fails, with the cache left clean", async () => {
+    const { env, root } = setup();
+    const repo = parseRepoUrl("file:///nonexistent/repo.git");
+    const err = await ensureClone(repo, { root, env }).catch((e) => e);
+    expect(err).toBeInstanceOf(GitError);
+    expect(existsSync(join(root, repoHash(repo), "repo"))).toBe(false);
+  });
+
+  it("sends the token as a header over HTTP, and never stores it", async () => {
+    const { remote, env, root } = setup();
+    gitSync(["update-server-info"], remote.bare, env);
+    const token = "ghp_cloneCacheSecret123";
+    const header = `Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
+    const server = startDumbGitServer(remote.bare, { requireAuth: header });
+    try {
+      const repo = parseRepoUrl(server.url);
+      // Without credentials the host refuses, and git does not prompt.
+      const denied = await ensureClone(repo, { root, env }).catch((e) => e);
+      expect(denied).toBeInstanceOf(GitError);
+
+      const auth = gitAuthFor(repo, { token, source: "pat", hostname: "127.0.0.1" });
+      const cloned = await ensureClone(repo, { root, env, auth, secrets: [token] });
+      expect(cloned.action).toBe("cloned");
+      expect(server.authorizations).toContain(header);
+      const config = readFileSync(join(cloned.dir, ".git", "config"), "utf8");
+      expect(config).toContain(`url = ${server.url}`);
+      expect(config).not.toContain(token);
+      expect(config).not.toContain(header);
+    } finally {
+      server.stop();
+    }
+  });
+
+  it("keeps the token out of a failed clone's message", async () => {
+    const { env, root } = setup();
+    const token = "ghp_failingCloneSecret";
+    const repo = parseRepoUrl("http://127.0.0.1:9/org/repo.git");
+    const auth = gitAuthFor(repo, { token, source: "pat", hostname: "127.0.0.1" });
+    const err = (await ensureClone(repo, { root, env: { ...env, GIT_CURL_VERBOSE: "1", GIT_TRACE: "1" }, auth, secrets: [token] }).catch((e) => e)) as GitError;
+    expect(err).toBeInstanceOf(GitError);
+    expect(err.stderr.length).toBeGreaterThan(0);
+    const basic = Buffer.from(`x-access-token:${token}`).toString("base64");
+    for (const text of [err.message, err.stderr, err.command]) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain(basic);
+    }
+  });
+});
+
+describe("worktrees", () => {
+  it("gives a job its own worktree on a new branch from the default branch, removed after with the branch kept", async () => {
+    const { remote, env, root, worktrees } = setup({ defaultBranch: "trunk" });
+    const cached = await ensureClone(parseRepoUrl(remote.url), { root, env });
+    const wt = await addWorktree(cached, { jobId: "3f2a9c1e-0000-4000-8000-000000000001", root: worktrees, env });
+    expect(wt).toMatchObject({ path: join(worktrees, "3f2a9c1e-0000-4000-8000-000000000001"), branch: "agent/3f2a9c1e", base: "origin/trunk", baseBranch: "trunk" });
+    expect(gitSync(["branch", "--show-current"], wt.path, env)).toBe("agent/3f2a9c1e");
+    expect(existsSync(join(wt.path, "README.md"))).toBe(true);
+
+    await removeWorktree(cached, wt.path, env);
+    expect(existsSync(wt.path)).toBe(false);
+    expect(gitSync(["worktree", "list"], cached.dir, env)).not.toContain(wt.path);
+    expect(gitSync(["rev-parse", "--verify", "refs/heads/agent/3f2a9c1e"], cached.dir, env)).toBe(wt.baseCommit);
+  });
+
+  it("starts from base_ref: a branch, a tag or a commit; a second job with the same id prefix gets its own branch", async () => {
+    const { remote, env, root, worktrees } = setup();
+    const dev = remote.commit({ "dev.txt": "dev\n" }, "dev work", "dev");
+    const cached = await ensureClone(parseRepoUrl(remote.url), { root, env });
+    gitSync(["tag", "v1", dev], cached.dir, env);
+
+    const onDev = await addWorktree(cached, { jobId: "aaaaaaaa-1", baseRef: "dev", root: worktrees, env });
+    expect(onDev).toMatchObject({ baseCommit: dev, baseBranch: "dev", base: "origin/dev" });
+    const onTag = await addWorktree(cached, { jobId: "aaaaaaaa-2", baseRef: "v1", root: worktrees, env });
+    expect(onTag).toMatchObject({ baseCommit: dev, baseBranch: "main", base: "v1" });
+    expect(onTag.branch).toBe("agent/aaaaaaaa-2");
+    const onSha = await addWorktree(cached, { jobId: "cccccccc", baseRef: dev, root: worktrees, env });
+    expect(onSha.baseCommit).toBe(dev);
+  });
+
+  it("refuses an unknown or malformed base_ref with a 400", async () => {
+    const { remote, env, root, worktrees } = setup();
+    const cached = await ensureClone(parseRepoUrl(remote.url), { root, env });
+    for (const baseRef of ["no-such-branch", "--orphan", "a..b", "a b"]) {
+      const err = await addWorktree(cached, { jobId: "dddddddd", baseRef, root: worktrees, env }).catch((e) => e);
+      expect(err).toBeInstanceOf(InvalidBaseRefError);
+      expect(err).toMatchObject({ status: 400, code: "invalid_base_ref" });
+    }
+  });
+});

@@ -1,0 +1,79 @@
+// The clone cache: one clone per repository at <root>/{hash}/repo, cloned once and fetched
+// when cached, every git operation on it under a cross-process file lock in {hash}/, so two
+// service processes (or pods on a shared filesystem) never clone or fetch the same repo at
+// once. A clone lands in a temp directory and is renamed into place: a clone cut short
+// (cancel, crash) never looks cached.
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { withFileLock } from "../../common/file-lock";
+import { log } from "../../common/logger";
+import { git, type GitAuth } from "./git";
+import { repoHash, type RepoUrl } from "./url";
+
+const logger = log("repos");
+
+/** A clone may take minutes; another process waiting for the same repo waits that long. */
+const LOCK_TIMEOUT_MS = 30 * 60_000;
+
+export interface RepoCacheOptions {
+  /** SERVICE_REPOS_ROOT, or {shared root}/repos. */
+  root: string;
+  env: Record<string, string | undefined>;
+  auth?: GitAuth;
+  secrets?: readonly string[];
+  signal?: AbortSignal;
+}
+
+export interface CachedRepo {
+  hash: string;
+  /** <root>/{hash} */
+  hashDir: string;
+  /** <root>/{hash}/repo: a clone without a checkout; jobs work in worktrees of it. */
+  dir: string;
+}
+
+export const cachedRepo = (repo: RepoUrl, root: string): CachedRepo => {
+  const hash = repoHash(repo);
+  const hashDir = join(root, hash);
+  return { hash, hashDir, dir: join(hashDir, "repo") };
+};
+
+/** Runs fn holding the repo's lock, {hash}/.lock (spec: job-orchestrator, file layout). */
+export const withRepoLock = <T>(cached: CachedRepo, fn: () => Promise<T>): Promise<T> =>
+  withFileLock(cached.dir, fn, { timeoutMs: LOCK_TIMEOUT_MS, lockPath: join(cached.hashDir, ".lock") });
+
+const isCloned = (dir: string) => existsSync(join(dir, ".git", "HEAD"));
+
+/** Clones the repository into the cache, or fetches it when already there. */
+export async function ensureClone(repo: RepoUrl, opts: RepoCacheOptions): Promise<CachedRepo & { action: "cloned" | "fetched" }> {
+  const cached = cachedRepo(repo, opts.root);
+  await mkdir(cached.hashDir, { recursive: true });
+  return withRepoLock(cached, async () => {
+    const run = { env: opts.env, auth: opts.auth, secrets: opts.secrets, signal: opts.signal };
+    if (isCloned(cached.dir)) {
+      await git(["fetch", "--prune", "--quiet", "origin"], { ...run, cwd: cached.dir });
+      logger.debug(`fetched ${repo.key} in ${cached.dir}`);
+      return { ...cached, action: "fetched" as const };
+    }
+    await removeLeftovers(cached.hashDir);
+    const temp = join(cached.hashDir, `.clone-${randomBytes(4).toString("hex")}`);
+    try {
+      await git(["clone", "--no-checkout", "--quiet", "--", repo.url, temp], run);
+      await rm(cached.dir, { recursive: true, force: true });
+      await rename(temp, cached.dir);
+    } catch (err) {
+      await rm(temp, { recursive: true, force: true });
+      throw err;
+    }
+    logger.info(`cloned ${repo.key} into ${cached.dir}`);
+    return { ...cached, action: "cloned" as const };
+  });
+}
+
+async function removeLeftovers(hashDir: string): Promise<void> {
+  for (const name of await readdir(hashDir).catch(() => [] as string[])) {
+    if (name.startsWith(".clone-")) await rm(join(hashDir, name), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,95 @@
+// POST /admin/sync (spec: job-orchestrator, Endpoints) and POST /admin/drain (spec: States and
+// transitions, "Drain (pre-shutdown)"; what `service-cli drain` and a pod's preStop hook call).
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponse } from "../../common/errors";
+import type { OrchestratorApp } from "../app";
+import { authResponses } from "./responses";
+import { SYNC_TARGETS } from "../jobs/companion-repos";
+import { DRAIN_DEFAULT_SECONDS } from "../jobs/drain";
+import { keepOpen } from "./keep-open";
+
+const SyncQuery = z.object({
+  target: z
+    .enum(["all", ...SYNC_TARGETS])
+    .default("all")
+    .openapi({ param: { name: "target", in: "query" }, description: "agentihooks (hooks package), bundle (its bundle), agentihub (agent hub), or all" }),
+});
+
+export const SyncResponse = z
+  .object({
+    results: z.array(
+      z
+        .object({
+          target: z.enum(SYNC_TARGETS),
+          status: z.enum(["synced", "skipped", "failed"]).openapi({ description: "skipped: not configured, or a path used as-is" }),
+          detail: z.string().openapi({ example: "/home/me/.service/agentihub updated 1a2b3c4 → 5d6e7f8" }),
+        })
+        .openapi("SyncResult"),
+    ),
+  })
+  .openapi("SyncResponse");
+
+const DrainQuery = z.object({
+  timeout: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(DRAIN_DEFAULT_SECONDS)
+    .openapi({ param: { name: "timeout", in: "query" }, description: `Seconds to wait for running jobs (default ${DRAIN_DEFAULT_SECONDS})`, example: DRAIN_DEFAULT_SECONDS }),
+});
+
+export const DrainResponse = z
+  .object({
+    drained: z.boolean().openapi({ description: "True when no job of this pod was running at the end" }),
+    running: z.number().int().openapi({ description: "Jobs of this pod still running when the drain ended" }),
+  })
+  .openapi("DrainResponse");
+
+const sync = createRoute({
+  method: "post",
+  path: "/admin/sync",
+  tags: ["admin"],
+  summary: "Sync companion repos",
+  description:
+    "Clones, or fetches and resets to the remote ref, each configured companion repository: the hooks package " +
+    "(SERVICE_HOOKS_URL, SERVICE_HOOKS_BRANCH; SERVICE_HOOKS_PATH is used as-is), its bundle (SERVICE_HOOKS_BUNDLE_URL) and the " +
+    "agent hub (SERVICE_HUB_URL), under SERVICE_CLONE_ROOT (else SERVICE_SHARED_FS_ROOT, else ~/.service). One result per target; " +
+    "a failed target does not stop the others and the answer is still 200.",
+  security: [{ bearer: [] }],
+  request: { query: SyncQuery },
+  responses: {
+    200: { description: "One result per target", content: { "application/json": { schema: SyncResponse } } },
+    400: errorResponse("Unknown target"),
+    ...authResponses,
+  },
+});
+
+const drain = createRoute({
+  method: "post",
+  path: "/admin/drain",
+  tags: ["admin"],
+  summary: "Drain this pod",
+  description:
+    "Marks this pod (SERVICE_POD_NAME) draining: POST /jobs answers 503 with Retry-After and queued jobs do not start. " +
+    "Waits until none of its jobs is running or the timeout has passed, then clears the flag and answers. " +
+    "Call it before stopping the service (a Kubernetes preStop hook) so running jobs finish instead of being stopped.",
+  security: [{ bearer: [] }],
+  request: { query: DrainQuery },
+  responses: {
+    200: { description: "How the drain ended", content: { "application/json": { schema: DrainResponse } } },
+    400: errorResponse("timeout is not a whole number of seconds between 0 and 86400"),
+    ...authResponses,
+  },
+});
+
+export function registerAdminRoutes(app: OrchestratorApp): void {
+  app.openapi(sync, async (c) => {
+    keepOpen(c);
+    return c.json({ results: await c.var.deps.companions.sync(c.req.valid("query").target) }, 200);
+  });
+  app.openapi(drain, async (c) => {
+    keepOpen(c);
+    return c.json(await c.var.deps.jobs.drain(c.req.valid("query").timeout), 200);
+  });
+}

@@ -1,0 +1,132 @@
+// POST /v1/chat/completions (spec: Endpoints, "POST /v1/chat/completions"): OpenAI-compatible,
+// streaming (SSE) or not. Validation and HTTP shape only; the chat service runs the turn.
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { errorResponse } from "../../common/errors";
+import type { AgentModeDeps } from "../agent-mode/deps";
+import { agentModeOff } from "../agent-mode/errors";
+import type { OrchestratorApp } from "../app";
+import { bufferReply, chatCompletion } from "../chat/buffered";
+import { newChunkContext } from "../chat/openai-chunks";
+import { CORRELATION_ENV, type ChatOpening } from "../chat/service";
+import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
+import { keepOpen } from "./keep-open";
+import { authResponses } from "./responses";
+
+const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
+
+export const ChatMessage = z
+  .object({
+    role: z.enum(["system", "developer", "user", "assistant", "tool", "function"]),
+    content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
+  })
+  .loose()
+  .openapi("ChatMessage");
+
+export const ChatCompletionRequest = z
+  .object({
+    model: z.string().optional().openapi({ description: "The agent's id (GET /v1/models); any value is answered by this pod's agent", example: "deploy-helper" }),
+    stream: z.boolean().optional().default(false),
+    messages: z.array(ChatMessage).min(1, "at least one message is required"),
+    metadata: z
+      .object({ conversation_id: z.string().optional().openapi({ description: "Conversation id (tier 2 of conversation resolution)" }) })
+      .loose()
+      .nullish(),
+    user: z.string().nullish().openapi({ description: "End-user id (scopes sessions); a UUID-shaped value is taken as the conversation id (tier 2)" }),
+  })
+  .loose()
+  .openapi("ChatCompletionRequest");
+
+const ChatCompletion = z
+  .object({
+    id: z.string(),
+    object: z.literal("chat.completion"),
+    created: z.number().int(),
+    model: z.string(),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        message: z.object({ role: z.literal("assistant"), content: z.string(), refusal: z.null() }),
+        finish_reason: z.literal("stop"),
+        logprobs: z.null(),
+      }),
+    ),
+    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }),
+  })
+  .openapi("ChatCompletion");
+
+const SSE_DESCRIPTION =
+  "stream true: `data: <chat.completion.chunk JSON>` events — role open; thinking (delta.reasoning_content), tool_use and tool_result " +
+  "(fenced content), narration and final (content), each tagged with choices[0].x_service_event_type and filtered by the agent's " +
+  "visibility config; an error chunk (also a top-level `error` member) when the turn fails; a stop chunk with usage; `data: [DONE]`. " +
+  "`: keep-alive` comments while the agent is silent.";
+
+const route = createRoute({
+  method: "post",
+  path: "/v1/chat/completions",
+  tags: ["agent mode"],
+  summary: "Chat with the agent (OpenAI-compatible)",
+  description:
+    "Runs one agent turn in the conversation the request resolves to (headers X-Conversation-Id, X-LibreChat-Conversation-Id, " +
+    "X-OpenWebUI-Chat-Id or X-Open-WebUI-Chat-Id; else metadata.conversation_id or a UUID-shaped user; else a hash of the system " +
+    "prompt and first user message; else none). Sessions are scoped by X-User-Id (or X-OpenWebUI-User-Id). Slash tokens in the " +
+    "last user message (/show-tools, /hide-all, /stream-status, …) change the agent's sticky visibility config and are stripped. " +
+    "One turn per conversation runs at a time: another request meanwhile gets 429 with Retry-After. The non-streaming path hands " +
+    `the agent a correlation id (X-Correlation-Id, or a new UUID; echoed in the response header) as ${CORRELATION_ENV}.`,
+  security: [{ bearer: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: ChatCompletionRequest } } } },
+  responses: {
+    200: {
+      description: "stream false: one chat.completion object. stream true: an SSE stream.",
+      content: { "application/json": { schema: ChatCompletion }, "text/event-stream": { schema: z.string().openapi({ description: SSE_DESCRIPTION }) } },
+    },
+    400: errorResponse("Invalid body (OpenAI error shape): no messages, last message not from the user, empty message"),
+    ...authResponses,
+    429: errorResponse("A turn of this conversation is still running (code conversation_busy; Retry-After in seconds)"),
+    502: errorResponse("stream false: the agent failed (code: authentication_failed, error_max_turns, error_during_execution, agent_exit, …)"),
+    503: errorResponse("Agent mode is off (agent_mode_off): SERVICE_HUB_URL and HUB_AGENT are not set"),
+  },
+});
+
+const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function correlationIdOf(c: Context): string {
+  const given = c.req.header("x-correlation-id");
+  return given && CORRELATION_ID.test(given) ? given : crypto.randomUUID();
+}
+
+export function turnHeaders(opening: ChatOpening, correlationId?: string): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (opening.kind === "turn") {
+    h["x-conversation-id"] = opening.info.conversation.key;
+    h["x-conversation-tier"] = opening.info.conversation.tier;
+    h["x-session-id"] = opening.info.sessionId;
+  }
+  if (correlationId) h["x-correlation-id"] = correlationId;
+  return h;
+}
+
+export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+  app.openapi(route, async (c) => {
+    if (!deps) throw agentModeOff();
+    const body = c.req.valid("json");
+    const model = body.model || deps.agent.agentId;
+    const correlationId = body.stream ? undefined : correlationIdOf(c);
+    const opening = await deps.chat.open({
+      messages: body.messages,
+      metadata: body.metadata,
+      user: body.user,
+      header: (name) => c.req.header(name),
+      correlationId,
+    });
+    if (body.stream) {
+      // The turn may be silent for minutes: no idle timeout for this request; keep-alives cover proxies.
+      keepOpen(c);
+      const stream = sseStream(opening, newChunkContext(model), { keepAliveMs: deps.keepAliveMs });
+      return new Response(stream, { status: 200, headers: { ...SSE_HEADERS, ...turnHeaders(opening) } }) as never;
+    }
+    keepOpen(c);
+    const reply = await bufferReply(opening);
+    return c.json(chatCompletion(`chatcmpl-${crypto.randomUUID()}`, model, reply), 200, turnHeaders(opening, correlationId));
+  });
+}

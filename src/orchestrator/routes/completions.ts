@@ -1,0 +1,83 @@
+// POST /completions (spec: Endpoints): one message to the agent-mode pod, for the agents TUI.
+// The spec leaves the body open; ours: {message, conversation_id?, user?} →
+// {reply, conversation_id, session_id, usage}. Same turn machinery as /v1/chat/completions
+// (sessions, slash tokens, the busy rule); errors in the service's own JSON shape.
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponse } from "../../common/errors";
+import type { AgentModeDeps } from "../agent-mode/deps";
+import { agentModeOff } from "../agent-mode/errors";
+import type { OrchestratorApp } from "../app";
+import { bufferReply } from "../chat/buffered";
+import { CONVERSATION_HEADERS } from "../chat/resolution";
+import { correlationIdOf, turnHeaders } from "./chat";
+import { keepOpen } from "./keep-open";
+import { authResponses } from "./responses";
+
+export const CompletionRequest = z
+  .object({
+    message: z.string().trim().min(1, "must not be empty").openapi({ example: "Why did the last deploy fail?" }),
+    conversation_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(256)
+      .optional()
+      .openapi({ description: "Continue this conversation; omitted: a new one (its id is in the reply)" }),
+    user: z.string().trim().min(1).max(256).optional().openapi({ description: "End-user id: scopes the conversation (like X-User-Id)" }),
+  })
+  .openapi("CompletionRequest");
+
+export const CompletionResponse = z
+  .object({
+    reply: z.string().openapi({ description: "The agent's final answer (for a slash-token message: the visibility config as JSON)" }),
+    conversation_id: z.string(),
+    session_id: z.string().nullable().openapi({ description: "The agent's session UUID; null when nothing was spawned" }),
+    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }),
+  })
+  .openapi("CompletionResponse");
+
+const route = createRoute({
+  method: "post",
+  path: "/completions",
+  tags: ["agent mode"],
+  summary: "Send one message to the agent (agents TUI)",
+  security: [{ bearer: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: CompletionRequest } } } },
+  responses: {
+    200: { description: "The agent's answer", content: { "application/json": { schema: CompletionResponse } } },
+    400: errorResponse("Invalid body"),
+    ...authResponses,
+    429: errorResponse("A turn of this conversation is still running (conversation_busy; Retry-After in seconds)"),
+    502: errorResponse("The agent failed (authentication_failed, error_max_turns, agent_exit, …)"),
+    503: errorResponse("Agent mode is off (agent_mode_off)"),
+  },
+});
+
+export function registerCompletionsRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+  app.openapi(route, async (c) => {
+    if (!deps) throw agentModeOff();
+    const body = c.req.valid("json");
+    const conversationId = body.conversation_id ?? crypto.randomUUID();
+    const correlationId = correlationIdOf(c);
+    const skipped = new Set<string>(CONVERSATION_HEADERS);
+    const opening = await deps.chat.open({
+      messages: [{ role: "user", content: body.message }],
+      // The body's id is the conversation (tier 2); conversation headers are not consulted here.
+      metadata: { conversation_id: conversationId },
+      header: (name) => (name === "x-user-id" ? (body.user ?? c.req.header(name)) : skipped.has(name) ? undefined : c.req.header(name)),
+      correlationId,
+    });
+    keepOpen(c);
+    const reply = await bufferReply(opening);
+    return c.json(
+      {
+        reply: reply.content,
+        conversation_id: conversationId,
+        session_id: opening.kind === "turn" ? opening.info.sessionId : null,
+        usage: reply.usage,
+      },
+      200,
+      turnHeaders(opening, correlationId),
+    );
+  });
+}

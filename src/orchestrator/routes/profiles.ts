@@ -1,0 +1,23 @@
+// GET /profiles (spec: job-orchestrator, Endpoints; Profile).
+import { createRoute } from "@hono/zod-openapi";
+import type { OrchestratorApp } from "../app";
+import { authResponses } from "./responses";
+import { ProfileList } from "../jobs/profile-listing";
+
+const route = createRoute({
+  method: "get",
+  path: "/profiles",
+  tags: ["profiles"],
+  summary: "List profiles",
+  description:
+    "Bundled profiles (code, review) and user profiles (~/.service/profiles/*/, the hooks package). " +
+    "A profile file that cannot be read is listed under errors and skipped.",
+  security: [{ bearer: [] }],
+  responses: {
+    200: { description: "Usable profiles and skipped ones", content: { "application/json": { schema: ProfileList } } },
+    ...authResponses,
+  },
+});
+
+export const registerProfileRoutes = (app: OrchestratorApp) =>
+  app.openapi(route, async (c) => c.json(await c.var.deps.profiles.list(), 200));

@@ -1,0 +1,133 @@
+// Builds everything the orchestrator needs at start-up from its config (stores, job runner,
+// recovery) and hands it to the app; close() releases it all on shutdown.
+//
+// Shutdown: close() stops starting jobs; queued jobs stay queued in the store and this pod
+// picks them up when it starts again; jobs still running are stopped (SIGTERM, then SIGKILL)
+// and recorded failed ("interrupted: the service stopped …"). To let running jobs finish,
+// drain first (POST /admin/drain or `service-cli drain`, e.g. from a preStop hook).
+import { join } from "node:path";
+import { createFileStore } from "../common/kv/file-store";
+import type { KeyValueStore } from "../common/kv/store";
+import { log } from "../common/logger";
+import { createOrchestratorApp, type OrchestratorApp } from "./app";
+import type { OrchestratorConfig } from "./config";
+import { createCompanionSync, type CompanionSync } from "./jobs/companion-repos";
+import type { Executor, ProfileLike } from "./jobs/executor";
+import { createFileJobStore } from "./jobs/file-store";
+import { createKvJobStore } from "./jobs/kv-store";
+import { createMergedJobStore } from "./jobs/merged-store";
+import { profileCatalog, type ListedProfileCatalog } from "./jobs/profile-catalog";
+import { createJobService, type JobService } from "./jobs/service";
+import type { JobStore } from "./jobs/store";
+import { executeJob } from "./execute";
+import type { Profile } from "./profiles";
+import { createAgentModeDeps } from "./agent-mode/routes";
+import { McpSseSessions } from "./routes/mcp";
+import { createTeamChatDeps, type TeamChatDeps } from "./routes/teamchat";
+import { createJobTracing } from "./telemetry/spans";
+
+const logger = log("orchestrator");
+
+export interface OrchestratorRuntime {
+  app: OrchestratorApp;
+  jobs: JobService;
+  /** The profile catalog jobs run with (what GET /profiles and the MCP tools list). */
+  profiles: ListedProfileCatalog<Profile>;
+  /** Ends long-lived streams (MCP SSE sessions) so the servers' graceful stop is not held open by them. */
+  beforeStop(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The execution half: the agent runner and the profiles it runs with. */
+export interface Execution<P extends ProfileLike> {
+  execute: Executor<P>;
+  profiles: ListedProfileCatalog<P>;
+}
+
+/** Where job records go (spec: SERVICE_JOBS_DIR is job-state/ under the shared root in orchestrated deployments). */
+export function jobsDirOf(config: OrchestratorConfig): string {
+  const defaultDir = join(config.home, ".service", "jobs");
+  return config.sharedFsRoot && config.jobsDir === defaultDir ? join(config.sharedFsRoot, "job-state") : config.jobsDir;
+}
+
+export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyValueStore; store: JobStore }> {
+  const files = await createFileJobStore({ dir: jobsDirOf(config), ttlSeconds: config.jobTtl });
+  if (!config.redisUrl) {
+    return { kv: await createFileStore({ dir: join(config.stateDir, "kv") }), store: files };
+  }
+  // The Redis client loads only when REDIS_URL is set.
+  const { connectRedisLazily } = await import("./jobs/redis-connect");
+  const kv = await connectRedisLazily({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
+  return { kv, store: createMergedJobStore(createKvJobStore(kv, { ttlSeconds: config.jobTtl }), files) };
+}
+
+export async function createOrchestratorRuntime(config: OrchestratorConfig): Promise<OrchestratorRuntime> {
+  const execution = await jobExecution(config);
+  const tracing = createJobTracing(config);
+  const { kv, store } = await openStores(config);
+  // A broken agent package stops start-up with a message naming the file.
+  const agentMode = await createAgentModeDeps(config, kv).catch(async (err) => {
+    await store.close();
+    await kv.close();
+    throw err;
+  });
+  // Team chat needs agent mode; a sovereign-cloud endpoint or a missing agent stops start-up.
+  let teamChat: TeamChatDeps | undefined;
+  try {
+    teamChat = createTeamChatDeps(config, kv, agentMode);
+  } catch (err) {
+    await agentMode?.close();
+    await store.close();
+    await kv.close();
+    throw err;
+  }
+  const jobs = createJobService({
+    store,
+    kv,
+    execute: tracing.trace(execution.execute),
+    profiles: execution.profiles,
+    podName: config.podName,
+    maxParallel: config.maxParallelJobs,
+    defaultTimeoutSeconds: config.claudeTimeout,
+  });
+  const removed = await store.sweep();
+  if (removed > 0) logger.info(`removed ${removed} expired job record(s)`);
+  await jobs.recover();
+
+  const mcpSessions = new McpSseSessions();
+  const companionSync = createCompanionSync(config);
+  const companions: CompanionSync = {
+    async sync(target) {
+      const results = await companionSync.sync(target);
+      await execution.profiles.list(); // the hooks package may have brought profiles
+      return results;
+    },
+  };
+  const app = createOrchestratorApp({ config, jobs, profiles: execution.profiles, companions, mcpSessions, agentMode, teamChat });
+  return {
+    app,
+    jobs,
+    profiles: execution.profiles,
+    async beforeStop() {
+      // Running chat turns end with an error chunk and [DONE] rather than a cut connection.
+      await Promise.all([mcpSessions.close(), agentMode?.close(), teamChat?.close()]);
+    },
+    async close() {
+      await mcpSessions.close();
+      await agentMode?.close();
+      await teamChat?.close();
+      await jobs.close();
+      await tracing.shutdown();
+      await store.close();
+      await kv.close();
+    },
+  };
+}
+
+/** The real runner: clone cache, worktree, the agent CLI, auto-PR (execute.ts). */
+async function jobExecution(config: OrchestratorConfig): Promise<Execution<Profile>> {
+  return {
+    execute: (req) => executeJob({ ...req, config }),
+    profiles: await profileCatalog(config),
+  };
+}

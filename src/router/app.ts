@@ -1,0 +1,84 @@
+// The knowledge router's Hono sub-app: middleware and routes, nothing else.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { registerHealth } from "../common/health";
+import { bearerAuth } from "../common/middleware/bearer-auth";
+import { createOpenApiApp, serveDocs } from "../common/openapi-app";
+import { VERSION } from "../common/version";
+import type { RouterConfig } from "./config";
+import type { BriefDeps } from "./brief/brief";
+import type { DispatchDeps } from "./dispatch/dispatch";
+import type { IndexStore } from "./index/types";
+import type { IngestDeps } from "./ingest/ingest";
+import type { FeedDeps } from "./feed/feed";
+import type { DeepDeps } from "./health/deep";
+import type { PipelineDeps } from "./health/pipeline";
+import type { MarkerDeps } from "./markers/marker";
+import type { SignalHub } from "./signals/hub";
+import type { TickQueue } from "./tick/queue";
+import { registerBrief } from "./routes/brief";
+import { registerDispatch } from "./routes/dispatch";
+import { registerFeed } from "./routes/feed";
+import { registerHealthReports } from "./routes/health-reports";
+import { registerIngest } from "./routes/ingest";
+import { registerMarker } from "./routes/marker";
+import { registerSearch } from "./routes/search";
+import { registerSignal } from "./routes/signal";
+import { registerTick } from "./routes/tick";
+
+export interface RouterDeps {
+  config: RouterConfig;
+  index: IndexStore;
+  ingest: IngestDeps;
+  /** Search and brief (brief adds the chat endpoint when one is configured). */
+  search: BriefDeps;
+  dispatch: DispatchDeps;
+  markers: MarkerDeps;
+  ticks: TickQueue;
+  signals: SignalHub;
+  feed: FeedDeps;
+  pipeline: PipelineDeps;
+  deep: DeepDeps;
+}
+
+export type RouterEnv = { Variables: { deps: RouterDeps; requestId: string } };
+export type RouterApp = OpenAPIHono<RouterEnv>;
+
+export const SERVICE_NAME = "knowledge-router";
+
+export const ROUTER_API_INFO = {
+  title: "brain-stack knowledge router",
+  version: VERSION,
+  description:
+    "HTTP API in front of a knowledge vault: ingest, federated search, briefs, dispatch, markers, ticks, feed and health reports. " +
+    "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503.",
+};
+
+export function createRouterApp(deps: RouterDeps): RouterApp {
+  const app = createOpenApiApp<RouterEnv>(() => false, {
+    logTag: "router",
+    maxBodyBytes: deps.config.maxBodyBytes,
+    auth: bearerAuth({
+      tokens: deps.config.tokens,
+      // spec: knowledge-router, Authentication: only GET /health is open; the documents hold no data.
+      openPaths: ["/health", "/openapi.json", "/docs"],
+      whenUnset: {
+        mode: "fail-closed",
+        code: "server_token_unset",
+        message: "KB_ROUTER_TOKEN is not set: the router refuses every request until it is (set KB_ROUTER_TOKEN or KB_ROUTER_TOKENS and restart)",
+      },
+    }),
+    vars: { deps },
+  });
+  registerHealth(app, SERVICE_NAME);
+  registerIngest(app);
+  registerSearch(app);
+  registerBrief(app);
+  registerDispatch(app);
+  registerMarker(app);
+  registerTick(app);
+  registerFeed(app);
+  registerSignal(app);
+  registerHealthReports(app);
+  serveDocs(app, ROUTER_API_INFO);
+  return app;
+}

@@ -1,0 +1,108 @@
+// RouterClient: the thin client library of the knowledge router. One method per endpoint;
+// request and response types are the routes' own zod schemas (type-only imports, so no
+// server code comes along). Errors: ApiError (status + code) or ConnectionError.
+import type { z } from "@hono/zod-openapi";
+import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
+import type { HealthResponse } from "../common/health";
+import type { BriefRequest, BriefResponse } from "./routes/brief";
+import type { DispatchRequest, DispatchResponse } from "./routes/dispatch";
+import type { IngestRequest, IngestResponse } from "./routes/ingest";
+import type { FeedResponse } from "./routes/feed";
+import type { DeepReportSchema, PipelineReportSchema } from "./routes/health-reports";
+import type { MarkerRecordSchema, MarkerRequest } from "./routes/marker";
+import type { SearchRequest, SearchResponse } from "./routes/search";
+import type { TickRecordSchema, TickRequest } from "./routes/tick";
+
+export { ApiError, ConnectionError };
+export type Health = z.infer<typeof HealthResponse>;
+export type IngestInput = z.input<typeof IngestRequest>;
+export type IngestResult = z.infer<typeof IngestResponse>;
+export type SearchInput = z.input<typeof SearchRequest>;
+export type SearchResult = z.infer<typeof SearchResponse>;
+export type BriefInput = Omit<z.input<typeof BriefRequest>, "stream">;
+export type BriefResult = z.infer<typeof BriefResponse>;
+export type DispatchInput = z.input<typeof DispatchRequest>;
+export type DispatchResult = z.infer<typeof DispatchResponse>;
+export type MarkerInput = z.input<typeof MarkerRequest>;
+export type MarkerRecord = z.infer<typeof MarkerRecordSchema>;
+export type TickInput = z.input<typeof TickRequest>;
+export type TickRecord = z.infer<typeof TickRecordSchema>;
+export type Feed = z.infer<typeof FeedResponse>;
+export type DeepReport = z.infer<typeof DeepReportSchema>;
+export type PipelineReport = z.infer<typeof PipelineReportSchema>;
+
+export interface RouterClientOptions extends ClientOptions {}
+
+export class RouterClient {
+  protected readonly http: HttpClient;
+
+  constructor(opts: RouterClientOptions) {
+    this.http = new HttpClient(opts);
+  }
+
+  get baseUrl(): string {
+    return this.http.baseUrl;
+  }
+
+  health(): Promise<Health> {
+    return this.http.json("GET", "/health");
+  }
+
+  ingest(input: IngestInput): Promise<IngestResult> {
+    return this.http.json("POST", "/ingest", { tags: [], ...input });
+  }
+
+  search(input: SearchInput | string): Promise<SearchResult> {
+    return this.http.json("POST", "/search", typeof input === "string" ? { query: input } : input);
+  }
+
+  brief(input: BriefInput | string): Promise<BriefResult> {
+    return this.http.json("POST", "/brief", typeof input === "string" ? { query: input } : input);
+  }
+
+  dispatch(input: DispatchInput): Promise<DispatchResult> {
+    return this.http.json("POST", "/dispatch", input);
+  }
+
+  /** Records a marker; `created` is false when the idempotency key (or body hash) was seen before. */
+  async marker(input: MarkerInput, opts: { idempotencyKey?: string } = {}): Promise<{ created: boolean; record: MarkerRecord }> {
+    const res = await this.http.raw("POST", "/marker", input, { headers: opts.idempotencyKey ? { "x-idempotency-key": opts.idempotencyKey } : {} });
+    const body = await res.json().catch(() => undefined);
+    if (!res.ok) {
+      const e = (body as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
+      throw new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? res.statusText, e?.details);
+    }
+    return { created: res.status === 201, record: body as MarkerRecord };
+  }
+
+  /** Enqueues a tick (202 queued; with `wait`, the finished record when it finishes in time). */
+  tick(input: TickInput = {}): Promise<TickRecord> {
+    return this.http.json("POST", "/tick", input, { timeoutMs: input.wait ? 10 * 60_000 : undefined });
+  }
+
+  getTick(id: string): Promise<TickRecord> {
+    return this.http.json("GET", `/tick/${encodeURIComponent(id)}`);
+  }
+
+  feed(): Promise<Feed> {
+    return this.http.json("GET", "/feed");
+  }
+
+  healthDeep(): Promise<DeepReport> {
+    return this.http.json("GET", "/health/deep", undefined, { timeoutMs: 60_000 });
+  }
+
+  healthPipeline(): Promise<PipelineReport> {
+    return this.http.json("GET", "/health/pipeline", undefined, { timeoutMs: 60_000 });
+  }
+
+  /** The raw response, for callers that need the status itself (e.g. 200 vs 201). */
+  raw(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, headers?: Record<string, string>): Promise<Response> {
+    return this.http.raw(method, path, body, { headers });
+  }
+
+  /** Any other endpoint, typed by the caller (GET when body is undefined). */
+  request<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, query?: Record<string, string | number | boolean | undefined>): Promise<T> {
+    return this.http.json<T>(method, path, body, { query });
+  }
+}

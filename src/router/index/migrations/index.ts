@@ -1,0 +1,14 @@
+// The ordered Postgres migrations. Imported as text so `bun build --compile` embeds them;
+// a test checks that every .sql file in this folder is listed here.
+import init from "./0001_init.sql" with { type: "text" };
+import docTsv from "./0002_doc_tsv.sql" with { type: "text" };
+
+export interface Migration {
+  version: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  { version: "0001_init", sql: init },
+  { version: "0002_doc_tsv", sql: docTsv },
+];

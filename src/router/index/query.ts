@@ -1,0 +1,117 @@
+// The search query language (issue 3, POST /search): words, "quoted phrases", tag:x and
+// producer:x. The parser is the only place user text becomes search terms: it keeps nothing
+// but words (letters and digits), so no input can make an FTS5 or tsquery syntax error —
+// each store then quotes every word again on its own terms.
+import { QueryError } from "./errors.ts";
+import { STOP_WORDS } from "./stopwords.ts";
+import { isProducer, PRODUCERS, type Producer, type SearchFilters } from "./types.ts";
+
+export interface ParsedQuery extends SearchFilters {
+  /** Loose words; a document must hold all of them (any of them when none holds all). */
+  terms: string[];
+  /** Each phrase's words must appear together, in order. */
+  phrases: string[][];
+}
+
+/** Words past this count are ignored; a search box is not a document. */
+export const MAX_QUERY_WORDS = 32;
+/** Longer "words" are noise (hashes, base64) and Postgres refuses words over 2047 bytes. */
+export const MAX_WORD_LENGTH = 100;
+const MAX_FILTER_LENGTH = 256;
+
+/** A word: a letter or digit, then letters, digits and combining marks (what FTS5's unicode61 keeps). */
+const WORD = /[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
+const FILTER = /^(tag|producer):/i;
+const CONTROL = /[\p{Cc}\p{Cf}]/gu;
+
+/** The words of a text, in order, as the query sees them. */
+export function words(text: string): string[] {
+  return (text.normalize("NFC").match(WORD) ?? []).filter((w) => w.length <= MAX_WORD_LENGTH);
+}
+
+export function parseQuery(input: string): ParsedQuery {
+  const terms: string[] = [];
+  const phrases: string[][] = [];
+  const tags: string[] = [];
+  const producers: Producer[] = [];
+  let budget = MAX_QUERY_WORDS;
+  const take = (ws: string[]) => {
+    const kept = ws.slice(0, Math.max(0, budget));
+    budget -= kept.length;
+    return kept;
+  };
+
+  let i = 0;
+  while (i < input.length) {
+    const ch = input[i] as string;
+    if (/\s/u.test(ch)) {
+      i++;
+      continue;
+    }
+    if (ch === '"') {
+      const [text, next] = readQuoted(input, i);
+      i = next;
+      const ws = take(words(text));
+      if (ws.length === 1) terms.push(ws[0] as string);
+      else if (ws.length > 1) phrases.push(ws);
+      continue;
+    }
+    const filter = FILTER.exec(input.slice(i, i + 9));
+    if (filter) {
+      i += filter[0].length;
+      let value: string;
+      if (input[i] === '"') [value, i] = readQuoted(input, i);
+      else [value, i] = readBare(input, i);
+      value = value.replace(CONTROL, "").trim().toLowerCase().slice(0, MAX_FILTER_LENGTH);
+      if (!value) continue; // a bare "tag:" asks for nothing
+      if ((filter[1] as string).toLowerCase() === "tag") tags.push(value);
+      else if (isProducer(value)) producers.push(value);
+      else
+        throw new QueryError(`unknown producer "${value}": use one of ${PRODUCERS.join(", ")}`, {
+          producer: value,
+          allowed: PRODUCERS,
+        });
+      continue;
+    }
+    const [text, next] = readBare(input, i);
+    i = next;
+    terms.push(...take(words(text)));
+  }
+  return { terms: looseTerms(terms), phrases, tags: unique(tags), producers: unique(producers) };
+}
+
+/** True when the query asks for text at all (and not only for filters). */
+export function hasText(q: ParsedQuery): boolean {
+  return q.terms.length > 0 || q.phrases.length > 0;
+}
+
+/**
+ * The query's match clauses: each one word or one phrase. A store joins them with AND, and
+ * runs them again with OR when AND finds nothing (so "deploy rollback postgres" still finds
+ * the note that has two of the three).
+ */
+export function clauses(q: ParsedQuery): string[][] {
+  return [...q.terms.map((t) => [t]), ...q.phrases];
+}
+
+/** Stop words carry no meaning and Postgres never indexes them; keep them only if nothing else is left. */
+function looseTerms(terms: string[]): string[] {
+  const seen = unique(terms.map((t) => t.toLowerCase()));
+  const meaningful = seen.filter((t) => !STOP_WORDS.has(t));
+  return meaningful.length > 0 ? meaningful : seen;
+}
+
+function readQuoted(input: string, start: number): [string, number] {
+  const end = input.indexOf('"', start + 1);
+  return end === -1 ? [input.slice(start + 1), input.length] : [input.slice(start + 1, end), end + 1];
+}
+
+function readBare(input: string, start: number): [string, number] {
+  let end = start;
+  while (end < input.length && !/\s/u.test(input[end] as string) && input[end] !== '"') end++;
+  return [input.slice(start, end), end];
+}
+
+function unique<T>(xs: T[]): T[] {
+  return [...new Set(xs)];
+}

@@ -1,0 +1,195 @@
+import { describe, expect, it } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GroupCommit } from "./sqlite-group-commit.ts";
+import { describeIndexStore, type StoreLab } from "./search-suite.ts";
+import { parseQuery } from "./query.ts";
+import { filterToken, markedSnippet, openSqliteIndex, splitMarked, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
+import { SCHEMA } from "./sqlite-schema.ts";
+import type { IndexDoc } from "./types.ts";
+
+async function sqliteLab(extra: { sqliteVec?: boolean } = {}): Promise<StoreLab & { dataDir: string }> {
+  const dataDir = await mkdtemp(join(tmpdir(), "index-sqlite-"));
+  return {
+    dataDir,
+    open: (o = {}) => openSqliteIndex({ dataDir, ...o, ...extra }),
+    cleanup: () => rm(dataDir, { recursive: true, force: true }),
+  };
+}
+
+describeIndexStore("SQLite index (FTS5)", () => sqliteLab(), { vectors: false });
+describeIndexStore("SQLite index with sqlite-vec vectors", () => sqliteLab(), { vectors: true });
+describeIndexStore("SQLite index with the JS vector fallback", () => sqliteLab({ sqliteVec: false }), { vectors: true });
+
+describe("SQLite index file", () => {
+  it("lives under the data directory, in WAL mode", async () => {
+    const lab = await sqliteLab();
+    const store = await openSqliteIndex({ dataDir: join(lab.dataDir, "nested") });
+    try {
+      expect(store.file).toBe(join(lab.dataDir, "nested", SQLITE_INDEX_FILE));
+      const db = new Database(store.file, { readonly: true });
+      expect(db.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe("wal");
+      db.close();
+    } finally {
+      await store.close();
+      await lab.cleanup();
+    }
+  });
+
+  it("loads sqlite-vec when vectors are configured", async () => {
+    const lab = await sqliteLab();
+    const store = (await lab.open({ embeddingDim: 4 })) as SqliteIndexStore;
+    try {
+      expect(store.vectorEngine).toBe("sqlite-vec");
+    } finally {
+      await store.close();
+      await lab.cleanup();
+    }
+  });
+
+  it("migrates idempotently", async () => {
+    const lab = await sqliteLab();
+    const store = await lab.open();
+    try {
+      await store.migrate();
+      await store.migrate();
+      expect((await store.countByProducer()).raw).toBe(0);
+    } finally {
+      await store.close();
+      await lab.cleanup();
+    }
+  });
+});
+
+describe("GroupCommit", () => {
+  it("commits writes of one turn together, a failing one rejecting alone", async () => {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+    const commits = new GroupCommit(db);
+    const results = await Promise.allSettled([
+      commits.run(() => db.run("INSERT INTO t VALUES (1)")),
+      commits.run(() => {
+        db.run("INSERT INTO t VALUES (2)");
+        throw new Error("boom");
+      }),
+      commits.run(() => db.run("INSERT INTO t VALUES (3)")),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(db.query<{ x: number }, []>("SELECT x FROM t ORDER BY x").all().map((r) => r.x)).toEqual([1, 3]);
+    db.close();
+  });
+});
+
+describe("SQLite document-level index", () => {
+  const note = (path: string, tags: string[], body: string, producer: IndexDoc["producer"] = "ingest"): IndexDoc => ({
+    path,
+    producer,
+    title: path,
+    body,
+    tags,
+    updatedAt: new Date("2025-02-01T00:00:00Z"),
+    hash: Bun.hash(path + body + tags.join()).toString(16),
+  });
+
+  it("filters by tags of any spelling as whole values, never as words", async () => {
+    const lab = await sqliteLab();
+    const store = await lab.open();
+    try {
+      await store.upsert(note("a.md", ["Café", "github-actions", "two words"], "zebra one"));
+      await store.upsert(note("b.md", ["github", "actions", "ÄÖ"], "zebra two"));
+      const paths = async (q: string) => (await store.search(parseQuery(q), 10)).map((h) => h.path).sort();
+      expect(await paths("tag:café zebra")).toEqual(["a.md"]);
+      expect(await paths("tag:github-actions zebra")).toEqual(["a.md"]);
+      expect(await paths('tag:"two words" zebra')).toEqual(["a.md"]);
+      expect(await paths("tag:github tag:actions zebra")).toEqual(["b.md"]);
+      expect(await paths("tag:äö zebra")).toEqual(["b.md"]);
+      expect(await paths("tag:caf zebra")).toEqual([]);
+      // The filter tokens' letters and digits are no word of the text.
+      const token = filterToken("t", "café").slice(1);
+      expect(await paths(token)).toEqual([]);
+      expect(await paths("cafe")).toEqual([]);
+      expect(await paths("producer:ingest tag:café zebra")).toEqual(["a.md"]);
+      expect(await paths("producer:raw zebra")).toEqual([]);
+    } finally {
+      await store.close();
+      await lab.cleanup();
+    }
+  });
+
+  it("upgrades a version-2 file (chunk-level FTS) in place", async () => {
+    const lab = await sqliteLab();
+    try {
+      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      db.transaction(() => {
+        db.run(SCHEMA[0]!);
+        db.run(SCHEMA[1]!);
+        db.run("PRAGMA user_version = 2");
+        const doc = (path: string, producer: string, title: string, tags: string[], chunks: string[]) => {
+          const { id } = db
+            .query<{ id: number }, [string, string, string, string]>(
+              "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms) VALUES (?, ?, ?, ?, 0, 'h', 0) RETURNING id",
+            )
+            .get(path, producer, title, JSON.stringify(tags))!;
+          for (const t of tags) db.query("INSERT INTO doc_tags (tag, doc_id) VALUES (?, ?)").run(t.toLowerCase(), id);
+          chunks.forEach((body, seq) => db.query("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?)").run(id, seq, title, body));
+        };
+        doc("raw/a.md", "raw", "Deploy notes", ["Ops", "Café"], ["first chunk about helm", "second chunk about rollback"]);
+        doc("lessons/b.md", "lessons", "Lesson", ["ops"], ["a rollback that went well"]);
+      })();
+      db.close();
+
+      const store = await lab.open();
+      try {
+        const search = async (q: string) => (await store.search(parseQuery(q), 10)).map((h) => h.id);
+        expect(await search("deploy")).toEqual(["raw/a.md#0"]);
+        expect(await search("helm rollback")).toEqual(["raw/a.md#0"]);
+        expect((await search("rollback")).sort()).toEqual(["lessons/b.md#0", "raw/a.md#1"]);
+        expect(await search("tag:café rollback")).toEqual(["raw/a.md#1"]);
+        expect(await search("producer:lessons tag:ops rollback")).toEqual(["lessons/b.md#0"]);
+        // The migrated rows are forgotten exactly when replaced or removed.
+        await store.upsert({ ...note("raw/a.md", ["ops"], "replaced text", "raw"), title: "Other" });
+        expect(await search("deploy")).toEqual([]);
+        expect(await search("replaced")).toEqual(["raw/a.md#0"]);
+        expect(await store.remove("lessons/b.md")).toBe(true);
+        expect(await search("rollback")).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await lab.cleanup();
+    }
+  });
+});
+
+describe("snippets from highlighted text", () => {
+  const O = "\uE001";
+  const C = "\uE002";
+
+  it("cuts a highlighted body back into its chunks, closing a mark open across a cut", () => {
+    const chunks = ["alpha beta", "gamma 𝔸 delta", "omega"];
+    const marked = `alpha ${O}beta${C}\n\n${O}gamma${C} 𝔸 ${O}delta\n\nomega${C}`;
+    expect(splitMarked(marked, chunks.map((c) => c.length))).toEqual([
+      `alpha ${O}beta${C}`,
+      `${O}gamma${C} 𝔸 ${O}delta${C}`,
+      `${O}omega${C}`,
+    ]);
+    expect(splitMarked("one", [3])).toEqual(["one"]);
+  });
+
+  it("keeps the window with the most distinct matched words, centred, with ellipses and marks", () => {
+    const words = Array.from({ length: 80 }, (_, i) => `w${i}`);
+    words[10] = `${O}deploy${C}`;
+    words[50] = `${O}deploy${C}`;
+    words[55] = `${O}rollback${C}`;
+    const snippet = markedSnippet(words.join(" \n"));
+    expect(snippet).toStartWith("…");
+    expect(snippet).toEndWith("…");
+    expect(snippet).toContain("<mark>deploy</mark> w51 w52 w53 w54 <mark>rollback</mark>");
+    expect(snippet.split(" ").length).toBe(24);
+    expect(snippet).not.toContain("\n");
+    expect(markedSnippet(`short ${O}text${C}`)).toBe("short <mark>text</mark>");
+    expect(markedSnippet("")).toBe("");
+  });
+});

@@ -1,0 +1,93 @@
+// The search index's vocabulary: what is indexed, what a search returns, and the one
+// interface both stores (sqlite.ts, postgres.ts) implement. Chosen once at start-up.
+import type { ParsedQuery } from "./query.ts";
+
+/** Who wrote a document into the vault; spec: pipeline "index" stage counts rows per producer. */
+export const PRODUCERS = ["raw", "ingest", "lessons", "arcs", "signals", "feed", "markers"] as const;
+export type Producer = (typeof PRODUCERS)[number];
+
+export function isProducer(value: string): value is Producer {
+  return (PRODUCERS as readonly string[]).includes(value);
+}
+
+/** One document as the index sees it. `path` (vault-relative, forward slashes) is its id. */
+export interface IndexDoc {
+  path: string;
+  producer: Producer;
+  title: string;
+  /** The text to index, frontmatter removed. */
+  body: string;
+  tags: string[];
+  updatedAt: Date;
+  /** sha256 (hex) of the file's content; an unchanged hash makes upsert a no-op. */
+  hash: string;
+  /** The file's mtime, for refresh's cheap "did it change?" test; defaults to updatedAt. */
+  mtimeMs?: number;
+}
+
+/**
+ * One search result. Both stores return one hit per document (its best chunk): a search UI
+ * wants documents, and ten chunks of one long note would crowd out everything else.
+ */
+export interface SearchHit {
+  /** `path#chunk`: stable while the document's text (and so its chunking) is unchanged. */
+  id: string;
+  path: string;
+  producer: Producer;
+  title: string;
+  /** A passage of the best chunk with the matched terms wrapped in SNIPPET_MARK. */
+  snippet: string;
+  /** Higher is better. Comparable within one result list, not across stores or modes. */
+  score: number;
+  tags: string[];
+  updated_at: string;
+}
+
+/** How snippets mark matched terms, in both stores. Everything else in a snippet is plain text. */
+export const SNIPPET_MARK = { open: "<mark>", close: "</mark>" } as const;
+
+/** Filters that apply to full-text and vector search alike; a ParsedQuery is one. */
+export interface SearchFilters {
+  /** A document must carry every one of these tags (case-insensitive). */
+  tags: string[];
+  /** A document must come from one of these producers; empty = any. */
+  producers: Producer[];
+}
+
+export interface Fingerprint {
+  hash: string;
+  mtimeMs: number;
+}
+
+export interface UpsertOptions {
+  /** One vector per chunk, in chunkDocument() order. */
+  embeddings?: number[][];
+  /**
+   * Alternative to `embeddings`: called with embeddingInputs(doc) only when the document
+   * changed, so an unchanged file costs no embedding call.
+   */
+  embed?: (texts: string[]) => Promise<number[][]>;
+}
+
+export interface IndexStore {
+  readonly kind: "sqlite" | "postgres";
+  /** The configured embedding dimension; undefined = no vectors. */
+  readonly embeddingDim: number | undefined;
+  /** True when vectors are configured and vectorSearch() can run. */
+  readonly hasVectors: boolean;
+  /** Creates or upgrades the schema; idempotent (the factories call it at start-up). */
+  migrate(): Promise<void>;
+  /** Chunks and (re)writes the document's rows. Returns false when nothing changed. */
+  upsert(doc: IndexDoc, opts?: UpsertOptions): Promise<boolean>;
+  /** Returns true when the path was indexed. */
+  remove(path: string): Promise<boolean>;
+  /** BM25 / full-text search, one hit per document, best first. */
+  search(query: ParsedQuery, limit: number): Promise<SearchHit[]>;
+  /** Nearest chunks by cosine similarity, one hit per document, nearest first. */
+  vectorSearch(vector: number[], limit: number, filters?: Partial<SearchFilters>): Promise<SearchHit[]>;
+  /** path → {hash, mtimeMs} of every document of one producer, for incremental refresh. */
+  fingerprints(producer: Producer): Promise<Map<string, Fingerprint>>;
+  /** Documents per producer; every producer is present (0 when none). */
+  countByProducer(): Promise<Record<Producer, number>>;
+  close(): Promise<void>;
+}

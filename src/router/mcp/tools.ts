@@ -1,0 +1,112 @@
+// The router's MCP tools: search, brief, ingest, marker, feed, tick — the same domain calls
+// the HTTP routes make, answered as JSON text (and as structuredContent). A domain error becomes a tool error
+// (isError) carrying its message, as MCP clients expect.
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { VERSION } from "../../common/version";
+import type { RouterDeps } from "../app";
+import { brief } from "../brief/brief";
+import { buildFeed } from "../feed/feed";
+import { hashContent } from "../index/document";
+import { ingest } from "../ingest/ingest";
+import { recordMarker } from "../markers/marker";
+import { MARKER_MAX_CHARS, MARKER_TYPES, markerType } from "../markers/types";
+import { search } from "../search/search";
+import { TICK_WAIT_MS } from "../routes/tick";
+
+type ToolResult = { content: Array<{ type: "text"; text: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
+
+async function answer(fn: () => Promise<unknown>): Promise<ToolResult> {
+  try {
+    const value = await fn();
+    const structured = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return { content: [{ type: "text", text: JSON.stringify(value, null, 2) }], ...(structured ? { structuredContent: structured } : {}) };
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    return { content: [{ type: "text", text: `${code ? `${code}: ` : ""}${(err as Error).message}` }], isError: true };
+  }
+}
+
+export function createRouterMcpServer(deps: RouterDeps): McpServer {
+  const server = new McpServer({ name: "brain-stack-router", version: VERSION });
+
+  server.registerTool(
+    "search",
+    {
+      description: 'Federated search over the knowledge vault. Query syntax: words, "quoted phrases", tag:x, producer:x.',
+      inputSchema: { query: z.string().min(1).max(2000), limit: z.number().int().min(1).max(100).default(10) },
+      annotations: { readOnlyHint: true },
+    },
+    ({ query, limit }) => answer(() => search(deps.search, query, limit)),
+  );
+
+  server.registerTool(
+    "brief",
+    {
+      description: "Search the vault and synthesize a cited digest (model-written when one is configured, else extractive).",
+      inputSchema: { query: z.string().min(1).max(2000) },
+      annotations: { readOnlyHint: true },
+    },
+    ({ query }) => answer(() => brief(deps.search, query)),
+  );
+
+  server.registerTool(
+    "ingest",
+    {
+      description: "Add content to the vault: classified, written as markdown with frontmatter, indexed at once.",
+      inputSchema: {
+        content: z.string().min(1),
+        tags: z.array(z.string().min(1).max(64)).max(32).default([]),
+        title: z.string().max(300).optional(),
+        source: z.string().max(200).optional(),
+      },
+    },
+    (args) => answer(() => ingest(deps.ingest, { ...args, source: args.source ?? "mcp" })),
+  );
+
+  server.registerTool(
+    "marker",
+    {
+      description: `Record a marker: lesson, milestone, signal or decision (content at most ${MARKER_MAX_CHARS} characters). Idempotent by idempotency_key, else by the arguments' hash.`,
+      inputSchema: {
+        type: z.enum([...MARKER_TYPES, ...MARKER_TYPES.map((t) => `@${t}` as const)]),
+        content: z.string().min(1),
+        attrs: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
+        idempotency_key: z.string().min(1).max(512).optional(),
+      },
+    },
+    ({ type, content, attrs, idempotency_key }) =>
+      answer(async () => {
+        const key = idempotency_key
+          ? { key: `header:${idempotency_key}`, source: "header" as const }
+          : { key: `body:${hashContent(JSON.stringify({ type, content, attrs }))}`, source: "body" as const };
+        const { record, replayed } = await recordMarker(deps.markers, { type: markerType(type)!, content, attrs }, key, { origin: "mcp", defaultSource: "mcp" });
+        return { ...record, replayed };
+      }),
+  );
+
+  server.registerTool(
+    "feed",
+    {
+      description: "The session-start feed: hot arcs, inject blocks by priority, recent lessons and live signals.",
+      inputSchema: { max_chars: z.number().int().min(200).max(200_000).optional() },
+      annotations: { readOnlyHint: true },
+    },
+    ({ max_chars }) => answer(() => buildFeed(deps.feed, { maxChars: max_chars })),
+  );
+
+  server.registerTool(
+    "tick",
+    {
+      description: "Enqueue a tick (harvest inline markers, cluster arcs, sweep signals, write the feed, refresh the index). wait: return the finished record.",
+      inputSchema: { dry_run: z.boolean().default(false), no_ai: z.boolean().default(false), wait: z.boolean().default(false) },
+    },
+    ({ dry_run, no_ai, wait }) =>
+      answer(async () => {
+        const record = await deps.ticks.enqueue({ dry_run, no_ai, trigger: "mcp" });
+        return wait ? ((await deps.ticks.wait(record.tick_id, TICK_WAIT_MS)) ?? record) : record;
+      }),
+  );
+
+  return server;
+}

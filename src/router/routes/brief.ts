@@ -1,0 +1,66 @@
+// POST /brief: top hits plus a cited digest (model-written, or extractive without a model);
+// `stream: true` answers with server-sent events instead.
+import { createRoute, z } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import { HttpError, errorBody, errorResponse } from "../../common/errors";
+import type { RouterApp } from "../app";
+import { brief, briefStream } from "../brief/brief";
+import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
+
+export const BriefRequest = z
+  .object({
+    query: z.string().min(1).max(2000),
+    stream: z.boolean().default(false).openapi({ description: "answer as text/event-stream: hits, delta…, done" }),
+  })
+  .openapi("BriefRequest");
+
+const Citation = z.object({ n: z.number().int(), path: z.string(), title: z.string() }).openapi("Citation");
+
+export const BriefResponse = z
+  .object({
+    query: z.string(),
+    synthesis: z.enum(["model", "extractive"]),
+    model: z.string().optional(),
+    text: z.string().openapi({ description: "the digest; [n] cites citations[n-1]" }),
+    citations: z.array(Citation),
+    hits: z.array(SearchHitSchema),
+    mode: SearchMode,
+  })
+  .openapi("BriefResponse");
+
+const route = createRoute({
+  method: "post",
+  path: "/brief",
+  tags: ["brief"],
+  summary: "Search plus a cited synthesis",
+  security: [{ bearer: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: BriefRequest } } } },
+  responses: {
+    200: {
+      description:
+        "The brief. With stream=true: SSE events `hits` {hits, citations, mode}, `delta` {text} (repeated), then `done` {synthesis, model}; a failure mid-stream is an `error` event with the error body.",
+      content: { "application/json": { schema: BriefResponse }, "text/event-stream": { schema: z.string() } },
+    },
+    400: errorResponse("Bad request"),
+    502: errorResponse("The language model gateway failed (its status is in the message)"),
+    504: errorResponse("The language model gateway timed out"),
+    ...authResponses,
+  },
+});
+
+export const registerBrief = (app: RouterApp) =>
+  app.openapi(route, async (c) => {
+    const { query, stream } = c.req.valid("json");
+    if (!stream) return c.json(await brief(c.var.deps.search, query), 200);
+    const started = await briefStream(c.var.deps.search, query);
+    return streamSSE(c, async (sse) => {
+      await sse.writeSSE({ event: "hits", data: JSON.stringify({ hits: started.hits, citations: started.citations, mode: started.mode }) });
+      try {
+        for await (const text of started.deltas) await sse.writeSSE({ event: "delta", data: JSON.stringify({ text }) });
+        await sse.writeSSE({ event: "done", data: JSON.stringify({ synthesis: started.synthesis, model: started.model }) });
+      } catch (err) {
+        const e = err instanceof HttpError ? err : new HttpError(502, "gateway_error", (err as Error).message);
+        await sse.writeSSE({ event: "error", data: JSON.stringify(errorBody(e.code, e.message)) });
+      }
+    }) as never;
+  });

@@ -1,0 +1,44 @@
+// POST /dispatch: bundle a task with its context and submit it to the job orchestrator.
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponse } from "../../common/errors";
+import type { RouterApp } from "../app";
+import { authResponses } from "./schemas";
+import { dispatch } from "../dispatch/dispatch";
+
+export const DispatchRequest = z
+  .object({
+    task: z.string().refine((s) => s.trim().length > 0, "task is empty").openapi({ example: "Fix the flaky deploy test" }),
+    query: z.string().max(2000).optional().openapi({ description: "what to search the vault for (default: the task)" }),
+    repo_url: z.string().optional(),
+    profile: z.string().optional(),
+  })
+  .openapi("DispatchRequest");
+
+export const DispatchResponse = z
+  .object({
+    bundle_id: z.string(),
+    bundle: z.string().openapi({ description: "where the bundle is kept: bundles/<id>.md in the vault, or s3://bucket/bundles/<id>.md" }),
+    job_id: z.string(),
+    status: z.string().openapi({ example: "queued" }),
+    sources: z.array(z.string()).openapi({ description: "vault paths the bundle cites" }),
+  })
+  .openapi("DispatchResponse");
+
+const route = createRoute({
+  method: "post",
+  path: "/dispatch",
+  tags: ["dispatch"],
+  summary: "Assemble a bundle and submit it as a job",
+  security: [{ bearer: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: DispatchRequest } } } },
+  responses: {
+    202: { description: "Bundle stored, job submitted", content: { "application/json": { schema: DispatchResponse } } },
+    400: errorResponse("Bad request, or the orchestrator refused the job's input (bad repo URL, unknown profile)"),
+    502: errorResponse("The orchestrator (or object store, or gateway) failed; details.bundle_id names the kept bundle"),
+    504: errorResponse("The language model gateway timed out"),
+    ...authResponses,
+  },
+});
+
+export const registerDispatch = (app: RouterApp) =>
+  app.openapi(route, async (c) => c.json(await dispatch(c.var.deps.dispatch, c.req.valid("json")), 202));

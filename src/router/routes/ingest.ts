@@ -1,0 +1,48 @@
+// POST /ingest: classify content and fan it out into the vault, indexed at once.
+import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponse } from "../../common/errors";
+import type { RouterApp } from "../app";
+import { authResponses } from "./schemas";
+import { KINDS } from "../ingest/classify";
+import { ingest } from "../ingest/ingest";
+
+export const IngestRequest = z
+  .object({
+    content: z.string().refine((s) => s.trim().length > 0, "content is empty").openapi({ example: "# Deploys\nRoll back with `make rollback`." }),
+    tags: z.array(z.string().min(1).max(64, "a tag is at most 64 characters")).max(32, "at most 32 tags").default([]),
+    title: z.string().max(300).optional(),
+    source: z.string().max(200).optional().openapi({ description: "who sent it (default api)" }),
+  })
+  .openapi("IngestRequest");
+
+export const IngestResponse = z
+  .object({
+    id: z.string().openapi({ description: "first 16 hex of sha256(content)", example: "3f2a9c0d1e4b5a67" }),
+    kind: z.enum(KINDS),
+    paths: z.array(z.string()).openapi({ description: "vault paths written: the note, then the kind's own file" }),
+    indexed: z.boolean(),
+    duplicate: z.boolean().openapi({ description: "true when the same content was ingested before (200, nothing written)" }),
+  })
+  .openapi("IngestResponse");
+
+const route = createRoute({
+  method: "post",
+  path: "/ingest",
+  tags: ["ingest"],
+  summary: "Classify content and fan it out into the vault",
+  security: [{ bearer: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: IngestRequest } } } },
+  responses: {
+    201: { description: "Ingested and indexed", content: { "application/json": { schema: IngestResponse } } },
+    200: { description: "Already ingested (same content)", content: { "application/json": { schema: IngestResponse } } },
+    400: errorResponse("Empty content or bad tags"),
+    413: errorResponse("Content over INGEST_MAX_BYTES"),
+    ...authResponses,
+  },
+});
+
+export const registerIngest = (app: RouterApp) =>
+  app.openapi(route, async (c) => {
+    const result = await ingest(c.var.deps.ingest, c.req.valid("json"));
+    return c.json(result, result.duplicate ? 200 : 201);
+  });

@@ -1,0 +1,83 @@
+// POST /marker: record a lesson, milestone, signal or decision (the hooks package's wire format).
+import { createRoute, z } from "@hono/zod-openapi";
+import { HttpError, errorResponse } from "../../common/errors";
+import type { RouterApp } from "../app";
+import { hashContent } from "../index/document";
+import { recordMarker } from "../markers/marker";
+import { markerType, MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
+import { authResponses } from "./schemas";
+
+const TYPES = [...MARKER_TYPES, ...MARKER_TYPES.map((t) => `@${t}` as const)] as const;
+
+export const MarkerAttrs = z
+  .looseObject({
+    severity: z.string().optional().openapi({ description: "signals: critical, high, medium (default), low, info" }),
+    source: z.string().optional().openapi({ description: "who wrote it (default api)" }),
+    session_id: z.string().optional(),
+    title: z.string().optional(),
+    scope: z.string().optional().openapi({ description: "milestones: a project folder name under projects/" }),
+    status: z.string().optional().openapi({ description: "decisions: the ADR status (default proposed)" }),
+    ts: z.union([z.string(), z.number()]).optional().openapi({ description: "the record's time (ISO 8601, or epoch seconds/ms); replays back-date with it" }),
+  })
+  .openapi("MarkerAttrs", { description: "Other keys are kept in the record as given." });
+
+export const MarkerRequest = z
+  .object({
+    type: z.enum(TYPES).openapi({ description: "lesson | milestone | signal | decision, with or without the leading @" }),
+    content: z.string().openapi({ description: `at most ${MARKER_MAX_CHARS} characters; longer → 413`, example: "Pin base image digests; tags move under you." }),
+    attrs: MarkerAttrs.default({}),
+  })
+  .openapi("MarkerRequest");
+
+export const MarkerRecordSchema = z
+  .object({
+    id: z.string().openapi({ description: "mk_ + 16 hex of sha256(idempotency key)", example: "mk_3f2a9c0d1e4b5a67" }),
+    type: z.enum(MARKER_TYPES),
+    content: z.string(),
+    attrs: z.record(z.string(), z.unknown()),
+    ts: z.string().openapi({ format: "date-time", description: "attrs.ts, else when it arrived" }),
+    received_at: z.string().openapi({ format: "date-time" }),
+    source: z.string(),
+    session_id: z.string().nullable(),
+    path: z.string().openapi({ description: "vault path the marker was routed to", example: "left/reference/lessons-2026-11-22.md" }),
+    written: z.boolean().openapi({ description: "false when the vault already held it (same-day lesson, absorbed signal, same ADR body)" }),
+    origin: z.enum(["api", "mcp", "inline"]),
+    key_source: z.enum(["header", "body", "inline"]),
+  })
+  .openapi("MarkerRecord");
+
+const route = createRoute({
+  method: "post",
+  path: "/marker",
+  tags: ["markers"],
+  summary: "Record a marker",
+  description:
+    "Idempotent: the X-Idempotency-Key header, else the sha256 of the JSON body, identifies the marker. The same key again answers 200 with the stored record " +
+    "and header Idempotent-Replayed: true; nothing is written twice, concurrent duplicates included.",
+  security: [{ bearer: [] }],
+  request: {
+    headers: z.object({ "x-idempotency-key": z.string().min(1).max(512).optional().openapi({ description: "the client's key for this marker" }) }),
+    body: { required: true, content: { "application/json": { schema: MarkerRequest } } },
+  },
+  responses: {
+    201: { description: "Recorded and routed into the vault", content: { "application/json": { schema: MarkerRecordSchema } } },
+    200: { description: "Already recorded under this key: the stored record", content: { "application/json": { schema: MarkerRecordSchema } } },
+    400: errorResponse("Unknown type, empty content, bad attrs"),
+    413: errorResponse(`Content over ${MARKER_MAX_CHARS} characters`),
+    ...authResponses,
+  },
+});
+
+export const registerMarker = (app: RouterApp) =>
+  app.openapi(route, async (c) => {
+    const body = c.req.valid("json");
+    const header = c.req.valid("header")["x-idempotency-key"];
+    // The body's own JSON (as parsed, re-serialised): whitespace does not make a new marker.
+    const raw = await c.req.json();
+    const key = header ? { key: `header:${header}`, source: "header" as const } : { key: `body:${hashContent(JSON.stringify(raw))}`, source: "body" as const };
+    const type = markerType(body.type);
+    if (!type) throw new HttpError(400, "invalid_request", `type: unknown marker type ${JSON.stringify(body.type)}`);
+    const { record, replayed } = await recordMarker(c.var.deps.markers, { type, content: body.content, attrs: body.attrs }, key, { origin: "api", defaultSource: "api" });
+    if (replayed) c.header("Idempotent-Replayed", "true");
+    return c.json(record, replayed ? 200 : 201);
+  });

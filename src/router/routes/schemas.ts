@@ -1,0 +1,25 @@
+// Schemas shared by several router routes.
+import { z } from "@hono/zod-openapi";
+import { errorResponse } from "../../common/errors";
+import { PRODUCERS } from "../index/types";
+
+export const SearchHitSchema = z
+  .object({
+    id: z.string().openapi({ description: "`path#chunk` of the best-matching chunk", example: "raw/deploy.md#0" }),
+    path: z.string().openapi({ description: "vault-relative path", example: "raw/deploy.md" }),
+    producer: z.enum(PRODUCERS),
+    title: z.string(),
+    snippet: z.string().openapi({ description: "passage with matched terms wrapped in <mark>…</mark>" }),
+    score: z.number().openapi({ description: "higher is better; comparable within one response" }),
+    tags: z.array(z.string()),
+    updated_at: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("SearchHit");
+
+export const SearchMode = z.enum(["bm25", "hybrid"]).openapi({ description: "bm25 alone, or BM25 and vector search fused by score (each list scaled to 0–1, 0.5 each)" });
+
+/** Shared 401/503 responses for the documents of bearer-protected routes. */
+export const authResponses = {
+  401: errorResponse("Missing or wrong bearer token"),
+  503: errorResponse("No server token configured (KB_ROUTER_TOKEN / KB_ROUTER_TOKENS): the router fails closed"),
+} as const;

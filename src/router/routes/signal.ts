@@ -1,0 +1,91 @@
+// GET /signal: server-sent events of signals as they are recorded, resumable with Last-Event-ID.
+import { createRoute, z } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import { errorResponse, HttpError } from "../../common/errors";
+import type { RouterApp } from "../app";
+import { severityRank, SEVERITIES } from "../signals/signal-files";
+import type { SignalEvent } from "../signals/hub";
+import { authResponses } from "./schemas";
+
+const route = createRoute({
+  method: "get",
+  path: "/signal",
+  tags: ["signals"],
+  summary: "Stream of signals (SSE)",
+  description:
+    "Each recorded signal is an event `signal` with an id; a `: keep-alive` comment follows every SIGNAL_HEARTBEAT_SECONDS (15). " +
+    "Reconnect with Last-Event-ID (or ?last_event_id=) to receive what was missed, without loss or duplicates; when the id is older than the kept " +
+    "backlog (5,000 events) a `gap` event comes first. Without an id the stream starts with what is recorded from now on.",
+  security: [{ bearer: [] }],
+  request: {
+    headers: z.object({ "last-event-id": z.string().optional() }),
+    query: z.object({
+      last_event_id: z.string().optional().openapi({ description: "same as the Last-Event-ID header (for clients that cannot set headers)" }),
+      min_severity: z.enum(SEVERITIES).optional().openapi({ description: "only signals at least this severe" }),
+    }),
+  },
+  responses: {
+    200: {
+      description:
+        'text/event-stream. `event: signal`, `id: <n>`, data {marker_id, path, severity, source, session_id, title, content, ts, count, repeat}; repeat is true when an open signal absorbed a duplicate (count went up).',
+      content: { "text/event-stream": { schema: z.string() } },
+    },
+    400: errorResponse("Bad Last-Event-ID"),
+    ...authResponses,
+  },
+});
+
+function parseLastId(v: string | undefined): number | undefined {
+  if (v === undefined || v.trim() === "") return undefined;
+  if (!/^\d+$/.test(v.trim())) throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
+  return Number(v.trim());
+}
+
+export const registerSignal = (app: RouterApp) =>
+  app.openapi(route, async (c) => {
+    const hub = c.var.deps.signals;
+    const lastId = parseLastId(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id);
+    const min = c.req.valid("query").min_severity;
+    const passes = (e: SignalEvent) => !min || typeof e.data.severity !== "string" || severityRank(e.data.severity) <= severityRank(min);
+    const heartbeatMs = c.var.deps.config.signalHeartbeatSeconds * 1000;
+    // The stream is meant to stay open: no idle timeout for it (the keep-alives guard proxies).
+    (c.env as { timeout?: (req: Request, seconds: number) => void } | undefined)?.timeout?.(c.req.raw, 0);
+    return streamSSE(c, async (stream) => {
+      const queue: SignalEvent[] = [];
+      let closed = false;
+      let wake: (() => void) | undefined;
+      const sub = hub.subscribe(
+        lastId,
+        (e) => {
+          queue.push(e);
+          wake?.();
+        },
+        () => {
+          closed = true;
+          wake?.();
+        },
+      );
+      stream.onAbort(() => {
+        closed = true;
+        wake?.();
+      });
+      const heartbeat = setInterval(() => void stream.write(": keep-alive\n\n").catch(() => {}), heartbeatMs);
+      try {
+        await stream.write(`retry: 3000\n: connected; last event id ${hub.lastId}\n\n`);
+        if (sub.gap) await stream.writeSSE({ event: "gap", data: JSON.stringify({ last_event_id: lastId, oldest_kept: sub.backlog[0]?.id ?? hub.lastId + 1 }) });
+        queue.unshift(...sub.backlog);
+        while (!closed) {
+          while (queue.length > 0 && !closed) {
+            const e = queue.shift()!;
+            if (passes(e)) await stream.writeSSE({ id: String(e.id), event: e.event, data: JSON.stringify(e.data) });
+          }
+          if (closed) break;
+          await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+        }
+      } finally {
+        clearInterval(heartbeat);
+        sub.unsubscribe();
+      }
+    }) as never;
+  });

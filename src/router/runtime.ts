@@ -1,0 +1,136 @@
+// Builds everything the router needs at start-up from its config (vault, index, gateway
+// clients, bundle store) and hands it to the app; close() releases it all on shutdown.
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { log } from "../common/logger";
+import type { RouterConfig } from "./config";
+import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
+import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
+import { openIndexStore } from "./index/index";
+import { parseKind, KINDS } from "./ingest/classify";
+import { chat, chatBaseUrl, embed, type ChatEndpoint, type EmbeddingsEndpoint } from "./llm";
+import { scaffold } from "./vault/scaffold";
+import type { MarkerDeps } from "./markers/marker";
+import { createRouterMcp, type RouterMcp } from "./mcp";
+import { SignalHub } from "./signals/hub";
+import { BackgroundIndexer } from "./tick/index-refresh";
+import { TickQueue } from "./tick/queue";
+import { runTick } from "./tick/run";
+import { TickScheduler } from "./tick/scheduler";
+
+const logger = log("router");
+
+export interface RouterRuntime {
+  app: RouterApp;
+  deps: RouterDeps;
+  /** The MCP server (served on PORT_BRAIN_MCP by the stack). */
+  mcp: RouterMcp;
+  /** Indexes files markers write, just after the response (idle() waits for it). */
+  indexer: BackgroundIndexer;
+  /** Ends open event streams (GET /signal, MCP sessions) so servers can stop gracefully. */
+  endStreams(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function chatEndpoint(config: RouterConfig): ChatEndpoint | undefined {
+  const baseUrl = chatBaseUrl({ llmApiBase: config.llmApiBase, inferenceUrl: config.inferenceUrl });
+  if (!baseUrl) return undefined;
+  const apiKey = config.llmApiBase ? config.llmApiKey : config.inferenceApiKey;
+  return { baseUrl, apiKey, model: config.briefModel, timeoutMs: config.llmTimeoutMs };
+}
+
+export function embeddingsEndpoint(config: RouterConfig): EmbeddingsEndpoint | undefined {
+  if (!config.embeddingsUrl) return undefined;
+  return { url: config.embeddingsUrl, apiKey: config.embeddingsApiKey, model: config.embeddingsModel, dim: config.embeddingsDim, timeoutMs: config.llmTimeoutMs };
+}
+
+export async function createRouterRuntime(config: RouterConfig): Promise<RouterRuntime> {
+  await scaffold(config.vault);
+  await mkdir(config.dataDir, { recursive: true });
+  // Vectors exist only when an embeddings service is configured.
+  const index = await openIndexStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddingDim: config.embeddingsUrl ? config.embeddingsDim : undefined });
+  const chatEp = chatEndpoint(config);
+  const embedEp = embeddingsEndpoint(config);
+  const embedFn = embedEp ? (texts: string[]) => embed(embedEp, texts) : undefined;
+  logger.info(`index: ${index.kind}${index.hasVectors ? ` with ${index.embeddingDim}-dim vectors` : ""}; briefs: ${chatEp ? `model ${chatEp.model}` : "extractive"}`);
+
+  const search = { index, embed: embedFn, chat: chatEp };
+  const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl") });
+  await signals.open();
+  const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
+  const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.schedule(path) };
+  const ticks = new TickQueue({
+    vault: config.vault,
+    run: (opts) =>
+      runTick(
+        { vault: config.vault, dataDir: config.dataDir, index, embed: embedFn, chat: chatEp, markers, signalTtlHours: config.signalTtlHours, tickIntervalSeconds: config.tickIntervalSeconds },
+        opts,
+      ),
+  });
+  await ticks.start();
+  const scheduler = new TickScheduler({ vault: config.vault, intervalSeconds: config.tickIntervalSeconds, queue: ticks });
+  await scheduler.start();
+  const deps: RouterDeps = {
+    config,
+    index,
+    search,
+    ingest: {
+      vault: config.vault,
+      dataDir: config.dataDir,
+      index,
+      maxBytes: config.ingestMaxBytes,
+      embed: embedFn,
+      signals,
+      written: (path) => indexer.schedule(path),
+      refine: chatEp
+        ? async (content) => {
+            const answer = await chat(chatEp, [
+              { role: "system", content: `Classify the note as exactly one word from: ${KINDS.join(", ")}. Answer with that word only.` },
+              { role: "user", content: content.slice(0, 4000) },
+            ], { maxTokens: 3 });
+            return parseKind(answer.text);
+          }
+        : undefined,
+    },
+    dispatch: {
+      ...search,
+      bundles: config.s3Bucket
+        ? s3BundleStore({ bucket: config.s3Bucket, endpoint: config.s3Endpoint, region: config.s3Region, accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey })
+        : vaultBundleStore(config.vault),
+      orchestratorUrl: config.orchestratorUrl,
+      serviceApiKey: config.serviceApiKey,
+      timeoutMs: 30_000,
+    },
+    markers,
+    ticks,
+    signals,
+    feed: { vault: config.vault, signalTtlHours: config.signalTtlHours, defaultMaxChars: config.feedMaxChars },
+    pipeline: {
+      vault: config.vault,
+      index,
+      markerQuietHours: config.pipelineMarkerQuietHours,
+      drainStaleMinutes: config.pipelineDrainStaleMinutes,
+      signalTtlHours: config.signalTtlHours,
+      scanLimit: config.pipelineScanLimit,
+    },
+    deep: { vault: config.vault, databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddings: embedEp, chat: chatEp, timeoutMs: Math.min(config.llmTimeoutMs, 15_000) },
+  };
+  const app = createRouterApp(deps);
+  const mcp = createRouterMcp(deps);
+  let streamsEnded: Promise<void> | undefined;
+  const endStreams = () => (streamsEnded ??= Promise.all([signals.close(), mcp.close()]).then(() => {}));
+  return {
+    app,
+    deps,
+    mcp,
+    indexer,
+    endStreams,
+    async close() {
+      scheduler.stop();
+      await endStreams();
+      await ticks.close();
+      await indexer.close();
+      await index.close();
+    },
+  };
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from "bun:test";
+import type { IndexStore, SearchFilters, SearchHit } from "../index/types";
+import type { ParsedQuery } from "../index/query";
+import { fuseRrf, fuseScores, RRF_K, search } from "./search";
+
+const hit = (path: string, score: number, snippet = `${path} text`): SearchHit => ({
+  id: `${path}#0`,
+  path,
+  producer: "raw",
+  title: path,
+  snippet,
+  score,
+  tags: [],
+  updated_at: "2025-01-01T00:00:00.000Z",
+});
+
+const paths = (hits: SearchHit[]) => hits.map((h) => h.path);
+
+describe("fuseScores (score-aware fusion)", () => {
+  it("normalises each list to 0–1 and adds them with equal weights", () => {
+    const bm25 = [hit("a", 12), hit("b", 6), hit("c", 2)];
+    const vector = [hit("c", 0.9), hit("d", 0.7), hit("a", 0.5)];
+    const fused = fuseScores([bm25, vector], 10);
+    // a: 0.5·1 + 0.5·0 = 0.5; b: 0.5·0.4 = 0.2; c: 0.5·0 + 0.5·1 = 0.5; d: 0.5·0.5 = 0.25
+    expect(fused.map((h) => [h.path, h.score])).toEqual([
+      ["a", 0.5],
+      ["c", 0.5],
+      ["d", 0.25],
+      ["b", 0.2],
+    ]);
+  });
+
+  it("keeps how close the hits of a list are, where RRF keeps only their order", () => {
+    // b is nearly as good as the best in both lists, though first in neither.
+    const bm25 = [hit("a", 10), hit("b", 9.9), hit("c", 1)];
+    const vector = [hit("c", 0.9), hit("b", 0.89), hit("a", 0.1)];
+    expect(paths(fuseScores([bm25, vector], 3))).toEqual(["b", "a", "c"]);
+    expect(paths(fuseRrf([bm25, vector], 3))).toEqual(["a", "c", "b"]);
+  });
+
+  it("honours other weights", () => {
+    const bm25 = [hit("a", 2), hit("b", 1)];
+    const vector = [hit("b", 0.9), hit("a", 0.1)];
+    expect(paths(fuseScores([bm25, vector], 2, [0.8, 0.2]))).toEqual(["a", "b"]);
+    expect(paths(fuseScores([bm25, vector], 2, [0.2, 0.8]))).toEqual(["b", "a"]);
+  });
+
+  it("counts every hit of a list whose scores are all alike as that list's best", () => {
+    const fused = fuseScores([[hit("a", 3)], [hit("b", 0.4), hit("c", 0.4)]], 10);
+    expect(fused.map((h) => h.score)).toEqual([0.5, 0.5, 0.5]);
+    expect(paths(fused)).toEqual(["a", "b", "c"]); // ties by path
+  });
+
+  it("keeps the first list's hit (BM25's marked snippet) and honours the limit", () => {
+    const fused = fuseScores([[hit("a", 5, "<mark>a</mark>"), hit("b", 1)], [hit("a", 0.9, "plain a"), hit("c", 0.8)]], 2);
+    expect(fused.length).toBe(2);
+    expect(fused[0]!.snippet).toBe("<mark>a</mark>");
+  });
+
+  it("handles empty lists", () => {
+    expect(fuseScores([[], []], 10)).toEqual([]);
+    expect(paths(fuseScores([[], [hit("v", 0.3)]], 10))).toEqual(["v"]);
+  });
+});
+
+describe("fuseRrf (reciprocal rank fusion)", () => {
+  it("sums 1 / (k + rank) over the lists", () => {
+    const fused = fuseRrf([[hit("a", 9), hit("b", 8)], [hit("b", 0.9), hit("c", 0.8)]], 10);
+    expect(paths(fused)).toEqual(["b", "a", "c"]);
+    expect(fused[0]!.score).toBeCloseTo(1 / (RRF_K + 2) + 1 / (RRF_K + 1), 6);
+    expect(fused[1]!.score).toBeCloseTo(1 / (RRF_K + 1), 6);
+  });
+});
+
+describe("search", () => {
+  /** An IndexStore that answers fixed lists and records what it was asked. */
+  const fakeIndex = (bm25: SearchHit[], nearest: SearchHit[], hasVectors = true) => {
+    const calls: string[] = [];
+    const index = {
+      kind: "sqlite",
+      embeddingDim: hasVectors ? 2 : undefined,
+      hasVectors,
+      async search(q: ParsedQuery, limit: number) {
+        calls.push(`search ${q.terms.join(" ")} ${limit}`);
+        return bm25.slice(0, limit);
+      },
+      async vectorSearch(v: number[], limit: number, filters?: Partial<SearchFilters>) {
+        calls.push(`vector ${v.join(",")} ${limit} ${JSON.stringify(filters)}`);
+        return nearest.slice(0, limit);
+      },
+    } as unknown as IndexStore;
+    return { index, calls };
+  };
+
+  it("runs BM25 alone without embeddings", async () => {
+    const { index, calls } = fakeIndex([hit("a", 2)], [hit("b", 0.9)], false);
+    const result = await search({ index }, "deploy", 5);
+    expect(result).toEqual({ mode: "bm25", hits: [hit("a", 2)] });
+    expect(calls).toEqual(["search deploy 5"]);
+  });
+
+  it("fuses BM25 and vector hits by score when embeddings are configured", async () => {
+    const bm25 = [hit("clear", 30), hit("x", 3), hit("y", 2.9)];
+    const nearest = [hit("y", 0.81), hit("x", 0.8), hit("clear", 0.79)];
+    const { index, calls } = fakeIndex(bm25, nearest);
+    const result = await search({ index, embed: async (texts) => texts.map(() => [1, 0]) }, "deploy tag:ops", 2);
+    expect(result.mode).toBe("hybrid");
+    expect(result.hits).toEqual(fuseScores([bm25, nearest], 2));
+    expect(paths(result.hits)).toEqual(["clear", "y"]);
+    expect(calls).toEqual(["search deploy 50", `vector 1,0 50 ${JSON.stringify({ tags: ["ops"], producers: [] })}`]);
+  });
+
+  it("does not embed a query of filters alone", async () => {
+    const { index } = fakeIndex([hit("a", 0)], []);
+    const embed = async () => {
+      throw new Error("must not embed");
+    };
+    expect((await search({ index, embed }, "tag:ops", 5)).mode).toBe("bm25");
+  });
+});

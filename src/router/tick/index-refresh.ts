@@ -1,0 +1,126 @@
+// Keeps the index in step with the vault for every producer (sources.ts): the tick's full,
+// incremental refresh (mtime, then content hash; files gone leave the index) — raw/ through
+// the index's own refreshFolder(), the system-written files here — and a small background
+// indexer that catches a marker's written file up right after the response, one path at a
+// time, coalescing repeats.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { log } from "../../common/logger";
+import { documentFromFile } from "../index/document";
+import { refreshFolder } from "../index/refresh";
+import { PRODUCERS, type IndexStore, type Producer } from "../index/types";
+import type { WalkedFile } from "../vault/walk";
+import { PRODUCER_SOURCES, producerOf } from "./sources";
+
+const logger = log("index-refresh");
+
+export interface RefreshDeps {
+  vault: string;
+  index: IndexStore;
+  embed?: (texts: string[]) => Promise<number[][]>;
+}
+
+export interface RefreshCounts {
+  upserted: number;
+  removed: number;
+  unchanged: number;
+  byProducer: Record<Producer, number>;
+}
+
+/** Files of the vault walk grouped by producer. */
+export function filesByProducer(files: WalkedFile[]): Map<Producer, WalkedFile[]> {
+  const out = new Map<Producer, WalkedFile[]>(PRODUCERS.map((p) => [p, []]));
+  for (const f of files) {
+    const s = PRODUCER_SOURCES.find((x) => x.matches(f.path));
+    if (s) out.get(s.producer)!.push(f);
+  }
+  return out;
+}
+
+export async function indexFile(deps: RefreshDeps, producer: Producer, f: { path: string; mtimeMs: number }): Promise<boolean> {
+  const content = await readFile(join(deps.vault, f.path), "utf8");
+  return deps.index.upsert(documentFromFile({ path: f.path, producer, content, mtimeMs: f.mtimeMs }), deps.embed ? { embed: deps.embed } : undefined);
+}
+
+/** Brings every producer's rows in line with the walked files (raw/ is walked by refreshFolder). */
+export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[]): Promise<RefreshCounts> {
+  const counts: RefreshCounts = { upserted: 0, removed: 0, unchanged: 0, byProducer: Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number> };
+  const raw = await refreshFolder(deps.index, { vault: deps.vault, folder: "raw", producer: "raw", embed: deps.embed });
+  counts.upserted += raw.added + raw.updated;
+  counts.removed += raw.removed;
+  counts.unchanged += raw.unchanged;
+  counts.byProducer.raw = raw.added + raw.updated + raw.unchanged;
+  for (const [producer, list] of filesByProducer(files)) {
+    if (producer === "raw") continue;
+    const known = await deps.index.fingerprints(producer);
+    for (const f of list) {
+      counts.byProducer[producer]++;
+      const fp = known.get(f.path);
+      known.delete(f.path);
+      if (fp && fp.mtimeMs === f.mtimeMs) {
+        counts.unchanged++;
+        continue;
+      }
+      const changed = await indexFile(deps, producer, f).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === "ENOENT") return false; // deleted since the walk; the next refresh drops it
+        throw err;
+      });
+      if (changed) counts.upserted++;
+      else counts.unchanged++;
+    }
+    for (const gone of known.keys()) if (await deps.index.remove(gone)) counts.removed++;
+  }
+  return counts;
+}
+
+/**
+ * Indexes single files soon after they are written: a path scheduled again while it waits is
+ * indexed once, and a round starts DELAY_MS after the first schedule, so a burst of markers
+ * appending to one lesson log re-indexes that log about once per round, not once per marker.
+ */
+export class BackgroundIndexer {
+  static readonly DELAY_MS = 1000;
+  private readonly pending = new Set<string>();
+  private running: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: RefreshDeps) {}
+
+  schedule(path: string): void {
+    if (this.closed || !producerOf(path)) return;
+    this.pending.add(path);
+    this.running ??= Bun.sleep(BackgroundIndexer.DELAY_MS)
+      .then(() => this.drain())
+      .finally(() => {
+        this.running = undefined;
+        // Scheduled while the round ran: another round, after another delay.
+        if (this.pending.size > 0 && !this.closed) this.schedule(this.pending.values().next().value as string);
+      });
+  }
+
+  /** Resolves once everything scheduled so far is indexed. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  async close(): Promise<void> {
+    await this.idle();
+    this.closed = true;
+  }
+
+  /** One round: the paths pending now; later ones wait for the next round. */
+  private async drain(): Promise<void> {
+    const round = [...this.pending];
+    this.pending.clear();
+    for (const path of round) {
+      const producer = producerOf(path)!;
+      try {
+        const st = await Bun.file(join(this.deps.vault, path)).stat();
+        await indexFile(this.deps, producer, { path, mtimeMs: st.mtimeMs });
+      } catch (err) {
+        // The tick's full refresh will catch it up; a failure here must not fail the marker.
+        logger.warn(`could not index ${path} now (the next tick will): ${(err as Error).message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,161 @@
+// Where each kind of record lands in the vault, and in what format (issue 6 names them;
+// ingest fans out through the same writers). Every write is atomic (temp file + rename);
+// appends to shared logs run under a lock (vault-lock.ts: queued in-process, then a
+// cross-process file lock) so concurrent writers lose nothing.
+import { mkdir, readdir, readFile, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { writeFileAtomic } from "../../common/atomic-write";
+import { withFrontmatter } from "./frontmatter";
+import { safeVaultPath } from "./safe-path";
+import { compactStamp, isoDate, slugify } from "./slug";
+import { splitFrontmatter } from "../index/document";
+import { withVaultLock } from "./vault-lock";
+
+export interface RecordInput {
+  content: string;
+  title?: string;
+  source: string;
+  session_id?: string;
+  severity?: string;
+  scope?: string;
+  /** A decision's status (default proposed). */
+  status?: string;
+  /** The record's time (replays back-date it). */
+  ts: Date;
+}
+
+export interface RecordWrite {
+  /** Vault-relative path written. */
+  path: string;
+  /** False when an identical record was already there (dropped or absorbed). */
+  written: boolean;
+  /** Signals: how many times this signal has been seen (1 when new, more once absorbed). */
+  count?: number;
+}
+
+const lockOpts = { timeoutMs: 30_000 };
+
+/**
+ * Runs `fn` holding the lock on a shared log. The folder is resolved first and the file itself
+ * only under the lock: resolving a file (realpath) while another writer renames a new version
+ * over it can fail with ENOENT for an instant, which safeVaultPath would report as an escape.
+ */
+async function locked<T>(vault: string, rel: string, fn: (abs: string) => Promise<T>): Promise<T> {
+  const dir = await safeVaultPath(vault, dirname(rel));
+  await mkdir(dir, { recursive: true });
+  return withVaultLock(join(dir, basename(rel)), async () => fn(await safeVaultPath(vault, rel)), lockOpts);
+}
+
+/**
+ * Parsed frontmatter and body of files in a folder, re-read only when a file's mtime or size
+ * changed: duplicate checks scan every signal or ADR on each write, and YAML parsing is what
+ * that costs.
+ */
+const parsedCache = new Map<string, { mtimeMs: number; size: number; data: Record<string, unknown>; body: string }>();
+
+async function parsedFiles(dir: string, names: string[]): Promise<Array<{ name: string; data: Record<string, unknown>; body: string }>> {
+  const out = await Promise.all(
+    names.map(async (name) => {
+      const abs = join(dir, name);
+      const st = await stat(abs).catch(() => null);
+      if (!st) return null;
+      const hit = parsedCache.get(abs);
+      if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { name, data: hit.data, body: hit.body };
+      const { data, body } = splitFrontmatter(await readFile(abs, "utf8").catch(() => ""));
+      parsedCache.set(abs, { mtimeMs: st.mtimeMs, size: st.size, data, body });
+      return { name, data, body };
+    }),
+  );
+  return out.filter((x): x is { name: string; data: Record<string, unknown>; body: string } => x !== null);
+}
+
+const firstLine = (s: string) => s.trim().split("\n")[0]?.replace(/^#+\s*/, "").slice(0, 80) || "untitled";
+
+/** lesson → left/reference/lessons-YYYY-MM-DD.md; an identical entry the same day is dropped. */
+export async function appendLesson(vault: string, r: RecordInput): Promise<RecordWrite> {
+  const date = isoDate(r.ts);
+  const rel = `left/reference/lessons-${date}.md`;
+  return locked(vault, rel, async (abs) => {
+    const current = await readFile(abs, "utf8").catch(() => null);
+    const body = r.content.trim();
+    const base =
+      current ??
+      withFrontmatter({ id: `lessons-${date}`, title: `Lessons ${date}`, type: "lesson-log", created: r.ts.toISOString() }, `# Lessons ${date}`);
+    if (current !== null && lessonBodies(current).includes(body)) return { path: rel, written: false };
+    const entry = `\n## ${r.ts.toISOString()} — ${r.source} — ${r.session_id ?? "-"}\n\n${body}\n`;
+    await writeFileAtomic(abs, `${base.trimEnd()}\n${entry}`);
+    return { path: rel, written: true };
+  });
+}
+
+/** The bodies of a lesson log's entries (for duplicate detection and the pipeline checks). */
+export function lessonBodies(log: string): string[] {
+  const { body } = splitFrontmatter(log);
+  return body
+    .split(/\n(?=## \d{4}-\d{2}-\d{2}T)/)
+    .slice(1)
+    .map((e) => e.replace(/^## [^\n]*\n/, "").trim());
+}
+
+/** milestone → projects/<scope>/BLOCKS.md when that project folder exists, else daily/DATE.md. */
+export async function appendMilestone(vault: string, r: RecordInput): Promise<RecordWrite> {
+  let rel = `daily/${isoDate(r.ts)}.md`;
+  if (r.scope) {
+    const project = `projects/${slugify(r.scope, "")}`;
+    const isDir = await stat(await safeVaultPath(vault, project)).then((s) => s.isDirectory(), () => false);
+    if (isDir && slugify(r.scope, "") !== "") rel = `${project}/BLOCKS.md`;
+  }
+  return locked(vault, rel, async (abs) => {
+    const current = await readFile(abs, "utf8").catch(() => null);
+    const head = current ?? (rel.startsWith("daily/") ? `# ${isoDate(r.ts)}\n` : `# Blocks\n`);
+    const line = `- ${r.ts.toISOString()} — milestone — ${r.content.trim().replace(/\n+/g, " ")} (${r.source})\n`;
+    await writeFileAtomic(abs, `${head.trimEnd()}\n${line}`);
+    return { path: rel, written: true };
+  });
+}
+
+/**
+ * signal → amygdala/<YYYYMMDDTHHMMSSZ>-<severity>-<slug>.md. An open signal with the same
+ * source, severity and body absorbs the duplicate (its `count` goes up).
+ */
+export async function writeSignal(vault: string, r: RecordInput): Promise<RecordWrite> {
+  const severity = slugify(r.severity ?? "medium", "medium");
+  const dir = await safeVaultPath(vault, "amygdala");
+  await mkdir(dir, { recursive: true });
+  return withVaultLock(join(dir, ".signals"), async () => {
+    const body = r.content.trim();
+    // The severity is in the file name: only those files can hold the duplicate.
+    const candidates = (await readdir(dir)).filter((n) => n.endsWith(".md") && n.includes(`-${severity}-`)).sort();
+    for (const { name, data, body: existing } of await parsedFiles(dir, candidates)) {
+      if (data.status === "open" && data.source === r.source && data.severity === severity && existing.trim() === body) {
+        const count = (typeof data.count === "number" ? data.count : 1) + 1;
+        await writeFileAtomic(join(dir, name), withFrontmatter({ ...data, count, last_seen: r.ts.toISOString() }, body));
+        return { path: `amygdala/${name}`, written: false, count };
+      }
+    }
+    const name = `${compactStamp(r.ts)}-${severity}-${slugify(r.title ?? firstLine(body))}.md`;
+    const fm = { type: "signal", severity, status: "open", source: r.source, session_id: r.session_id, created: r.ts.toISOString(), count: 1, title: r.title ?? firstLine(body) };
+    await writeFileAtomic(join(dir, name), withFrontmatter(fm, body));
+    return { path: `amygdala/${name}`, written: true, count: 1 };
+  });
+}
+
+/** decision → left/decisions/ADR-NNNN-slug.md with status proposed, or the one given (NNNN = next number). */
+export async function writeDecision(vault: string, r: RecordInput): Promise<RecordWrite> {
+  const dir = await safeVaultPath(vault, "left/decisions");
+  await mkdir(dir, { recursive: true });
+  return withVaultLock(join(dir, ".adr"), async () => {
+    const names = await readdir(dir);
+    const body = r.content.trim();
+    for (const { name, body: existing } of await parsedFiles(dir, names.filter((n) => /^ADR-\d{4}-/.test(n)).sort())) {
+      if (existing.trim() === body) return { path: `left/decisions/${name}`, written: false };
+    }
+    const next = names.reduce((max, n) => Math.max(max, Number(/^ADR-(\d{4})-/.exec(n)?.[1] ?? 0)), 0) + 1;
+    const num = String(next).padStart(4, "0");
+    const title = r.title ?? firstLine(body);
+    const name = `ADR-${num}-${slugify(title)}.md`;
+    const fm = { id: `ADR-${num}`, title, type: "decision", status: r.status ?? "proposed", source: r.source, session_id: r.session_id, created: r.ts.toISOString() };
+    await writeFileAtomic(join(dir, name), withFrontmatter(fm, body));
+    return { path: `left/decisions/${name}`, written: true };
+  });
+}

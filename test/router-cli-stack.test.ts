@@ -1,0 +1,298 @@
+// router-cli's stack commands and install, run as the compiled binary with a fixture
+// `docker` on PATH that records its argv: deployment detection order, one stack per machine,
+// volumes kept, and install's five rules against a temporary HOME.
+import { beforeAll, describe, expect, it } from "bun:test";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseDotenv } from "dotenv";
+import { compiledClis, fixturePath, runCompiled } from "./support/cli";
+import { tempDir } from "./support/main-process";
+
+interface Env {
+  home: string;
+  cwd: string;
+  record: string;
+  env: Record<string, string>;
+}
+
+function setup(extra: Record<string, string> = {}): Env {
+  const home = tempDir("cli-home");
+  const cwd = tempDir("cli-cwd");
+  const record = join(tempDir("docker-record"), "argv.jsonl");
+  return { home, cwd, record, env: { HOME: home, PATH: fixturePath({ docker: "fake-docker" }), FAKE_DOCKER_RECORD: record, ...extra } };
+}
+
+const calls = (e: Env): string[][] => (existsSync(e.record) ? readFileSync(e.record, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+const composeCalls = (e: Env) => calls(e).filter((a) => a[0] === "compose");
+const cli = (e: Env, ...args: string[]) => runCompiled("router-cli", args, { env: e.env, cwd: e.cwd });
+const writeCompose = (dir: string) => {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "compose.yml"), "name: brain\nservices:\n  brain-api:\n    image: x\n");
+  return join(dir, "compose.yml");
+};
+
+beforeAll(async () => {
+  await compiledClis();
+}, 60_000);
+
+describe("deployment detection", () => {
+  it("exits 2 with a hint when no deployment is found", async () => {
+    const e = setup();
+    const r = await cli(e, "up");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("no deployment found");
+    expect(r.stderr).toContain("router-cli install");
+    expect(composeCalls(e)).toEqual([]);
+  });
+
+  it("1. uses a compose.yml found walking up from the current directory", async () => {
+    const e = setup();
+    const file = writeCompose(e.cwd);
+    const deeper = join(e.cwd, "a", "b");
+    mkdirSync(deeper, { recursive: true });
+    writeCompose(join(e.home, ".router"));
+    const r = await runCompiled("router-cli", ["down"], { env: e.env, cwd: deeper });
+    expect(r.code).toBe(0);
+    expect(composeCalls(e)[0]).toEqual(["compose", "-f", file, "down"]);
+  });
+
+  it("2. else the stack holding the container router_brain_api", async () => {
+    const repo = tempDir("running-stack");
+    const file = writeCompose(repo);
+    const e = setup({ FAKE_DOCKER_CONTAINER: `teamstack|${file}` });
+    writeCompose(join(e.home, ".router"));
+    const r = await cli(e, "down");
+    expect(r.code).toBe(0);
+    expect(calls(e)[0]?.[0]).toBe("inspect");
+    expect(composeCalls(e)[0]).toEqual(["compose", "-p", "teamstack", "-f", file, "down"]);
+  });
+
+  it("3. else the path pinned as ROUTER_REPO in ~/.router/.env", async () => {
+    const e = setup();
+    const repo = tempDir("pinned");
+    const file = writeCompose(repo);
+    mkdirSync(join(e.home, ".router"), { recursive: true });
+    writeFileSync(join(e.home, ".router", ".env"), `ROUTER_REPO=${repo}\n`);
+    writeCompose(join(e.home, ".router"));
+    const r = await cli(e, "down");
+    expect(r.code).toBe(0);
+    expect(composeCalls(e)[0]).toEqual(["compose", "-f", file, "down"]);
+  });
+
+  it("4. else the installed stack under ~/.router/", async () => {
+    const e = setup();
+    const file = writeCompose(join(e.home, ".router"));
+    const r = await cli(e, "down");
+    expect(r.code).toBe(0);
+    expect(composeCalls(e)[0]).toEqual(["compose", "-f", file, "down"]);
+  });
+});
+
+describe("stack commands", () => {
+  it("up brings down other projects holding our names first, starts, migrates, lists", async () => {
+    const e = setup({ FAKE_DOCKER_PS_PROJECTS: "old-brain,brain" });
+    const file = writeCompose(e.cwd);
+    const r = await cli(e, "up");
+    expect(r.code).toBe(0);
+    expect(composeCalls(e)).toEqual([
+      ["compose", "-p", "old-brain", "down"],
+      ["compose", "-f", file, "up", "-d"],
+      ["compose", "-f", file, "exec", "-T", "brain-api", "router-cli", "migrate"],
+      ["compose", "-f", file, "ps"],
+    ]);
+  });
+
+  it("up exits 1 when docker compose fails", async () => {
+    const e = setup({ FAKE_DOCKER_FAIL: "compose up" });
+    writeCompose(e.cwd);
+    expect((await cli(e, "up")).code).toBe(1);
+  });
+
+  it("down removes every stack and never removes volumes", async () => {
+    const e = setup({ FAKE_DOCKER_PS_PROJECTS: "other" });
+    const file = writeCompose(e.cwd);
+    expect((await cli(e, "down")).code).toBe(0);
+    expect(composeCalls(e)).toEqual([["compose", "-f", file, "down"], ["compose", "-p", "other", "down"]]);
+    for (const argv of calls(e)) expect(argv.some((a) => a === "-v" || a === "--volumes")).toBe(false);
+  });
+
+  it("build [SERVICE...] rebuilds, recreates and lists", async () => {
+    const e = setup();
+    const file = writeCompose(e.cwd);
+    expect((await cli(e, "build", "brain-api", "mcp")).code).toBe(0);
+    expect(composeCalls(e)).toEqual([
+      ["compose", "-f", file, "build", "brain-api", "mcp"],
+      ["compose", "-f", file, "up", "-d", "--force-recreate", "brain-api", "mcp"],
+      ["compose", "-f", file, "ps"],
+    ]);
+  });
+
+  it("logs passes -f, --since and --tail through", async () => {
+    const e = setup();
+    const file = writeCompose(e.cwd);
+    expect((await cli(e, "logs", "brain-api", "-f", "--since", "10m", "--tail", "50")).code).toBe(0);
+    expect(composeCalls(e)).toEqual([["compose", "-f", file, "logs", "--follow", "--since", "10m", "--tail", "50", "brain-api"]]);
+    expect((await cli(e, "logs", "--tail", "lots")).code).toBe(2);
+  });
+
+  it("status lists the containers, then says clearly that /health does not answer", async () => {
+    const e = setup({ BRAIN_URL: "http://127.0.0.1:1" });
+    const file = writeCompose(e.cwd);
+    const r = await cli(e, "status");
+    expect(composeCalls(e)).toEqual([["compose", "-f", file, "ps"]]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("does not answer at http://127.0.0.1:1");
+  });
+
+  it("uninstall --dry-run prints the plan and does nothing; uninstall stops stacks and unlinks, keeping config", async () => {
+    const e = setup({ FAKE_DOCKER_PS_PROJECTS: "brain" });
+    await cli(e, "install", "--no-stack");
+    const link = join(e.home, ".claude", "profiles", "brain");
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    const before = calls(e).length;
+    const dry = await cli(e, "uninstall", "--dry-run");
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(`remove the link ${link}`);
+    expect(calls(e).filter((a) => a[0] === "compose").length).toBe(composeCalls(e).length);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    const real = await cli(e, "uninstall");
+    expect(real.code).toBe(0);
+    expect(calls(e).slice(before).filter((a) => a[0] === "compose")).toContainEqual(["compose", "-p", "brain", "down"]);
+    expect(existsSync(link)).toBe(false);
+    expect(existsSync(join(e.home, ".router", ".env"))).toBe(true);
+  });
+});
+
+describe("install", () => {
+  const envOf = (e: Env) => parseDotenv(readFileSync(join(e.home, ".router", ".env"), "utf8"));
+  const snapshot = (dir: string) =>
+    (readdirSync(dir, { recursive: true }) as string[])
+      .sort()
+      .map((f) => {
+        const p = join(dir, f);
+        const st = lstatSync(p);
+        return `${f}:${st.isSymbolicLink() ? `->${readlinkSync(p)}` : st.isFile() ? readFileSync(p, "utf8") : "dir"}`;
+      });
+
+  it("renders the stack, scaffolds the vault, completes the env file, creates the outbox, starts the stack, links the profile", async () => {
+    const e = setup();
+    const r = await cli(e, "install");
+    expect(r.code).toBe(0);
+    const compose = readFileSync(join(e.home, ".router", "compose.yml"), "utf8");
+    expect(compose).toContain("router_brain_api");
+    expect(compose).not.toMatch(/^\s+build:/m);
+    expect(existsSync(join(e.home, ".router", "deploy", "otel-collector.yaml"))).toBe(true);
+    expect(existsSync(join(e.home, "brain-vault", ".brain-schema"))).toBe(true);
+    const env = envOf(e);
+    expect(env.KB_ROUTER_TOKEN).toMatch(/^[0-9a-f]{48}$/);
+    expect(env.BRAIN_URL).toBe("http://localhost:8103");
+    expect(env.EMBEDDINGS_KEY_ID).toMatch(/^emb_/);
+    expect(env.EMBEDDINGS_API_KEY).toMatch(/^[0-9a-f]{48}$/);
+    expect(env).toMatchObject({ PORT_BRAIN_API: "8103", PORT_BRAIN_MCP: "8104", BIND_HOST: "0.0.0.0", TICK_INTERVAL_SECONDS: "7200", AMYGDALA_ENABLED: "1" });
+    expect(env.BRAIN_OUTBOX).toBe(join(e.home, ".router", "outbox"));
+    expect(existsSync(join(e.home, ".router", "outbox"))).toBe(true);
+    expect(existsSync(join(e.home, ".router", "backlog"))).toBe(true);
+    expect((lstatSync(join(e.home, ".router", ".env")).mode & 0o777).toString(8)).toBe("600");
+    const file = join(e.home, ".router", "compose.yml");
+    expect(composeCalls(e)).toEqual([
+      ["compose", "-f", file, "up", "-d"],
+      ["compose", "-f", file, "exec", "-T", "brain-api", "router-cli", "migrate"],
+    ]);
+    expect(readlinkSync(join(e.home, ".claude", "profiles", "brain"))).toBe(join(e.home, ".router", "profiles", "default"));
+    expect(readFileSync(join(e.home, ".router", "profiles", "default", "CLAUDE.md"), "utf8")).toContain("@lesson");
+  });
+
+  it("changes nothing the second time", async () => {
+    const e = setup();
+    expect((await cli(e, "install")).code).toBe(0);
+    const first = snapshot(e.home);
+    expect((await cli(e, "install")).code).toBe(0);
+    expect(snapshot(e.home)).toEqual(first);
+  });
+
+  it("--dry-run prints the plan and writes nothing", async () => {
+    const e = setup();
+    const r = await cli(e, "install", "--dry-run");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("1. render the bundled stack");
+    expect(readdirSync(e.home)).toEqual([]);
+    expect(composeCalls(e)).toEqual([]);
+  });
+
+  it("keeps existing values and migrates retired client defaults", async () => {
+    const e = setup();
+    mkdirSync(join(e.home, ".router"), { recursive: true });
+    writeFileSync(join(e.home, ".router", ".env"), "# mine\nKB_ROUTER_TOKEN=keep-me\nBRAIN_URL=http://localhost:8102\nCUSTOM=1\n");
+    expect((await cli(e, "install", "--no-stack")).code).toBe(0);
+    const text = readFileSync(join(e.home, ".router", ".env"), "utf8");
+    expect(text).toStartWith("# mine\nKB_ROUTER_TOKEN=keep-me\nBRAIN_URL=http://localhost:8103\nCUSTOM=1\n");
+    expect(envOf(e).VAULT_PATH).toBe(join(e.home, "brain-vault"));
+  });
+
+  it("writes the model keys only when the compose file supplies them, and names those left to set", async () => {
+    const e = setup();
+    const r = await cli(e, "install", "--no-stack");
+    const env = envOf(e);
+    for (const k of ["LLM_API_KEY", "LLM_API_BASE", "INFERENCE_URL", "INFERENCE_API_KEY"]) expect(env[k]).toBeUndefined();
+    expect(r.stderr + r.stdout).toContain("left to set");
+    expect(r.stderr + r.stdout).toContain("LLM_API_KEY");
+
+    const e2 = setup();
+    writeFileSync(join(e2.cwd, "compose.yml"), "name: brain\nservices:\n  brain-api:\n    image: x\n    environment:\n      LLM_API_BASE: ${LLM_API_BASE:-http://gateway:4000/v1}\n");
+    await cli(e2, "install", "--no-stack");
+    expect(envOf(e2).LLM_API_BASE).toBe("http://gateway:4000/v1");
+    expect(existsSync(join(e2.home, ".router", "compose.yml"))).toBe(false);
+  });
+
+  it("with --brain-url is client-only: no stack, no vault; it needs --token", async () => {
+    const e = setup();
+    const bad = await cli(e, "install", "--brain-url", "https://brain.team.example");
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--token");
+    const r = await cli(e, "install", "--brain-url", "https://brain.team.example", "--token", "team-token");
+    expect(r.code).toBe(0);
+    const env = envOf(e);
+    expect(env).toMatchObject({ BRAIN_URL: "https://brain.team.example", KB_ROUTER_TOKEN: "team-token" });
+    expect(env.VAULT_PATH).toBeUndefined();
+    expect(existsSync(join(e.home, ".router", "compose.yml"))).toBe(false);
+    expect(existsSync(join(e.home, "brain-vault"))).toBe(false);
+    expect(composeCalls(e)).toEqual([]);
+    expect(existsSync(join(e.home, ".router", "outbox"))).toBe(true);
+  });
+
+  it("uses external object storage with --s3-bucket and --s3-endpoint (both or neither)", async () => {
+    const e = setup();
+    expect((await cli(e, "install", "--s3-bucket", "b")).code).toBe(2);
+    expect((await cli(e, "install", "--no-stack", "--s3-bucket", "team-bundles", "--s3-endpoint", "https://s3.example")).code).toBe(0);
+    expect(readFileSync(join(e.home, ".router", "compose.yml"), "utf8")).not.toMatch(/^  object-store:/m);
+    expect(envOf(e)).toMatchObject({ S3_BUCKET: "team-bundles", S3_ENDPOINT: "https://s3.example" });
+  });
+
+  it("bundles local inference with --ollama", async () => {
+    const e = setup();
+    expect((await cli(e, "install", "--no-stack", "--ollama")).code).toBe(0);
+    expect(envOf(e)).toMatchObject({ COMPOSE_PROFILES: "ollama", INFERENCE_URL: "http://inference:11434" });
+  });
+});
+
+describe("scaffold", () => {
+  it("writes the layout at PATH, and a second run reports it complete", async () => {
+    const e = setup();
+    const vault = join(e.cwd, "my-vault");
+    const first = await cli(e, "scaffold", vault);
+    expect(first.code).toBe(0);
+    expect(existsSync(join(vault, ".brain-schema"))).toBe(true);
+    expect(existsSync(join(vault, "left", "reference"))).toBe(true);
+    const second = await cli(e, "scaffold", vault);
+    expect(second.code).toBe(0);
+    expect(second.stdout + second.stderr).toContain("layout already complete");
+  });
+
+  it("exits 1 with a clear message when the path cannot be a folder", async () => {
+    const e = setup();
+    writeFileSync(join(e.cwd, "a-file"), "x");
+    const r = await cli(e, "scaffold", join(e.cwd, "a-file"));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("cannot scaffold");
+  });
+});

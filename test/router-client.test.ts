@@ -1,0 +1,65 @@
+// RouterClient against the live server: every method, and its typed errors.
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { join } from "node:path";
+import { ApiError, ConnectionError, RouterClient } from "../src/router/client";
+import { type MainProcess, startMain, tempDir } from "./support/main-process";
+
+describe("RouterClient", () => {
+  let main: MainProcess;
+  let client: RouterClient;
+  beforeAll(async () => {
+    main = await startMain(["--only", "router", "--vault", join(tempDir("client"), "v")], { KB_ROUTER_TOKEN: "client-token", ORCHESTRATOR_URL: "http://127.0.0.1:1", PORT_BRAIN_MCP: "0" }, { expect: ["router"] });
+    client = new RouterClient({ baseUrl: main.routerUrl!, token: "client-token" });
+  });
+  afterAll(() => main.stop());
+
+  it("health() returns the service's health", async () => {
+    expect(await client.health()).toMatchObject({ status: "ok", service: "knowledge-router" });
+  });
+
+  it("ingest(), search() and brief() round-trip with types", async () => {
+    const ing = await client.ingest({ content: "# Runbook\nRestart the worker with systemctl.", tags: ["ops"] });
+    expect(ing.kind).toBe("note");
+    const found = await client.search({ query: "worker", limit: 5 });
+    expect(found.hits[0]?.path).toBe(ing.paths[0]!);
+    const brief = await client.brief("worker");
+    expect(brief.synthesis).toBe("extractive");
+    expect(brief.citations[0]?.path).toBe(ing.paths[0]!);
+  });
+
+  it("throws ApiError with the status and the error body's code", async () => {
+    const bad = new RouterClient({ baseUrl: main.routerUrl!, token: "wrong" });
+    const err = await bad.search("x").catch((e) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 401, code: "unauthorized" });
+    const invalid = await client.search({ query: "x", limit: 0 }).catch((e) => e);
+    expect(invalid).toMatchObject({ status: 400, code: "invalid_request" });
+  });
+
+  it("dispatch() surfaces the orchestrator being down as ApiError 502", async () => {
+    const err = await client.dispatch({ task: "anything" }).catch((e) => e);
+    expect(err).toMatchObject({ status: 502, code: "orchestrator_unreachable" });
+    expect((err as ApiError).details).toMatchObject({ bundle_id: expect.any(String) });
+  });
+
+  it("marker(), tick(), getTick(), feed(), healthDeep() and healthPipeline() round-trip with types", async () => {
+    const first = await client.marker({ type: "lesson", content: "Typed clients catch drift.", attrs: { source: "client-test" } }, { idempotencyKey: "client-k1" });
+    expect(first.created).toBe(true);
+    expect(first.record.path).toStartWith("left/reference/lessons-");
+    const again = await client.marker({ type: "lesson", content: "Typed clients catch drift.", attrs: { source: "client-test" } }, { idempotencyKey: "client-k1" });
+    expect(again).toMatchObject({ created: false, record: { id: first.record.id } });
+    const done = await client.tick({ wait: true, no_ai: true });
+    expect(done.status).toBe("succeeded");
+    expect((await client.getTick(done.tick_id)).tick_id).toBe(done.tick_id);
+    expect(await client.feed()).toHaveProperty("hot_arcs");
+    expect((await client.healthDeep()).probes.map((p) => p.name)).toContain("vault");
+    expect((await client.healthPipeline()).stages).toHaveLength(7);
+    const bad = await client.marker({ type: "rumour" as never, content: "x" }).catch((e) => e);
+    expect(bad).toMatchObject({ status: 400 });
+  });
+
+  it("throws ConnectionError when nothing answers", async () => {
+    const err = await new RouterClient({ baseUrl: "http://127.0.0.1:1", token: "t" }).health().catch((e) => e);
+    expect(err).toBeInstanceOf(ConnectionError);
+  });
+});

@@ -1,0 +1,67 @@
+// `bun run start` on a fresh machine: both services answer /health with no configuration,
+// because a router token is generated into ~/.router/.env (never printed) when none is set.
+import { describe, expect, it } from "bun:test";
+import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseDotenv } from "dotenv";
+import { REPO, tempDir } from "./support/main-process";
+
+async function startScript(home: string, env: Record<string, string> = {}) {
+  const proc = Bun.spawn(["bun", join(REPO, "scripts", "start.ts"), "--vault", join(home, "vault")], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? "", HOME: home, PORT_BRAIN_API: "0", PORT_BRAIN_MCP: "0", SERVICE_PORT: "0", TICK_INTERVAL_SECONDS: "0", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  const decoder = new TextDecoder();
+  void (async () => {
+    for await (const c of proc.stdout) out += decoder.decode(c, { stream: true });
+  })();
+  void (async () => {
+    for await (const c of proc.stderr) out += decoder.decode(c, { stream: true });
+  })();
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const router = /knowledge router on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
+    const orch = /job orchestrator on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
+    if (router && orch) return { proc, router, orch, output: () => out };
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`start.ts did not start:\n${out}`);
+    await Bun.sleep(20);
+  }
+}
+
+describe("bun run start", () => {
+  it("generates a router token on a fresh machine, so both /health answer ok", async () => {
+    const home = tempDir("start-home");
+    const s = await startScript(home);
+    try {
+      expect(((await (await fetch(`${s.router}/health`)).json()) as { status: string }).status).toBe("ok");
+      expect(((await (await fetch(`${s.orch}/health`)).json()) as { status: string }).status).toBe("ok");
+      const envFile = join(home, ".router", ".env");
+      const token = parseDotenv(readFileSync(envFile, "utf8")).KB_ROUTER_TOKEN!;
+      expect(token).toMatch(/^[0-9a-f]{48}$/);
+      expect((statSync(envFile).mode & 0o777).toString(8)).toBe("600");
+      expect(s.output()).not.toContain(token);
+      expect((await fetch(`${s.router}/feed`)).status).toBe(401);
+      expect((await fetch(`${s.router}/feed`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    } finally {
+      s.proc.kill("SIGTERM");
+      expect(await s.proc.exited).toBe(0);
+    }
+  });
+
+  it("keeps a configured token and writes nothing", async () => {
+    const home = tempDir("start-home");
+    mkdirSync(join(home, ".router"));
+    writeFileSync(join(home, ".router", ".env"), "KB_ROUTER_TOKEN=mine\n");
+    const s = await startScript(home);
+    try {
+      expect(readFileSync(join(home, ".router", ".env"), "utf8")).toBe("KB_ROUTER_TOKEN=mine\n");
+      expect((await fetch(`${s.router}/feed`, { headers: { authorization: "Bearer mine" } })).status).toBe(200);
+    } finally {
+      s.proc.kill("SIGTERM");
+      await s.proc.exited;
+    }
+  });
+});

@@ -1,0 +1,101 @@
+// Starts `bun src/main.ts` as a real subprocess on free ports (port 0) with a temp HOME,
+// and reads the bound ports back from its start-up log.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+export const REPO = join(import.meta.dir, "..", "..");
+export const MAIN = join(REPO, "src", "main.ts");
+
+export interface MainProcess {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  routerUrl?: string;
+  /** The router's MCP listener (PORT_BRAIN_MCP). */
+  mcpUrl?: string;
+  orchestratorUrl?: string;
+  home: string;
+  /** Everything printed so far (stdout + stderr). */
+  output(): string;
+  /** Resolves once the output matches, or throws after timeoutMs. */
+  waitForOutput(pattern: string | RegExp, timeoutMs?: number): Promise<void>;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `${prefix}-`));
+}
+
+/** Runs main.ts to completion (for start-up failures): exit code and output. */
+export async function runMain(args: string[], env: Record<string, string>, timeoutMs = 15_000) {
+  const home = env.HOME ?? tempDir("home");
+  const proc = Bun.spawn(["bun", MAIN, ...args], {
+    cwd: home,
+    // PORT_BRAIN_MCP=0: the MCP listener never collides with another run (or a stack on 8104).
+    env: { PATH: process.env.PATH ?? "", HOME: home, PORT_BRAIN_MCP: "0", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: timeoutMs,
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** Starts main.ts and resolves once every requested service has logged its address. */
+export async function startMain(
+  args: string[],
+  env: Record<string, string>,
+  opts: { expect?: Array<"router" | "orchestrator">; timeoutMs?: number } = {},
+): Promise<MainProcess> {
+  const home = env.HOME ?? tempDir("home");
+  const expect = opts.expect ?? ["router", "orchestrator"];
+  const proc = Bun.spawn(["bun", MAIN, ...args], {
+    cwd: home,
+    env: { PATH: process.env.PATH ?? "", HOME: home, PORT_BRAIN_API: "0", PORT_BRAIN_MCP: "0", SERVICE_PORT: "0", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  const decoder = new TextDecoder();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) out += decoder.decode(chunk, { stream: true });
+  };
+  const pumps = Promise.all([pump(proc.stdout), pump(proc.stderr)]);
+  const main: MainProcess = {
+    proc,
+    home,
+    output: () => out,
+    async waitForOutput(pattern, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      const matches = () => (typeof pattern === "string" ? out.includes(pattern) : pattern.test(out));
+      while (!matches()) {
+        if (Date.now() > deadline) throw new Error(`output never matched ${pattern}:\n${out}`);
+        await Bun.sleep(10);
+      }
+    },
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode === null) proc.kill(signal);
+      const code = await proc.exited;
+      await pumps;
+      return code;
+    },
+  };
+  const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+  for (;;) {
+    const router = /knowledge router on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
+    const orchestrator = /job orchestrator on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
+    const ready = expect.every((s) => (s === "router" ? router : orchestrator));
+    const mcp = /router MCP on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
+    if (ready && (!router || mcp)) {
+      main.routerUrl = router;
+      main.mcpUrl = mcp;
+      main.orchestratorUrl = orchestrator;
+      return main;
+    }
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      await main.stop("SIGKILL");
+      throw new Error(`main.ts did not start (exit ${proc.exitCode}):\n${out}`);
+    }
+    await Bun.sleep(20);
+  }
+}
