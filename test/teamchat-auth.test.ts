@@ -9,13 +9,15 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { createErrorHandler } from "../src/common/error-handler";
 import { logger, setLogLevel } from "../src/common/logger";
 import { bearerAuth } from "../src/common/middleware/bearer-auth";
+import { createOrchestratorApp } from "../src/orchestrator/app";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
+import { createCompanionSync } from "../src/orchestrator/jobs/companion-repos";
 import { createTeamChatDeps, exceptTeamChat, TEAMCHAT_PATH } from "../src/orchestrator/routes/teamchat";
 import { checkServiceUrl, tenantTokenUrl } from "../src/orchestrator/teamchat/cloud";
 import { SigningKeys } from "../src/orchestrator/teamchat/signing-keys";
 import { APP_ID, startBotPlatform, type BotPlatform } from "./fixtures/bot-platform";
 import { makeHub, recordedStarts, tempHome } from "./support/agent-mode";
-import { startTeamChatServer, type TeamChatServer } from "./support/teamchat";
+import { SERVICE_KEY, startTeamChatServer, type TeamChatServer } from "./support/teamchat";
 
 type Json = Record<string, any>;
 
@@ -81,7 +83,8 @@ describe("POST /api/messages: inbound tokens", () => {
       const body = (await res.json()) as Json;
       expect(body.error.code).toBe("unauthorized");
       expect(body.error.message).toMatch(why);
-      await Bun.sleep(100);
+      // Whatever the bot had started would be among its background work: wait for all of it.
+      await s.teamChat.bot.idle();
       expect(await recordedStarts(record)).toHaveLength(0);
       expect(platform.activities.length).toBe(sentBefore);
       expect(platform.tokenRequests.length).toBe(tokensBefore);
@@ -110,7 +113,6 @@ describe("POST /api/messages: inbound tokens", () => {
     const known = JSON.parse(atob((await platform.sign()).split(".")[0]!)).kid;
     const before = platform.keyFetches;
     await keys.key(known, "msteams");
-    await Bun.sleep(5);
     await expect(keys.key("made-up-1", "msteams")).rejects.toThrow(/not one the bot platform publishes/);
     await expect(keys.key("made-up-2", "msteams")).rejects.toThrow(/not one the bot platform publishes/);
     expect(platform.keyFetches).toBe(before + 1);
@@ -131,7 +133,7 @@ describe("sovereign clouds and service URLs", () => {
     const res = await s.post(platform.activity({ serviceUrl }), await platform.sign({ serviceUrl }));
     expect(res.status).toBe(403);
     expect(((await res.json()) as Json).error).toMatchObject({ code: "service_url_not_allowed", message: expect.stringContaining("sovereign cloud") });
-    await Bun.sleep(100);
+    await s.teamChat.bot.idle();
     expect(await recordedStarts(record)).toHaveLength(0);
     expect(platform.tokenRequests.length).toBe(tokens);
   });
@@ -196,6 +198,37 @@ describe("the route exists only when configured", () => {
   it("is in the live API document, without the bearer requirement", async () => {
     const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as Json;
     expect(doc.paths["/api/messages"].post.security).toEqual([]);
+  });
+
+  it("on the running service, SERVICE_API_KEYS do not apply to the webhook but still guard every other route", async () => {
+    const chat = (headers: Record<string, string>) =>
+      fetch(`${s.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ model: "x", messages: [{ role: "user", content: "hi" }] }),
+      });
+    expect((await chat({})).status).toBe(401);
+    // The service key is no platform token: the webhook wants the JWT, whatever else is sent.
+    expect((await s.post(platform.activity(), SERVICE_KEY)).status).toBe(401);
+    const activity = platform.activity();
+    expect((await s.post(activity, await platform.sign())).status).toBe(202);
+    await platform.waitForMessages(1, activity.conversation.id);
+  });
+
+  it("without team chat the service has no /api/messages: 404, and not in its API document", async () => {
+    const config = loadOrchestratorConfig({ SERVICE_OTEL_ENABLED: "false" }, t.home);
+    const app = createOrchestratorApp({
+      config,
+      jobs: {} as never,
+      profiles: { list: () => ({ profiles: [], errors: [] }) } as never,
+      companions: createCompanionSync(config),
+      agentMode: s.agentMode,
+    });
+    const res = await app.request(TEAMCHAT_PATH, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(platform.activity()) });
+    expect(res.status).toBe(404);
+    const doc = (await (await app.request("/openapi.json")).json()) as Json;
+    expect(doc.paths["/v1/chat/completions"]).toBeDefined();
+    expect(doc.paths[TEAMCHAT_PATH]).toBeUndefined();
   });
 
   it("SERVICE_API_KEYS do not apply to the webhook (it has the platform's JWT), and still apply everywhere else", async () => {

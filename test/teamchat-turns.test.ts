@@ -3,15 +3,17 @@
 // platform's activities endpoint records what the bot sent back. Rendering per the spec's table
 // (Events, "Team-chat rendering") and coalescing, visibility per conversation, slash tokens, the
 // owner filter and one-to-one scope, the busy rule, sessions and history in the key-value store.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, setSystemTime } from "bun:test";
 import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { encodeKeyName } from "../src/common/kv/key-filename";
 import { safeFileName } from "../src/orchestrator/chat/visibility";
 import { REPLIES } from "../src/orchestrator/teamchat/bot";
+import { Connector, SendError } from "../src/orchestrator/teamchat/connector";
+import { OutboundToken } from "../src/orchestrator/teamchat/outbound-token";
 import { createClient } from "redis";
-import { startBotPlatform, type BotPlatform } from "./fixtures/bot-platform";
+import { APP_ID, APP_PASSWORD, SCOPE, startBotPlatform, type BotPlatform } from "./fixtures/bot-platform";
 import { AGENT, flagOf, makeHub, recordedStarts, scenarioLines, tempHome, writeScenario } from "./support/agent-mode";
 import { TEST_REDIS_URL, requireServer } from "./support/servers";
 import { OWNER, startTeamChatServer, type TeamChatServer } from "./support/teamchat";
@@ -85,7 +87,7 @@ describe("rendering (spec: Team-chat rendering)", () => {
     const { res, conv } = await say("/show-all What is failing?");
     expect(res.status).toBe(202);
     await platform.waitForMessages(5, conv);
-    await Bun.sleep(100);
+    await s.teamChat.bot.idle();
     const sent = platform.activities.filter((a) => a.conversationId === conv).map((a) => a.activity);
     expect(sent[0]!.type).toBe("typing");
     expect(texts(conv)).toEqual([
@@ -108,7 +110,7 @@ describe("rendering (spec: Team-chat rendering)", () => {
     agentEnv.FAKE_CLAUDE_SCENARIO = "thinking-tool-final";
     const { conv } = await say("What is failing?");
     await platform.waitForMessages(2, conv);
-    await Bun.sleep(200);
+    await s.teamChat.bot.idle();
     expect(texts(conv)).toEqual(["Let me run the tests first.", FINAL]);
   });
 
@@ -163,7 +165,7 @@ describe("visibility and slash tokens, per conversation", () => {
     await platform.waitForMessages(5, a.conv);
     const b = await say("What is failing?");
     await platform.waitForMessages(2, b.conv);
-    await Bun.sleep(200);
+    await s.teamChat.bot.idle();
     expect(texts(a.conv).slice(1).map((m) => m.split("\n")[0])).toEqual(["**Reasoning:**", "**Tool call:** Bash", "**Tool result:**", FINAL]);
     expect(texts(b.conv)).toEqual(["Let me run the tests first.", FINAL]);
 
@@ -188,7 +190,7 @@ describe("who is served (spec: owner filter, Team-chat scope)", () => {
     expect(res.status).toBe(202);
     const [m] = await platform.waitForMessages(1, conv);
     expect(m!.text).toBe(REPLIES.notOwner);
-    await Bun.sleep(100);
+    await s.teamChat.bot.idle();
     expect(await recordedStarts(record)).toHaveLength(0);
   });
 
@@ -203,7 +205,7 @@ describe("who is served (spec: owner filter, Team-chat scope)", () => {
     const c = await say("Deploy main", { conversationType: "channel" });
     expect((await platform.waitForMessages(1, g.conv))[0]!.text).toBe(REPLIES.notPersonal);
     expect((await platform.waitForMessages(1, c.conv))[0]!.text).toBe(REPLIES.notPersonal);
-    await Bun.sleep(100);
+    await s.teamChat.bot.idle();
     expect(await recordedStarts(record)).toHaveLength(0);
   });
 
@@ -213,27 +215,52 @@ describe("who is served (spec: owner filter, Team-chat scope)", () => {
     const { activity, conv } = await say("Hi");
     await platform.waitForMessages(1, conv);
     expect((await s.post(activity, await platform.sign())).status).toBe(200);
-    await Bun.sleep(200);
+    await s.teamChat.bot.idle();
     expect(platform.activities.filter((a) => a.conversationId === update.conversation.id)).toHaveLength(0);
     expect(await recordedStarts(record)).toHaveLength(1);
   });
 });
 
 describe("turns (spec: Errors, Limits)", () => {
+  it("POST /api/messages answers 202 before the turn has run (the platform retries slow webhooks)", async () => {
+    const activity = platform.activity({ text: "What failed?" });
+    const conv = activity.conversation.id as string;
+    // No reply of this conversation is delivered until release(): a route that waited for the turn would never answer.
+    const release = platform.hold((a) => a.conversation?.id === conv);
+    try {
+      const res = await s.post(activity, await platform.sign());
+      expect(res.status).toBe(202);
+      expect(platform.activities.filter((a) => a.conversationId === conv)).toHaveLength(0);
+    } finally {
+      release();
+    }
+    expect((await platform.waitForMessages(1, conv))[0]!.text).toBe("Hello! The build passes on main.");
+  });
+
   it("a message while a turn runs gets the still-working reply and starts nothing; the running turn still answers", async () => {
-    agentEnv.FAKE_CLAUDE_DELAY_MS = "60";
-    const first = await say("What failed?");
-    await waitFor(async () => ((await recordedStarts(record)).length > 0 ? true : undefined), "the first turn to start");
-    const second = await say("Are you there?", { conversationId: first.conv });
-    expect(second.res.status).toBe(202);
-    const msgs = await platform.waitForMessages(2, first.conv);
+    const conv = `a:1busy${crypto.randomUUID().replaceAll("-", "")}`;
+    // The first turn lasts until its typing activity is delivered, which the platform holds.
+    const release = platform.hold((a) => a.type === "typing" && a.conversation?.id === conv);
+    try {
+      const first = await say("What failed?", { conversationId: conv });
+      expect(first.res.status).toBe(202);
+      const second = await say("Are you there?", { conversationId: conv });
+      expect(second.res.status).toBe(202);
+      const [busy] = await platform.waitForMessages(1, conv);
+      expect(busy!.text).toBe(REPLIES.stillWorking);
+      expect(busy!.replyToId).toBe(second.activity.id);
+    } finally {
+      release();
+    }
+    const msgs = await platform.waitForMessages(2, conv);
     expect(msgs.map((m) => m.text)).toEqual([REPLIES.stillWorking, "Hello! The build passes on main."]);
-    expect(msgs[0]!.replyToId).toBe(second.activity.id);
-    expect(await recordedStarts(record)).toHaveLength(1);
+    await s.teamChat.bot.idle();
+    const starts = await recordedStarts(record);
+    expect(starts).toHaveLength(1);
+    expect(starts[0]!.argv[1]).toBe("What failed?");
     // Once the turn has ended, the next message runs.
-    await settled();
-    const third = await say("And now?", { conversationId: first.conv });
-    await platform.waitForMessages(3, third.conv);
+    await say("And now?", { conversationId: conv });
+    await platform.waitForMessages(3, conv);
     expect(await recordedStarts(record)).toHaveLength(2);
   });
 
@@ -321,6 +348,43 @@ describe("outbound (spec: Authentication, Team-chat outbound)", () => {
     });
     const tokens = new Set(p.activities.map((a) => a.authorization));
     expect(tokens.size).toBe(1);
+    // {serviceUrl}/v3/conversations/{id}/activities, the service URL's regional path kept.
+    for (const a of p.activities) expect(a.path).toBe(`/amer/v3/conversations/${encodeURIComponent(a.conversationId)}/activities`);
+  });
+
+  it("the token is cached until shortly before it expires (5 minutes), then fetched again", async () => {
+    const token = new OutboundToken({ tokenUrl: p.tokenUrl, appId: APP_ID, appPassword: APP_PASSWORD, scope: SCOPE });
+    p.tokenExpiresIn = 900;
+    const start = Date.now();
+    try {
+      const first = await token.get();
+      const requests = p.tokenRequests.length;
+      setSystemTime(new Date(start + 590_000));
+      expect(await token.get()).toBe(first);
+      expect(p.tokenRequests.length).toBe(requests);
+      setSystemTime(new Date(start + 610_000));
+      expect(await token.get()).not.toBe(first);
+      expect(p.tokenRequests.length).toBe(requests + 1);
+    } finally {
+      setSystemTime();
+      p.tokenExpiresIn = 3599;
+    }
+  });
+
+  it("a reply refused with 401 again after a new token is given up: one refresh, no loop", async () => {
+    const token = new OutboundToken({ tokenUrl: p.tokenUrl, appId: APP_ID, appPassword: APP_PASSWORD, scope: SCOPE });
+    const connector = new Connector({ token, allowedHosts: ["127.0.0.1"] });
+    await token.get();
+    const before = p.tokenRequests.length;
+    p.failNext({ status: 401 }, { status: 401 });
+    const err = await connector.send(p.serviceUrl, "a:1refused", { type: "message", text: "hi" }).catch((e) => e);
+    expect(err).toBeInstanceOf(SendError);
+    expect(err.status).toBe(401);
+    expect(p.tokenRequests.length).toBe(before + 1);
+    // The next reply goes out with the new token.
+    await connector.send(p.serviceUrl, "a:1refused", { type: "message", text: "hi again" });
+    expect(p.messages("a:1refused").map((m) => m.text)).toEqual(["hi again"]);
+    expect(p.tokenRequests.length).toBe(before + 1);
   });
 
   it("a 401 from the platform gets a new token and the reply is sent again, once", async () => {
@@ -328,7 +392,7 @@ describe("outbound (spec: Authentication, Team-chat outbound)", () => {
     p.revokeTokens();
     const conv = await send("Hi");
     const msgs = await p.waitForMessages(1, conv);
-    await Bun.sleep(100);
+    await o.teamChat.bot.idle();
     expect(msgs.map((m) => m.text)).toEqual(["Hello! The build passes on main."]);
     expect(p.tokenRequests.length).toBe(before + 1);
   });

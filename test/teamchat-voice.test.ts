@@ -87,7 +87,7 @@ describe("a voice note in", () => {
     expect(m!.text).toBe(
       "**Error:** the voice service's quota or billing limit is reached (HTTP 402: {\"detail\":\"Payment required: your plan is out of credits\"}). The voice note was not transcribed.",
     );
-    await Bun.sleep(100);
+    await s.teamChat.bot.idle();
     expect(await recordedStarts(record)).toHaveLength(0);
     expect(platform.messages(conv)).toHaveLength(1);
   });
@@ -140,7 +140,7 @@ describe("a spoken reply", () => {
   it("is not sent for a plain typed message", async () => {
     const conv = await typed("What failed?");
     await platform.waitForMessages(1, conv);
-    await Bun.sleep(200);
+    await s.teamChat.bot.idle();
     expect(platform.messages(conv)).toHaveLength(1);
     expect(voice.requests).toHaveLength(0);
   });

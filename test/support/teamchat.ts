@@ -10,12 +10,14 @@ import { createAgentModeDeps, type AgentModeDeps } from "../../src/orchestrator/
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
 import { createCompanionSync } from "../../src/orchestrator/jobs/companion-repos";
-import { createTeamChatDeps, registerTeamChatRoute, type TeamChatDeps } from "../../src/orchestrator/routes/teamchat";
+import { createTeamChatDeps, type TeamChatDeps } from "../../src/orchestrator/routes/teamchat";
 import { APP_ID, APP_PASSWORD, type BotPlatform } from "../fixtures/bot-platform";
 import { AGENT, FAKE_CLAUDE, type KvKind } from "./agent-mode";
 import { TEST_REDIS_URL } from "./servers";
 
 export const OWNER = "00000000-0000-4000-8000-00000000a0a0";
+/** SERVICE_API_KEYS of the test server: every route but the webhook needs it, as in production. */
+export const SERVICE_KEY = "teamchat-test-service-key";
 
 export interface TeamChatServerOptions {
   home: string;
@@ -53,6 +55,7 @@ export async function startTeamChatServer(o: TeamChatServerOptions): Promise<Tea
       SERVICE_CLONE_ROOT: join(o.home, "clones"),
       SERVICE_PACKAGE_DIR: join(o.home, "package"),
       SERVICE_OTEL_ENABLED: "false",
+      SERVICE_API_KEYS: SERVICE_KEY,
       TEAMCHAT_APP_ID: APP_ID,
       TEAMCHAT_APP_PASSWORD: APP_PASSWORD,
       TEAMCHAT_OPENID_METADATA_URL: o.platform.metadataUrl,
@@ -72,15 +75,15 @@ export async function startTeamChatServer(o: TeamChatServerOptions): Promise<Tea
   if (!agentMode) throw new Error("agent mode did not start");
   const teamChat = createTeamChatDeps(config, kv, agentMode, { unknownKidCooldownMs: o.unknownKidCooldownMs ?? 0 });
   if (!teamChat) throw new Error("team chat did not start");
-  // No SERVICE_API_KEYS here: the webhook's exemption from them is tested on its own (exceptTeamChat).
+  // Wired as the runtime wires it: the webhook registered by the app, SERVICE_API_KEYS on every other route.
   const app = createOrchestratorApp({
     config,
     jobs: {} as never,
     profiles: { list: () => ({ profiles: [], errors: [] }) } as never,
     companions: createCompanionSync(config),
     agentMode,
+    teamChat,
   });
-  registerTeamChatRoute(app, teamChat);
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: app.fetch, idleTimeout: 255 });
   const url = `http://127.0.0.1:${server.port}`;
   return {

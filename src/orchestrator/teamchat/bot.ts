@@ -128,7 +128,10 @@ export class TeamChatBot {
   /** Waits for the background work (every turn and reply) to finish, at most timeoutMs. */
   async idle(timeoutMs = 30_000): Promise<void> {
     const all = Promise.allSettled([...this.tasks]);
-    await Promise.race([all, Bun.sleep(timeoutMs)]);
+    // A plain timer, cleared once the work is done: a pending sleep would hold the process open at shutdown.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
   }
 
   /** No new work; waits for what runs (the agent-mode service cancels the turns themselves). */
