@@ -118,6 +118,28 @@ describe("POST /api/messages: inbound tokens", () => {
     expect(platform.keyFetches).toBe(before + 1);
   });
 
+  it("without TEAMCHAT_OWNER_OBJECT_ID any authenticated user is answered", async () => {
+    const activity = platform.activity({ aadObjectId: "99999999-0000-4000-8000-000000000123" });
+    expect((await s.post(activity, await platform.sign())).status).toBe(202);
+    const [m] = await platform.waitForMessages(1, activity.conversation.id);
+    expect(m!.text).toBe("Hello! The build passes on main.");
+    expect(await recordedStarts(record)).toHaveLength(1);
+  });
+
+  it("OpenID metadata whose jwks_uri is a sovereign cloud is refused: its keys are never fetched", async () => {
+    const metadata = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () => Response.json({ issuer: "https://api.botframework.us", jwks_uri: "https://login.botframework.azure.us/v1/.well-known/keys" }),
+    });
+    try {
+      const keys = new SigningKeys({ metadataUrl: `http://127.0.0.1:${metadata.port}/v1/.well-known/openidconfiguration` });
+      await expect(keys.key("any", "msteams")).rejects.toThrow(/sovereign cloud/);
+    } finally {
+      metadata.stop(true);
+    }
+  });
+
   it("a key not endorsed for the activity's channel is refused", async () => {
     const activity = { ...platform.activity(), channelId: "slack" };
     const res = await s.post(activity, await platform.sign());
@@ -171,6 +193,27 @@ describe("sovereign clouds and service URLs", () => {
       const config = loadOrchestratorConfig({ ...base, ...env }, t.home);
       expect(() => createTeamChatDeps(config, s.kv, agentMode)).toThrow(/commercial cloud only/);
     }
+  });
+
+  it("the platform's public values are the defaults, each overridable; history 20 messages for 86400 s, flush at 2000 characters", () => {
+    const def = loadOrchestratorConfig({}, t.home);
+    expect([def.teamchatOpenIdMetadataUrl, def.teamchatIssuer, def.teamchatTokenUrl, def.teamchatScope]).toEqual([
+      "https://login.botframework.com/v1/.well-known/openidconfiguration",
+      "https://api.botframework.com",
+      "https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token",
+      "https://api.botframework.com/.default",
+    ]);
+    expect([def.teamchatMaxMessages, def.teamchatConversationTtl, def.teamchatFlushChars, def.voiceTimeout]).toEqual([20, 86400, 2000, 120]);
+    const set = loadOrchestratorConfig(
+      { TEAMCHAT_OPENID_METADATA_URL: "https://m.example/o", TEAMCHAT_ISSUER: "https://i.example", TEAMCHAT_TOKEN_URL: "https://t.example/tok", TEAMCHAT_SCOPE: "s" },
+      t.home,
+    );
+    expect([set.teamchatOpenIdMetadataUrl, set.teamchatIssuer, set.teamchatTokenUrl, set.teamchatScope]).toEqual([
+      "https://m.example/o",
+      "https://i.example",
+      "https://t.example/tok",
+      "s",
+    ]);
   });
 
   it("the token URL is the tenant's when TEAMCHAT_TENANT_ID is set", () => {

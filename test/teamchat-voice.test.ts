@@ -80,6 +80,22 @@ describe("a voice note in", () => {
     expect(spoken.attachments[0].contentUrl).toBe(`data:audio/ogg;base64,${Buffer.from(OGG_SPEECH).toString("base64")}`);
   });
 
+  it("an audio file shared as a Teams file (a pre-authorised download link) goes through /stt, fetched without the bot's token", async () => {
+    const name = `${crypto.randomUUID()}-memo.m4a`;
+    const downloadUrl = platform.addDownload(name, NOTE, "application/octet-stream");
+    const activity = platform.activity({
+      text: "",
+      attachments: [{ contentType: "application/vnd.microsoft.teams.file.download.info", name: "memo.m4a", content: { downloadUrl, uniqueId: "f1", fileType: "m4a" } }],
+    });
+    expect((await s.post(activity, await platform.sign())).status).toBe(202);
+    const msgs = await platform.waitForMessages(2, activity.conversation.id);
+    expect(msgs.map((m) => m.text)).toEqual(["**Heard:** what failed on main", ANSWER]);
+    expect(platform.downloads.filter((d) => d.name === name)).toEqual([{ name, authorization: null }]);
+    const stt = voice.requests.find((r) => r.path === "/stt")!;
+    expect(stt.parts.map((p) => [p.field, p.type, p.filename])).toEqual([["audio", "audio/mp4", "memo.m4a"]]);
+    expect([...stt.parts[0]!.bytes]).toEqual([...NOTE]);
+  });
+
   it("a quota or billing refusal of /stt reaches the user, and no turn starts", async () => {
     voice.failNext({ status: 402, body: { detail: "Payment required: your plan is out of credits" } });
     const conv = await voiceNote(NOTE);
