@@ -3,7 +3,7 @@
 // come from a key generated in the test. A valid token runs the turn; every bad token is 401 and
 // nothing runs; keys are refreshed on an unknown kid; sovereign clouds are refused; the route
 // exists only when configured, and SERVICE_API_KEYS do not apply to it.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, setSystemTime } from "bun:test";
 import { join } from "node:path";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { createErrorHandler } from "../src/common/error-handler";
@@ -116,6 +116,15 @@ describe("POST /api/messages: inbound tokens", () => {
     await expect(keys.key("made-up-1", "msteams")).rejects.toThrow(/not one the bot platform publishes/);
     await expect(keys.key("made-up-2", "msteams")).rejects.toThrow(/not one the bot platform publishes/);
     expect(platform.keyFetches).toBe(before + 1);
+    // Once the cooldown has passed, an unknown kid fetches the keys again — once.
+    try {
+      setSystemTime(new Date(Date.now() + 61_000));
+      await expect(keys.key("made-up-3", "msteams")).rejects.toThrow(/not one the bot platform publishes/);
+      await expect(keys.key("made-up-4", "msteams")).rejects.toThrow(/not one the bot platform publishes/);
+      expect(platform.keyFetches).toBe(before + 2);
+    } finally {
+      setSystemTime();
+    }
   });
 
   it("without TEAMCHAT_OWNER_OBJECT_ID any authenticated user is answered", async () => {
