@@ -37,7 +37,10 @@ afterAll(async () => {
   await t.cleanup();
 });
 
-beforeEach(() => {
+beforeEach(async () => {
+  // The previous test's background work (a spoken reply still on its way to /speak) must not
+  // take this test's forced voice-backend failure.
+  await s.teamChat.bot.idle();
   record = join(t.home, `record-${crypto.randomUUID()}.jsonl`);
   for (const k of Object.keys(agentEnv)) delete agentEnv[k];
   Object.assign(agentEnv, { PATH: process.env.PATH, FAKE_CLAUDE_SCENARIO: "text-only", FAKE_CLAUDE_RECORD: record });
