@@ -1,7 +1,7 @@
 // RouterClient against the live server: every method, and its typed errors.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
-import { ApiError, ConnectionError, RouterClient } from "../src/router/client";
+import { ApiError, ConnectionError, RouterClient, type SignalEvent } from "../src/router/client";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
 
 describe("RouterClient", () => {
@@ -56,6 +56,48 @@ describe("RouterClient", () => {
     expect((await client.healthPipeline()).stages).toHaveLength(7);
     const bad = await client.marker({ type: "rumour" as never, content: "x" }).catch((e) => e);
     expect(bad).toMatchObject({ status: 400 });
+  });
+
+  it("signals() yields recorded signals in order, resumes after lastEventId, filters by severity, and ends with the loop", async () => {
+    for (const [content, severity] of [["Disk almost full on db-1", "high"], ["Cache hit rate dipped", "low"], ["Payments are failing", "critical"]] as const) {
+      await client.marker({ type: "signal", content, attrs: { severity, source: "client-test" } }, { idempotencyKey: `client-sig-${content}` });
+    }
+    // From the start of the kept backlog (id 0), so no event can be missed before the stream opens.
+    const seen: SignalEvent[] = [];
+    for await (const e of client.signals({ lastEventId: 0 })) {
+      seen.push(e);
+      if (seen.length === 3) break;
+    }
+    expect(seen.map((e) => [e.event, (e.data as { title?: string }).title])).toEqual([
+      ["signal", "Disk almost full on db-1"],
+      ["signal", "Cache hit rate dipped"],
+      ["signal", "Payments are failing"],
+    ]);
+    const first = seen[0]!;
+    if (first.event !== "signal") throw new Error("expected a signal");
+    expect(first.data).toMatchObject({ severity: "high", source: "client-test", count: 1, repeat: false });
+    // Resuming after the first event skips it; min_severity=high drops the low one.
+    const resumed: SignalEvent[] = [];
+    for await (const e of client.signals({ lastEventId: first.id, minSeverity: "high" })) {
+      resumed.push(e);
+      break;
+    }
+    expect(resumed[0]).toMatchObject({ event: "signal", id: seen[2]!.id, data: { title: "Payments are failing" } });
+  });
+
+  it("signals() throws ApiError when the subscription is refused, and stops quietly when aborted", async () => {
+    const bad = new RouterClient({ baseUrl: main.routerUrl!, token: "wrong" });
+    const refused = await bad.signals().next().catch((e) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ status: 401, code: "unauthorized" });
+    const badId = await client.signals({ lastEventId: "yesterday" }).next().catch((e) => e);
+    expect(badId).toMatchObject({ status: 400, code: "invalid_request" });
+    // Nothing new is recorded after this subscription opens: aborting must end the loop.
+    const ctrl = new AbortController();
+    const stream = client.signals({ lastEventId: Number.MAX_SAFE_INTEGER, signal: ctrl.signal });
+    const pending = stream.next();
+    ctrl.abort();
+    expect(await pending).toEqual({ done: true, value: undefined });
   });
 
   it("throws ConnectionError when nothing answers", async () => {

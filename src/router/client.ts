@@ -2,6 +2,7 @@
 // request and response types are the routes' own zod schemas (type-only imports, so no
 // server code comes along). Errors: ApiError (status + code) or ConnectionError.
 import type { z } from "@hono/zod-openapi";
+import { createParser } from "eventsource-parser";
 import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
 import type { HealthResponse } from "../common/health";
 import type { BriefRequest, BriefResponse } from "./routes/brief";
@@ -11,6 +12,7 @@ import type { FeedResponse } from "./routes/feed";
 import type { DeepReportSchema, PipelineReportSchema } from "./routes/health-reports";
 import type { MarkerRecordSchema, MarkerRequest } from "./routes/marker";
 import type { SearchRequest, SearchResponse } from "./routes/search";
+import type { SEVERITIES } from "./signals/signal-files";
 import type { TickRecordSchema, TickRequest } from "./routes/tick";
 
 export { ApiError, ConnectionError };
@@ -31,7 +33,35 @@ export type Feed = z.infer<typeof FeedResponse>;
 export type DeepReport = z.infer<typeof DeepReportSchema>;
 export type PipelineReport = z.infer<typeof PipelineReportSchema>;
 
+export type Severity = (typeof SEVERITIES)[number];
+/** One event of GET /signal: a recorded signal, or a `gap` when the resume point was no longer kept. */
+export type SignalEvent =
+  | {
+      event: "signal";
+      id: string;
+      data: { marker_id: string; path: string; severity: Severity; source: string; session_id: string | null; title: string; content: string; ts: string; count: number; repeat: boolean };
+    }
+  | { event: "gap"; id?: string; data: { last_event_id: number; oldest_kept: number } };
+export interface SignalOptions {
+  /** Resume after this event id (sent as Last-Event-ID): what was missed comes first. */
+  lastEventId?: string | number;
+  minSeverity?: Severity;
+  /** Aborting it closes the stream (so does leaving the for-await loop). */
+  signal?: AbortSignal;
+}
+
 export interface RouterClientOptions extends ClientOptions {}
+
+async function errorOf(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => "");
+  let e: { code?: string; message?: string; details?: unknown } | undefined;
+  try {
+    e = (JSON.parse(text) as { error?: typeof e }).error;
+  } catch {
+    e = undefined;
+  }
+  return new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? (text.slice(0, 200) || res.statusText), e?.details);
+}
 
 export class RouterClient {
   protected readonly http: HttpClient;
@@ -67,12 +97,8 @@ export class RouterClient {
   /** Records a marker; `created` is false when the idempotency key (or body hash) was seen before. */
   async marker(input: MarkerInput, opts: { idempotencyKey?: string } = {}): Promise<{ created: boolean; record: MarkerRecord }> {
     const res = await this.http.raw("POST", "/marker", input, { headers: opts.idempotencyKey ? { "x-idempotency-key": opts.idempotencyKey } : {} });
-    const body = await res.json().catch(() => undefined);
-    if (!res.ok) {
-      const e = (body as { error?: { code?: string; message?: string; details?: unknown } } | undefined)?.error;
-      throw new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? res.statusText, e?.details);
-    }
-    return { created: res.status === 201, record: body as MarkerRecord };
+    if (!res.ok) throw await errorOf(res);
+    return { created: res.status === 201, record: (await res.json()) as MarkerRecord };
   }
 
   /** Enqueues a tick (202 queued; with `wait`, the finished record when it finishes in time). */
@@ -94,6 +120,41 @@ export class RouterClient {
 
   healthPipeline(): Promise<PipelineReport> {
     return this.http.json("GET", "/health/pipeline", undefined, { timeoutMs: 60_000 });
+  }
+
+  /**
+   * GET /signal as an async iterable of events; the stream stays open until the caller
+   * leaves the loop or aborts `opts.signal`. A refused subscription throws ApiError.
+   */
+  async *signals(opts: SignalOptions = {}): AsyncGenerator<SignalEvent> {
+    const ctrl = new AbortController();
+    const stop = () => ctrl.abort();
+    opts.signal?.addEventListener("abort", stop, { once: true });
+    try {
+      const res = await this.http.raw("GET", "/signal", undefined, {
+        query: { min_severity: opts.minSeverity },
+        headers: { accept: "text/event-stream", ...(opts.lastEventId !== undefined ? { "last-event-id": String(opts.lastEventId) } : {}) },
+        signal: ctrl.signal,
+      });
+      if (!res.ok || !res.body) throw await errorOf(res);
+      const ready: SignalEvent[] = [];
+      const parser = createParser({ onEvent: (e) => ready.push({ event: e.event ?? "message", id: e.id, data: JSON.parse(e.data) } as SignalEvent) });
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of res.body) {
+          parser.feed(decoder.decode(chunk, { stream: true }));
+          while (ready.length > 0) yield ready.shift()!;
+        }
+      } catch (err) {
+        if (!ctrl.signal.aborted) throw new ConnectionError(this.baseUrl, err);
+      }
+    } catch (err) {
+      if (ctrl.signal.aborted && !(err instanceof ApiError)) return;
+      throw err;
+    } finally {
+      opts.signal?.removeEventListener("abort", stop);
+      ctrl.abort();
+    }
   }
 
   /** The raw response, for callers that need the status itself (e.g. 200 vs 201). */

@@ -46,7 +46,8 @@ export class HttpClient {
     this.fetchFn = opts.fetch ?? fetch;
   }
 
-  async raw(method: string, path: string, body?: unknown, init: { query?: Record<string, string | number | boolean | undefined>; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<Response> {
+  /** `signal`, when given, replaces the timeout (for streams meant to stay open). */
+  async raw(method: string, path: string, body?: unknown, init: { query?: Record<string, string | number | boolean | undefined>; headers?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Response> {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: "application/json", ...init.headers };
@@ -57,7 +58,7 @@ export class HttpClient {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(init.timeoutMs ?? this.timeoutMs),
+        signal: init.signal ?? AbortSignal.timeout(init.timeoutMs ?? this.timeoutMs),
       });
     } catch (err) {
       throw new ConnectionError(this.baseUrl, err);
