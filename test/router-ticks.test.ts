@@ -311,9 +311,5 @@ describe("the scheduler", () => {
     expect(record).toMatchObject({ trigger: "scheduler", status: "succeeded" });
   });
 
-  it("is off with TICK_INTERVAL_SECONDS=0", async () => {
-    const r = await router({ TICK_INTERVAL_SECONDS: "0" });
-    await Bun.sleep(1200);
-    expect(readdirSync(join(r.vault, "brain-feed/ticks/completed"))).toEqual([]);
-  });
+  // Off at 0, the due time after a restart, and skipping while busy: src/router/tick/scheduler.test.ts.
 });

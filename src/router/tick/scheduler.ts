@@ -13,6 +13,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export class TickScheduler {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
+  private due: number | undefined;
 
   constructor(
     private readonly opts: { vault: string; intervalSeconds: number; queue: TickQueue; now?: () => Date },
@@ -28,7 +29,13 @@ export class TickScheduler {
 
   stop(): void {
     this.stopped = true;
+    this.due = undefined;
     if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** When the next scheduled tick is due; undefined while the scheduler is off or stopped. */
+  get nextDueAt(): Date | undefined {
+    return this.due === undefined ? undefined : new Date(this.due);
   }
 
   private now(): number {
@@ -37,6 +44,7 @@ export class TickScheduler {
 
   private arm(ms: number): void {
     if (this.stopped) return;
+    this.due = this.now() + ms;
     const step = Math.min(ms, MAX_TIMER_MS);
     this.timer = setTimeout(() => void (step < ms ? this.arm(ms - step) : this.fire()), step);
     this.timer.unref?.();
