@@ -6,6 +6,7 @@ import { join } from "node:path";
 import OpenAI, { APIError } from "openai";
 import {
   AGENT,
+  flagOf,
   kindOf,
   makeHub,
   readSse,
@@ -95,7 +96,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   it("thinking + tool call + tool result + final: by default narration then the final only", async () => {
     const r = await streamed("thinking-tool-final");
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "final", "stop"]);
-    expect(choice(r.chunks[1]!).delta).toEqual({ content: "Let me run the tests first." });
+    expect(choice(r.chunks[1]!).delta).toEqual({ content: "Let me run the tests first.\n\n" });
     expect(choice(r.chunks[2]!).delta).toEqual({ content: "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal." });
   });
 
@@ -136,7 +137,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   it("two text blocks: narration for the first, final for the second, each text exactly once", async () => {
     const r = await streamed("two-text-blocks");
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "final", "stop"]);
-    expect(choice(r.chunks[1]!).delta.content).toBe("I looked at the three open PRs.");
+    expect(choice(r.chunks[1]!).delta.content).toBe("I looked at the three open PRs.\n\n");
     expect(choice(r.chunks[2]!).delta.content).toBe("Merge #12 first; #13 depends on it.");
   });
 
@@ -168,7 +169,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   it("an error result (error_during_execution): the narration, then the error from errors[]", async () => {
     const r = await streamed("error-during-execution");
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "error", "stop"]);
-    expect(choice(r.chunks[1]!).delta.content).toBe("Starting.");
+    expect(choice(r.chunks[1]!).delta.content).toBe("Starting.\n\n");
     expect(choice(r.chunks[2]!)).toEqual({
       index: 0,
       delta: { content: "\n\n**Error:** API Error: 529 Overloaded\n" },
@@ -205,7 +206,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     ]);
     expect(choice(all.chunks[2]!)).toEqual({
       index: 0,
-      delta: { content: "Searching the deploy log." },
+      delta: { content: "Searching the deploy log.\n\n" },
       finish_reason: null,
       x_service_event_type: "narration",
       x_service_parent_tool_use_id: "toolu_01Task",
@@ -248,6 +249,57 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     expect(r.chunks[1]!.error.message).toContain("without a result line");
   });
 
+  it("spawns the agent with the package's flags and the cached system prompt, in the package dir", async () => {
+    await streamed("text-only", "What is going on?");
+    const [start] = await recordedStarts(agentEnv.FAKE_CLAUDE_RECORD!);
+    const argv = start!.argv;
+    expect(argv.slice(0, 2)).toEqual(["-p", "What is going on?"]);
+    expect(flagOf(argv, "--output-format")).toBe("stream-json");
+    expect(argv).toContain("--verbose");
+    expect(argv).toContain("--include-partial-messages");
+    expect(flagOf(argv, "--model")).toBe("sonnet");
+    expect(flagOf(argv, "--max-turns")).toBe("12");
+    expect(flagOf(argv, "--permission-mode")).toBe("bypassPermissions");
+    // CLAUDE.md + system.md of the package, in one flag.
+    expect(flagOf(argv, "--append-system-prompt")).toBe("# Deploy helper\nYou answer questions about deployments.\n\nBe brief.");
+    expect(argv.filter((a) => a === "--append-system-prompt" || a === "--system-prompt")).toHaveLength(1);
+    expect(flagOf(argv, "--session-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(start!.cwd).toBe(s.deps.agent.packageDir);
+  });
+
+  it("maps stdout as it arrives: the chunks reach the client while the agent is still running", async () => {
+    // The agent prints everything up to its result line, then waits: nothing has ended the turn.
+    agentEnv.FAKE_CLAUDE_SCENARIO = "thinking-tool-final";
+    agentEnv.FAKE_CLAUDE_HANG = "1";
+    const abort = new AbortController();
+    const res = await s.call("/v1/chat/completions", {
+      json: { model: AGENT, stream: true, messages: [{ role: "user", content: "/show-all why?" }] },
+      headers: { "x-conversation-id": crypto.randomUUID() },
+      signal: abort.signal,
+    });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while (!text.includes('"x_service_event_type":"tool_result"')) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended early: ${text}`);
+      text += decoder.decode(value, { stream: true });
+    }
+    const kinds = [...text.matchAll(/"x_service_event_type":"(\w+)"/g)].map((m) => m[1]);
+    expect(kinds).toEqual(["thinking", "thinking", "narration", "tool_use", "tool_result"]);
+    // The agent has not exited and the turn is still open: these chunks were streamed, not buffered.
+    expect(s.deps.chat.running).toBe(1);
+    expect(await Bun.file(agentEnv.FAKE_CLAUDE_RECORD!).text()).not.toContain('"event":"signal"');
+    expect(text).not.toContain('"finish_reason":"stop"');
+    abort.abort();
+    await reader.cancel().catch(() => {});
+    const deadline = Date.now() + 5000;
+    while (s.deps.chat.running > 0) {
+      if (Date.now() > deadline) throw new Error("the turn did not end");
+      await Bun.sleep(20);
+    }
+  });
+
   it("sends keep-alive comments while the agent is silent, and a client that leaves stops the agent", async () => {
     agentEnv.FAKE_CLAUDE_SCENARIO = "text-only";
     agentEnv.FAKE_CLAUDE_HANG = "1";
@@ -280,12 +332,14 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   });
 });
 
-const OK_SCENARIOS: Array<[string, string]> = [
-  ["text-only", "Hello! The build passes on main."],
-  ["thinking-tool-final", "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal."],
-  ["two-text-blocks", "Merge #12 first; #13 depends on it."],
-  ["tool-error", "I can't read that file: permission denied."],
-  ["subagent", "The last deploy failed: the registry timed out during the image pull."],
+/** Scenario, its final answer, and the narration shown before it by default (each text exactly once, a paragraph break after narration). */
+const OK_SCENARIOS: Array<[string, string, string]> = [
+  ["text-only", "Hello! The build passes on main.", ""],
+  ["thinking-tool-final", "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal.", "Let me run the tests first.\n\n"],
+  ["two-text-blocks", "Merge #12 first; #13 depends on it.", "I looked at the three open PRs.\n\n"],
+  ["tool-error", "I can't read that file: permission denied.", ""],
+  // The sub-agent's "Searching the deploy log." is not the main answer's text.
+  ["subagent", "The last deploy failed: the registry timed out during the image pull.", ""],
 ];
 const FAILING: Array<[string, string, string]> = [
   ["ends-on-tool-call", "error_max_turns", "turn limit"],
@@ -294,7 +348,7 @@ const FAILING: Array<[string, string, string]> = [
 ];
 
 describe("the official openai client", () => {
-  for (const [scenario, answer] of OK_SCENARIOS) {
+  for (const [scenario, answer, narration] of OK_SCENARIOS) {
     it(`${scenario}: chat.completions.create answers with the final text and usage`, async () => {
       agentEnv.FAKE_CLAUDE_SCENARIO = scenario;
       const res = await client.chat.completions.create({ model: AGENT, messages: [{ role: "user", content: "go" }] }, fresh());
@@ -304,7 +358,7 @@ describe("the official openai client", () => {
       expect(res.usage?.prompt_tokens).toBe(38066);
     });
 
-    it(`${scenario}: streaming, the content deltas end with the final text and the last chunk has usage`, async () => {
+    it(`${scenario}: streaming, the content deltas are the narration then the final text, each once, and the last chunk has usage`, async () => {
       agentEnv.FAKE_CLAUDE_SCENARIO = scenario;
       const stream = await client.chat.completions.create({ model: AGENT, stream: true, messages: [{ role: "user", content: "go" }] }, fresh());
       let content = "";
@@ -313,7 +367,7 @@ describe("the official openai client", () => {
         content += chunk.choices[0]?.delta.content ?? "";
         last = chunk;
       }
-      expect(content.endsWith(answer)).toBe(true);
+      expect(content).toBe(narration + answer);
       expect(last?.choices[0]?.finish_reason).toBe("stop");
       expect(last?.usage?.prompt_tokens).toBe(38066);
     });
