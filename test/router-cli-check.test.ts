@@ -1,7 +1,7 @@
 // router-cli check, tick and sync as the compiled binary against the live router: every exit
 // code of check and sync, tick --wait, and sync's idempotency.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Gateway, startGateway } from "./fixtures/openai-gateway";
 import { compiledClis, runCompiled } from "./support/cli";
@@ -158,19 +158,45 @@ describe("router-cli sync", () => {
     expect(readdirSync(join(home, ".router", "sent")).sort()).toEqual(["a.json", "b.json"]);
     const log = readFileSync(join(r.vault, "left", "reference", "lessons-2026-03-04.md"), "utf8");
     expect(log).toContain(`## ${ts} — hooks — s-1`);
+    expect(first.stdout + first.stderr).toMatch(/tick [0-9a-f]{12} succeeded/);
     const second = await runCompiled("router-cli", ["sync"], { env: { HOME: home, BRAIN_URL: r.main.routerUrl!, KB_ROUTER_TOKEN: TOKEN } });
     expect(second.code).toBe(0);
-    expect(second.stdout + second.stderr).toContain("0 posted");
+    expect(second.stdout + second.stderr).toContain("0 posted, 0 already there");
+    // Even the same files buffered again (a hook that retried) post nothing new: the keys match.
+    copyFileSync(join(home, ".router", "sent", "a.json"), join(home, ".router", "outbox", "a.json"));
+    copyFileSync(join(home, ".router", "sent", "b.json"), join(home, ".router", "backlog", "b.json"));
+    const third = await runCompiled("router-cli", ["sync", "--wait"], { env: { HOME: home, BRAIN_URL: r.main.routerUrl!, KB_ROUTER_TOKEN: TOKEN } });
+    expect(third.code).toBe(0);
+    expect(third.stdout + third.stderr).toContain("0 posted, 2 already there");
+    expect(readFileSync(join(r.vault, "left", "reference", "lessons-2026-03-04.md"), "utf8")).toBe(log);
   });
 
-  it("sends the idempotency key: the same marker buffered twice is recorded once", async () => {
+  it("sends the idempotency key: the same marker buffered twice is recorded once; --check narrates and waits for the tick", async () => {
     const home = outboxHome();
     const marker = { type: "milestone", content: "Shipped v2 once.", attrs: { source: "hooks" }, idempotency_key: "same-key" };
-    writeFileSync(join(home, ".router", "outbox", "1.json"), JSON.stringify(marker));
-    writeFileSync(join(home, ".router", "backlog", "2.json"), JSON.stringify(marker));
+    // The same file name in both folders: neither copy may overwrite the other once sent.
+    writeFileSync(join(home, ".router", "outbox", "m.json"), JSON.stringify(marker));
+    writeFileSync(join(home, ".router", "backlog", "m.json"), JSON.stringify(marker));
     const res = await runCompiled("router-cli", ["sync", "--check"], { env: { HOME: home, BRAIN_URL: r.main.routerUrl!, KB_ROUTER_TOKEN: TOKEN } });
     expect(res.code).toBe(0);
-    expect(res.stdout + res.stderr).toContain("1 posted, 1 already there");
+    const out = res.stdout + res.stderr;
+    expect(out).toContain("1 posted, 1 already there");
+    expect(out).toContain(`${join(home, ".router", "outbox")}: 1 marker file(s)`);
+    expect(out).toContain("m.json: recorded");
+    expect(out).toContain("m.json: already recorded");
+    expect(out).toMatch(/tick [0-9a-f]{12} succeeded/);
+    expect(readdirSync(join(home, ".router", "sent")).sort()).toEqual(["m.1.json", "m.json"]);
+  });
+
+  it("exits 1 when the router rejects the token, keeping every marker buffered", async () => {
+    const home = outboxHome();
+    writeFileSync(join(home, ".router", "outbox", "a.json"), JSON.stringify({ type: "lesson", content: "kept while unauthorised", attrs: {} }));
+    const res = await runCompiled("router-cli", ["sync"], { env: { HOME: home, BRAIN_URL: r.main.routerUrl!, KB_ROUTER_TOKEN: "wrong" } });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain("401 unauthorized");
+    expect(res.stderr).toContain("0 marker(s) posted before the failure");
+    expect(existsSync(join(home, ".router", "outbox", "a.json"))).toBe(true);
+    expect(existsSync(join(home, ".router", "sent"))).toBe(false);
   });
 
   it("exits 2 (degraded) for a marker the router refuses, moving it aside with the reason", async () => {
@@ -181,6 +207,22 @@ describe("router-cli sync", () => {
     expect(res.code).toBe(2);
     expect(readdirSync(join(home, ".router", "rejected")).sort()).toEqual(["bad.json", "bad.json.reason", "garbage.json", "garbage.json.reason"]);
     expect(readFileSync(join(home, ".router", "rejected", "bad.json.reason"), "utf8")).toStartWith("400");
+  });
+
+  it("with --wait, exits 1 when the tick it enqueued fails (the markers are already delivered)", async () => {
+    const broken = await router();
+    try {
+      // The harvest state cannot be written where a folder squats its name: every tick fails.
+      mkdirSync(join(broken.vault, ".brain", "tick", "harvest-state.json", "squatter"), { recursive: true });
+      const home = outboxHome();
+      writeFileSync(join(home, ".router", "outbox", "a.json"), JSON.stringify({ type: "lesson", content: "delivered even if the tick fails", attrs: {} }));
+      const res = await runCompiled("router-cli", ["sync", "--wait"], { env: { HOME: home, BRAIN_URL: broken.main.routerUrl!, KB_ROUTER_TOKEN: TOKEN } });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain("harvest-state.json");
+      expect(readdirSync(join(home, ".router", "sent"))).toEqual(["a.json"]);
+    } finally {
+      await broken.main.stop();
+    }
   });
 
   it("exits 1 when the router does not answer, keeping every marker buffered", async () => {

@@ -4,7 +4,7 @@
 // their idempotency key; accepted files leave the outbox (to ~/.router/sent/), files the
 // router refuses go to ~/.router/rejected/ with the reason; then a tick is enqueued.
 // Idempotent: a second run posts nothing new. Exit 0 clean, 1 hard failure, 2 degraded.
-import { mkdir, readFile, readdir, rename, stat, writeFile } from "node:fs/promises";
+import { access, mkdir, readFile, readdir, rename, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { defineCommand } from "citty";
 import { consola } from "consola";
@@ -68,7 +68,7 @@ export default defineCommand({
             await moveAside(path, sent);
             narrate(`  ${name}: ${res.status === 201 ? "recorded" : "already recorded"}`);
           } else if (res.status === 401 || res.status === 503 || res.status >= 500) {
-            throw new ApiError(res.status, `http_${res.status}`, (await res.text()).slice(0, 200));
+            throw await apiError(res);
           } else {
             await moveAside(path, rejected, `${res.status}: ${(await res.text()).slice(0, 300)}`);
             refused++;
@@ -94,6 +94,9 @@ export default defineCommand({
           consola.error(`tick ${tickId(queued)} failed:\n${done.error_tail ?? ""}`);
           process.exit(1);
         }
+        consola.success(`tick ${tickId(queued)} succeeded${done.counts ? `: ${JSON.stringify(done.counts)}` : ""}`);
+      } else {
+        consola.success(`tick ${tickId(queued)} ${queued.status}`);
       }
     } catch (err) {
       process.exit(reportFailure(err));
@@ -102,9 +105,24 @@ export default defineCommand({
   },
 });
 
+/** The router's error body, when it sent one, as an ApiError (for one clear line). */
+async function apiError(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => "");
+  let e: { code?: string; message?: string } | undefined;
+  try {
+    e = (JSON.parse(text) as { error?: typeof e }).error;
+  } catch {
+    e = undefined;
+  }
+  return new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? text.slice(0, 200));
+}
+
+/** Moves a marker file into `dir`, never over an earlier one of the same name (outbox and backlog may share names). */
 async function moveAside(path: string, dir: string, reason?: string): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const target = join(dir, basename(path));
+  const name = basename(path);
+  let target = join(dir, name);
+  for (let n = 1; await access(target).then(() => true, () => false); n++) target = join(dir, name.replace(/(\.json)?$/, `.${n}$1`));
   await rename(path, target);
   if (reason) await writeFile(`${target}.reason`, `${reason}\n`);
 }
