@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { loadAgentMode } from "../src/orchestrator/agent-mode/load";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { AGENT, hubFiles, makeHub, tempHome } from "./support/agent-mode";
+import { runMain } from "./support/main-process";
 
 let t: Awaited<ReturnType<typeof tempHome>>;
 beforeEach(async () => {
@@ -110,5 +111,26 @@ describe("a broken package stops start-up, naming the file", () => {
 
   it("a runner with no way to run it", async () => {
     await expect(load(hubFiles({ [`${pkg}/runners/03-third.rb`]: "puts 1\n" }))).rejects.toThrow(`${pkg}/runners/03-third.rb is not executable`);
+  });
+});
+
+describe("the service process with a broken package", () => {
+  it("exits 1 at start-up with one line naming the file, and never listens", async () => {
+    const url = await makeHub(join(t.home, "hub"), hubFiles({ [`agents/${AGENT}/package/.mcp.json`]: "{ broken" }));
+    const { code, stdout, stderr } = await runMain(["--only", "orchestrator"], {
+      HOME: t.home,
+      SERVICE_PORT: "0",
+      SERVICE_HUB_URL: url,
+      HUB_AGENT: AGENT,
+      SERVICE_CLONE_ROOT: join(t.home, "clones"),
+      SERVICE_PACKAGE_DIR: join(t.home, "package"),
+      SERVICE_OTEL_ENABLED: "false",
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain(`agents/${AGENT}/package/.mcp.json is not valid JSON`);
+    // A message, not a stack trace.
+    expect(stderr).not.toMatch(/^\s+at /m);
+    expect(`${stdout}${stderr}`).not.toContain("job orchestrator on http://");
+    expect(existsSync(join(t.home, "package"))).toBe(false);
   });
 });

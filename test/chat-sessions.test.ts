@@ -334,7 +334,7 @@ describe("one running turn per conversation", () => {
 });
 
 describe("correlation id, models, /completions and errors", () => {
-  const h = harness("file");
+  const h = harness("file", { MAX_BODY_BYTES: "65536" });
 
   it("the non-streaming path hands the agent SERVICE_CORRELATION_ID and echoes it; the streaming path does not", async () => {
     const plain = await h.chat({ messages: [user("hi")] }, { "x-conversation-id": crypto.randomUUID() });
@@ -388,6 +388,23 @@ describe("correlation id, models, /completions and errors", () => {
     const notJson = await h.s.call("/v1/chat/completions", { method: "POST", body: "{", headers: { "content-type": "application/json" } });
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as Json).error.type).toBe("invalid_request_error");
+    expect(await h.starts()).toEqual([]);
+  });
+
+  it("every other /v1 error is in OpenAI's shape too: unknown path, wrong method, body too large; nothing spawned", async () => {
+    const unknown = await h.s.call("/v1/embeddings", { json: { input: "x" } });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: { message: expect.stringContaining("/v1/embeddings"), type: "not_found_error", param: null, code: "not_found" } });
+    const method = await h.s.call("/v1/chat/completions", { method: "GET" });
+    expect(method.status).toBe(404);
+    expect(((await method.json()) as Json).error).toMatchObject({ type: "not_found_error", param: null });
+    const big = await h.chat({ messages: [user("x".repeat(70_000))] });
+    expect(big.status).toBe(413);
+    expect(await big.json()).toEqual({ error: { message: expect.any(String), type: "invalid_request_error", param: null, code: "payload_too_large" } });
+    const sdk = new OpenAI({ baseURL: `${h.s.url}/v1`, apiKey: "test-key", maxRetries: 0 });
+    const err = await sdk.chat.completions.create({ model: AGENT, messages: [] }).catch((e) => e);
+    expect(err.status).toBe(400);
+    expect(err.param).toBe("messages");
     expect(await h.starts()).toEqual([]);
   });
 
