@@ -49,6 +49,28 @@ describe("router-cli check", () => {
     expect((await cli(r.main.routerUrl!, ["check", "--pipeline-only", "--deps-only"])).code).toBe(2);
   });
 
+  it("finds the router and the token in ~/.router/.env (PORT_BRAIN_API, KB_ROUTER_TOKEN); --token and --brain-url override", async () => {
+    const home = tempDir("cli-home");
+    mkdirSync(join(home, ".router"), { recursive: true });
+    const port = new URL(r.main.routerUrl!).port;
+    writeFileSync(join(home, ".router", ".env"), `PORT_BRAIN_API=${port}\nKB_ROUTER_TOKEN=${TOKEN}\n`);
+    const fromFile = await runCompiled("router-cli", ["check", "--json"], { env: { HOME: home } });
+    expect(fromFile.code).toBe(0);
+    writeFileSync(join(home, ".router", ".env"), `PORT_BRAIN_API=1\nKB_ROUTER_TOKEN=stale\n`);
+    expect((await runCompiled("router-cli", ["check"], { env: { HOME: home } })).code).toBe(1);
+    const flags = await runCompiled("router-cli", ["check", "--json", "--brain-url", r.main.routerUrl!, "--token", TOKEN], { env: { HOME: home, KB_ROUTER_TOKEN: "also-stale" } });
+    expect(flags.code).toBe(0);
+  });
+
+  it("after a client-only install (--brain-url, --token), check needs nothing else", async () => {
+    const home = tempDir("cli-home");
+    const install = await runCompiled("router-cli", ["install", "--brain-url", r.main.routerUrl!, "--token", TOKEN, "--no-link"], { env: { HOME: home } });
+    expect(install.code).toBe(0);
+    const res = await runCompiled("router-cli", ["check", "--json"], { env: { HOME: home } });
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout).outcome).toBe("clean");
+  });
+
   it("exits 2 (degraded) when a stage warns", async () => {
     const day = "2026-01-01";
     mkdirSync(join(r.vault, "brain-feed", "markers"), { recursive: true });
