@@ -166,6 +166,18 @@ describe("cancel, drain and shutdown with an agent that runs until stopped", () 
   });
 });
 
+describe("the job timeout (SERVICE_CLAUDE_TIMEOUT)", () => {
+  it("stops an agent that runs past it and records the job failed, saying so", async () => {
+    const o = await start({ env: { SERVICE_CLAUDE_TIMEOUT: "1", FAKE_CLAUDE_HANG: "1" } });
+    const submitted = await o.submit({ task: "Explain forever" });
+    const job = await o.until(submitted.id, finished);
+    expect(job.status).toBe("failed");
+    expect(job.error).toContain("timeout (1 s)");
+    expect(Date.parse(job.finished_at!) - Date.parse(job.started_at!)).toBeGreaterThanOrEqual(1000);
+    expect(o.agentLog().some((e) => e.event === "signal" && e.signal === "SIGTERM")).toBe(true);
+  });
+});
+
 describe("shared-filesystem mode (SERVICE_SHARED_FS_ROOT)", () => {
   it("keeps job state in <root>/job-state/{id}.json, the profile in <root>/jobs/{id}/, and the pod name on the job", async () => {
     const root = tempDir("shared");

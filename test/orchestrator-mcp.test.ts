@@ -93,6 +93,18 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
       const profile = await tool(client, "run_task", { task: "x", profile: "nope" });
       expect(profile.isError).toBe(true);
       expect(profile.content[0]!.text).toContain("unknown_profile");
+      // Arguments the schema refuses come back as a tool error or a protocol error, naming the field.
+      const refused = (args: Record<string, unknown>) =>
+        tool(client, "run_task", args).catch((err: Error) => ({ isError: true, content: [{ type: "text", text: err.message }] }) as ToolResult);
+      const empty = await refused({ task: "" });
+      expect(empty.isError).toBe(true);
+      expect(empty.content[0]!.text).toContain("task");
+      const url = await refused({ task: "Explain it", repo_url: "ftp://example.com/r.git" });
+      expect(url.isError).toBe(true);
+      expect(url.content[0]!.text).toContain("repo_url");
+      // None of them left a job behind.
+      const listed = await tool(client, "list_jobs", { limit: 1000 });
+      expect((listed.structuredContent as { jobs: Job[] }).jobs.some((j) => j.task === "" || j.repo_url === "ftp://example.com/r.git")).toBe(false);
     });
 
     it("refuses a client without a valid API key", async () => {

@@ -107,6 +107,58 @@ describe("serve", () => {
   });
 });
 
+describe("serve over stdio: every tool, a cancel and bad input", () => {
+  it("SERVICE_TRANSPORT=stdio alone selects stdio; get_job, cancel_job (SIGTERM to the agent), list_profiles, and refused input", async () => {
+    const home = tempDir("serve-home");
+    const record = join(home, "agent.jsonl");
+    const agentLog = () =>
+      existsSync(record) ? readFileSync(record, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { event: string; signal?: string; argv?: string[] }) : [];
+    const transport = new StdioClientTransport({
+      command: bin,
+      args: ["serve"],
+      env: { ...serviceEnv(home), SERVICE_TRANSPORT: "stdio", FAKE_CLAUDE_HANG: "1", FAKE_CLAUDE_RECORD: record, LOG_LEVEL: "3" },
+      stderr: "pipe",
+      cwd: home,
+    });
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(transport);
+    type Result = { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: unknown };
+    const call = (name: string, args: Record<string, unknown> = {}) =>
+      (client.callTool({ name, arguments: args }) as Promise<Result>).catch((err: Error) => ({ isError: true, content: [{ text: err.message }] }) as Result);
+    try {
+      const run = await call("run_task", { task: "Explain at length over stdio" });
+      const job = run.structuredContent as Job;
+      expect(job.status).toBe("queued");
+      await until(() => agentLog().some((e) => e.event === "start" && e.argv?.includes("Explain at length over stdio")), 15_000);
+      expect(((await call("get_job", { job_id: job.id })).structuredContent as Job).status).toBe("running");
+
+      const cancel = await call("cancel_job", { job_id: job.id });
+      expect((cancel.structuredContent as Job).status).toBe("cancelled");
+      await until(() => agentLog().some((e) => e.event === "signal" && e.signal === "SIGTERM"), 10_000);
+      const again = await call("cancel_job", { job_id: job.id });
+      expect(again.isError).toBe(true);
+      expect(again.content[0]!.text).toContain("job_finished");
+
+      const profiles = (await call("list_profiles")).structuredContent as { profiles: Array<{ name: string }> };
+      expect(profiles.profiles.map((p) => p.name).sort()).toEqual(["code", "review"]);
+
+      for (const [args, field] of [
+        [{ task: "" }, "task"],
+        [{ task: "Explain it", repo_url: "relative/path" }, "repo_url"],
+        [{ task: "Explain it", profile: "nope" }, "unknown_profile"],
+      ] as const) {
+        const bad = await call("run_task", args);
+        expect(bad.isError).toBe(true);
+        expect(bad.content[0]!.text).toContain(field);
+      }
+      const listed = (await call("list_jobs")).structuredContent as { jobs: Job[] };
+      expect(listed.jobs.map((j) => j.id)).toEqual([job.id]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("drain", () => {
   it("through the service: waits while a job runs, refuses new jobs meanwhile, exits 0 once it has finished", async () => {
     // Each line of the agent's reply takes 150 ms: a job that runs for a second or so.
