@@ -176,6 +176,25 @@ describe("sovereign clouds and service URLs", () => {
     expect(((await res.json()) as Json).error.message).toContain("TEAMCHAT_ALLOWED_SERVICE_HOSTS");
   });
 
+  it("the bot's token goes only to listed hosts: the same live platform under an unlisted name gets nothing", async () => {
+    // TEAMCHAT_ALLOWED_SERVICE_HOSTS is 127.0.0.1; "localhost" reaches the very same fixture server.
+    const serviceUrl = platform.serviceUrl.replace("127.0.0.1", "localhost");
+    expect(serviceUrl).toContain("localhost");
+    const sent = platform.activities.length;
+    const tokens = platform.tokenRequests.length;
+    const res = await s.post(platform.activity({ serviceUrl }), await platform.sign({ serviceUrl }));
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as Json).error.code).toBe("service_url_not_allowed");
+    await s.teamChat.bot.idle();
+    expect(platform.activities.length).toBe(sent);
+    expect(platform.tokenRequests.length).toBe(tokens);
+    expect(await recordedStarts(record)).toHaveLength(0);
+    // Listed, it is answered: the refusal was about the host, nothing else.
+    const ok = platform.activity();
+    expect((await s.post(ok, await platform.sign())).status).toBe(202);
+    expect((await platform.waitForMessages(1, ok.conversation.id))[0]!.text).toBe("Hello! The build passes on main.");
+  });
+
   it("service URLs: platform hosts over https, listed hosts, plain http only on a listed loopback host, never sovereign", () => {
     expect(checkServiceUrl("https://smba.trafficmanager.net/amer/", []).hostname).toBe("smba.trafficmanager.net");
     expect(checkServiceUrl("https://europe.webchat.botframework.com/", []).hostname).toBe("europe.webchat.botframework.com");
