@@ -4,7 +4,7 @@
 // and the OpenAI error bodies. State on the file fallback and on a real Redis.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "bun:test";
 import { existsSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { chmod, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import OpenAI, { RateLimitError } from "openai";
 import { createClient } from "redis";
@@ -15,6 +15,7 @@ import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { createCompanionSync } from "../src/orchestrator/jobs/companion-repos";
 import {
   AGENT,
+  FAKE_CLAUDE,
   flagOf,
   makeHub,
   readSse,
@@ -24,6 +25,7 @@ import {
   type AgentModeServer,
   type KvKind,
 } from "./support/agent-mode";
+import { startOrchestrator, until } from "./support/orchestrator-process";
 import { TEST_REDIS_URL, requireServer } from "./support/servers";
 
 const redisUp = await requireServer("Redis");
@@ -451,6 +453,54 @@ describe("agent mode off", () => {
       expect(((await completions.json()) as Json).error.code).toBe("agent_mode_off");
       expect(await (await app.request("/v1/models", { headers: auth })).json()).toEqual({ object: "list", data: [] });
     } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe("chat turns and the jobs gate (the real service process)", () => {
+  it("a turn answers while SERVICE_MAX_PARALLEL_JOBS jobs hold every slot and more wait in the queue", async () => {
+    const t = await tempHome("chat-gate-");
+    const packageDir = join(t.home, "package");
+    // The agent CLI: jobs (run in their own directory) hang until cancelled; chat turns (run in the package dir) answer.
+    const wrapper = join(t.home, "claude-wrapper");
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\nif [ "$(pwd)" != "${packageDir}" ]; then export FAKE_CLAUDE_HANG=1; fi\nexec "${FAKE_CLAUDE}" "$@"\n`,
+    );
+    await chmod(wrapper, 0o755);
+    const hubUrl = await makeHub(join(t.home, "hub"));
+    const o = await startOrchestrator({
+      env: {
+        SERVICE_MAX_PARALLEL_JOBS: "1",
+        SERVICE_HUB_URL: hubUrl,
+        HUB_AGENT: AGENT,
+        SERVICE_CLONE_ROOT: join(t.home, "clones"),
+        SERVICE_PACKAGE_DIR: packageDir,
+        SERVICE_CLAUDE_BINARY: wrapper,
+      },
+    });
+    try {
+      const first = await o.submit({ task: "Explain until stopped" });
+      const second = await o.submit({ task: "Explain afterwards" });
+      await o.until(first.id, (j) => j.status === "running");
+      await until(() => o.agentLog().some((e) => e.event === "start" && e.argv?.includes("Explain until stopped")));
+      expect((await o.job(second.id)).status).toBe("queued");
+
+      const res = await o.call("/v1/chat/completions", {
+        method: "POST",
+        json: { model: AGENT, messages: [user("Are you there?")] },
+        headers: { "x-conversation-id": crypto.randomUUID() },
+      });
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as Json).choices[0].message.content).toBe("Hello! The build passes on main.");
+      // The gate is as it was: the chat turn neither took nor freed a slot.
+      expect((await o.job(first.id)).status).toBe("running");
+      expect((await o.job(second.id)).status).toBe("queued");
+      for (const id of [second.id, first.id]) await o.call(`/jobs/${id}`, { method: "DELETE" });
+      await o.until(first.id, (j) => j.status !== "running");
+    } finally {
+      await o.stop("SIGKILL");
       await t.cleanup();
     }
   });
