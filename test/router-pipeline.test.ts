@@ -55,6 +55,21 @@ describe("GET /health/pipeline", () => {
       expect(s.evidence.last_marker_at).toBe(old);
     });
 
+    it("defaults PIPELINE_MARKER_QUIET_HOURS to 72", async () => {
+      const journalAt = (h: number) => {
+        const at = hoursAgo(h).toISOString();
+        return { line: `${JSON.stringify({ id: `mk_${String(h).padStart(16, "0")}`, type: "lesson", content: "x", attrs: {}, ts: at, received_at: at, source: "api", session_id: null, path: "left/reference/x.md", written: true, origin: "api", key_source: "body" })}\n`, day: at.slice(0, 10) };
+      };
+      const quietish = await router();
+      const recent = journalAt(70);
+      put(quietish.vault, `brain-feed/markers/${recent.day}.jsonl`, recent.line);
+      expect((await report(quietish)).stage("ingest")).toMatchObject({ verdict: "ok", evidence: { quiet_hours: 72 } });
+      const quiet = await router();
+      const old = journalAt(74);
+      put(quiet.vault, `brain-feed/markers/${old.day}.jsonl`, old.line);
+      expect((await report(quiet)).stage("ingest")).toMatchObject({ verdict: "warn", evidence: { quiet_hours: 72 } });
+    });
+
     it("is ok right after a marker", async () => {
       const r = await router();
       await r.call("/marker", lesson());

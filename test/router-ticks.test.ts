@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "bun:test";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startGateway, type Gateway } from "./fixtures/openai-gateway";
+import { loadRouterConfig } from "../src/router/config";
 import { tempDir } from "./support/main-process";
 import { putFile, startTestRouter, useTestRouters, type TestRouter } from "./support/router-runtime";
 
@@ -250,6 +251,19 @@ describe("the tick", () => {
     expect(readFileSync(join(r.vault, stale.body.path), "utf8")).toContain("status: expired");
   });
 
+  it("sweeps after 72 hours when SIGNAL_TTL_HOURS is not set", async () => {
+    const r = await router();
+    const at = (h: number) => new Date(Date.now() - h * 3_600_000).toISOString();
+    await r.call("/marker", { type: "signal", content: "Quiet for 70 hours", attrs: { severity: "low", source: "cron", ts: at(70) } });
+    await r.call("/marker", { type: "signal", content: "Quiet for 74 hours", attrs: { severity: "low", source: "cron", ts: at(74) } });
+    const res = await tick(r);
+    expect(res.counts).toMatchObject({ signals_swept: 1, signals_live: 1 });
+    const md = readFileSync(join(r.vault, "signals.md"), "utf8");
+    expect(md).toContain("ttl_hours: 72");
+    expect(md).toContain("Quiet for 70 hours");
+    expect(md).not.toContain("Quiet for 74 hours");
+  });
+
   it("writes feed entries with frontmatter id, title, priority, ttl, severity and a body", async () => {
     const r = await router({ TICK_INTERVAL_SECONDS: "7200" });
     await r.call("/marker", { type: "lesson", content: "Prefer small PRs", attrs: { session_id: "s" } });
@@ -297,6 +311,12 @@ describe("the tick", () => {
 });
 
 describe("the scheduler", () => {
+  it("defaults TICK_INTERVAL_SECONDS to 7200 and the /signal heartbeat to 15 s", () => {
+    const c = loadRouterConfig({}, tempDir("tick-defaults"));
+    expect(c.tickIntervalSeconds).toBe(7200);
+    expect(c.signalHeartbeatSeconds).toBe(15);
+  });
+
   it("enqueues a tick every TICK_INTERVAL_SECONDS", async () => {
     const r = await router({ TICK_INTERVAL_SECONDS: "1" });
     const completed = join(r.vault, "brain-feed/ticks/completed");
