@@ -12,6 +12,7 @@ import { registerAgentModeRoutes } from "../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { contentHash } from "../src/orchestrator/chat/resolution";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
+import { transcriptPath } from "../src/orchestrator/telemetry/transcript";
 import { createCompanionSync } from "../src/orchestrator/jobs/companion-repos";
 import {
   AGENT,
@@ -138,6 +139,30 @@ for (const kv of KINDS) {
       const starts = await h.starts();
       expect(flagOf(starts[1]!.argv, "--resume")).toBe(session);
       expect(starts[1]!.argv[1]).toBe("What number?");
+    });
+
+    it("a mapping whose transcript is gone (another pod, a wiped home) starts a new session with the whole conversation", async () => {
+      const conv = crypto.randomUUID();
+      const first = await h.chat({ messages: [user("Remember 42.")] }, { "x-conversation-id": conv });
+      const old = first.headers.get("x-session-id")!;
+      await first.text();
+      const transcript = transcriptPath(h.s.config, h.s.deps.agent.packageDir, old);
+      expect(existsSync(transcript)).toBe(true);
+      await rm(transcript);
+      const again = await h.chat(
+        { messages: [user("Remember 42."), { role: "assistant", content: "Noted." }, user("What number?")] },
+        { "x-conversation-id": conv },
+      );
+      expect(again.status).toBe(200);
+      await again.text();
+      const fresh = again.headers.get("x-session-id")!;
+      expect(fresh).not.toBe(old);
+      const [, second] = await h.starts();
+      expect(second!.argv).not.toContain("--resume");
+      expect(flagOf(second!.argv, "--session-id")).toBe(fresh);
+      expect(second!.argv[1]).toBe("<conversation_so_far>\nUser: Remember 42.\n\nAssistant: Noted.\n</conversation_so_far>\n\nWhat number?");
+      // The mapping now names the new session.
+      expect(JSON.parse(await readFile(join(h.home, ".service", "agent_sessions.json"), "utf8"))[`conv:${AGENT}:anonymous:${conv}`].session_id).toBe(fresh);
     });
 
     it("visibility toggles are sticky per agent and survive a restart", async () => {
