@@ -127,6 +127,24 @@ describe("POST /marker", () => {
     expect(journal.filter((l) => l.includes("Keyed storm"))).toHaveLength(1);
   });
 
+  it("records a duplicate once when two router processes share the vault", async () => {
+    const other = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0" }, { expect: ["router"] });
+    try {
+      const post = (url: string, body: Json) =>
+        fetch(`${url}/marker`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const body = { type: "signal", content: "Two processes, one signal.", attrs: { severity: "high", source: "dual", ts: "2026-03-08T00:00:00Z" } };
+      const res = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? main.routerUrl! : other.routerUrl!, body)));
+      expect(res.map((r) => r.status).sort()).toEqual([...Array(19).fill(200), 201]);
+      const files = readdirSync(join(vault, "amygdala")).filter((n) => n.includes("two-processes-one-signal"));
+      expect(files).toHaveLength(1);
+      expect(readFileSync(join(vault, "amygdala", files[0]!), "utf8")).toContain("count: 1");
+      const journal = readdirSync(join(vault, "brain-feed/markers")).flatMap((n) => readFileSync(join(vault, "brain-feed/markers", n), "utf8").trim().split("\n"));
+      expect(journal.filter((l) => l.includes("Two processes, one signal."))).toHaveLength(1);
+    } finally {
+      await other.stop();
+    }
+  }, 30_000);
+
   it("loses nothing when many different markers hit one lesson log and the signal folder at once", async () => {
     const lessons = Array.from({ length: 40 }, (_, i) => marker({ type: "lesson", content: `Parallel lesson ${i}`, attrs: { ts: "2026-03-07T08:00:00Z" } }));
     const signals = Array.from({ length: 20 }, (_, i) => marker({ type: "signal", content: `Parallel signal ${i}`, attrs: { severity: "low", ts: "2026-03-07T08:00:00Z" } }));
