@@ -137,8 +137,24 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   it("two text blocks: narration for the first, final for the second, each text exactly once", async () => {
     const r = await streamed("two-text-blocks");
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "final", "stop"]);
-    expect(choice(r.chunks[1]!).delta.content).toBe("I looked at the three open PRs.\n\n");
-    expect(choice(r.chunks[2]!).delta.content).toBe("Merge #12 first; #13 depends on it.");
+    expect(choice(r.chunks[1]!)).toEqual({
+      index: 0,
+      delta: { content: "I looked at the three open PRs.\n\n" },
+      finish_reason: null,
+      x_service_event_type: "narration",
+    });
+    expect(choice(r.chunks[2]!)).toEqual({
+      index: 0,
+      delta: { content: "Merge #12 first; #13 depends on it." },
+      finish_reason: null,
+      x_service_event_type: "final",
+    });
+    expect(choice(r.chunks[3]!)).toEqual({ index: 0, delta: {}, finish_reason: "stop" });
+    expect(r.chunks[3]!.usage).toEqual({
+      prompt_tokens: expect.any(Number),
+      completion_tokens: expect.any(Number),
+      total_tokens: r.chunks[3]!.usage.prompt_tokens + r.chunks[3]!.usage.completion_tokens,
+    });
   });
 
   it("a turn ending on a tool call: narration, tool_use, tool_result, no final; the error is reported, then stop", async () => {
