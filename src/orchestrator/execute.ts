@@ -34,6 +34,8 @@ export interface JobToRun {
   repo_url?: string;
   base_ref?: string;
   session_id?: string;
+  /** When the job was submitted (ISO 8601): the clone cache skips a fetch that a sibling job began after it. */
+  created_at?: string;
 }
 
 export interface ExecuteJobInput {
@@ -99,7 +101,8 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
       if (token) secrets.push(token);
       auth = gitAuthFor(repo, creds);
       const root = config.sharedFsRoot ? join(config.sharedFsRoot, "repos") : config.reposRoot;
-      cached = await ensureClone(repo, { root, env, auth, secrets, signal });
+      const submitted = job.created_at ? Date.parse(job.created_at) : Number.NaN;
+      cached = await ensureClone(repo, { root, env, auth, secrets, signal, ...(Number.isFinite(submitted) && { freshAfter: submitted }) });
       if (signal.aborted) return cancelled();
       worktree = await addWorktree(cached, { jobId: job.id, baseRef: job.base_ref, root: config.worktreeRoot, env, secrets });
       branch = worktree.branch;

@@ -8,6 +8,8 @@ export interface ExecutionJob {
   repo_url?: string;
   base_ref?: string;
   session_id?: string;
+  /** When the job was submitted (ISO 8601): a repository fetch begun after it need not be repeated. */
+  created_at?: string;
 }
 
 export interface ExecutionResult {

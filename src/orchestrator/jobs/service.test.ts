@@ -65,7 +65,7 @@ describe("submit", () => {
     h = await serviceHarness();
     const job = await h.service.submit(submission("do it", { session_id: "6f1c1f0e-5b0a-4c1e-9d43-2f5f8e0b7a11" }));
     await until(() => h.executor.isRunning(job.id));
-    expect(h.executor.requests.get(job.id)!.job).toEqual({ id: job.id, task: "do it", repo_url: undefined, base_ref: undefined, session_id: "6f1c1f0e-5b0a-4c1e-9d43-2f5f8e0b7a11" });
+    expect(h.executor.requests.get(job.id)!.job).toEqual({ id: job.id, task: "do it", repo_url: undefined, base_ref: undefined, session_id: "6f1c1f0e-5b0a-4c1e-9d43-2f5f8e0b7a11", created_at: job.created_at });
     const running = await h.service.get(job.id);
     expect(running.status).toBe("running");
     expect(running.started_at).not.toBeNull();

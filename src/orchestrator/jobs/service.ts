@@ -147,6 +147,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           repo_url: job.repo_url ?? undefined,
           base_ref: job.base_ref ?? undefined,
           session_id: job.session_id ?? undefined,
+          created_at: job.created_at,
         },
         profile,
         signal,

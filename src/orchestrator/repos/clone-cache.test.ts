@@ -36,6 +36,42 @@ describe("clone cache", () => {
     expect(readdirSync(first.hashDir).filter((n) => n.startsWith(".clone-"))).toEqual([]);
   });
 
+  it("skips a fetch only when one that began after the job's submission has succeeded: a job submitted after a push sees it", async () => {
+    const { remote, env, root } = setup();
+    const repo = parseRepoUrl(remote.url);
+    expect((await ensureClone(repo, { root, env })).action).toBe("cloned");
+    const head = (dir: string) => gitSync(["rev-parse", "origin/main"], dir, env);
+
+    // Pushed after the clone, then a job is submitted: the clone is too old, so it fetches.
+    const second = remote.commit({ "TWO.md": "two\n" }, "second");
+    const submitted = Date.now() - 1;
+    const fetched = await ensureClone(repo, { root, env, freshAfter: submitted });
+    expect(fetched.action).toBe("fetched");
+    expect(head(fetched.dir)).toBe(second);
+    // A sibling submitted at the same moment needs no fetch of its own; without a submission time it always fetches.
+    expect((await ensureClone(repo, { root, env, freshAfter: submitted })).action).toBe("fresh");
+    expect((await ensureClone(repo, { root, env })).action).toBe("fetched");
+
+    // A push, then a job submitted after it: the earlier fetches do not count.
+    const third = remote.commit({ "THREE.md": "three\n" }, "third");
+    const later = await ensureClone(repo, { root, env, freshAfter: Date.now() });
+    expect(later.action).toBe("fetched");
+    expect(head(later.dir)).toBe(third);
+  });
+
+  it("jobs of one process waiting together share one fetch, in turn", async () => {
+    const { remote, env, home, root } = setup();
+    const repo = parseRepoUrl(remote.url);
+    await ensureClone(repo, { root, env });
+    const sha = remote.commit({ "NEW.md": "new\n" }, "second");
+    const trace = join(home, "git-trace.log");
+    const submitted = Date.now() - 1;
+    const results = await Promise.all(Array.from({ length: 5 }, () => ensureClone(repo, { root, env: { ...env, GIT_TRACE: trace }, freshAfter: submitted })));
+    expect(results.map((r) => r.action).sort()).toEqual(["fetched", "fresh", "fresh", "fresh", "fresh"]);
+    expect(readFileSync(trace, "utf8").split("\n").filter((l) => /built-in: git fetch /.test(l))).toHaveLength(1);
+    expect(gitSync(["rev-parse", "origin/main"], results[0]!.dir, env)).toBe(sha);
+  });
+
   it("clones once when two processes race on the same repository", async () => {
     const { remote, home, root } = setup({ files: 300 });
     const trace = join(home, "git-trace.log");
