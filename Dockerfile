@@ -14,7 +14,10 @@ COPY package.json bun.lock ./
 RUN bun install --frozen-lockfile --production
 
 FROM oven/bun:1.4-slim AS runtime
-RUN groupadd --system brain && useradd --system --gid brain --create-home --home-dir /home/brain brain \
+# uid/gid 1000 (the usual first user on a Linux host), so the host vault that compose
+# bind-mounts (VAULT_PATH) stays writable on both sides; --non-unique because the base
+# image's own user may hold 1000 already.
+RUN groupadd --non-unique --gid 1000 brain && useradd --non-unique --uid 1000 --gid 1000 --create-home --home-dir /home/brain brain \
  && mkdir -p /vault /data && chown brain:brain /vault /data
 WORKDIR /app
 COPY --from=deps --chown=brain:brain /app/node_modules ./node_modules

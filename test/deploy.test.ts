@@ -8,7 +8,7 @@ import Ajv from "ajv";
 import { parse } from "yaml";
 import { REPO } from "./support/main-process";
 
-type Service = { ports?: string[]; healthcheck?: unknown; profiles?: string[]; container_name?: string; volumes?: string[]; entrypoint?: unknown };
+type Service = { ports?: string[]; healthcheck?: unknown; profiles?: string[]; container_name?: string; volumes?: string[]; entrypoint?: unknown; restart?: string; environment?: Record<string, string>; depends_on?: Record<string, unknown> };
 const compose = parse(readFileSync(join(REPO, "compose.yml"), "utf8"), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 
 describe("compose.yml", () => {
@@ -20,6 +20,9 @@ describe("compose.yml", () => {
     const ok = validate(compose);
     if (!ok) throw new Error(ajv.errorsText(validate.errors));
     expect(ok).toBe(true);
+    // The schema does reject what compose rejects.
+    expect(validate({ services: { api: { image: "x", ports: "8103:8103" } } })).toBe(false);
+    expect(validate({ services: { api: { image: "x", healthcheck: { interval: 15 } } } })).toBe(false);
   });
 
   it("has every service the issue names", () => {
@@ -41,12 +44,36 @@ describe("compose.yml", () => {
 
   it("gives every long-running service a health check and keeps data in named volumes", () => {
     for (const [name, svc] of Object.entries(compose.services)) {
-      if (name === "tick-cron") continue;
+      if (svc.restart === "no") continue; // one-shot jobs (object-store-init)
       expect(svc.healthcheck, name).toBeDefined();
     }
     const named = new Set(Object.keys(compose.volumes));
     for (const v of ["vault", "postgres-data", "redis-data", "object-data"]) expect(named.has(v)).toBe(true);
     expect(compose.services.postgres!.volumes).toContain("postgres-data:/var/lib/postgresql/data");
+    // Every named volume a service mounts is declared (so `down` keeps it).
+    for (const [name, svc] of Object.entries(compose.services)) {
+      for (const v of svc.volumes ?? []) {
+        const source = v.split(":")[0]!;
+        if (/^[a-z][\w-]*$/.test(source)) expect(named.has(source), `${name}: ${v}`).toBe(true);
+      }
+    }
+  });
+
+  it("mounts the host vault router-cli install scaffolds (VAULT_PATH), else the named volume", () => {
+    for (const s of ["brain-api", "mcp"]) expect(compose.services[s]!.volumes).toContain("${VAULT_PATH:-vault}:/vault");
+  });
+
+  it("takes DATABASE_URL and REDIS_URL from the env file when install was given --postgres-url / --redis-url", () => {
+    expect(compose.services["brain-api"]!.environment!.DATABASE_URL).toStartWith("${DATABASE_URL:-postgres://brain:");
+    expect(compose.services["brain-api"]!.environment!.REDIS_URL).toBe("${REDIS_URL:-redis://redis:6379}");
+    expect(compose.services.orchestrator!.environment!.REDIS_URL).toBe("${REDIS_URL:-redis://redis:6379}");
+  });
+
+  it("creates the bundle bucket in the bundled object store once it is healthy", () => {
+    const init = compose.services["object-store-init"]!;
+    expect(init.depends_on).toEqual({ "object-store": { condition: "service_healthy" } });
+    expect(JSON.stringify(init)).toContain("mc mb --ignore-existing");
+    expect(init.environment!.S3_BUCKET).toBe(compose.services["brain-api"]!.environment!.S3_BUCKET!);
   });
 
   it("runs pgvector for Postgres", () => {
@@ -63,5 +90,9 @@ describe("Dockerfile", () => {
     expect(user).not.toBe("root");
     expect(text).toMatch(/^HEALTHCHECK /m);
     expect(text).toContain("bun install --frozen-lockfile");
+    // The runtime user is uid 1000, so a bind-mounted host vault stays writable.
+    expect(text).toMatch(/useradd [^\n]*--uid 1000/);
+    // The compiled CLIs are in the image (tick-cron and `up`'s migrations call router-cli).
+    expect(text).toMatch(/^COPY --from=build \/app\/dist\/router-cli/m);
   });
 });

@@ -76,7 +76,8 @@ describe("deployment detection", () => {
     writeCompose(join(e.home, ".router"));
     const r = await cli(e, "down");
     expect(r.code).toBe(0);
-    expect(composeCalls(e)[0]).toEqual(["compose", "-f", file, "down"]);
+    // A stack outside ~/.router/ runs with the client's env file (the token the client sends).
+    expect(composeCalls(e)[0]).toEqual(["compose", "-f", file, "--env-file", join(e.home, ".router", ".env"), "down"]);
   });
 
   it("4. else the installed stack under ~/.router/", async () => {
@@ -102,6 +103,16 @@ describe("stack commands", () => {
     ]);
   });
 
+  it("a checkout's stack runs with the client's env file, after the checkout's own .env", async () => {
+    const e = setup();
+    const file = writeCompose(e.cwd);
+    writeFileSync(join(e.cwd, ".env"), "POSTGRES_PASSWORD=local\n");
+    mkdirSync(join(e.home, ".router"), { recursive: true });
+    writeFileSync(join(e.home, ".router", ".env"), "KB_ROUTER_TOKEN=from-install\n");
+    expect((await cli(e, "up")).code).toBe(0);
+    expect(composeCalls(e)[0]).toEqual(["compose", "-f", file, "--env-file", join(e.cwd, ".env"), "--env-file", join(e.home, ".router", ".env"), "up", "-d"]);
+  });
+
   it("up exits 1 when docker compose fails", async () => {
     const e = setup({ FAKE_DOCKER_FAIL: "compose up" });
     writeCompose(e.cwd);
@@ -116,11 +127,12 @@ describe("stack commands", () => {
     for (const argv of calls(e)) expect(argv.some((a) => a === "-v" || a === "--volumes")).toBe(false);
   });
 
-  it("build [SERVICE...] rebuilds, recreates and lists", async () => {
-    const e = setup();
+  it("build [SERVICE...] brings down other stacks, rebuilds, recreates and lists", async () => {
+    const e = setup({ FAKE_DOCKER_PS_PROJECTS: "old-brain" });
     const file = writeCompose(e.cwd);
     expect((await cli(e, "build", "brain-api", "mcp")).code).toBe(0);
     expect(composeCalls(e)).toEqual([
+      ["compose", "-p", "old-brain", "down"],
       ["compose", "-f", file, "build", "brain-api", "mcp"],
       ["compose", "-f", file, "up", "-d", "--force-recreate", "brain-api", "mcp"],
       ["compose", "-f", file, "ps"],
@@ -181,6 +193,8 @@ describe("install", () => {
     const compose = readFileSync(join(e.home, ".router", "compose.yml"), "utf8");
     expect(compose).toContain("router_brain_api");
     expect(compose).not.toMatch(/^\s+build:/m);
+    // The stack mounts the vault install scaffolded (VAULT_PATH), not a volume nobody sees.
+    expect(compose).toContain("- ${VAULT_PATH:-vault}:/vault");
     expect(existsSync(join(e.home, ".router", "deploy", "otel-collector.yaml"))).toBe(true);
     expect(existsSync(join(e.home, "brain-vault", ".brain-schema"))).toBe(true);
     const env = envOf(e);
@@ -189,6 +203,9 @@ describe("install", () => {
     expect(env.EMBEDDINGS_KEY_ID).toMatch(/^emb_/);
     expect(env.EMBEDDINGS_API_KEY).toMatch(/^[0-9a-f]{48}$/);
     expect(env).toMatchObject({ PORT_BRAIN_API: "8103", PORT_BRAIN_MCP: "8104", BIND_HOST: "0.0.0.0", TICK_INTERVAL_SECONDS: "7200", AMYGDALA_ENABLED: "1" });
+    expect(env.VAULT_PATH).toBe(join(e.home, "brain-vault"));
+    // Defaults built from other variables stay in the compose file.
+    expect(env.DATABASE_URL).toBeUndefined();
     expect(env.BRAIN_OUTBOX).toBe(join(e.home, ".router", "outbox"));
     expect(existsSync(join(e.home, ".router", "outbox"))).toBe(true);
     expect(existsSync(join(e.home, ".router", "backlog"))).toBe(true);
@@ -200,6 +217,28 @@ describe("install", () => {
     ]);
     expect(readlinkSync(join(e.home, ".claude", "profiles", "brain"))).toBe(join(e.home, ".router", "profiles", "default"));
     expect(readFileSync(join(e.home, ".router", "profiles", "default", "CLAUDE.md"), "utf8")).toContain("@lesson");
+  });
+
+  it("in a checkout reuses its stack, brings down other stacks first and starts it with the client env file", async () => {
+    const e = setup({ FAKE_DOCKER_PS_PROJECTS: "old-brain" });
+    const file = writeCompose(e.cwd);
+    const r = await cli(e, "install", "--no-link");
+    expect(r.code).toBe(0);
+    expect(existsSync(join(e.home, ".router", "compose.yml"))).toBe(false);
+    const envFile = join(e.home, ".router", ".env");
+    expect(composeCalls(e)).toEqual([
+      ["compose", "-p", "old-brain", "down"],
+      ["compose", "-f", file, "--env-file", envFile, "up", "-d"],
+      ["compose", "-f", file, "--env-file", envFile, "exec", "-T", "brain-api", "router-cli", "migrate"],
+    ]);
+  });
+
+  it("exits 1 when the stack does not start, after writing the env file", async () => {
+    const e = setup({ FAKE_DOCKER_FAIL: "compose up" });
+    const r = await cli(e, "install", "--no-link");
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("docker compose up failed");
+    expect(envOf(e).KB_ROUTER_TOKEN).toMatch(/^[0-9a-f]{48}$/);
   });
 
   it("changes nothing the second time", async () => {
@@ -217,6 +256,14 @@ describe("install", () => {
     expect(r.stdout).toContain("1. render the bundled stack");
     expect(readdirSync(e.home)).toEqual([]);
     expect(composeCalls(e)).toEqual([]);
+  });
+
+  it("writes BRAIN_URL beside an existing bearer that lacks it (rule 5: else every marker POST answers 401)", async () => {
+    const e = setup();
+    mkdirSync(join(e.home, ".router"), { recursive: true });
+    writeFileSync(join(e.home, ".router", ".env"), "KB_ROUTER_TOKEN=mine\nPORT_BRAIN_API=9103\n");
+    expect((await cli(e, "install", "--no-stack", "--no-link")).code).toBe(0);
+    expect(envOf(e)).toMatchObject({ KB_ROUTER_TOKEN: "mine", PORT_BRAIN_API: "9103", BRAIN_URL: "http://localhost:9103" });
   });
 
   it("keeps existing values and migrates retired client defaults", async () => {
@@ -264,8 +311,19 @@ describe("install", () => {
     const e = setup();
     expect((await cli(e, "install", "--s3-bucket", "b")).code).toBe(2);
     expect((await cli(e, "install", "--no-stack", "--s3-bucket", "team-bundles", "--s3-endpoint", "https://s3.example")).code).toBe(0);
-    expect(readFileSync(join(e.home, ".router", "compose.yml"), "utf8")).not.toMatch(/^  object-store:/m);
+    const rendered = readFileSync(join(e.home, ".router", "compose.yml"), "utf8");
+    expect(rendered).not.toMatch(/^  object-store:/m);
+    expect(rendered).not.toMatch(/^  object-store-init:/m);
     expect(envOf(e)).toMatchObject({ S3_BUCKET: "team-bundles", S3_ENDPOINT: "https://s3.example" });
+  });
+
+  it("points the stack at your own Postgres and Redis with --postgres-url and --redis-url", async () => {
+    const e = setup();
+    expect((await cli(e, "install", "--no-stack", "--postgres-url", "postgres://me@db.example:5432/brain", "--redis-url", "redis://cache.example:6379")).code).toBe(0);
+    expect(envOf(e)).toMatchObject({ DATABASE_URL: "postgres://me@db.example:5432/brain", REDIS_URL: "redis://cache.example:6379" });
+    const rendered = readFileSync(join(e.home, ".router", "compose.yml"), "utf8");
+    expect(rendered).toContain("DATABASE_URL: ${DATABASE_URL:-");
+    expect(rendered).toContain("REDIS_URL: ${REDIS_URL:-");
   });
 
   it("bundles local inference with --ollama", async () => {

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { consola } from "consola";
-import { readEnvFile, routerDir } from "./_context";
+import { envFilePath, readEnvFile, routerDir } from "./_context";
 
 export const MAIN_CONTAINER = "router_brain_api";
 export const CONTAINER_PREFIX = "router_";
@@ -74,9 +74,20 @@ export async function detectDeployment(cwd = process.cwd()): Promise<Deployment 
 export const NO_DEPLOYMENT_HINT =
   "no deployment found: no compose.yml here or above, no running router_brain_api container, no ROUTER_REPO in ~/.router/.env and no stack under ~/.router/. Run `router-cli install` or cd into a checkout.";
 
-/** `docker compose [-p P] [-f F] …` for a deployment. */
+/**
+ * `docker compose [-p P] [-f F] [--env-file …] …` for a deployment. The stack must run with
+ * the client's token: an installed stack reads ~/.router/.env as its own .env; any other
+ * compose file gets it as an --env-file (after the file's own .env, so the client's values win).
+ */
 export function composeArgs(d: Deployment, ...rest: string[]): string[] {
-  return ["compose", ...(d.project ? ["-p", d.project] : []), ...(d.file ? ["-f", d.file] : []), ...rest];
+  const envFiles: string[] = [];
+  const client = envFilePath();
+  if (d.file && existsSync(client) && resolve(dirname(d.file)) !== resolve(routerDir())) {
+    const own = join(dirname(d.file), ".env");
+    if (existsSync(own)) envFiles.push("--env-file", own);
+    envFiles.push("--env-file", client);
+  }
+  return ["compose", ...(d.project ? ["-p", d.project] : []), ...(d.file ? ["-f", d.file] : []), ...envFiles, ...rest];
 }
 
 /** Compose projects (other than `keep`) holding containers named router_*. */

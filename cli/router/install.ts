@@ -5,6 +5,7 @@
 import { chmod, mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { defineCommand } from "citty";
+import { parse as parseDotenv } from "dotenv";
 import { consola } from "consola";
 import { writeFileAtomic } from "../../src/common/atomic-write";
 import { scaffold } from "../../src/router/vault/scaffold";
@@ -95,7 +96,8 @@ export default defineCommand({
     // 3. Complete the env file (additive) and create the marker outbox.
     const current = await readFile(envPath, "utf8").catch(() => "");
     const stackDefaults = composeDefaults(composeText);
-    const port = stackDefaults.PORT_BRAIN_API ?? "8103";
+    // The port the stack publishes: the env file's own setting wins (compose reads it from there).
+    const port = parseDotenv(current).PORT_BRAIN_API || stackDefaults.PORT_BRAIN_API || "8103";
     const wanted: Record<string, string> = {};
     wanted.KB_ROUTER_TOKEN = token ?? generateToken();
     // Rule 5: BRAIN_URL always sits beside the bearer, or marker POSTs go nowhere and 401.

@@ -31,12 +31,16 @@ export const MODEL_KEYS = ["LLM_API_KEY", "LLM_API_BASE", "INFERENCE_URL", "INFE
 
 export const generateToken = () => randomBytes(24).toString("hex");
 
-/** `${VAR:-default}` settings a compose file declares, with their (non-empty) defaults. */
+/**
+ * `${VAR:-default}` settings a compose file declares, with their (non-empty) defaults. A
+ * default built from other variables (`${DATABASE_URL:-postgres://…${POSTGRES_PASSWORD:-brain}…}`)
+ * is left to compose: copying it would freeze the inner values.
+ */
 export function composeDefaults(composeText: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*):-([^}]*)\}/g)) {
     const [, key, value] = m as unknown as [string, string, string];
-    if (value !== "" && !(key in out)) out[key] = value;
+    if (value !== "" && !value.includes("${") && !(key in out)) out[key] = value;
   }
   return out;
 }

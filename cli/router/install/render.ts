@@ -10,6 +10,9 @@ export interface RenderOptions {
 export function renderCompose(template: string, opts: RenderOptions): string {
   const doc = parseDocument(template, { merge: false });
   doc.deleteIn(["x-brain-image", "build"]);
-  if (opts.externalObjectStore) doc.deleteIn(["services", "object-store"]);
+  if (opts.externalObjectStore) {
+    doc.deleteIn(["services", "object-store"]);
+    doc.deleteIn(["services", "object-store-init"]);
+  }
   return `# rendered by router-cli install; edit freely, install keeps what is here\n${doc.toString({ lineWidth: 0 })}`;
 }
