@@ -131,6 +131,28 @@ describe("GET /signal", () => {
     again.close();
   });
 
+  it("resumes while signals keep coming: every event exactly once, in order", async () => {
+    const titles = Array.from({ length: 60 }, (_, i) => `steady stream ${i}`);
+    const first = await subscribe(main.routerUrl!);
+    await first.waitFor(() => first.comments.length > 0, "connected");
+    for (const t of titles.slice(0, 15)) await signal(t, "low");
+    await first.waitFor(() => first.events.length >= 10, "ten events");
+    first.close();
+    const seen = first.events.slice();
+    // The rest is posted while the subscriber reconnects: some land before its subscription, some after.
+    const publisher = (async () => {
+      for (const t of titles.slice(15)) await signal(t, "low");
+    })();
+    const again = await subscribe(main.routerUrl!, { lastEventId: seen.at(-1)!.id! });
+    await publisher;
+    await again.waitFor(() => seen.length + again.events.length >= titles.length, "the rest of the stream", 15_000);
+    const all = [...seen, ...again.events];
+    expect(all.map((e) => e.data.title)).toEqual(titles);
+    const ids = all.map((e) => Number(e.id));
+    expect(ids).toEqual(ids.map((_, i) => ids[0]! + i));
+    again.close();
+  }, 30_000);
+
   it("resumes across a restart (ids and backlog survive)", async () => {
     const s = await subscribe(main.routerUrl!);
     await s.waitFor(() => s.comments.length > 0, "connected");
