@@ -99,6 +99,21 @@ describe("a voice note in", () => {
     expect([...stt.parts[0]!.bytes]).toEqual([...NOTE]);
   });
 
+  it("a voice note linked on a host that is not the platform's never gets the bot's token (and plain http there is refused)", async () => {
+    const name = `${crypto.randomUUID()}-elsewhere.ogg`;
+    // The same fixture server under a host name that is not in TEAMCHAT_ALLOWED_SERVICE_HOSTS.
+    const contentUrl = platform.addDownload(name, NOTE, "audio/ogg").replace("127.0.0.1", "localhost");
+    const activity = platform.activity({ text: "", attachments: [{ contentType: "audio/ogg", contentUrl, name: "elsewhere.ogg" }] });
+    expect((await s.post(activity, await platform.sign())).status).toBe(202);
+    const [m] = await platform.waitForMessages(1, activity.conversation.id);
+    expect(m!.text).toStartWith("**Error:** the voice note's link http://localhost:");
+    expect(m!.text).toEndWith("is not https. The voice note was not transcribed.");
+    await s.teamChat.bot.idle();
+    expect(platform.downloads.filter((d) => d.name === name)).toEqual([]);
+    expect(voice.requests).toEqual([]);
+    expect(await recordedStarts(record)).toHaveLength(0);
+  });
+
   it("a quota or billing refusal of /stt reaches the user, and no turn starts", async () => {
     voice.failNext({ status: 402, body: { detail: "Payment required: your plan is out of credits" } });
     const conv = await voiceNote(NOTE);
