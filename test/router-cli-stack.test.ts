@@ -256,6 +256,15 @@ describe("install", () => {
     expect(r.stdout).toContain("1. render the bundled stack");
     expect(readdirSync(e.home)).toEqual([]);
     expect(composeCalls(e)).toEqual([]);
+    // Nor over an existing, incomplete install: the plan names what a real run would add.
+    mkdirSync(join(e.home, ".router"), { recursive: true });
+    writeFileSync(join(e.home, ".router", ".env"), "KB_ROUTER_TOKEN=mine\nBRAIN_URL=http://localhost:8102\n");
+    const before = snapshot(e.home);
+    const again = await cli(e, "install", "--dry-run");
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("migrate BRAIN_URL");
+    expect(snapshot(e.home)).toEqual(before);
+    expect(composeCalls(e)).toEqual([]);
   });
 
   it("writes BRAIN_URL beside an existing bearer that lacks it (rule 5: else every marker POST answers 401)", async () => {
@@ -269,11 +278,23 @@ describe("install", () => {
   it("keeps existing values and migrates retired client defaults", async () => {
     const e = setup();
     mkdirSync(join(e.home, ".router"), { recursive: true });
-    writeFileSync(join(e.home, ".router", ".env"), "# mine\nKB_ROUTER_TOKEN=keep-me\nBRAIN_URL=http://localhost:8102\nCUSTOM=1\n");
+    writeFileSync(
+      join(e.home, ".router", ".env"),
+      `# mine\nKB_ROUTER_TOKEN=keep-me\nBRAIN_URL=http://localhost:8102\nCUSTOM=1\nPORT_BRAIN_API=8102\nBRAIN_OUTBOX=${e.home}/.brain/outbox\nAMYGDALA_MIN_SEVERITY=medium\nAMYGDALA_ENABLED=0\n`,
+    );
     expect((await cli(e, "install", "--no-stack")).code).toBe(0);
     const text = readFileSync(join(e.home, ".router", ".env"), "utf8");
-    expect(text).toStartWith("# mine\nKB_ROUTER_TOKEN=keep-me\nBRAIN_URL=http://localhost:8103\nCUSTOM=1\n");
+    expect(text).toStartWith(
+      `# mine\nKB_ROUTER_TOKEN=keep-me\nBRAIN_URL=http://localhost:8103\nCUSTOM=1\nPORT_BRAIN_API=8103\nBRAIN_OUTBOX=${e.home}/.router/outbox\nAMYGDALA_MIN_SEVERITY=high\nAMYGDALA_ENABLED=0\n`,
+    );
     expect(envOf(e).VAULT_PATH).toBe(join(e.home, "brain-vault"));
+
+    // A retired port with no BRAIN_URL beside it yields the new default URL, not the old one.
+    const e2 = setup();
+    mkdirSync(join(e2.home, ".router"), { recursive: true });
+    writeFileSync(join(e2.home, ".router", ".env"), "PORT_BRAIN_API=8102\n");
+    expect((await cli(e2, "install", "--no-stack", "--no-link")).code).toBe(0);
+    expect(envOf(e2)).toMatchObject({ PORT_BRAIN_API: "8103", BRAIN_URL: "http://localhost:8103" });
   });
 
   it("writes the model keys only when the compose file supplies them, and names those left to set", async () => {

@@ -97,7 +97,9 @@ export default defineCommand({
     const current = await readFile(envPath, "utf8").catch(() => "");
     const stackDefaults = composeDefaults(composeText);
     // The port the stack publishes: the env file's own setting wins (compose reads it from there).
-    const port = parseDotenv(current).PORT_BRAIN_API || stackDefaults.PORT_BRAIN_API || "8103";
+    const ownPort = parseDotenv(current).PORT_BRAIN_API;
+    const retiredPort = retiredDefaults(h).find((r) => r.key === "PORT_BRAIN_API" && r.old === ownPort)?.replacement;
+    const port = retiredPort || ownPort || stackDefaults.PORT_BRAIN_API || "8103";
     const wanted: Record<string, string> = {};
     wanted.KB_ROUTER_TOKEN = token ?? generateToken();
     // Rule 5: BRAIN_URL always sits beside the bearer, or marker POSTs go nowhere and 401.
