@@ -484,7 +484,7 @@ describe("agent mode off", () => {
 });
 
 describe("chat turns and the jobs gate (the real service process)", () => {
-  it("a turn answers while SERVICE_MAX_PARALLEL_JOBS jobs hold every slot and more wait in the queue", async () => {
+  it("a turn answers (and is logged) while SERVICE_MAX_PARALLEL_JOBS jobs hold every slot and more wait in the queue", async () => {
     const t = await tempHome("chat-gate-");
     const packageDir = join(t.home, "package");
     // The agent CLI: jobs (run in their own directory) hang until cancelled; chat turns (run in the package dir) answer.
@@ -512,13 +512,17 @@ describe("chat turns and the jobs gate (the real service process)", () => {
       await until(() => o.agentLog().some((e) => e.event === "start" && e.argv?.includes("Explain until stopped")));
       expect((await o.job(second.id)).status).toBe("queued");
 
+      const conv = crypto.randomUUID();
       const res = await o.call("/v1/chat/completions", {
         method: "POST",
         json: { model: AGENT, messages: [user("Are you there?")] },
-        headers: { "x-conversation-id": crypto.randomUUID() },
+        headers: { "x-conversation-id": conv, "x-caller-agent": "triage-bot" },
       });
       expect(res.status).toBe(200);
       expect(((await res.json()) as Json).choices[0].message.content).toBe("Hello! The build passes on main.");
+      // Each request logs conv_key, tier, agent, stateless (and the calling agent).
+      await o.main.waitForOutput(`chat turn conv_key=conv:${AGENT}:anonymous:${conv} tier=header agent=${AGENT} stateless=false`);
+      expect(o.main.output()).toMatch(new RegExp(`conv_key=conv:${AGENT}:anonymous:${conv} .* caller=triage-bot`));
       // The gate is as it was: the chat turn neither took nor freed a slot.
       expect((await o.job(first.id)).status).toBe("running");
       expect((await o.job(second.id)).status).toBe("queued");

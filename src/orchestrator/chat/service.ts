@@ -108,6 +108,12 @@ export type ChatOpening =
       cancel(): void;
     };
 
+/** X-Caller-Agent (the calling agent's id, spec: Conversation resolution), safe for one log line. */
+export function callerAgent(value: string | undefined): string | undefined {
+  const v = value?.replace(/[^\x21-\x7e]/g, "").slice(0, 128);
+  return v ? v : undefined;
+}
+
 export function messageText(content: ChatMessage["content"]): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
@@ -202,9 +208,11 @@ export class ChatService {
     const prompt = resumed ? lastText : firstTurnPrompt(req.messages, lastText);
     const info: TurnInfo = { conversation, sessionId, resumed, correlationId: req.correlationId };
 
+    const caller = callerAgent(req.header("x-caller-agent"));
     logger.info(
       `chat turn conv_key=${conversation.convKey} tier=${conversation.tier} agent=${agent.agentId} stateless=${conversation.stateless} ` +
-        `session=${sessionId} ${resumed ? "resume" : "new"}${req.correlationId ? ` correlation=${req.correlationId}` : ""}`,
+        `session=${sessionId} ${resumed ? "resume" : "new"}${req.correlationId ? ` correlation=${req.correlationId}` : ""}` +
+        `${caller ? ` caller=${caller}` : ""}`,
     );
 
     let run: AgentRun;
