@@ -2,6 +2,7 @@
 // SERVICE_CLAUDE_BINARY, the fixture gh on PATH, real git with local bare repositories as
 // remotes, a fixture tracing backend on loopback.
 import { afterEach, describe, expect, it } from "bun:test";
+import { generateKeyPairSync } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,8 @@ import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { executeJob, type ExecuteJobInput, type JobToRun } from "../src/orchestrator/execute";
 import { BUNDLED_PROFILES, type Profile } from "../src/orchestrator/profiles";
 import { repoHash, parseRepoUrl } from "../src/orchestrator/repos/url";
+import { clearTokenCache } from "../src/orchestrator/repos/credentials";
+import { startDumbGitServer } from "./fixtures/dumb-git-server";
 import { gitEnv, gitSync, makeRemote } from "./fixtures/git-remote";
 import { startTracingBackend, type TracingBackend } from "./fixtures/tracing-backend";
 
@@ -279,6 +282,50 @@ describe("executeJob: repositories and pull requests", () => {
     await t.run({ id: "job-shared-1", repo_url: remote.url });
     expect(JSON.parse(readFileSync(join(shared, "jobs", "job-shared-1", "profile.json"), "utf8"))).toMatchObject({ name: "review", model: "haiku", max_turns: 20 });
     expect(existsSync(join(shared, "repos", repoHash(parseRepoUrl(remote.url)), "repo", ".git"))).toBe(true);
+  });
+});
+
+describe("executeJob: a private repository through the GitHub App identity", () => {
+  it("exchanges the app JWT for an installation token, clones with it as a header, and keeps it out of the agent, the clone and the result", async () => {
+    const installationToken = "ghs_appInstallationToken77";
+    const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+    const api: Array<{ path: string; auth: string | null }> = [];
+    const github = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(req) {
+        api.push({ path: new URL(req.url).pathname, auth: req.headers.get("authorization") });
+        return Response.json({ token: installationToken, expires_at: new Date(Date.now() + 3600_000).toISOString() }, { status: 201 });
+      },
+    });
+    const remote = makeRemote();
+    gitSync(["update-server-info"], remote.bare, gitEnv(mkdtempSync(join(tmpdir(), "app-git-"))));
+    const host = startDumbGitServer(remote.bare, { requireAuth: `Basic ${Buffer.from(`x-access-token:${installationToken}`).toString("base64")}` });
+    clearTokenCache();
+    try {
+      const t = setup({
+        GITHOST_API_URL: `http://127.0.0.1:${github.port}`,
+        GITHOST_APP_ID: "4242",
+        GITHOST_APP_INSTALLATION_ID: "99",
+        GITHOST_APP_PRIVATE_KEY_BASE64: Buffer.from(pem).toString("base64"),
+      });
+      const result = await t.run({ repo_url: host.url, task: "Review the private repo" });
+      expect(result.status).toBe("succeeded");
+      expect(api).toHaveLength(1);
+      expect(api[0]!.path).toBe("/app/installations/99/access_tokens");
+      expect(api[0]!.auth).toMatch(/^Bearer ey/);
+      expect(host.authorizations.filter((a) => a !== null).length).toBeGreaterThan(0);
+      const agent = t.claude().find((r) => r.event === "start")!;
+      expect(JSON.stringify(agent.env)).not.toContain(installationToken);
+      expect(JSON.stringify(result)).not.toContain(installationToken);
+      const clone = join(t.config.reposRoot, repoHash(parseRepoUrl(host.url)), "repo");
+      expect(readFileSync(join(clone, ".git", "config"), "utf8")).not.toContain(installationToken);
+    } finally {
+      host.stop();
+      github.stop(true);
+      clearTokenCache();
+    }
   });
 });
 

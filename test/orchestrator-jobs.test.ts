@@ -58,6 +58,20 @@ describe("a job from POST /jobs to its result", () => {
     expect(job.branch).toBeString();
   });
 
+  it("never prints GITHOST_TOKEN: a refused push that echoes it is stored and logged as ***", async () => {
+    const token = "ghp_realProcessSecret9876";
+    const refusing = makeRemote();
+    refusing.refusePushes(`policy: pushes denied for ${token}`);
+    const withToken = await start({ env: { FAKE_CLAUDE_WRITE: "NOTES.md", GITHOST_TOKEN: token, LOG_LEVEL: "4" } });
+    const job = await withToken.until((await withToken.submit({ task: "Fix the typo", repo_url: refusing.url, profile: "code" })).id, finished);
+    expect(job.status).toBe("failed");
+    expect(job.error).toContain("pushes denied for ***");
+    const body = await (await withToken.call(`/jobs/${job.id}`)).text();
+    expect(body).not.toContain(token);
+    expect(withToken.main.output()).toContain(job.id);
+    expect(withToken.main.output()).not.toContain(token);
+  });
+
   it("with wait: true answers 200 with the finished job", async () => {
     const res = await o.call("/jobs", { method: "POST", json: { task: "Explain the layout", wait: true } });
     expect(res.status).toBe(200);
