@@ -61,6 +61,20 @@ describe("deploy/k8s manifests", () => {
     expect([...k.resources].sort()).toEqual(files.filter((f) => f !== "secret.example.yaml").sort());
   });
 
+  it.skipIf(!Bun.which("kubectl"))("build with kubectl's kustomize, offline, into valid objects in the kustomization's namespace", () => {
+    const k = parseAllDocuments(readFileSync(join(DIR, "kustomization.yaml"), "utf8"))[0]!.toJS() as { namespace: string };
+    const r = Bun.spawnSync(["kubectl", "kustomize", DIR], { stdout: "pipe", stderr: "pipe", env: { ...process.env, KUBECONFIG: "/dev/null" } });
+    expect(r.stderr.toString()).toBe("");
+    expect(r.exitCode).toBe(0);
+    const built = parseAllDocuments(r.stdout.toString()).map((d) => d.toJS() as Obj & { metadata: { namespace?: string } });
+    const listed = docs.filter((d) => d.file !== "secret.example.yaml").map((d) => `${d.obj.kind}/${d.obj.metadata.name}`);
+    expect(built.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(listed.sort());
+    for (const obj of built) {
+      expect(obj.metadata.namespace).toBe(k.namespace);
+      new MODELS[`${obj.apiVersion}/${obj.kind}`]!(obj).validate();
+    }
+  });
+
   it("Services and the budget select their Deployment's pods", () => {
     for (const [svc, deploy] of [["brain-stack-orchestrator", "brain-stack-orchestrator"], ["brain-stack-redis", "brain-stack-redis"]] as const) {
       const labels = find("Deployment", deploy).spec.template.metadata.labels;
