@@ -52,14 +52,18 @@ describe("connection", () => {
     expect(r.stdout).toContain("Service:  job-orchestrator");
   });
 
-  it("a server that does not answer is one clear line on stderr and exit 1", async () => {
-    const r = await svc(["jobs"], { ...env, SERVICE_PORT: deadPort() });
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe("");
-    expect(lines(r.stderr)).toHaveLength(1);
-    expect(r.stderr).toContain("does not answer at http://127.0.0.1:");
-    expect(r.stderr).toContain("service-cli serve");
-    expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/); // no stack trace
+  it("a server that does not answer is one clear line on stderr and exit 1, for every command that needs it", async () => {
+    const dead = { ...env, SERVICE_PORT: deadPort() };
+    const id = "0194a3b2-6c1e-7f00-8a3b-1c2d3e4f5a6b";
+    for (const args of [["jobs"], ["run", "Explain it"], ["run", "Explain it", "-w"], ["job", id], ["cancel", id], ["profiles"], ["status"], ["jobs", "--json"]]) {
+      const r = await svc(args, dead);
+      expect({ args, code: r.code }).toEqual({ args, code: 1 });
+      expect(r.stdout).toBe("");
+      expect(lines(r.stderr)).toHaveLength(1);
+      expect(r.stderr).toContain("does not answer at http://127.0.0.1:");
+      expect(r.stderr).toContain("service-cli serve");
+      expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/); // no stack trace
+    }
   });
 
   it("defaults to 127.0.0.1:8200", async () => {
