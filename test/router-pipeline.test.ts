@@ -89,6 +89,21 @@ describe("GET /health/pipeline", () => {
       expect(s.evidence.oldest_waiting_minutes).toBeGreaterThanOrEqual(119);
     });
 
+    it("counts a running tick as consumed: ok while young, warn once it runs past the limit", async () => {
+      const r = await router({ PIPELINE_DRAIN_STALE_MINUTES: "30" });
+      const requestedAt = hoursAgo(2);
+      const stamp = requestedAt.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+      const running = (startedAt: Date) =>
+        put(r.vault, `brain-feed/ticks/requested/${stamp}-feed0000beef.json`, JSON.stringify({ tick_id: "feed0000beef", status: "running", requested_at: requestedAt.toISOString(), started_at: startedAt.toISOString() }));
+      running(new Date(Date.now() - 5 * 60_000));
+      const young = (await report(r)).stage("drain");
+      expect(young).toMatchObject({ verdict: "ok", evidence: { requested: 0, running: { tick_id: "feed0000beef", running_minutes: 5 } } });
+      running(hoursAgo(1));
+      const long = (await report(r)).stage("drain");
+      expect(long.verdict).toBe("warn");
+      expect(long.message).toContain("has been running for 60 min");
+    });
+
     it("fails when the most recent tick failed, quoting its error_tail", async () => {
       const r = await router();
       // The harvest state cannot be written where a folder squats its name: the tick fails.

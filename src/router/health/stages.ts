@@ -62,9 +62,16 @@ const stampOf = (name: string) => {
 // spec: drain — fails when requests pile up unconsumed, or the most recent tick failed.
 export async function drainStage(ctx: StageContext): Promise<StageReport> {
   const requested = await names(ctx, TICK_FOLDERS.requested);
-  const waiting = requested.names.filter((n) => n.endsWith(".json"));
+  const files = requested.names.filter((n) => n.endsWith(".json"));
+  // A request whose tick is running is being consumed, not piling up. Ticks run in request
+  // order, so only the oldest file can be the running one: one read tells.
+  const head = files[0] ? await readRecord(join(ctx.vault, TICK_FOLDERS.requested, files[0])) : undefined;
+  const runningTick = head?.status === "running" ? head : undefined;
+  const waiting = runningTick ? files.slice(1) : files;
   const oldest = waiting.map(stampOf).filter((d): d is Date => d !== undefined).sort((a, b) => a.getTime() - b.getTime())[0];
   const waitingMinutes = oldest ? Math.round((ctx.now.getTime() - oldest.getTime()) / 60_000) : null;
+  const runningSince = runningTick?.started_at ? new Date(runningTick.started_at) : undefined;
+  const runningMinutes = runningSince ? Math.round((ctx.now.getTime() - runningSince.getTime()) / 60_000) : null;
   const newestOf = async (dir: string) => {
     const { names: list } = await names(ctx, dir);
     const newest = list.filter((n) => n.endsWith(".json")).at(-1);
@@ -76,6 +83,7 @@ export async function drainStage(ctx: StageContext): Promise<StageReport> {
   const evidence: Record<string, unknown> = {
     requested: waiting.length,
     oldest_waiting_minutes: waitingMinutes,
+    running: runningTick ? { tick_id: runningTick.tick_id, started_at: runningTick.started_at, running_minutes: runningMinutes } : null,
     stale_minutes: ctx.drainStaleMinutes,
     last_tick: last ? { tick_id: last.tick_id, status: last.status, finished_at: last.finished_at } : null,
     error_tail: last?.status === "failed" ? last.error_tail : null,
@@ -86,12 +94,20 @@ export async function drainStage(ctx: StageContext): Promise<StageReport> {
       name: "drain",
       verdict: "fail",
       evidence,
-      message: `${waiting.length} tick request(s) pile up unconsumed in ${TICK_FOLDERS.requested}/, the oldest for ${waitingMinutes} min (PIPELINE_DRAIN_STALE_MINUTES is ${ctx.drainStaleMinutes}): the tick worker is not running them`,
+      message: `${waiting.length} tick request(s) pile up unconsumed in ${TICK_FOLDERS.requested}/, the oldest for ${waitingMinutes} min (PIPELINE_DRAIN_STALE_MINUTES is ${ctx.drainStaleMinutes}): ${runningTick ? `they wait behind tick ${runningTick.tick_id}, running for ${runningMinutes ?? "?"} min` : "the tick worker is not running them"}`,
     };
   }
   if (last?.status === "failed") {
     const firstLine = (last.error_tail ?? "").split("\n")[0];
     return { name: "drain", verdict: "fail", evidence, message: `the most recent tick (${last.tick_id}) failed: ${firstLine}` };
+  }
+  if (runningTick && runningMinutes !== null && runningMinutes > ctx.drainStaleMinutes) {
+    return {
+      name: "drain",
+      verdict: "warn",
+      evidence,
+      message: `tick ${runningTick.tick_id} has been running for ${runningMinutes} min (longer than PIPELINE_DRAIN_STALE_MINUTES, ${ctx.drainStaleMinutes}); ${waiting.length} request(s) wait behind it`,
+    };
   }
   if (!last) return { name: "drain", verdict: "ok", evidence, message: waiting.length ? `${waiting.length} tick request(s) waiting; none finished yet` : "no tick has run yet (nothing to check)" };
   return { name: "drain", verdict: "ok", evidence, message: `the most recent tick (${last.tick_id}) succeeded at ${last.finished_at}; ${waiting.length} waiting` };
