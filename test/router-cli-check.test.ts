@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Gateway, startGateway } from "./fixtures/openai-gateway";
-import { compiledClis, runCompiled } from "./support/cli";
+import { compiledClis, fixturePath, runCompiled } from "./support/cli";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
 
 const TOKEN = "cli-check-token";
@@ -69,6 +69,17 @@ describe("router-cli check", () => {
     const res = await runCompiled("router-cli", ["check", "--json"], { env: { HOME: home } });
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout).outcome).toBe("clean");
+  });
+
+  it("status lists the stack's containers, then reports the router's /health (exit 0)", async () => {
+    const home = tempDir("cli-home");
+    const cwd = tempDir("cli-cwd");
+    writeFileSync(join(cwd, "compose.yml"), "name: brain\nservices:\n  brain-api:\n    image: x\n");
+    const record = join(tempDir("docker-record"), "argv.jsonl");
+    const res = await runCompiled("router-cli", ["status"], { cwd, env: { HOME: home, PATH: fixturePath({ docker: "fake-docker" }), FAKE_DOCKER_RECORD: record, BRAIN_URL: r.main.routerUrl!, KB_ROUTER_TOKEN: TOKEN } });
+    expect(res.code).toBe(0);
+    expect(readFileSync(record, "utf8")).toContain(JSON.stringify(["compose", "-f", join(cwd, "compose.yml"), "ps"]));
+    expect(res.stdout + res.stderr).toContain(`${r.main.routerUrl}/health: ok (knowledge-router`);
   });
 
   it("exits 2 (degraded) when a stage warns", async () => {

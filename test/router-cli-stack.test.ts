@@ -347,6 +347,31 @@ describe("install", () => {
     expect(rendered).toContain("REDIS_URL: ${REDIS_URL:-");
   });
 
+  it("honours --vault, --name, --no-init, --no-link and refuses an unknown --profile or --for-target (exit 2)", async () => {
+    const e = setup();
+    const vault = join(e.cwd, "team-vault");
+    expect((await cli(e, "install", "--no-stack", "--vault", vault, "--name", "work")).code).toBe(0);
+    expect(existsSync(join(vault, ".brain-schema"))).toBe(true);
+    expect(envOf(e).VAULT_PATH).toBe(vault);
+    expect(readlinkSync(join(e.home, ".claude", "profiles", "work"))).toBe(join(e.home, ".router", "profiles", "default"));
+    // uninstall --no-unlink keeps that link.
+    expect((await cli(e, "uninstall", "--name", "work", "--no-unlink")).code).toBe(0);
+    expect(lstatSync(join(e.home, ".claude", "profiles", "work")).isSymbolicLink()).toBe(true);
+
+    const e2 = setup();
+    expect((await cli(e2, "install", "--no-stack", "--no-init", "--no-link")).code).toBe(0);
+    expect(existsSync(join(e2.home, "brain-vault"))).toBe(false);
+    expect(existsSync(join(e2.home, ".claude"))).toBe(false);
+    expect(existsSync(join(e2.home, ".router", ".env"))).toBe(true);
+
+    const e3 = setup();
+    const badProfile = await cli(e3, "install", "--profile", "nope");
+    expect(badProfile.code).toBe(2);
+    expect(badProfile.stderr).toContain("--profile must be one of: default");
+    expect((await cli(e3, "install", "--for-target", "nope")).code).toBe(2);
+    expect(readdirSync(e3.home)).toEqual([]);
+  });
+
   it("bundles local inference with --ollama", async () => {
     const e = setup();
     expect((await cli(e, "install", "--no-stack", "--ollama")).code).toBe(0);
