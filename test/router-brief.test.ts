@@ -79,13 +79,17 @@ describe("POST /brief with a model", () => {
     }
   });
 
-  it("answers 504 when the gateway is slower than LLM_TIMEOUT_MS, never hanging", async () => {
+  it("answers 504 when the gateway is slower than LLM_TIMEOUT_MS, never hanging, streaming or not", async () => {
     gw.delay(2000);
     try {
-      const started = performance.now();
-      const res = await api.call("/brief", { query: "rollback" });
-      expect(res.status).toBe(504);
-      expect(performance.now() - started).toBeLessThan(1800);
+      for (const stream of [false, true]) {
+        const started = performance.now();
+        const res = await api.call("/brief", { query: "rollback", stream });
+        expect(res.status).toBe(504);
+        expect(res.body.error.code).toBe("gateway_timeout");
+        expect(res.body.error.message).toContain("500 ms");
+        expect(performance.now() - started).toBeLessThan(1800);
+      }
     } finally {
       gw.delay(0);
     }
@@ -140,6 +144,18 @@ describe("hybrid search with an embeddings service", () => {
     expect(res.body.mode).toBe("hybrid");
     expect(res.body.hits[0].title).toBe("Rollbacks");
     expect(gw.requests.some((r) => r.path === "/v1/embeddings" && r.body.input[0] === "rollback deploy")).toBe(true);
+  });
+
+  it("answers 502 naming the embeddings service's status when it fails, and 200 again once it is back", async () => {
+    gw.failWith(500);
+    try {
+      const res = await api.search("rollback deploy");
+      expect(res.status).toBe(502);
+      expect(res.body.error.message).toContain("embeddings service answered 500");
+    } finally {
+      gw.failWith(0);
+    }
+    expect((await api.search("rollback deploy")).body.mode).toBe("hybrid");
   });
 
   it("refuses to start on an index whose vectors have another dimension", async () => {
