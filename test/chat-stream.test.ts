@@ -96,7 +96,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   it("thinking + tool call + tool result + final: by default narration then the final only", async () => {
     const r = await streamed("thinking-tool-final");
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "final", "stop"]);
-    expect(choice(r.chunks[1]!).delta).toEqual({ content: "Let me run the tests first.\n\n" });
+    expect(choice(r.chunks[1]!).delta).toEqual({ content: "Let me run the tests first." });
     expect(choice(r.chunks[2]!).delta).toEqual({ content: "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal." });
   });
 
@@ -139,7 +139,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "final", "stop"]);
     expect(choice(r.chunks[1]!)).toEqual({
       index: 0,
-      delta: { content: "I looked at the three open PRs.\n\n" },
+      delta: { content: "I looked at the three open PRs." },
       finish_reason: null,
       x_service_event_type: "narration",
     });
@@ -185,7 +185,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   it("an error result (error_during_execution): the narration, then the error from errors[]", async () => {
     const r = await streamed("error-during-execution");
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "error", "stop"]);
-    expect(choice(r.chunks[1]!).delta.content).toBe("Starting.\n\n");
+    expect(choice(r.chunks[1]!).delta.content).toBe("Starting.");
     expect(choice(r.chunks[2]!)).toEqual({
       index: 0,
       delta: { content: "\n\n**Error:** API Error: 529 Overloaded\n" },
@@ -222,7 +222,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     ]);
     expect(choice(all.chunks[2]!)).toEqual({
       index: 0,
-      delta: { content: "Searching the deploy log.\n\n" },
+      delta: { content: "Searching the deploy log." },
       finish_reason: null,
       x_service_event_type: "narration",
       x_service_parent_tool_use_id: "toolu_01Task",
@@ -348,11 +348,11 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   });
 });
 
-/** Scenario, its final answer, and the narration shown before it by default (each text exactly once, a paragraph break after narration). */
+/** Scenario, its final answer, and the narration shown before it by default (each text exactly once, as the agent wrote it). */
 const OK_SCENARIOS: Array<[string, string, string]> = [
   ["text-only", "Hello! The build passes on main.", ""],
-  ["thinking-tool-final", "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal.", "Let me run the tests first.\n\n"],
-  ["two-text-blocks", "Merge #12 first; #13 depends on it.", "I looked at the three open PRs.\n\n"],
+  ["thinking-tool-final", "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal.", "Let me run the tests first."],
+  ["two-text-blocks", "Merge #12 first; #13 depends on it.", "I looked at the three open PRs."],
   ["tool-error", "I can't read that file: permission denied.", ""],
   // The sub-agent's "Searching the deploy log." is not the main answer's text.
   ["subagent", "The last deploy failed: the registry timed out during the image pull.", ""],

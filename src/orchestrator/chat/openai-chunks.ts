@@ -43,13 +43,6 @@ export function fenced(label: string, body: string): string {
   return `\n${fence}${label}\n${body}\n${fence}\n`;
 }
 
-/**
- * Narration is always followed by something (more text, a tool call, the final answer), and
- * chat clients show the deltas concatenated: it ends with a blank line so the next block starts
- * a new paragraph instead of running on ("…first.One test fails…").
- */
-export const paragraph = (text: string): string => (text.endsWith("\n\n") ? text : text.endsWith("\n") ? `${text}\n` : `${text}\n\n`);
-
 const pretty = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input, null, 2));
 
 export function roleChunk(ctx: ChunkContext): Chunk {
@@ -112,7 +105,7 @@ export function renderChunk(ctx: ChunkContext, ev: TurnEvent, v: Visibility): Ch
         { x_service_event_type: "tool_result", x_service_tool_use_id: ev.toolUseId, x_service_is_error: ev.isError, ...label },
       );
     case "narration":
-      return chunk(ctx, { content: paragraph(ev.text) }, { x_service_event_type: "narration", ...label });
+      return chunk(ctx, { content: ev.text }, { x_service_event_type: "narration", ...label });
     case "final":
       // Legacy assistant text (the result line's text, nothing streamed) carries no type member.
       return ev.legacy ? chunk(ctx, { content: ev.text }) : chunk(ctx, { content: ev.text }, { x_service_event_type: "final" });
