@@ -1,5 +1,5 @@
 // Shapes a store's row into the SearchHit both stores return, so they cannot drift apart.
-import type { Producer, SearchHit } from "./types.ts";
+import type { HitSnippet, Producer, SearchHit } from "./types.ts";
 
 /** Snippet length for hits found without text (filter-only and vector hits). */
 const PLAIN_SNIPPET_CHARS = 200;
@@ -17,15 +17,19 @@ export interface HitRow {
 
 export function toHit(row: HitRow): SearchHit {
   return {
-    id: `${row.path}#${row.seq}`,
+    ...hitSnippet(row.path, row.seq, row.snippet),
     path: row.path,
     producer: row.producer,
     title: row.title,
-    snippet: collapse(row.snippet),
     score: row.score,
     tags: row.tags,
     updated_at: row.updatedAt.toISOString(),
   };
+}
+
+/** A hit's id and snippet, shaped as toHit() shapes them (IndexStore.snippets). */
+export function hitSnippet(path: string, seq: number, snippet: string): HitSnippet {
+  return { id: `${path}#${seq}`, snippet: collapse(snippet) };
 }
 
 /** The opening of a chunk, for hits that matched no words. */

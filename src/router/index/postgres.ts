@@ -6,18 +6,20 @@ import postgres, { type PendingQuery, type Row, type Sql, type TransactionSql } 
 import { chunkDocument, embeddingInputs } from "./chunk.ts";
 import { checkVector, resolveEmbeddings } from "./embeddings.ts";
 import { VectorsUnavailableError } from "./errors.ts";
-import { plainSnippet, toHit } from "./hit.ts";
+import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { migrate, quoteSchema } from "./migrate.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import {
   PRODUCERS,
   SNIPPET_MARK,
   type Fingerprint,
+  type HitSnippet,
   type IndexDoc,
   type IndexStore,
   type Producer,
   type SearchFilters,
   type SearchHit,
+  type SearchOptions,
   type UpsertOptions,
 } from "./types.ts";
 
@@ -146,12 +148,26 @@ export class PostgresIndexStore implements IndexStore {
     return rows.length > 0;
   }
 
-  async search(query: ParsedQuery, limit: number): Promise<SearchHit[]> {
+  async search(query: ParsedQuery, limit: number, opts: SearchOptions = {}): Promise<SearchHit[]> {
     if (!hasText(query)) return this.browse(query, limit);
     const parts = clauses(query);
-    let hits = await this.match(parts, "AND", query, limit);
-    if (hits.length === 0 && parts.length > 1) hits = await this.match(parts, "OR", query, limit);
+    const snippets = opts.snippets ?? true;
+    let hits = await this.match(parts, "AND", query, limit, snippets);
+    if (hits.length === 0 && parts.length > 1) hits = await this.match(parts, "OR", query, limit, snippets);
     return hits;
+  }
+
+  async snippets(query: ParsedQuery, paths: string[]): Promise<Map<string, HitSnippet>> {
+    const out = new Map<string, HitSnippet>();
+    if (!hasText(query) || paths.length === 0) return out;
+    const sql = this.sql;
+    const rows = await sql<{ path: string; seq: number; snippet: string }[]>`
+      WITH ${this.queries(clauses(query), "AND")}
+      SELECT d.path, b.seq, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
+        FROM ${sql.unsafe(this.docs)} d, q, ${this.bestChunk(sql`d.id`)}
+       WHERE d.path = ANY(${paths}::text[]) AND d.tsv @@ q.any`;
+    for (const r of rows) out.set(r.path, hitSnippet(r.path, r.seq, r.snippet));
+    return out;
   }
 
   async vectorSearch(vector: number[], limit: number, filters: Partial<SearchFilters> = {}): Promise<SearchHit[]> {
@@ -204,36 +220,57 @@ export class PostgresIndexStore implements IndexStore {
   /**
    * One hit per document, as in SQLite: documents are ranked on their own tsvector (filters in
    * the same WHERE, so only documents that pass them are scored) and only the best `limit`
-   * are kept; then, for those alone, the best chunk — one holding every word when there is
-   * one, else the best partial match — gives the hit its id and its ts_headline (costly, so
-   * run for the returned rows only). Every word reaches Postgres as a bound parameter of
-   * phraseto_tsquery, which has no syntax to break.
+   * are kept; then, for those alone and only when `snippets`, the best chunk (bestChunk) gives
+   * the hit its id and its ts_headline (costly, so run for the returned rows only). Every word
+   * reaches Postgres as a bound parameter of phraseto_tsquery, which has no syntax to break.
    */
-  private async match(parts: string[][], op: "AND" | "OR", filters: SearchFilters, limit: number): Promise<SearchHit[]> {
+  private async match(parts: string[][], op: "AND" | "OR", filters: SearchFilters, limit: number, snippets: boolean): Promise<SearchHit[]> {
     const sql = this.sql;
-    const phrases = parts.map((words) => sql`phraseto_tsquery('english', ${words.join(" ")})`);
-    const join = (how: "AND" | "OR") => phrases.reduce((a, b) => (how === "AND" ? sql`${a} && ${b}` : sql`${a} || ${b}`));
-    const rows = await sql<HitRow[]>`
-      WITH q AS (SELECT ${join(op)} AS q, ${join("OR")} AS any),
+    const top = sql`
       top AS (
         SELECT d.id, d.path, ts_rank(${RANK_WEIGHTS}::float4[], d.tsv, q.q, ${RANK_NORMALIZATION}) AS score
           FROM ${sql.unsafe(this.docs)} d, q
          WHERE d.tsv @@ q.q ${this.filters(sql, filters)}
          ORDER BY score DESC, d.path LIMIT ${limit}
-      )
-      SELECT b.seq, t.score, d.path, d.producer, d.title, d.tags, d.updated_at,
-             ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-        FROM top t JOIN ${sql.unsafe(this.docs)} d ON d.id = t.id, q,
-             LATERAL (
+      )`;
+    const rows = snippets
+      ? await sql<HitRow[]>`
+          WITH ${this.queries(parts, op)}, ${top}
+          SELECT b.seq, t.score, d.path, d.producer, d.title, d.tags, d.updated_at,
+                 ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
+            FROM top t JOIN ${sql.unsafe(this.docs)} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`)}
+           ORDER BY t.score DESC, d.path`
+      : await sql<HitRow[]>`
+          WITH ${this.queries(parts, op)}, ${top}
+          SELECT 0 AS seq, t.score, d.path, d.producer, d.title, d.tags, d.updated_at, '' AS snippet
+            FROM top t JOIN ${sql.unsafe(this.docs)} d ON d.id = t.id
+           ORDER BY t.score DESC, d.path`;
+    return rows.map(rowHit);
+  }
+
+  /** The CTE `q`: q.q the clauses joined by `op`, q.any joined by OR. */
+  private queries(parts: string[][], op: "AND" | "OR"): PendingQuery<Row[]> {
+    const sql = this.sql;
+    const phrases = parts.map((words) => sql`phraseto_tsquery('english', ${words.join(" ")})`);
+    const join = (how: "AND" | "OR") => phrases.reduce((a, b) => (how === "AND" ? sql`${a} && ${b}` : sql`${a} || ${b}`));
+    return sql`q AS (SELECT ${join(op)} AS q, ${join("OR")} AS any)`;
+  }
+
+  /**
+   * LATERAL `b` (seq, body, hq): document `docId`'s best chunk — one matching q.q when there
+   * is one, else one matching q.any, then the best ranked, then the first — and the query
+   * (hq) its headline marks.
+   */
+  private bestChunk(docId: PendingQuery<Row[]>): PendingQuery<Row[]> {
+    const sql = this.sql;
+    return sql`LATERAL (
                SELECT c.seq, c.body, m.hq
                  FROM ${sql.unsafe(this.chunks)} c,
                       LATERAL (SELECT CASE WHEN c.tsv @@ q.q THEN q.q ELSE q.any END AS hq) m
-                WHERE c.doc_id = t.id
-                ORDER BY c.tsv @@ q.q DESC, ts_rank(${RANK_WEIGHTS}::float4[], c.tsv, m.hq, ${RANK_NORMALIZATION}) DESC, c.seq
+                WHERE c.doc_id = ${docId}
+                ORDER BY c.tsv @@ q.q DESC, c.tsv @@ q.any DESC, ts_rank(${RANK_WEIGHTS}::float4[], c.tsv, m.hq, ${RANK_NORMALIZATION}) DESC, c.seq
                 LIMIT 1
-             ) b
-       ORDER BY t.score DESC, d.path`;
-    return rows.map(rowHit);
+             ) b`;
   }
 
   /** Filter-only queries (e.g. `tag:deploy`): newest documents first. */

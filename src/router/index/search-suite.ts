@@ -149,6 +149,23 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
         expect(hit!.score).toBeGreaterThan(0);
       });
 
+      it("ranks the same without snippets, and snippets() gives each hit the id and snippet search() gives it", async () => {
+        await load();
+        // Words, a phrase, filters, a document of many chunks, and the OR fallback.
+        for (const q of ["postgres", '"rolling restart"', "tag:ops deploy", "backups kubernetes", "kubernetes", "stampede kitchen"]) {
+          const parsed = parseQuery(q);
+          const full = await store.search(parsed, 10);
+          expect(full.length).toBeGreaterThan(0);
+          const bare = await store.search(parsed, 10, { snippets: false });
+          expect(bare.map((h) => [h.path, h.score])).toEqual(full.map((h) => [h.path, h.score]));
+          expect(bare.every((h) => h.snippet === "" && h.id === `${h.path}#0`)).toBe(true);
+          const marked = await store.snippets(parsed, [...bare.map((h) => h.path), "raw/no/such-note.md"]);
+          expect(marked.size).toBe(full.length);
+          for (const h of full) expect(marked.get(h.path)).toEqual({ id: h.id, snippet: h.snippet });
+        }
+        expect((await store.snippets(parseQuery("autovacuum"), ["raw/notes/kitchen.md"])).size).toBe(0);
+      });
+
       it("orders hits by descending score and honours the limit", async () => {
         await load();
         const hits = await search("ops deploy kubernetes postgres", 2);

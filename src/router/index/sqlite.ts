@@ -6,7 +6,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chunkDocument, embeddingInputs } from "./chunk.ts";
 import { DimensionMismatchError } from "./errors.ts";
-import { plainSnippet, toHit } from "./hit.ts";
+import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
@@ -16,11 +16,13 @@ import {
   PRODUCERS,
   SNIPPET_MARK,
   type Fingerprint,
+  type HitSnippet,
   type IndexDoc,
   type IndexStore,
   type Producer,
   type SearchFilters,
   type SearchHit,
+  type SearchOptions,
   type UpsertOptions,
 } from "./types.ts";
 
@@ -170,12 +172,29 @@ export class SqliteIndexStore implements IndexStore {
     });
   }
 
-  async search(query: ParsedQuery, limit: number): Promise<SearchHit[]> {
+  async search(query: ParsedQuery, limit: number, opts: SearchOptions = {}): Promise<SearchHit[]> {
     if (!hasText(query)) return this.browse(query, limit);
     const parts = clauses(query);
-    let hits = this.match(ftsExpression(parts, "AND"), query, limit);
-    if (hits.length === 0 && parts.length > 1) hits = this.match(ftsExpression(parts, "OR"), query, limit);
+    const snippets = opts.snippets ?? true;
+    let hits = this.match(ftsExpression(parts, "AND"), query, limit, snippets);
+    if (hits.length === 0 && parts.length > 1) hits = this.match(ftsExpression(parts, "OR"), query, limit, snippets);
     return hits;
+  }
+
+  async snippets(query: ParsedQuery, paths: string[]): Promise<Map<string, HitSnippet>> {
+    const out = new Map<string, HitSnippet>();
+    if (!hasText(query) || paths.length === 0) return out;
+    const docs = this.db
+      .query<{ id: number; path: string }, [string]>("SELECT id, path FROM docs WHERE path IN (SELECT value FROM json_each(?))")
+      .all(JSON.stringify(paths));
+    // OR: marks every clause a document holds, which for a document holding all of them is
+    // exactly what the AND search marked; and it also covers hits of search()'s OR fallback.
+    const best = this.bestChunks(ftsExpression(clauses(query), "OR"), docs.map((d) => d.id));
+    for (const d of docs) {
+      const chunk = best.get(d.id);
+      if (chunk) out.set(d.path, hitSnippet(d.path, chunk.seq, chunk.snippet));
+    }
+    return out;
   }
 
   async vectorSearch(vector: number[], limit: number, filters: Partial<SearchFilters> = {}): Promise<SearchHit[]> {
@@ -226,24 +245,47 @@ export class SqliteIndexStore implements IndexStore {
   /**
    * Ranked hits, one per document. docs_fts ranks documents: the filters are part of its MATCH,
    * so FTS5 intersects them with the words before anything is scored, and the core's
-   * ORDER BY … LIMIT keeps only the best `limit`. Then, for those documents alone, one
-   * highlight() of each body: the chunk holding the most distinct matched words (then the
-   * most matches, then the first) is the hit's, and its snippet is cut from the same text.
+   * ORDER BY … LIMIT keeps only the best `limit`. Then, for those documents alone (and only
+   * when `snippets`), each hit's best chunk and snippet (bestChunks).
    */
-  private match(text: string, filters: SearchFilters, limit: number): SearchHit[] {
+  private match(text: string, filters: SearchFilters, limit: number, snippets: boolean): SearchHit[] {
     const ranked = this.db
       .query<{ id: number; rank: number }, [string, number]>(
         `SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?`,
       )
       .all(docExpression(text, filters), limit);
     if (ranked.length === 0) return [];
-    const ids = JSON.stringify(ranked.map((r) => r.id));
+    const ids = ranked.map((r) => r.id);
     const docs = new Map(
       this.db
         .query<DocRow, [string]>("SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?))")
-        .all(ids)
+        .all(JSON.stringify(ids))
         .map((d) => [d.id, d]),
     );
+    const best = snippets ? this.bestChunks(text, ids) : new Map<number, { seq: number; snippet: string }>();
+    const hits: Array<{ doc: DocRow; rank: number; seq: number; snippet: string }> = [];
+    for (const r of ranked) {
+      const doc = docs.get(r.id);
+      if (!doc) continue;
+      const chunk = best.get(r.id);
+      hits.push({ doc, rank: r.rank, seq: chunk?.seq ?? 0, snippet: chunk?.snippet ?? "" });
+    }
+    // bm25() is lower-is-better and negative; the API's score is higher-is-better.
+    return hits
+      .sort((a, b) => a.rank - b.rank || (a.doc.path < b.doc.path ? -1 : a.doc.path > b.doc.path ? 1 : 0))
+      .map((h) => docHit({ ...h.doc, seq: h.seq }, -h.rank, h.snippet));
+  }
+
+  /**
+   * Each document's best chunk for `text` (an ftsExpression) and its snippet: one highlight()
+   * of each document's body, the chunk holding the most distinct matched words (then the most
+   * matches, then the first) is the hit's, and its snippet is cut from the same text. A
+   * document that does not match `text` is left out.
+   */
+  private bestChunks(text: string, docIds: number[]): Map<number, { seq: number; snippet: string }> {
+    const out = new Map<number, { seq: number; snippet: string }>();
+    if (docIds.length === 0) return out;
+    const ids = JSON.stringify(docIds);
     // The chunks' lengths, to find them again in the highlighted body (joined by "\n\n").
     const lengths = new Map<number, number[]>();
     for (const [doc, body] of this.db
@@ -253,25 +295,17 @@ export class SqliteIndexStore implements IndexStore {
       if (list) list.push(body.length);
       else lengths.set(doc, [body.length]);
     }
-    const marked = new Map(
-      this.db
-        .query<[number, string], [string, string]>(
-          `SELECT rowid, highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts
-            WHERE docs_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
-        )
-        .values(text, ids) as [number, string][],
-    );
-    const hits: Array<{ doc: DocRow; rank: number; seq: number; snippet: string }> = [];
-    for (const r of ranked) {
-      const doc = docs.get(r.id);
-      if (!doc) continue;
-      const chunk = bestChunk(splitMarked(marked.get(r.id) ?? "", lengths.get(r.id) ?? []));
-      hits.push({ doc, rank: r.rank, seq: chunk.seq, snippet: markedSnippet(chunk.marked) });
+    const marked = this.db
+      .query<[number, string], [string, string]>(
+        `SELECT rowid, highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts
+          WHERE docs_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+      )
+      .values(text, ids) as [number, string][];
+    for (const [id, body] of marked) {
+      const chunk = bestChunk(splitMarked(body, lengths.get(id) ?? []));
+      out.set(id, { seq: chunk.seq, snippet: markedSnippet(chunk.marked) });
     }
-    // bm25() is lower-is-better and negative; the API's score is higher-is-better.
-    return hits
-      .sort((a, b) => a.rank - b.rank || (a.doc.path < b.doc.path ? -1 : a.doc.path > b.doc.path ? 1 : 0))
-      .map((h) => docHit({ ...h.doc, seq: h.seq }, -h.rank, h.snippet));
+    return out;
   }
 
   /** Filter-only queries (e.g. `tag:deploy`): newest documents first. */

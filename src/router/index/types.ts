@@ -54,6 +54,13 @@ export interface SearchFilters {
   producers: Producer[];
 }
 
+export interface SearchOptions {
+  /** Default true; false leaves snippets empty and ids at chunk 0 (see IndexStore.search). */
+  snippets?: boolean;
+}
+
+export type HitSnippet = Pick<SearchHit, "id" | "snippet">;
+
 export interface Fingerprint {
   hash: string;
   mtimeMs: number;
@@ -81,8 +88,18 @@ export interface IndexStore {
   upsert(doc: IndexDoc, opts?: UpsertOptions): Promise<boolean>;
   /** Returns true when the path was indexed. */
   remove(path: string): Promise<boolean>;
-  /** BM25 / full-text search, one hit per document, best first. */
-  search(query: ParsedQuery, limit: number): Promise<SearchHit[]>;
+  /**
+   * BM25 / full-text search, one hit per document, best first. `snippets: false` skips the
+   * costly part (each hit's best chunk and marked snippet: id `path#0`, snippet ""), for
+   * callers that only need the ranking, such as hybrid fusion, which then asks snippets()
+   * for the few hits it keeps.
+   */
+  search(query: ParsedQuery, limit: number, opts?: SearchOptions): Promise<SearchHit[]>;
+  /**
+   * The `id` (best chunk) and marked `snippet` that search() gives each of these documents
+   * for this query; a document that no longer matches is left out.
+   */
+  snippets(query: ParsedQuery, paths: string[]): Promise<Map<string, HitSnippet>>;
   /** Nearest chunks by cosine similarity, one hit per document, nearest first. */
   vectorSearch(vector: number[], limit: number, filters?: Partial<SearchFilters>): Promise<SearchHit[]>;
   /** path → {hash, mtimeMs} of every document of one producer, for incremental refresh. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import type { IndexStore, SearchFilters, SearchHit } from "../index/types";
+import type { IndexStore, SearchFilters, SearchHit, SearchOptions } from "../index/types";
 import type { ParsedQuery } from "../index/query";
 import { fuseRrf, fuseScores, RRF_K, search } from "./search";
 
@@ -80,9 +80,13 @@ describe("search", () => {
       kind: "sqlite",
       embeddingDim: hasVectors ? 2 : undefined,
       hasVectors,
-      async search(q: ParsedQuery, limit: number) {
-        calls.push(`search ${q.terms.join(" ")} ${limit}`);
+      async search(q: ParsedQuery, limit: number, opts?: SearchOptions) {
+        calls.push(`search ${q.terms.join(" ")} ${limit}${opts?.snippets === false ? " no-snippets" : ""}`);
         return bm25.slice(0, limit);
+      },
+      async snippets(q: ParsedQuery, wanted: string[]) {
+        calls.push(`snippets ${q.terms.join(" ")} ${wanted.join(",")}`);
+        return new Map(wanted.map((p) => [p, { id: `${p}#3`, snippet: `<mark>${p}</mark>` }]));
       },
       async vectorSearch(v: number[], limit: number, filters?: Partial<SearchFilters>) {
         calls.push(`vector ${v.join(",")} ${limit} ${JSON.stringify(filters)}`);
@@ -105,9 +109,25 @@ describe("search", () => {
     const { index, calls } = fakeIndex(bm25, nearest);
     const result = await search({ index, embed: async (texts) => texts.map(() => [1, 0]) }, "deploy tag:ops", 2);
     expect(result.mode).toBe("hybrid");
-    expect(result.hits).toEqual(fuseScores([bm25, nearest], 2));
+    expect(paths(result.hits)).toEqual(paths(fuseScores([bm25, nearest], 2)));
     expect(paths(result.hits)).toEqual(["clear", "y"]);
-    expect(calls).toEqual(["search deploy 50", `vector 1,0 50 ${JSON.stringify({ tags: ["ops"], producers: [] })}`]);
+    expect(calls).toEqual([
+      "search deploy 50 no-snippets",
+      `vector 1,0 50 ${JSON.stringify({ tags: ["ops"], producers: [] })}`,
+      "snippets deploy clear,y",
+    ]);
+  });
+
+  it("cuts snippets only for the BM25 hits that survive fusion; vector-only hits keep their own", async () => {
+    const bm25 = [hit("a", 10), ...Array.from({ length: 40 }, (_, i) => hit(`t${i}`, 1 - i / 100))];
+    const nearest = [hit("v", 0.9, "plain v"), hit("a", 0.8)];
+    const { index, calls } = fakeIndex(bm25, nearest);
+    const result = await search({ index, embed: async (texts) => texts.map(() => [1, 0]) }, "deploy", 2);
+    expect(result.hits.map((h) => [h.path, h.id, h.snippet])).toEqual([
+      ["a", "a#3", "<mark>a</mark>"],
+      ["v", "v#0", "plain v"],
+    ]);
+    expect(calls.at(-1)).toBe("snippets deploy a");
   });
 
   it("does not embed a query of filters alone", async () => {

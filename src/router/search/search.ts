@@ -30,9 +30,14 @@ export async function search(deps: SearchDeps, query: string, limit: number): Pr
   if (!useVectors) return { mode: "bm25", hits: await deps.index.search(parsed, limit) };
 
   const text = [...parsed.terms, ...parsed.phrases.map((p) => p.join(" "))].join(" ");
-  const [bm25, [vector]] = await Promise.all([deps.index.search(parsed, FUSION_DEPTH), deps.embed!([text])]);
+  // Fusion needs the BM25 ranking only: snippets are cut afterwards, for the BM25 hits that
+  // survive it (at most `limit`, not FUSION_DEPTH).
+  const [bm25, [vector]] = await Promise.all([deps.index.search(parsed, FUSION_DEPTH, { snippets: false }), deps.embed!([text])]);
   const nearest = await deps.index.vectorSearch(vector!, FUSION_DEPTH, { tags: parsed.tags, producers: parsed.producers });
-  return { mode: "hybrid", hits: fuseScores([bm25, nearest], limit) };
+  const fused = fuseScores([bm25, nearest], limit);
+  const fromText = new Set(bm25.map((h) => h.path));
+  const marked = await deps.index.snippets(parsed, fused.filter((h) => fromText.has(h.path)).map((h) => h.path));
+  return { mode: "hybrid", hits: fused.map((h) => ({ ...h, ...marked.get(h.path) })) };
 }
 
 /**
