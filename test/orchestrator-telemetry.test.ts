@@ -2,7 +2,7 @@
 // fails a job.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Server } from "bun";
-import { type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { type Orchestrator, startOrchestrator, until } from "./support/orchestrator-process";
 
 interface OtlpAttr { key: string; value: { stringValue?: string; intValue?: string | number; boolValue?: boolean } }
 interface OtlpSpan { name: string; attributes: OtlpAttr[]; status?: { code?: number } }
@@ -61,3 +61,52 @@ describe("a dead collector", () => {
     expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
+
+describe("a collector and a tracing backend that accept and never answer", () => {
+  let orch: Orchestrator;
+  let silent: Server<undefined>;
+  let requests = 0;
+  beforeAll(async () => {
+    silent = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () => {
+        requests++;
+        return new Promise<Response>(() => {});
+      },
+    });
+    const url = `http://127.0.0.1:${silent.port}`;
+    orch = await startOrchestrator({
+      env: {
+        SERVICE_OTEL_ENABLED: "true",
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http",
+        OTEL_EXPORTER_OTLP_ENDPOINT: url,
+        TRACING_HOST: url,
+        TRACING_PUBLIC_KEY: "pk-lf-test",
+        TRACING_SECRET_KEY: "sk-lf-test",
+      },
+    });
+  });
+  afterAll(async () => {
+    await orch.stop("SIGKILL");
+    silent.stop(true);
+  });
+
+  it("neither slows nor fails a job, one after another", async () => {
+    for (const task of ["review the readme", "review the changelog"]) {
+      const started = performance.now();
+      const job = await orch.submit({ task, wait: true });
+      expect(job.status).toBe("succeeded");
+      expect(performance.now() - started).toBeLessThan(5_000);
+    }
+    // They were reached: the job did not get through by skipping them.
+    await until(() => requests > 0);
+  });
+
+  it("do not hold up a shutdown", async () => {
+    const t0 = performance.now();
+    expect(await orch.stop("SIGTERM")).toBe(0);
+    expect(performance.now() - t0).toBeLessThan(15_000);
+  });
+});
+
