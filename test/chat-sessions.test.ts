@@ -26,6 +26,7 @@ import {
   type AgentModeServer,
   type KvKind,
 } from "./support/agent-mode";
+import { makeRemote } from "./fixtures/git-remote";
 import { startOrchestrator, until } from "./support/orchestrator-process";
 import { TEST_REDIS_URL, requireServer } from "./support/servers";
 
@@ -528,6 +529,41 @@ describe("chat turns and the jobs gate (the real service process)", () => {
       expect((await o.job(second.id)).status).toBe("queued");
       for (const id of [second.id, first.id]) await o.call(`/jobs/${id}`, { method: "DELETE" });
       await o.until(first.id, (j) => j.status !== "running");
+    } finally {
+      await o.stop("SIGKILL");
+      await t.cleanup();
+    }
+  });
+});
+
+describe("jobs in agent mode (the real service process)", () => {
+  it("refuses a job naming a repository with 409 agent_mode and clones nothing; a job without one runs", async () => {
+    const t = await tempHome("agent-jobs-");
+    const remote = makeRemote();
+    const reposRoot = join(t.home, "repos");
+    const o = await startOrchestrator({
+      env: {
+        SERVICE_HUB_URL: await makeHub(join(t.home, "hub")),
+        HUB_AGENT: AGENT,
+        SERVICE_CLONE_ROOT: join(t.home, "clones"),
+        SERVICE_PACKAGE_DIR: join(t.home, "package"),
+        SERVICE_REPOS_ROOT: reposRoot,
+      },
+    });
+    try {
+      const refused = await o.call("/jobs", { method: "POST", json: { task: "Fix the flaky test", repo_url: remote.url } });
+      expect(refused.status).toBe(409);
+      const body = (await refused.json()) as Json;
+      expect(body.error.code).toBe("agent_mode");
+      expect(body.error.message).toContain(AGENT);
+      expect(body.error.details).toEqual([{ path: "repo_url", message: "not accepted in agent mode" }]);
+      expect(existsSync(reposRoot)).toBe(false);
+      expect(((await (await o.call("/jobs")).json()) as Json).jobs).toEqual([]);
+
+      const job = await o.submit({ task: "Summarise the deployment checklist" });
+      const done = await o.until(job.id, (j) => j.status !== "queued" && j.status !== "running");
+      expect(done.status).toBe("succeeded");
+      expect(existsSync(reposRoot)).toBe(false);
     } finally {
       await o.stop("SIGKILL");
       await t.cleanup();

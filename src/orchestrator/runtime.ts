@@ -89,6 +89,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     podName: config.podName,
     maxParallel: config.maxParallelJobs,
     defaultTimeoutSeconds: config.claudeTimeout,
+    ...(agentMode && { agentName: agentMode.agent.agentId }),
   });
   const removed = await store.sweep();
   if (removed > 0) logger.info(`removed ${removed} expired job record(s)`);

@@ -33,6 +33,11 @@ export interface JobServiceOptions<P extends ProfileLike> {
   maxParallel: number;
   /** Job timeout when the profile sets none (SERVICE_CLAUDE_TIMEOUT): bounds wait=true. */
   defaultTimeoutSeconds: number;
+  /**
+   * Agent mode (HUB_AGENT): the agent package is the service's identity and no task repository
+   * is cloned, so a job naming one is refused; a job without one still runs.
+   */
+  agentName?: string;
   /** How often running jobs are checked for a cancel made by another process, and the drain flag re-read. */
   watchMs?: number;
   /** How often expired job files are swept (default: 10 minutes). */
@@ -211,6 +216,15 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         throw new HttpError(503, "draining", `pod ${pod} is draining before shutdown and takes no new jobs; retry shortly (another pod may take it)`, undefined, {
           "Retry-After": String(DRAIN_RETRY_AFTER_SECONDS),
         });
+      }
+      // spec: "Agent mode … exposes a completions API instead of cloning task repositories".
+      if (opts.agentName !== undefined && input.repo_url) {
+        throw new HttpError(
+          409,
+          "agent_mode",
+          `this service runs in agent mode (agent ${opts.agentName}) and clones no task repositories: send the task without repo_url, or chat with the agent at /v1/chat/completions`,
+          [{ path: "repo_url", message: "not accepted in agent mode" }],
+        );
       }
       const profile = opts.profiles.select(input.task, input.profile);
       if (profile === undefined) {

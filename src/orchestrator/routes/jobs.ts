@@ -32,6 +32,7 @@ const submit = createRoute({
     202: json(Job, "Accepted: the job is queued or running (Location: /jobs/{id})"),
     400: errorResponse("Invalid body: empty task, bad repository URL, bad base_ref or session_id, unknown profile"),
     ...authResponses,
+    409: errorResponse("Agent mode (HUB_AGENT set): the service clones no task repositories, so a job with repo_url is refused (agent_mode)"),
     503: errorResponse("The pod is draining (Retry-After says when to retry) or stopping"),
   },
 });
