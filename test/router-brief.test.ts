@@ -122,6 +122,51 @@ describe("POST /brief without a model", () => {
   });
 });
 
+describe("POST /ingest with a model configured", () => {
+  let gw: Gateway;
+  let main: MainProcess;
+  const api = routerClient(() => main.routerUrl!);
+  const classifyCalls = () => gw.requests.filter((r) => r.path === "/v1/chat/completions" && JSON.stringify(r.body.messages).includes("Classify"));
+  beforeAll(async () => {
+    // The model answers "lesson" to every classification request.
+    gw = startGateway({ reply: (messages) => (messages[0]?.content.includes("Classify") ? "Lesson." : "A brief [1].") });
+    main = await startMain(["--only", "router", "--vault", join(tempDir("refine"), "v")], {
+      KB_ROUTER_TOKEN: TOKEN, LLM_API_BASE: `${gw.url}/v1`, BRIEF_MODEL: "brief-model", LLM_TIMEOUT_MS: "500",
+    }, { expect: ["router"] });
+  });
+  afterAll(async () => {
+    await main.stop();
+    gw.stop();
+  });
+
+  it("lets the model refine content no rule classifies", async () => {
+    const res = await api.ingest("Caches need jitter on their expiry, or they all expire together.");
+    expect(res.status).toBe(201);
+    expect(res.body.kind).toBe("lesson");
+    expect(res.body.paths[1]).toMatch(/^left\/reference\/lessons-\d{4}-\d{2}-\d{2}\.md$/);
+    expect(classifyCalls()).toHaveLength(1);
+  });
+
+  it("does not ask the model when a rule decides", async () => {
+    const before = classifyCalls().length;
+    const res = await api.ingest("Use one index per tenant.", ["adr"]);
+    expect(res.body.kind).toBe("decision");
+    expect(classifyCalls()).toHaveLength(before);
+  });
+
+  it("keeps the rules' answer when the model fails", async () => {
+    gw.failWith(500);
+    try {
+      const res = await api.ingest("The staging database is rebuilt every night.");
+      expect(res.status).toBe(201);
+      expect(res.body.kind).toBe("note");
+      expect(res.body.paths).toHaveLength(1);
+    } finally {
+      gw.failWith(0);
+    }
+  });
+});
+
 describe("hybrid search with an embeddings service", () => {
   let gw: Gateway;
   let main: MainProcess;
