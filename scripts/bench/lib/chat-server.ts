@@ -3,7 +3,7 @@
 // HUB_AGENT, SERVICE_CLAUDE_BINARY, …) with HOME as the home; GET /health answers when ready.
 import { join } from "node:path";
 import { createFileStore } from "../../../src/common/kv/file-store";
-import { createAgentModeDeps, registerAgentModeRoutes } from "../../../src/orchestrator/agent-mode/routes";
+import { createAgentModeDeps } from "../../../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../../../src/orchestrator/app";
 import { loadOrchestratorConfig } from "../../../src/orchestrator/config";
 import { createCompanionSync } from "../../../src/orchestrator/jobs/companion-repos";
@@ -18,8 +18,8 @@ const app = createOrchestratorApp({
   jobs: {} as never,
   profiles: { list: () => ({ profiles: [], errors: [] }) } as never,
   companions: createCompanionSync(config),
+  agentMode: deps,
 });
-registerAgentModeRoutes(app, deps);
 Bun.serve({ hostname: "127.0.0.1", port: config.port, fetch: app.fetch, idleTimeout: 255 });
 process.on("SIGTERM", async () => {
   await deps.close();
