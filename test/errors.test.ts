@@ -31,7 +31,7 @@ describe("JSON routes built with the shared app factory", () => {
     const app = createOpenApiApp(undefined, {
       logTag: "test",
       maxBodyBytes: 1024,
-      auth: bearerAuth({ tokens: [], openPaths: [], whenUnset: { mode: "open" } }),
+      authorize: bearerAuth({ tokens: [], openPaths: [], whenUnset: { mode: "open" } }),
     });
     app.openapi(echo, (c) => c.json({ query: c.req.valid("json").query }, 200));
     server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: app.fetch });

@@ -5,14 +5,13 @@
 // exists only when configured, and SERVICE_API_KEYS do not apply to it.
 import { afterAll, beforeAll, beforeEach, describe, expect, it, setSystemTime } from "bun:test";
 import { join } from "node:path";
-import { OpenAPIHono } from "@hono/zod-openapi";
-import { createErrorHandler } from "../src/common/error-handler";
 import { logger, setLogLevel } from "../src/common/logger";
 import { bearerAuth } from "../src/common/middleware/bearer-auth";
+import { createOpenApiApp } from "../src/common/openapi-app";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { createCompanionSync } from "../src/orchestrator/jobs/companion-repos";
-import { createTeamChatDeps, exceptTeamChat, TEAMCHAT_PATH } from "../src/orchestrator/routes/teamchat";
+import { createTeamChatDeps, exceptTeamChat, TEAMCHAT_PATH, type TeamChatDeps } from "../src/orchestrator/routes/teamchat";
 import { checkServiceUrl, tenantTokenUrl } from "../src/orchestrator/teamchat/cloud";
 import { SigningKeys } from "../src/orchestrator/teamchat/signing-keys";
 import { APP_ID, startBotPlatform, type BotPlatform } from "./fixtures/bot-platform";
@@ -303,17 +302,18 @@ describe("the route exists only when configured", () => {
   });
 
   it("SERVICE_API_KEYS do not apply to the webhook (it has the platform's JWT), and still apply everywhere else", async () => {
-    const app = new OpenAPIHono();
-    app.onError(createErrorHandler());
-    app.use(exceptTeamChat(bearerAuth({ tokens: ["k"], openPaths: [], whenUnset: { mode: "open" } }), s.teamChat));
+    const edge = (teamChat: TeamChatDeps | undefined) => ({
+      logTag: "test",
+      maxBodyBytes: 1024,
+      authorize: exceptTeamChat(bearerAuth({ tokens: ["k"], openPaths: [], whenUnset: { mode: "open" } }), teamChat),
+    });
+    const app = createOpenApiApp(undefined, edge(s.teamChat));
     app.post(TEAMCHAT_PATH, (c) => c.body(null, 202));
     app.post("/jobs", (c) => c.body(null, 201));
     expect((await app.request(TEAMCHAT_PATH, { method: "POST" })).status).toBe(202);
     expect((await app.request("/jobs", { method: "POST" })).status).toBe(401);
     // Team chat off: the path is like any other.
-    const off = new OpenAPIHono();
-    off.onError(createErrorHandler());
-    off.use(exceptTeamChat(bearerAuth({ tokens: ["k"], openPaths: [], whenUnset: { mode: "open" } }), undefined));
+    const off = createOpenApiApp(undefined, edge(undefined));
     off.post(TEAMCHAT_PATH, (c) => c.body(null, 202));
     expect((await off.request(TEAMCHAT_PATH, { method: "POST" })).status).toBe(401);
   });

@@ -25,6 +25,16 @@ const OPENAI_TYPES: Partial<Record<number, string>> = {
   429: "rate_limit_error",
 };
 
+/** The body of an error answer on `path`: OpenAI's shape under /v1 (as `openAi` says), else ours. */
+export function errorPayload(path: string, status: number, code: string, message: string, details?: unknown, openAi: OpenAiPathTest = isOpenAiPath): unknown {
+  if (openAi(path)) {
+    const type = OPENAI_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request_error");
+    const param = Array.isArray(details) && details.length > 0 ? String(details[0]?.path ?? "") || null : null;
+    return { error: { message, type, param, code } };
+  }
+  return errorBody(code, message, details);
+}
+
 export function renderError(
   c: Context,
   status: ContentfulStatusCode,
@@ -33,12 +43,7 @@ export function renderError(
   details?: unknown,
   openAi: OpenAiPathTest = isOpenAiPath,
 ): Response {
-  if (openAi(c.req.path)) {
-    const type = OPENAI_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request_error");
-    const param = Array.isArray(details) && details.length > 0 ? String(details[0]?.path ?? "") || null : null;
-    return c.json({ error: { message, type, param, code } }, status);
-  }
-  return c.json(errorBody(code, message, details), status);
+  return c.json(errorPayload(c.req.path, status, code, message, details, openAi) as object, status);
 }
 
 function fromHttpException(err: HTTPException): { status: ContentfulStatusCode; code: string; message: string } {
@@ -67,7 +72,7 @@ export function createErrorHandler(openAi: OpenAiPathTest = isOpenAiPath): Error
       const { message, details } = describeZodError(err);
       return renderError(c, 400, "invalid_request", message, details, openAi);
     }
-    logger.error(`unhandled error on ${c.req.method} ${c.req.path} (request ${c.get("requestId") ?? "-"}):`, err);
+    logger.error(`unhandled error on ${c.req.method} ${c.req.path} (request ${(c.env as { requestId?: string } | undefined)?.requestId ?? "-"}):`, err);
     return renderError(c, 500, "internal_error", "the server failed to handle this request; see its log", undefined, openAi);
   };
 }

@@ -20,6 +20,7 @@ const route = createRoute({
 });
 
 export function registerHealth(app: OpenAPIHono<any>, service: string): void {
-  const body = { status: "ok" as const, service, version: VERSION };
-  app.openapi(route, (c) => c.json(body, 200));
+  // The body never changes: serialised once, not per request (the /health benchmark's hot path).
+  const body = JSON.stringify({ status: "ok", service, version: VERSION } satisfies z.infer<typeof HealthResponse>);
+  app.openapi(route, (c) => c.body(body, 200, { "content-type": "application/json" }) as never);
 }

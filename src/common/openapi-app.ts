@@ -6,7 +6,7 @@ import type { Env } from "hono";
 import type { ZodError } from "zod";
 import { createErrorHandler, createNotFoundHandler, renderError, type OpenAiPathTest, isOpenAiPath } from "./error-handler";
 import { describeZodError } from "./validation";
-import { serviceEdge, type EdgeOptions } from "./middleware/stack";
+import { installServiceEdge, type EdgeOptions } from "./middleware/stack";
 
 export interface ApiInfo {
   title: string;
@@ -24,14 +24,13 @@ export function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiP
 }
 
 /**
- * The app, its error handler and 404, the bearer scheme, and (given `edge`) the one edge
- * middleware every service runs: request id, access log, auth, body limit, context vars.
+ * The app, its error handler and 404, the bearer scheme, and (given `edge`) the edge every
+ * service runs: request id, access log, auth, body limit, bindings (middleware/stack.ts).
  */
-export function createOpenApiApp<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath, edge?: Omit<EdgeOptions, "onError">): OpenAPIHono<E> {
+export function createOpenApiApp<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath, edge?: Omit<EdgeOptions, "openAi">): OpenAPIHono<E> {
   const app = new OpenAPIHono<E>({ defaultHook: validationHook<E>(openAi) });
-  const onError = createErrorHandler(openAi);
-  app.onError(onError);
-  if (edge) app.use(serviceEdge({ ...edge, onError }));
+  app.onError(createErrorHandler(openAi));
+  if (edge) installServiceEdge(app, { ...edge, openAi });
   app.notFound(createNotFoundHandler(openAi));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",

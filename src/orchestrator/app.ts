@@ -2,6 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerHealth } from "../common/health";
 import { bearerAuth } from "../common/middleware/bearer-auth";
+import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
 import { VERSION } from "../common/version";
 import type { OrchestratorConfig } from "./config";
@@ -28,7 +29,7 @@ export interface OrchestratorDeps {
   teamChat?: TeamChatDeps;
 }
 
-export type OrchestratorEnv = { Variables: { deps: OrchestratorDeps; requestId: string } };
+export type OrchestratorEnv = { Bindings: EdgeBindings & { deps: OrchestratorDeps } };
 export type OrchestratorApp = OpenAPIHono<OrchestratorEnv>;
 
 export const SERVICE_NAME = "job-orchestrator";
@@ -52,7 +53,7 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
     maxBodyBytes: deps.config.maxBodyBytes,
     // The team-chat platform cannot send SERVICE_API_KEYS: /api/messages proves itself with
     // the platform's signed JWT instead (checked in its route).
-    auth: exceptTeamChat(
+    authorize: exceptTeamChat(
       bearerAuth({
         tokens: deps.config.apiKeys,
         openPaths: ["/health", "/openapi.json", "/docs"],
@@ -61,7 +62,7 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
       }),
       deps.teamChat,
     ),
-    vars: { deps },
+    bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);
   registerJobRoutes(app);

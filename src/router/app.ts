@@ -2,6 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerHealth } from "../common/health";
 import { bearerAuth } from "../common/middleware/bearer-auth";
+import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
 import { VERSION } from "../common/version";
 import type { RouterConfig } from "./config";
@@ -40,7 +41,7 @@ export interface RouterDeps {
   deep: DeepDeps;
 }
 
-export type RouterEnv = { Variables: { deps: RouterDeps; requestId: string } };
+export type RouterEnv = { Bindings: EdgeBindings & { deps: RouterDeps } };
 export type RouterApp = OpenAPIHono<RouterEnv>;
 
 export const SERVICE_NAME = "knowledge-router";
@@ -57,7 +58,7 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
   const app = createOpenApiApp<RouterEnv>(() => false, {
     logTag: "router",
     maxBodyBytes: deps.config.maxBodyBytes,
-    auth: bearerAuth({
+    authorize: bearerAuth({
       tokens: deps.config.tokens,
       // spec: knowledge-router, Authentication: only GET /health is open; the documents hold no data.
       openPaths: ["/health", "/openapi.json", "/docs"],
@@ -67,7 +68,7 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
         message: "KB_ROUTER_TOKEN is not set: the router refuses every request until it is (set KB_ROUTER_TOKEN or KB_ROUTER_TOKENS and restart)",
       },
     }),
-    vars: { deps },
+    bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);
   registerIngest(app);

@@ -11,7 +11,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { createErrorHandler, createNotFoundHandler } from "../common/error-handler";
 import { HttpError } from "../common/errors";
 import { bearerAuth } from "../common/middleware/bearer-auth";
-import { serviceEdge } from "../common/middleware/stack";
+import { installServiceEdge, type EdgeBindings } from "../common/middleware/stack";
 import { VERSION } from "../common/version";
 import type { RouterDeps } from "./app";
 import { WebSseServerTransport } from "./mcp/sse-transport";
@@ -39,22 +39,21 @@ interface Session<T> {
 const jsonRpcError = (status: number, code: number, message: string) =>
   Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status });
 
-const noIdleTimeout = (env: unknown, req: Request) => (env as { timeout?: (r: Request, s: number) => void } | undefined)?.timeout?.(req, 0);
+const noIdleTimeout = (env: EdgeBindings, req: Request) => env.server?.timeout?.(req, 0);
 
 export function createRouterMcp(deps: RouterDeps): RouterMcp {
   const streamable = new Map<string, Session<WebStandardStreamableHTTPServerTransport>>();
   const sse = new Map<string, Session<WebSseServerTransport>>();
   const keepAliveMs = deps.config.signalHeartbeatSeconds * 1000;
 
-  const app = new Hono<{ Variables: { requestId: string } }>();
-  const onError = createErrorHandler(() => false);
-  app.onError(onError);
+  const app = new Hono<{ Bindings: EdgeBindings }>();
+  app.onError(createErrorHandler(() => false));
   app.notFound(createNotFoundHandler(() => false));
-  app.use(serviceEdge({
-    onError,
+  installServiceEdge(app, {
+    openAi: () => false,
     logTag: "router-mcp",
     maxBodyBytes: deps.config.maxBodyBytes,
-    auth: bearerAuth({
+    authorize: bearerAuth({
       tokens: deps.config.tokens,
       openPaths: ["/health"],
       whenUnset: {
@@ -63,7 +62,7 @@ export function createRouterMcp(deps: RouterDeps): RouterMcp {
         message: "KB_ROUTER_TOKEN is not set: the router's MCP server refuses every request until it is (set KB_ROUTER_TOKEN or KB_ROUTER_TOKENS and restart)",
       },
     }),
-  }));
+  });
 
   app.get("/health", (c) => c.json({ status: "ok", service: "knowledge-router-mcp", version: VERSION }));
 
@@ -151,7 +150,7 @@ export function createRouterMcp(deps: RouterDeps): RouterMcp {
   }
 
   return {
-    fetch: (req, server) => app.fetch(req, server),
+    fetch: (req, server) => app.fetch(req, server as never),
     sessions: () => ({ streamable: streamable.size, sse: sse.size }),
     async close() {
       const all = [...streamable.values(), ...sse.values()];

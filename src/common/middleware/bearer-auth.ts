@@ -2,7 +2,6 @@
 // both sides are hashed to 32 bytes first, so neither content nor length leaks, and
 // every configured token is checked (no early exit).
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { MiddlewareHandler } from "hono";
 import { HttpError } from "../errors";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
@@ -19,6 +18,16 @@ export function bearerFrom(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
+/** What the edge knows of a request before it is dispatched. */
+export interface EdgeRequest {
+  method: string;
+  path: string;
+  header(name: string): string | null;
+}
+
+/** Throws an HttpError (401, or 503 when failing closed) when the request may not pass. */
+export type Authorize = (req: EdgeRequest) => void;
+
 export interface BearerAuthOptions {
   tokens: readonly string[];
   /** Paths (GET or HEAD) served without a token. */
@@ -30,17 +39,17 @@ export interface BearerAuthOptions {
   whenUnset: { mode: "fail-closed"; code: string; message: string } | { mode: "open" };
 }
 
-export function bearerAuth(opts: BearerAuthOptions): MiddlewareHandler {
+export function bearerAuth(opts: BearerAuthOptions): Authorize {
   const open = new Set(opts.openPaths);
-  return async function bearerAuth(c, next) {
+  return function bearerAuth(req) {
     if (opts.tokens.length === 0) {
       if (opts.whenUnset.mode === "fail-closed") {
         throw new HttpError(503, opts.whenUnset.code, opts.whenUnset.message);
       }
-      return next();
+      return;
     }
-    if ((c.req.method === "GET" || c.req.method === "HEAD") && open.has(c.req.path)) return next();
-    const presented = bearerFrom(c.req.header("authorization"));
+    if ((req.method === "GET" || req.method === "HEAD") && open.has(req.path)) return;
+    const presented = bearerFrom(req.header("authorization") ?? undefined);
     if (presented === undefined) {
       throw new HttpError(401, "unauthorized", "missing bearer token: send Authorization: Bearer <token>", undefined, {
         "WWW-Authenticate": "Bearer",
@@ -51,6 +60,5 @@ export function bearerAuth(opts: BearerAuthOptions): MiddlewareHandler {
         "WWW-Authenticate": 'Bearer error="invalid_token"',
       });
     }
-    return next();
   };
 }

@@ -86,10 +86,10 @@ const drain = createRoute({
 export function registerAdminRoutes(app: OrchestratorApp): void {
   app.openapi(sync, async (c) => {
     keepOpen(c);
-    return c.json({ results: await c.var.deps.companions.sync(c.req.valid("query").target) }, 200);
+    return c.json({ results: await c.env.deps.companions.sync(c.req.valid("query").target) }, 200);
   });
   app.openapi(drain, async (c) => {
     keepOpen(c);
-    return c.json(await c.var.deps.jobs.drain(c.req.valid("query").timeout), 200);
+    return c.json(await c.env.deps.jobs.drain(c.req.valid("query").timeout), 200);
   });
 }

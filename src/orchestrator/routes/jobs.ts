@@ -86,7 +86,7 @@ const cancel = createRoute({
 
 export function registerJobRoutes(app: OrchestratorApp): void {
   app.openapi(submit, async (c) => {
-    const { jobs } = c.var.deps;
+    const { jobs } = c.env.deps;
     const body = c.req.valid("json");
     const job = await jobs.submit(body);
     c.header("Location", `/jobs/${job.id}`);
@@ -98,10 +98,10 @@ export function registerJobRoutes(app: OrchestratorApp): void {
 
   app.openapi(list, async (c) => {
     const { limit, status } = c.req.valid("query");
-    return c.json({ jobs: await c.var.deps.jobs.list({ limit, status }) }, 200);
+    return c.json({ jobs: await c.env.deps.jobs.list({ limit, status }) }, 200);
   });
 
-  app.openapi(get, async (c) => c.json(await c.var.deps.jobs.get(c.req.valid("param").job_id), 200));
+  app.openapi(get, async (c) => c.json(await c.env.deps.jobs.get(c.req.valid("param").job_id), 200));
 
-  app.openapi(cancel, async (c) => c.json(await c.var.deps.jobs.cancel(c.req.valid("param").job_id), 200));
+  app.openapi(cancel, async (c) => c.json(await c.env.deps.jobs.cancel(c.req.valid("param").job_id), 200));
 }

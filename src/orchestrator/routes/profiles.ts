@@ -20,4 +20,4 @@ const route = createRoute({
 });
 
 export const registerProfileRoutes = (app: OrchestratorApp) =>
-  app.openapi(route, async (c) => c.json(await c.var.deps.profiles.list(), 200));
+  app.openapi(route, async (c) => c.json(await c.env.deps.profiles.list(), 200));

@@ -6,6 +6,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { HttpError, errorResponse } from "../../common/errors";
+import type { Authorize } from "../../common/middleware/bearer-auth";
 import { log } from "../../common/logger";
 import type { OrchestratorApp } from "../app";
 import { ServiceUrlRejected } from "../teamchat/cloud";
@@ -106,11 +107,11 @@ export function registerTeamChatRoute(app: OrchestratorApp, deps: TeamChatDeps |
  * The service's API-key middleware with the webhook left out: the platform cannot send
  * SERVICE_API_KEYS, it proves itself with its JWT (checked by the route). Only when team chat is on.
  */
-export function exceptTeamChat(auth: MiddlewareHandler, teamChat: TeamChatDeps | undefined): MiddlewareHandler {
-  if (!teamChat) return auth;
-  return async function exceptTeamChat(c, next) {
-    if (c.req.method === "POST" && c.req.path === TEAMCHAT_PATH) return next();
-    return auth(c, next);
+export function exceptTeamChat(authorize: Authorize, teamChat: TeamChatDeps | undefined): Authorize {
+  if (!teamChat) return authorize;
+  return function exceptTeamChat(req) {
+    if (req.method === "POST" && req.path === TEAMCHAT_PATH) return;
+    authorize(req);
   };
 }
 

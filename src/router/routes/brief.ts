@@ -51,8 +51,8 @@ const route = createRoute({
 export const registerBrief = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const { query, stream } = c.req.valid("json");
-    if (!stream) return c.json(await brief(c.var.deps.search, query), 200);
-    const started = await briefStream(c.var.deps.search, query);
+    if (!stream) return c.json(await brief(c.env.deps.search, query), 200);
+    const started = await briefStream(c.env.deps.search, query);
     return streamSSE(c, async (sse) => {
       await sse.writeSSE({ event: "hits", data: JSON.stringify({ hits: started.hits, citations: started.citations, mode: started.mode }) });
       try {

@@ -41,4 +41,4 @@ const route = createRoute({
 });
 
 export const registerDispatch = (app: RouterApp) =>
-  app.openapi(route, async (c) => c.json(await dispatch(c.var.deps.dispatch, c.req.valid("json")), 202));
+  app.openapi(route, async (c) => c.json(await dispatch(c.env.deps.dispatch, c.req.valid("json")), 202));

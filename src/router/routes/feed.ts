@@ -69,7 +69,7 @@ const route = createRoute({
 export const registerFeed = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const { max_chars } = c.req.valid("query");
-    const feed = await buildFeed(c.var.deps.feed, { maxChars: max_chars });
+    const feed = await buildFeed(c.env.deps.feed, { maxChars: max_chars });
     const etag = `"${feed.hash}"`;
     c.header("ETag", etag);
     const inm = c.req.valid("header")["if-none-match"];

@@ -64,6 +64,6 @@ const deepRoute = createRoute({
 });
 
 export function registerHealthReports(app: RouterApp): void {
-  app.openapi(pipelineRoute, async (c) => c.json(await pipelineReport(c.var.deps.pipeline), 200));
-  app.openapi(deepRoute, async (c) => c.json(await deepReport(c.var.deps.deep), 200));
+  app.openapi(pipelineRoute, async (c) => c.json(await pipelineReport(c.env.deps.pipeline), 200));
+  app.openapi(deepRoute, async (c) => c.json(await deepReport(c.env.deps.deep), 200));
 }

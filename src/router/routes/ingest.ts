@@ -43,6 +43,6 @@ const route = createRoute({
 
 export const registerIngest = (app: RouterApp) =>
   app.openapi(route, async (c) => {
-    const result = await ingest(c.var.deps.ingest, c.req.valid("json"));
+    const result = await ingest(c.env.deps.ingest, c.req.valid("json"));
     return c.json(result, result.duplicate ? 200 : 201);
   });

@@ -77,7 +77,7 @@ export const registerMarker = (app: RouterApp) =>
     const key = header ? { key: `header:${header}`, source: "header" as const } : { key: `body:${hashContent(JSON.stringify(raw))}`, source: "body" as const };
     const type = markerType(body.type);
     if (!type) throw new HttpError(400, "invalid_request", `type: unknown marker type ${JSON.stringify(body.type)}`);
-    const { record, replayed } = await recordMarker(c.var.deps.markers, { type, content: body.content, attrs: body.attrs }, key, { origin: "api", defaultSource: "api" });
+    const { record, replayed } = await recordMarker(c.env.deps.markers, { type, content: body.content, attrs: body.attrs }, key, { origin: "api", defaultSource: "api" });
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(record, replayed ? 200 : 201);
   });

@@ -34,6 +34,6 @@ export const registerSearch = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const { query, limit } = c.req.valid("json");
     const started = performance.now();
-    const result = await search(c.var.deps.search, query, limit);
+    const result = await search(c.env.deps.search, query, limit);
     return c.json({ ...result, took_ms: Number((performance.now() - started).toFixed(2)) }, 200);
   });

@@ -43,13 +43,13 @@ function parseLastId(v: string | undefined): number | undefined {
 
 export const registerSignal = (app: RouterApp) =>
   app.openapi(route, async (c) => {
-    const hub = c.var.deps.signals;
+    const hub = c.env.deps.signals;
     const lastId = parseLastId(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id);
     const min = c.req.valid("query").min_severity;
     const passes = (e: SignalEvent) => !min || typeof e.data.severity !== "string" || severityRank(e.data.severity) <= severityRank(min);
-    const heartbeatMs = c.var.deps.config.signalHeartbeatSeconds * 1000;
+    const heartbeatMs = c.env.deps.config.signalHeartbeatSeconds * 1000;
     // The stream is meant to stay open: no idle timeout for it (the keep-alives guard proxies).
-    (c.env as { timeout?: (req: Request, seconds: number) => void } | undefined)?.timeout?.(c.req.raw, 0);
+    c.env.server?.timeout?.(c.req.raw, 0);
     return streamSSE(c, async (stream) => {
       const queue: SignalEvent[] = [];
       let closed = false;

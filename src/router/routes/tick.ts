@@ -100,14 +100,14 @@ export function registerTick(app: RouterApp): void {
     const dry_run = body.dry_run ?? parseFlag("dry_run", q.dry_run);
     const no_ai = body.no_ai ?? parseFlag("no_ai", q.no_ai);
     const wait = body.wait ?? parseFlag("wait", q.wait) ?? false;
-    let record = await c.var.deps.ticks.enqueue({ dry_run, no_ai, as_of: body.as_of ? new Date(body.as_of) : undefined, trigger: "api" });
-    if (wait) record = (await c.var.deps.ticks.wait(record.tick_id, TICK_WAIT_MS)) ?? record;
+    let record = await c.env.deps.ticks.enqueue({ dry_run, no_ai, as_of: body.as_of ? new Date(body.as_of) : undefined, trigger: "api" });
+    if (wait) record = (await c.env.deps.ticks.wait(record.tick_id, TICK_WAIT_MS)) ?? record;
     c.header("Location", `/tick/${record.tick_id}`);
     return wait && finished(record) ? c.json(record, 200) : c.json(record, 202);
   });
   app.openapi(getRoute, async (c) => {
     const { id } = c.req.valid("param");
-    const record = await c.var.deps.ticks.get(id);
+    const record = await c.env.deps.ticks.get(id);
     if (!record) throw new HttpError(404, "tick_not_found", `no tick ${id}`);
     return c.json(record, 200);
   });
