@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describeLoad, loadTool, runLoad, type LoadResult } from "./lib/load.ts";
 import { freePort } from "./lib/ports.ts";
-import { logTail, rssMb, startAndWait, type Started } from "./lib/proc.ts";
+import { cpuMs, logTail, rssMb, startAndWait, type Started } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -52,6 +52,8 @@ interface Measured {
   startupSamples: number[];
   rssStartMb: number;
   load?: LoadResult;
+  /** Server CPU (user + system, every thread) per request during the measured run, µs. */
+  cpuUsPerRequest?: number;
   rssAfterMb?: number;
   body?: string;
   error?: string;
@@ -150,7 +152,9 @@ async function measureLoad(t: Target, server: Started, url: string, m: Measured)
   const opts = { url, connections: settings.connections, threads: settings.threads, headers: t.headers };
   try {
     await runLoad({ ...opts, seconds: settings.warmupSeconds });
+    const cpuBefore = cpuMs(server.pid);
     m.load = await runLoad({ ...opts, seconds: settings.seconds });
+    m.cpuUsPerRequest = ((cpuMs(server.pid) - cpuBefore) * 1000) / m.load.requests;
   } catch (err) {
     m.error = String(err);
   }
@@ -168,6 +172,7 @@ async function measureLoad(t: Target, server: Started, url: string, m: Measured)
 function report(results: Map<Name, Measured>, loadLine: string): void {
   const cols: Name[] = ["bare", "router", "orchestrator"];
   const bareRps = results.get("bare")?.load?.rps ?? Number.NaN;
+  const bareCpu = results.get("bare")?.cpuUsPerRequest ?? Number.NaN;
   const NA = Number.NaN;
   /** One row: a figure per server; ours are judged against the target when `meets` is given. */
   const row = (
@@ -196,6 +201,9 @@ function report(results: Map<Name, Measured>, loadLine: string): void {
     row("p99 latency (ms)", (m) => m.load?.p99Ms ?? NA, 2, "—"),
     row("throughput ratio ours/bare", (m) => (m.load?.rps ?? NA) / bareRps, 2,
       `≥ ${TARGET.ratio}`, (v) => v >= TARGET.ratio),
+    // Less noisy than requests/s on a shared 2-core machine, where the load generator takes a core.
+    row("server CPU per request (µs)", (m) => m.cpuUsPerRequest ?? NA, 1, "—"),
+    row("CPU ratio bare/ours", (m) => bareCpu / (m.cpuUsPerRequest ?? NA), 2, "—"),
     row("RSS idle after start-up (MB)", (m) => m.rssStartMb, 1, `< ${TARGET.rssMb} MB`, (v) => v < TARGET.rssMb),
     row("RSS idle after load (MB)", (m) => m.rssAfterMb ?? NA, 1, `< ${TARGET.rssMb} MB`, (v) => v < TARGET.rssMb),
     row("non-2xx responses", (m) => m.load?.non2xx ?? NA, 0, "0"),

@@ -79,6 +79,21 @@ export async function stopProcess(proc: Subprocess, graceMs = 3000): Promise<voi
 }
 
 /** Resident set size in MB from /proc/<pid>/status (VmRSS); NaN where /proc is not available. */
+/**
+ * CPU time the process has used so far, user + system, in ms, from /proc/<pid>/stat (all its
+ * threads; clock ticks of 10 ms). NaN where /proc is not there.
+ */
+export function cpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces) start at state, field 3.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 export function rssMb(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
