@@ -186,7 +186,7 @@ describe("executeJob: repositories and pull requests", () => {
     let seen: { worktree?: string; branch?: string } = {};
     let branchThen = "";
     const result = await t.run(
-      { id: "4a5b6c7d-1111-4000-8000-000000000001", repo_url: remote.url },
+      { id: "00000001-1111-4000-8000-00004a5b6c7d", repo_url: remote.url },
       {
         onStarted: (info) => {
           seen = info;
@@ -195,7 +195,7 @@ describe("executeJob: repositories and pull requests", () => {
       },
     );
     expect(result).toMatchObject({ status: "succeeded", branch: "agent/4a5b6c7d" });
-    expect(seen).toMatchObject({ worktree: join(t.config.worktreeRoot, "4a5b6c7d-1111-4000-8000-000000000001"), branch: "agent/4a5b6c7d" });
+    expect(seen).toMatchObject({ worktree: join(t.config.worktreeRoot, "00000001-1111-4000-8000-00004a5b6c7d"), branch: "agent/4a5b6c7d" });
     expect(branchThen).toBe("agent/4a5b6c7d");
     expect(t.claude()[0]?.cwd).toBe(seen.worktree);
     expect(existsSync(seen.worktree!)).toBe(false);
@@ -206,7 +206,7 @@ describe("executeJob: repositories and pull requests", () => {
   it("auto-PR: commits what the agent left, pushes the branch and records the PR URL from gh", async () => {
     const t = setup({ GITHOST_TOKEN: TOKEN });
     const remote = makeRemote();
-    const result = await t.run({ id: "5b6c7d8e-2222-4000-8000-000000000002", task: "Add release notes\n\nMention the new flag.", repo_url: remote.url }, { profile: CODE, env: { FAKE_CLAUDE_WRITE: "docs/NOTES.md" } });
+    const result = await t.run({ id: "00000002-2222-4000-8000-00005b6c7d8e", task: "Add release notes\n\nMention the new flag.", repo_url: remote.url }, { profile: CODE, env: { FAKE_CLAUDE_WRITE: "docs/NOTES.md" } });
     expect(result).toMatchObject({ status: "succeeded", branch: "agent/5b6c7d8e", pr_url: "https://github.example/owner/repo/pull/1" });
     expect(result.error).toBeUndefined();
 
@@ -237,7 +237,7 @@ describe("executeJob: repositories and pull requests", () => {
     const t = setup({ GITHOST_TOKEN: TOKEN });
     const remote = makeRemote();
     remote.refusePushes(`policy: pushes denied for ${TOKEN}`);
-    const result = await t.run({ id: "6c7d8e9f-3333-4000-8000-000000000003", repo_url: remote.url }, { profile: CODE, env: { FAKE_CLAUDE_WRITE: "x.txt" } });
+    const result = await t.run({ id: "00000003-3333-4000-8000-00006c7d8e9f", repo_url: remote.url }, { profile: CODE, env: { FAKE_CLAUDE_WRITE: "x.txt" } });
     expect(result).toMatchObject({ status: "failed", branch: "agent/6c7d8e9f" });
     expect(result.error).toContain("push of agent/6c7d8e9f failed");
     expect(result.error).toContain("pushes denied for ***");
@@ -252,7 +252,7 @@ describe("executeJob: repositories and pull requests", () => {
     const t = setup({ GITHOST_TOKEN: TOKEN });
     const remote = makeRemote();
     const result = await t.run(
-      { id: "7d8e9fa0-4444-4000-8000-000000000004", repo_url: remote.url },
+      { id: "00000004-4444-4000-8000-00007d8e9fa0", repo_url: remote.url },
       { profile: CODE, env: { FAKE_CLAUDE_WRITE: "y.txt", FAKE_GH_EXIT: "1", FAKE_GH_STDERR: `HTTP 401: Bad credentials (token ${TOKEN})` } },
     );
     expect(result.status).toBe("failed");

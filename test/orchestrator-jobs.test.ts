@@ -52,10 +52,18 @@ describe("a job from POST /jobs to its result", () => {
   it("with profile code, opens the pull request and records its URL", async () => {
     // An agent that changes a file, so there is something to push.
     const writer = await start({ env: { FAKE_CLAUDE_WRITE: "NOTES.md" } });
-    const job = await writer.until((await writer.submit({ task: "Fix the typo", repo_url: remote.url, profile: "code" })).id, finished);
+    const [a, b] = await Promise.all([
+      writer.submit({ task: "Fix the typo", repo_url: remote.url, profile: "code" }),
+      writer.submit({ task: "Fix the other typo", repo_url: remote.url, profile: "code" }),
+    ]);
+    const job = await writer.until(a.id, finished);
+    const sibling = await writer.until(b.id, finished);
     expect(job.status).toBe("succeeded");
     expect(job.pr_url).toMatch(/^https:\/\/github\.example\/owner\/repo\/pull\/\d+$/);
-    expect(job.branch).toBeString();
+    // Two jobs of the same moment still get short branch names of their own: the id's random end.
+    expect(job.branch).toBe(`agent/${job.id.replaceAll("-", "").slice(-8)}`);
+    expect(sibling.branch).toBe(`agent/${sibling.id.replaceAll("-", "").slice(-8)}`);
+    expect(sibling.branch).not.toBe(job.branch);
   });
 
   it("never prints GITHOST_TOKEN: a refused push that echoes it is stored and logged as ***", async () => {

@@ -157,8 +157,8 @@ describe("worktrees", () => {
   it("gives a job its own worktree on a new branch from the default branch, removed after with the branch kept", async () => {
     const { remote, env, root, worktrees } = setup({ defaultBranch: "trunk" });
     const cached = await ensureClone(parseRepoUrl(remote.url), { root, env });
-    const wt = await addWorktree(cached, { jobId: "3f2a9c1e-0000-4000-8000-000000000001", root: worktrees, env });
-    expect(wt).toMatchObject({ path: join(worktrees, "3f2a9c1e-0000-4000-8000-000000000001"), branch: "agent/3f2a9c1e", base: "origin/trunk", baseBranch: "trunk" });
+    const wt = await addWorktree(cached, { jobId: "00000001-0000-4000-8000-00003f2a9c1e", root: worktrees, env });
+    expect(wt).toMatchObject({ path: join(worktrees, "00000001-0000-4000-8000-00003f2a9c1e"), branch: "agent/3f2a9c1e", base: "origin/trunk", baseBranch: "trunk" });
     expect(gitSync(["branch", "--show-current"], wt.path, env)).toBe("agent/3f2a9c1e");
     expect(existsSync(join(wt.path, "README.md"))).toBe(true);
 
@@ -168,17 +168,18 @@ describe("worktrees", () => {
     expect(gitSync(["rev-parse", "--verify", "refs/heads/agent/3f2a9c1e"], cached.dir, env)).toBe(wt.baseCommit);
   });
 
-  it("starts from base_ref: a branch, a tag or a commit; a second job with the same id prefix gets its own branch", async () => {
+  it("starts from base_ref: a branch, a tag or a commit; a second job whose id ends the same gets its own branch", async () => {
     const { remote, env, root, worktrees } = setup();
     const dev = remote.commit({ "dev.txt": "dev\n" }, "dev work", "dev");
     const cached = await ensureClone(parseRepoUrl(remote.url), { root, env });
     gitSync(["tag", "v1", dev], cached.dir, env);
 
-    const onDev = await addWorktree(cached, { jobId: "aaaaaaaa-1", baseRef: "dev", root: worktrees, env });
+    const onDev = await addWorktree(cached, { jobId: "1-aaaaaaaa", baseRef: "dev", root: worktrees, env });
     expect(onDev).toMatchObject({ baseCommit: dev, baseBranch: "dev", base: "origin/dev" });
-    const onTag = await addWorktree(cached, { jobId: "aaaaaaaa-2", baseRef: "v1", root: worktrees, env });
+    const onTag = await addWorktree(cached, { jobId: "2-aaaaaaaa", baseRef: "v1", root: worktrees, env });
     expect(onTag).toMatchObject({ baseCommit: dev, baseBranch: "main", base: "v1" });
-    expect(onTag.branch).toBe("agent/aaaaaaaa-2");
+    expect(onDev.branch).toBe("agent/aaaaaaaa");
+    expect(onTag.branch).toBe("agent/2-aaaaaaaa");
     const onSha = await addWorktree(cached, { jobId: "cccccccc", baseRef: dev, root: worktrees, env });
     expect(onSha.baseCommit).toBe(dev);
   });

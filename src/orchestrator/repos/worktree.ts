@@ -1,4 +1,4 @@
-// One worktree per job at <worktree root>/{job-id}, on a new branch (agent/<id-prefix>) from the
+// One worktree per job at <worktree root>/{job-id}, on a new branch (agent/<last 8 of the id>) from the
 // base ref; removed after the job while its branch stays in the cached clone (a failed push
 // loses nothing). Worktree changes touch the clone's metadata, so they run under its lock.
 import { existsSync } from "node:fs";
@@ -103,7 +103,10 @@ export async function addWorktree(cached: CachedRepo, opts: WorktreeOptions): Pr
 }
 
 async function freeBranch(repoDir: string, id: string, env: Record<string, string | undefined>): Promise<string> {
-  const candidates = [`agent/${id.slice(0, 8)}`, `agent/${id}`, `agent/${id}-${Date.now().toString(36)}`];
+  // The id's last 8 characters: random in a UUIDv7 (its first 8 are the time, shared by every job
+  // of the same minute), so the short name is nearly always free.
+  const short = id.replaceAll("-", "").slice(-8);
+  const candidates = [`agent/${short}`, `agent/${id}`, `agent/${id}-${Date.now().toString(36)}`];
   for (const b of candidates) {
     if (!(await exists(repoDir, `refs/heads/${b}`, env))) return b;
   }
