@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import OpenAI, { APIError } from "openai";
+import { until } from "./support/orchestrator-process";
 import {
   AGENT,
   flagOf,
@@ -294,13 +295,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
       signal: abort.signal,
     });
     const reader = res.body!.getReader();
-    const decoder = new TextDecoder();
-    let text = "";
-    while (!text.includes('"x_service_event_type":"tool_result"')) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error(`stream ended early: ${text}`);
-      text += decoder.decode(value, { stream: true });
-    }
+    const text = await readUntil(reader, '"x_service_event_type":"tool_result"');
     const kinds = [...text.matchAll(/"x_service_event_type":"(\w+)"/g)].map((m) => m[1]);
     expect(kinds).toEqual(["thinking", "thinking", "narration", "tool_use", "tool_result"]);
     // The agent has not exited and the turn is still open: these chunks were streamed, not buffered.
@@ -309,11 +304,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     expect(text).not.toContain('"finish_reason":"stop"');
     abort.abort();
     await reader.cancel().catch(() => {});
-    const deadline = Date.now() + 5000;
-    while (s.deps.chat.running > 0) {
-      if (Date.now() > deadline) throw new Error("the turn did not end");
-      await Bun.sleep(20);
-    }
+    await until(() => s.deps.chat.running === 0, 5000);
   });
 
   it("sends keep-alive comments while the agent is silent, and a client that leaves stops the agent", async () => {
@@ -326,27 +317,27 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
       signal: abort.signal,
     });
     const reader = res.body!.getReader();
-    let text = "";
-    while (!text.includes(": keep-alive")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("stream ended");
-      text += new TextDecoder().decode(value);
-    }
+    const text = await readUntil(reader, ": keep-alive");
     expect(text).toStartWith("data: ");
     abort.abort();
     await reader.cancel().catch(() => {});
-    const deadline = Date.now() + 5000;
-    const signalled = async () => (await Bun.file(agentEnv.FAKE_CLAUDE_RECORD!).text()).includes('"event":"signal"');
-    while (!(await signalled())) {
-      if (Date.now() > deadline) throw new Error("the agent was not stopped");
-      await Bun.sleep(20);
-    }
-    while (s.deps.chat.running > 0) {
-      if (Date.now() > deadline) throw new Error("the turn did not end");
-      await Bun.sleep(20);
-    }
+    // The agent got its signal, and the turn ended.
+    await until(async () => (await Bun.file(agentEnv.FAKE_CLAUDE_RECORD!).text()).includes('"event":"signal"'), 5000);
+    await until(() => s.deps.chat.running === 0, 5000);
   });
 });
+
+/** Reads an SSE body until `marker` has arrived; what was read. Fails if the stream ends first. */
+async function readUntil(reader: { read(): Promise<{ value?: Uint8Array; done: boolean }> }, marker: string): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes(marker)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`stream ended before ${marker}: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  return text;
+}
 
 /** Scenario, its final answer, and the narration shown before it by default (each text exactly once, as the agent wrote it). */
 const OK_SCENARIOS: Array<[string, string, string]> = [
