@@ -64,9 +64,9 @@ describe("fixture Anthropic API", () => {
 
   it("answers stream:false with one JSON message, and a side call without tools with the default", async () => {
     const api = await start({ script: [{ content: [{ type: "text", text: "scripted" }] }] });
-    const side = await (await post(api, { model: "m", max_tokens: 10, messages: [{ role: "user", content: "title?" }] })).json();
+    const side: any = await (await post(api, { model: "m", max_tokens: 10, messages: [{ role: "user", content: "title?" }] })).json();
     expect(side).toMatchObject({ type: "message", content: [{ type: "text", text: "Done." }], stop_reason: "end_turn" });
-    const main = await (await post(api, { model: "m", max_tokens: 10, tools, messages: [{ role: "user", content: "hi" }] })).json();
+    const main: any = await (await post(api, { model: "m", max_tokens: 10, tools, messages: [{ role: "user", content: "hi" }] })).json();
     expect(main.content).toEqual([{ type: "text", text: "scripted" }]);
     expect(api.scriptedRequests()).toHaveLength(1);
   });
@@ -75,13 +75,13 @@ describe("fixture Anthropic API", () => {
     const api = await start({ apiKey: "good", script: [{ error: 529, times: 2 }, { error: 429, retryAfter: 3 }] });
     const refused = await post(api, { model: "m", max_tokens: 1, messages: [] });
     expect(refused.status).toBe(401);
-    const body = await refused.json();
+    const body: any = await refused.json();
     expect(body).toMatchObject({ type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } });
     expect(refused.headers.get("request-id")).toBe(body.request_id);
     const statuses = [];
     for (let i = 0; i < 3; i++) {
       const r = await post(api, { model: "m", max_tokens: 1, tools, messages: [] }, { "x-api-key": "good" });
-      statuses.push([r.status, (await r.json()).error.type, r.headers.get("retry-after")]);
+      statuses.push([r.status, ((await r.json()) as any).error.type, r.headers.get("retry-after")]);
     }
     expect(statuses).toEqual([[529, "overloaded_error", null], [529, "overloaded_error", null], [429, "rate_limit_error", "3"]]);
   });
@@ -89,7 +89,7 @@ describe("fixture Anthropic API", () => {
   it("serves count_tokens and records every request", async () => {
     const api = await start();
     const r = await fetch(`${api.url}/v1/messages/count_tokens`, { method: "POST", body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }] }) });
-    expect((await r.json()).input_tokens).toBeGreaterThan(0);
+    expect(((await r.json()) as any).input_tokens).toBeGreaterThan(0);
     expect(api.requests.map((q) => q.path)).toEqual(["/v1/messages/count_tokens"]);
   });
 });
