@@ -31,7 +31,8 @@ function declared(def: ArgsDef | undefined): Declared {
       continue;
     }
     const takesValue = arg.type !== "boolean";
-    const aliases = arg.alias === undefined ? [] : Array.isArray(arg.alias) ? arg.alias : [arg.alias];
+    const alias = "alias" in arg ? arg.alias : undefined;
+    const aliases = alias === undefined ? [] : Array.isArray(alias) ? alias : [alias];
     for (const spelling of [name, kebab(name), camel(name), ...aliases]) {
       (spelling.length === 1 ? d.short : d.long).set(spelling, takesValue);
       if (!takesValue) d.booleans.add(spelling);
