@@ -5,7 +5,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ZodError } from "zod";
-import { HttpError, errorBody } from "./errors";
+import { type ErrorDetails, HttpError, errorBody } from "./errors";
 import { log } from "./logger";
 import { describeZodError } from "./validation";
 
@@ -26,7 +26,7 @@ const OPENAI_TYPES: Partial<Record<number, string>> = {
 };
 
 /** The body of an error answer on `path`: OpenAI's shape under /v1 (as `openAi` says), else ours. */
-export function errorPayload(path: string, status: number, code: string, message: string, details?: unknown, openAi: OpenAiPathTest = isOpenAiPath): unknown {
+export function errorPayload(path: string, status: number, code: string, message: string, details?: ErrorDetails, openAi: OpenAiPathTest = isOpenAiPath): unknown {
   if (openAi(path)) {
     const type = OPENAI_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request_error");
     const param = Array.isArray(details) && details.length > 0 ? String(details[0]?.path ?? "") || null : null;
@@ -40,7 +40,7 @@ export function renderError(
   status: ContentfulStatusCode,
   code: string,
   message: string,
-  details?: unknown,
+  details?: ErrorDetails,
   openAi: OpenAiPathTest = isOpenAiPath,
 ): Response {
   return c.json(errorPayload(c.req.path, status, code, message, details, openAi) as object, status);

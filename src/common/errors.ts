@@ -8,7 +8,7 @@ export class HttpError extends Error {
     readonly status: ContentfulStatusCode,
     readonly code: string,
     message: string,
-    readonly details?: unknown,
+    readonly details?: ErrorDetails,
     /** Extra response headers, e.g. Retry-After. */
     readonly headers?: Record<string, string>,
   ) {
@@ -17,18 +17,35 @@ export class HttpError extends Error {
   }
 }
 
+/** One failing field of a 400 invalid_request (validation.ts builds them). */
+export const FieldIssue = z
+  .object({
+    path: z.string().openapi({ description: "the field, dot-separated; (body) for the body as a whole", example: "limit" }),
+    message: z.string().openapi({ example: "Too big: expected number to be <=100" }),
+  })
+  .openapi("FieldIssue");
+
 export const ErrorBody = z
   .object({
     error: z.object({
       code: z.string().openapi({ example: "invalid_request" }),
       message: z.string().openapi({ example: "limit: must be between 1 and 100" }),
-      details: z.unknown().optional(),
+      details: z
+        .union([z.array(FieldIssue), z.record(z.string(), z.unknown())])
+        .optional()
+        .openapi({
+          description:
+            "invalid_request: every failing field as {path, message}. A few 502/503 answers carry an object instead " +
+            "(e.g. dispatch's bundle_id and bundle).",
+        }),
     }),
   })
   .openapi("Error");
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
-export function errorBody(code: string, message: string, details?: unknown): ErrorBody {
+export type ErrorDetails = ErrorBody["error"]["details"];
+
+export function errorBody(code: string, message: string, details?: ErrorDetails): ErrorBody {
   return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
 }
 
@@ -36,4 +53,25 @@ export function errorBody(code: string, message: string, details?: unknown): Err
 export const errorResponse = (description: string) => ({
   description,
   content: { "application/json": { schema: ErrorBody } },
+});
+
+/** OpenAI's error body, which the /v1 routes send (error-handler.ts, errorPayload). */
+export const OpenAiErrorBody = z
+  .object({
+    error: z.object({
+      message: z.string().openapi({ example: "at least one message is required" }),
+      type: z.string().openapi({
+        description: "invalid_request_error, authentication_error, permission_error, not_found_error, conflict_error, rate_limit_error or server_error",
+        example: "invalid_request_error",
+      }),
+      param: z.string().nullable().openapi({ description: "the first failing field of a 400, else null", example: "messages" }),
+      code: z.string().openapi({ example: "invalid_request" }),
+    }),
+  })
+  .openapi("OpenAIError");
+
+/** A response entry for the /v1 routes: OpenAI's error body. */
+export const openAiErrorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: OpenAiErrorBody } },
 });

@@ -13,6 +13,7 @@ export const HealthResponse = z
 const route = createRoute({
   method: "get",
   path: "/health",
+  operationId: "getHealth",
   tags: ["health"],
   summary: "Liveness",
   security: [],

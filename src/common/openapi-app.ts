@@ -12,6 +12,8 @@ export interface ApiInfo {
   title: string;
   version: string;
   description: string;
+  /** The service's default local URL (its default port), listed as the document's server. */
+  server: string;
 }
 
 export function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): Hook<any, E, any, any> {
@@ -42,11 +44,42 @@ export function createOpenApiApp<E extends Env>(openAi: OpenAiPathTest = isOpenA
 
 /** The OpenAPI 3.1 document of an app, as `bun run openapi` writes it and /openapi.json serves it. */
 export function openApiDocument(app: OpenAPIHono<any>, info: ApiInfo): Record<string, unknown> {
-  return app.getOpenAPI31Document({
+  const doc = app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: { title: info.title, version: info.version, description: info.description },
+    servers: [{ url: info.server, description: "the default local address" }],
     security: [{ bearer: [] }],
-  }) as unknown as Record<string, unknown>;
+  }) as unknown as OpenApiDoc;
+  inlineRequestSchemas(doc);
+  return doc as unknown as Record<string, unknown>;
+}
+
+type Schema = Record<string, unknown>;
+interface OpenApiDoc {
+  paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> } }>>;
+  components?: { schemas?: Record<string, Schema> };
+}
+
+/**
+ * Moves each named schema that is only ever a request body into that body, titled with its name.
+ * openapi-typescript (default options) types a property with a `default` as required everywhere
+ * but in request bodies and parameters, so `stream`, `limit`, `wait`, … stay optional for SDK
+ * callers only when the schema sits inline in the request body.
+ */
+function inlineRequestSchemas(doc: OpenApiDoc): void {
+  const schemas = doc.components?.schemas ?? {};
+  const bodies = Object.values(doc.paths ?? {}).flatMap((item) =>
+    Object.values(item).flatMap((op) => Object.values(op?.requestBody?.content ?? {})),
+  );
+  const refName = (schema?: Schema) => (typeof schema?.$ref === "string" ? schema.$ref.replace("#/components/schemas/", "") : undefined);
+  const text = JSON.stringify(doc);
+  for (const name of new Set(bodies.map((b) => refName(b.schema)).filter((n): n is string => !!n && n in schemas))) {
+    const uses = text.split(`"#/components/schemas/${name}"`).length - 1;
+    const inBodies = bodies.filter((b) => refName(b.schema) === name);
+    if (uses !== inBodies.length) continue; // also used elsewhere: keep it shared
+    for (const body of inBodies) body.schema = { title: name, ...schemas[name] };
+    delete schemas[name];
+  }
 }
 
 /**

@@ -43,6 +43,7 @@ export const SERVICE_API_INFO = {
     "MCP (tools run_task, get_job, list_jobs, cancel_job, list_profiles), same keys: Streamable HTTP at `POST /mcp`; " +
     "the older HTTP+SSE transport at `GET /mcp/sse` (or `GET /mcp` with `Accept: text/event-stream`) with messages to " +
     "`POST /mcp/messages?sessionId=…`.",
+  server: "http://127.0.0.1:8200",
 };
 
 export { authResponses } from "./routes/responses";

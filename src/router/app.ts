@@ -52,6 +52,7 @@ export const ROUTER_API_INFO = {
   description:
     "HTTP API in front of a knowledge vault: ingest, federated search, briefs, dispatch, markers, ticks, feed and health reports. " +
     "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503.",
+  server: "http://127.0.0.1:8103",
 };
 
 export function createRouterApp(deps: RouterDeps): RouterApp {

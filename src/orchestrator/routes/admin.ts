@@ -49,6 +49,7 @@ export const DrainResponse = z
 const sync = createRoute({
   method: "post",
   path: "/admin/sync",
+  operationId: "syncCompanions",
   tags: ["admin"],
   summary: "Sync companion repos",
   description:
@@ -68,6 +69,7 @@ const sync = createRoute({
 const drain = createRoute({
   method: "post",
   path: "/admin/drain",
+  operationId: "drainPod",
   tags: ["admin"],
   summary: "Drain this pod",
   description:

@@ -2,7 +2,7 @@
 // streaming (SSE) or not. Validation and HTTP shape only; the chat service runs the turn.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { errorResponse } from "../../common/errors";
+import { openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
@@ -11,7 +11,7 @@ import { newChunkContext } from "../chat/openai-chunks";
 import { CORRELATION_ENV, type ChatOpening } from "../chat/service";
 import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./responses";
+import { openAiAuthResponses } from "./responses";
 
 const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -64,6 +64,7 @@ const SSE_DESCRIPTION =
 const route = createRoute({
   method: "post",
   path: "/v1/chat/completions",
+  operationId: "createChatCompletion",
   tags: ["agent mode"],
   summary: "Chat with the agent (OpenAI-compatible)",
   description:
@@ -80,11 +81,11 @@ const route = createRoute({
       description: "stream false: one chat.completion object. stream true: an SSE stream.",
       content: { "application/json": { schema: ChatCompletion }, "text/event-stream": { schema: z.string().openapi({ description: SSE_DESCRIPTION }) } },
     },
-    400: errorResponse("Invalid body (OpenAI error shape): no messages, last message not from the user, empty message"),
-    ...authResponses,
-    429: errorResponse("A turn of this conversation is still running (code conversation_busy; Retry-After in seconds)"),
-    502: errorResponse("stream false: the agent failed (code: authentication_failed, error_max_turns, error_during_execution, agent_exit, …)"),
-    503: errorResponse("Agent mode is off (agent_mode_off): SERVICE_HUB_URL and HUB_AGENT are not set"),
+    400: openAiErrorResponse("Invalid body (OpenAI error shape): no messages, last message not from the user, empty message"),
+    ...openAiAuthResponses,
+    429: openAiErrorResponse("A turn of this conversation is still running (code conversation_busy; Retry-After in seconds)"),
+    502: openAiErrorResponse("stream false: the agent failed (code: authentication_failed, error_max_turns, error_during_execution, agent_exit, …)"),
+    503: openAiErrorResponse("Agent mode is off (agent_mode_off): SERVICE_HUB_URL and HUB_AGENT are not set"),
   },
 });
 

@@ -39,6 +39,7 @@ export const CompletionResponse = z
 const route = createRoute({
   method: "post",
   path: "/completions",
+  operationId: "createCompletion",
   tags: ["agent mode"],
   summary: "Send one message to the agent (agents TUI)",
   security: [{ bearer: [] }],

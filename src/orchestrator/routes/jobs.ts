@@ -19,6 +19,7 @@ const JobIdParam = z.object({
 const submit = createRoute({
   method: "post",
   path: "/jobs",
+  operationId: "createJob",
   tags: ["jobs"],
   summary: "Submit a job",
   description:
@@ -40,6 +41,7 @@ const submit = createRoute({
 const list = createRoute({
   method: "get",
   path: "/jobs",
+  operationId: "listJobs",
   tags: ["jobs"],
   summary: "List jobs",
   description: "Newest first. Jobs expire SERVICE_JOB_TTL seconds after their last change.",
@@ -55,6 +57,7 @@ const list = createRoute({
 const get = createRoute({
   method: "get",
   path: "/jobs/{job_id}",
+  operationId: "getJob",
   tags: ["jobs"],
   summary: "Get a job",
   security: [{ bearer: [] }],
@@ -69,6 +72,7 @@ const get = createRoute({
 const cancel = createRoute({
   method: "delete",
   path: "/jobs/{job_id}",
+  operationId: "cancelJob",
   tags: ["jobs"],
   summary: "Cancel a job",
   description:

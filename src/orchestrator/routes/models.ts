@@ -1,10 +1,10 @@
 // GET /v1/models and GET /v1/models/{model} (OpenAI-compatible): the one agent this pod
 // serves, so chat clients (Open WebUI, LibreChat) can list and pick it.
 import { createRoute, z } from "@hono/zod-openapi";
-import { HttpError, errorResponse } from "../../common/errors";
+import { HttpError, openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./responses";
+import { openAiAuthResponses } from "./responses";
 
 const Model = z
   .object({
@@ -20,23 +20,25 @@ const ModelList = z.object({ object: z.literal("list"), data: z.array(Model) }).
 const list = createRoute({
   method: "get",
   path: "/v1/models",
+  operationId: "listModels",
   tags: ["agent mode"],
   summary: "List models (the agent)",
   security: [{ bearer: [] }],
-  responses: { 200: { description: "The agent, as the only model (an empty list when agent mode is off)", content: { "application/json": { schema: ModelList } } }, ...authResponses },
+  responses: { 200: { description: "The agent, as the only model (an empty list when agent mode is off)", content: { "application/json": { schema: ModelList } } }, ...openAiAuthResponses },
 });
 
 const get = createRoute({
   method: "get",
   path: "/v1/models/{model}",
+  operationId: "retrieveModel",
   tags: ["agent mode"],
   summary: "Get a model (the agent)",
   security: [{ bearer: [] }],
   request: { params: z.object({ model: z.string().openapi({ param: { name: "model", in: "path" } }) }) },
   responses: {
     200: { description: "The agent", content: { "application/json": { schema: Model } } },
-    ...authResponses,
-    404: errorResponse("Not this pod's agent (OpenAI error shape, code model_not_found)"),
+    ...openAiAuthResponses,
+    404: openAiErrorResponse("Not this pod's agent (OpenAI error shape, code model_not_found)"),
   },
 });
 

@@ -7,6 +7,7 @@ import { ProfileList } from "../jobs/profile-listing";
 const route = createRoute({
   method: "get",
   path: "/profiles",
+  operationId: "listProfiles",
   tags: ["profiles"],
   summary: "List profiles",
   description:

@@ -43,6 +43,7 @@ export const BotActivity = z
 const route = createRoute({
   method: "post",
   path: TEAMCHAT_PATH,
+  operationId: "receiveTeamChatActivity",
   tags: ["team chat"],
   summary: "Bot platform webhook (Microsoft Teams)",
   description:

@@ -31,6 +31,7 @@ export const BriefResponse = z
 const route = createRoute({
   method: "post",
   path: "/brief",
+  operationId: "createBrief",
   tags: ["brief"],
   summary: "Search plus a cited synthesis",
   security: [{ bearer: [] }],

@@ -27,6 +27,7 @@ export const DispatchResponse = z
 const route = createRoute({
   method: "post",
   path: "/dispatch",
+  operationId: "dispatch",
   tags: ["dispatch"],
   summary: "Assemble a bundle and submit it as a job",
   security: [{ bearer: [] }],

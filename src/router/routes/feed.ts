@@ -51,6 +51,7 @@ export const FeedResponse = z
 const route = createRoute({
   method: "get",
   path: "/feed",
+  operationId: "getFeed",
   tags: ["feed"],
   summary: "Session-start injection payload",
   security: [{ bearer: [] }],

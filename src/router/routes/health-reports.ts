@@ -45,6 +45,7 @@ export const DeepReportSchema = z
 const pipelineRoute = createRoute({
   method: "get",
   path: "/health/pipeline",
+  operationId: "getPipelineHealth",
   tags: ["health"],
   summary: "Seven-stage pipeline report",
   security: [{ bearer: [] }],
@@ -54,6 +55,7 @@ const pipelineRoute = createRoute({
 const deepRoute = createRoute({
   method: "get",
   path: "/health/deep",
+  operationId: "getDeepHealth",
   tags: ["health"],
   summary: "Dependency probes",
   description:

@@ -28,6 +28,7 @@ export const IngestResponse = z
 const route = createRoute({
   method: "post",
   path: "/ingest",
+  operationId: "ingest",
   tags: ["ingest"],
   summary: "Classify content and fan it out into the vault",
   security: [{ bearer: [] }],

@@ -49,6 +49,7 @@ export const MarkerRecordSchema = z
 const route = createRoute({
   method: "post",
   path: "/marker",
+  operationId: "createMarker",
   tags: ["markers"],
   summary: "Record a marker",
   description:

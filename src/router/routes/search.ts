@@ -19,6 +19,7 @@ export const SearchResponse = z
 const route = createRoute({
   method: "post",
   path: "/search",
+  operationId: "search",
   tags: ["search"],
   summary: "Federated search",
   security: [{ bearer: [] }],

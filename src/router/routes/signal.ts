@@ -10,6 +10,7 @@ import { authResponses } from "./schemas";
 const route = createRoute({
   method: "get",
   path: "/signal",
+  operationId: "streamSignals",
   tags: ["signals"],
   summary: "Stream of signals (SSE)",
   description:

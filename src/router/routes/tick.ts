@@ -51,6 +51,7 @@ export const TickRecordSchema = z
 const enqueueRoute = createRoute({
   method: "post",
   path: "/tick",
+  operationId: "createTick",
   tags: ["ticks"],
   summary: "Enqueue a tick",
   description:
@@ -72,6 +73,7 @@ const enqueueRoute = createRoute({
 const getRoute = createRoute({
   method: "get",
   path: "/tick/{id}",
+  operationId: "getTick",
   tags: ["ticks"],
   summary: "A tick's record",
   security: [{ bearer: [] }],
