@@ -48,7 +48,7 @@ export async function createAgentModeDeps(
     },
     config,
     sessions: createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl }),
-    visibility: createVisibilityStore({ kv, stateDir: config.stateDir }),
+    visibility: createVisibilityStore({ kv, stateDir: config.stateDir, defaults: { live_text: config.streamText === "live" } }),
     env,
     killGraceMs: opts.killGraceMs,
   });

@@ -3,10 +3,9 @@
 // the connection alive while the agent is silent (Bun and proxies drop idle connections:
 // DESIGN, Known pitfalls). Whatever happens, the stream ends with stop and [DONE]; a client
 // that goes away cancels the agent.
-import type { TokenUsage } from "../agent/outcome";
-import { errorChunk, renderChunk, roleChunk, stopChunk, streamConfigChunk, type Chunk, type ChunkContext } from "./openai-chunks";
+import { errorChunk, renderChunk, roleChunk, stopChunk, streamConfigChunk, usageChunk, type Chunk, type ChunkContext } from "./openai-chunks";
 import type { ChatOpening } from "./service";
-import { ZERO_USAGE } from "./turn-events";
+import { ZERO_USAGE, type ChatUsage } from "./usage";
 import { log } from "../../common/logger";
 
 const logger = log("chat");
@@ -62,7 +61,7 @@ export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepA
         wrote = false;
       }, keepAliveMs);
 
-      let usage: TokenUsage = ZERO_USAGE;
+      let usage: ChatUsage = ZERO_USAGE;
       send(roleChunk(ctx));
       try {
         if (opening.kind === "config") {
@@ -83,6 +82,7 @@ export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepA
         send(errorChunk(ctx, "internal_error", `the service failed while streaming: ${(err as Error).message}`));
       }
       send(stopChunk(ctx, usage));
+      if (ctx.includeUsage) send(usageChunk(ctx, usage));
       write("data: [DONE]\n\n");
       clearInterval(timer);
       if (!closed) {
