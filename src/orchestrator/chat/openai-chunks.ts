@@ -60,7 +60,7 @@ export function fenced(label: string, body: string): string {
   return `\n${fence}${label}\n${body}\n${fence}\n`;
 }
 
-const pretty = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input, null, 2));
+export const pretty = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input, null, 2));
 
 export function roleChunk(ctx: ChunkContext): Chunk {
   return chunk(ctx, { role: "assistant" });

@@ -1,5 +1,6 @@
 // A chat opening as an SSE response (spec: Events, "SSE chunks"): role open, the turn's chunks as
-// they come (filtered by the visibility config), stop with usage, [DONE]. A comment line keeps
+// they come (filtered by the visibility config), stop with usage, [DONE]. eventStream() is the
+// writer both this and the Responses API's typed events (responses-stream.ts) use. A comment line keeps
 // the connection alive while the agent is silent (Bun and proxies drop idle connections:
 // DESIGN, Known pitfalls). Whatever happens, the stream ends with stop and [DONE]; a client
 // that goes away cancels the agent.
@@ -20,13 +21,19 @@ export const SSE_HEADERS = {
   "x-accel-buffering": "no",
 } as const;
 
-export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepAliveMs?: number } = {}): ReadableStream<Uint8Array> {
+/** What a producer writes to: raw SSE text (already framed), flushed once per burst. */
+export type SseWrite = (text: string) => void;
+
+/**
+ * A text/event-stream body written by `produce` (Bun's direct stream: text goes straight into the
+ * response's buffer, flushed once per burst), with a keep-alive comment whenever nothing was
+ * written for keepAliveMs; `cancel` runs when the client goes away.
+ */
+export function eventStream(produce: (write: SseWrite) => Promise<void>, opts: { keepAliveMs?: number; cancel?: () => void } = {}): ReadableStream<Uint8Array> {
   const keepAliveMs = opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
   let closed = false;
   let timer: ReturnType<typeof setInterval> | undefined;
 
-  // Bun's direct stream: text is written straight into the response's buffer (no per-chunk
-  // queue or encoding step), flushed once per burst.
   return new ReadableStream({
     type: "direct",
     async pull(controller: { write(s: string): number | Promise<number>; flush(): unknown; close(): void }) {
@@ -55,12 +62,37 @@ export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepA
           setImmediate(flush);
         }
       };
-      const send = (c: Chunk) => write(`data: ${JSON.stringify(c)}\n\n`);
       timer = setInterval(() => {
         if (!wrote) write(": keep-alive\n\n");
         wrote = false;
       }, keepAliveMs);
+      try {
+        await produce(write);
+      } finally {
+        clearInterval(timer);
+        if (!closed) {
+          closed = true;
+          try {
+            controller.flush();
+            controller.close();
+          } catch {
+            // the client already went away
+          }
+        }
+      }
+    },
+    cancel() {
+      closed = true;
+      clearInterval(timer);
+      opts.cancel?.();
+    },
+  } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0]);
+}
 
+export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepAliveMs?: number } = {}): ReadableStream<Uint8Array> {
+  return eventStream(
+    async (write) => {
+      const send = (c: Chunk) => write(`data: ${JSON.stringify(c)}\n\n`);
       let usage: ChatUsage = ZERO_USAGE;
       send(roleChunk(ctx));
       try {
@@ -84,21 +116,7 @@ export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepA
       send(stopChunk(ctx, usage));
       if (ctx.includeUsage) send(usageChunk(ctx, usage));
       write("data: [DONE]\n\n");
-      clearInterval(timer);
-      if (!closed) {
-        closed = true;
-        try {
-          controller.flush();
-          controller.close();
-        } catch {
-          // the client already went away
-        }
-      }
     },
-    cancel() {
-      closed = true;
-      clearInterval(timer);
-      if (opening.kind === "turn") opening.cancel();
-    },
-  } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0]);
+    { keepAliveMs: opts.keepAliveMs, cancel: () => opening.kind === "turn" && opening.cancel() },
+  );
 }
