@@ -139,6 +139,19 @@ describe("conversations: previous_response_id, instructions, metadata", () => {
     expect(await recordedStarts(record)).toEqual([]);
   });
 
+  it("the same auth: no key or a wrong one is a 401 in OpenAI's shape, and nothing runs", async () => {
+    for (const authorization of [undefined, "Bearer wrong-key"]) {
+      const res = await fetch(`${s.url}/v1/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(authorization ? { authorization } : {}) },
+        body: JSON.stringify({ input: "hi" }),
+      });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as any).error).toMatchObject({ message: expect.any(String), type: expect.any(String) });
+    }
+    expect(await recordedStarts(record)).toEqual([]);
+  });
+
   it("bad bodies: no input, an empty input, a last item that is not the user's", async () => {
     for (const json of [{ model: AGENT }, { input: "" }, { input: [{ role: "assistant", content: "hello" }] }, { input: [] }]) {
       const res = await post(json);

@@ -480,6 +480,9 @@ describe("agent mode off", () => {
       const completions = await app.request("/completions", { method: "POST", headers: auth, body: JSON.stringify({ message: "hi" }) });
       expect(completions.status).toBe(503);
       expect(((await completions.json()) as Json).error.code).toBe("agent_mode_off");
+      const responses = await app.request("/v1/responses", { method: "POST", headers: auth, body: JSON.stringify({ input: "hi" }) });
+      expect(responses.status).toBe(503);
+      expect(((await responses.json()) as Json).error.code).toBe("agent_mode_off");
       expect(await (await app.request("/v1/models", { headers: auth })).json()).toEqual({ object: "list", data: [] });
     } finally {
       await t.cleanup();

@@ -50,7 +50,7 @@ const clean = (v: unknown): string | undefined => {
 };
 
 /** A key segment: ':' and control characters escaped so segments never run into each other. */
-const segment = (s: string) => s.replace(/[%:\s\u0000-\u001f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
+export const segment = (s: string) => s.replace(/[%:\s\u0000-\u001f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
 
 export function conversationKey(agentId: string, userHint: string, key: string): string {
   return `conv:${segment(agentId)}:${segment(userHint)}:${segment(key)}`;

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
+import { segment } from "./resolution";
 
 const logger = log("chat");
 
@@ -59,7 +60,7 @@ export const safeFileName = (id: string): string => (/^[A-Za-z0-9._-]+$/.test(id
 
 /** The scope of one end user's config for an agent: `{agent}:{user}`, the user escaped so it cannot reach another scope. */
 export function userScope(agentId: string, user: string): string {
-  return `${agentId}:${user.replace(/[%:\s\u0000-\u001f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`)}`;
+  return `${agentId}:${segment(user)}`;
 }
 
 export function createVisibilityStore(opts: { kv?: KeyValueStore; stateDir: string; defaults?: Partial<Visibility> }): VisibilityStore {
