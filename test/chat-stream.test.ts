@@ -321,6 +321,8 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     const reader = res.body!.getReader();
     const text = await readUntil(reader, ": keep-alive");
     expect(text).toStartWith("data: ");
+    // On a loaded machine a keep-alive can come before the agent is up: leave once it is.
+    await until(async () => (await recordedStarts(agentEnv.FAKE_CLAUDE_RECORD!)).length === 1, 10_000);
     abort.abort();
     await reader.cancel().catch(() => {});
     // The agent got its signal, and the turn ended.
