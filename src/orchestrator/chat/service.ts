@@ -16,7 +16,7 @@ import type { OrchestratorConfig } from "../config";
 import { telemetryEnv } from "../telemetry/otel-env";
 import { transcriptPath } from "../telemetry/transcript";
 import { clientTask, TASK_SYSTEM_PROMPT } from "./client-tasks";
-import { messageText, type ChatMessage } from "./messages";
+import { firstTurnPrompt, messageText, type ChatMessage } from "./messages";
 import { requestUser, resolveConversation, type Conversation } from "./resolution";
 import type { SessionStore } from "./sessions";
 import { applySlashTokens, parseSlashTokens } from "./slash-tokens";
@@ -367,31 +367,4 @@ export class ChatService {
     for (const r of all) r.cancel();
     await Promise.allSettled(all.map((r) => r.wait()));
   }
-}
-
-/**
- * A first turn carries the conversation so far (a client may have history this service never
- * saw: a new pod, an expired mapping); later turns resume the session and send only the last
- * message (spec: Conversation resolution).
- */
-export function firstTurnPrompt(messages: ChatMessage[], lastText: string): string {
-  const earlier = messages.slice(0, -1);
-  const system = earlier
-    .filter((m) => m.role === "system" || m.role === "developer")
-    .map((m) => messageText(m.content).trim())
-    .filter((t) => t !== "");
-  const history = earlier
-    .filter((m) => m.role === "user" || m.role === "assistant")
-    .map((m) => ({ role: m.role, text: (m.role === "user" ? parseSlashTokens(messageText(m.content)).text : messageText(m.content)).trim() }))
-    .filter((m) => m.text !== "");
-  if (system.length === 0 && history.length === 0) return lastText;
-  const parts: string[] = [];
-  if (system.length > 0) parts.push(`<client_instructions>\n${system.join("\n\n")}\n</client_instructions>`);
-  if (history.length > 0) {
-    parts.push(
-      `<conversation_so_far>\n${history.map((m) => `${m.role === "user" ? "User" : "Assistant"}: ${m.text}`).join("\n\n")}\n</conversation_so_far>`,
-    );
-  }
-  parts.push(lastText);
-  return parts.join("\n\n");
 }
