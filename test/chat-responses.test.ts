@@ -92,6 +92,29 @@ describe("POST /v1/responses, stream true: the typed events", () => {
     expect(rs).toMatchObject({ type: "reasoning", summary: [{ type: "summary_text", text: deltas.join("") }] });
   });
 
+  it("with tools visible: the tool call and its result as commentary items holding the same fenced blocks as chat completions", async () => {
+    const r = await client.responses.create({ model: AGENT, input: "/show-tools why?", user: someone() });
+    const texts = r.output.map((o: any) => [o.phase, o.content[0].text]);
+    expect(texts).toEqual([
+      ["commentary", `${NARRATION}\n\n`],
+      ["commentary", '\n```tool_use:Bash\n{\n  "command": "bun test test/jobs.test.ts",\n  "description": "Run the job tests"\n}\n```\n'],
+      ["commentary", expect.stringMatching(/^\n```tool_result\n/)],
+      ["final_answer", ANSWER],
+    ]);
+  });
+
+  it("with live text: one message item per text block, its deltas as they arrive, the phase named when the block closes", async () => {
+    const events = await readEvents(await post({ stream: true, input: "/live-text why?" }, { "x-user-id": someone() }));
+    const deltas = events.filter((e) => e.event === "response.output_text.delta").map((e) => e.data.delta);
+    expect(deltas.length).toBeGreaterThan(2);
+    expect(deltas.join("")).toBe(`${NARRATION}\n\n${ANSWER}`);
+    const done = events.at(-1)!.data.response;
+    expect(done.output.map((o: any) => [o.phase, o.content[0].text])).toEqual([
+      ["commentary", NARRATION],
+      ["final_answer", `\n\n${ANSWER}`],
+    ]);
+  });
+
   it("a failed turn ends with response.failed and the agent's error, never response.completed", async () => {
     agentEnv.FAKE_CLAUDE_SCENARIO = "auth-failure";
     const events = await readEvents(await post({ stream: true, input: "hello" }));
