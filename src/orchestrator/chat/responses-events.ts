@@ -110,6 +110,10 @@ export class ResponseBuilder {
       case "tool_result":
         this.whole(fenced(ev.isError ? "tool_result:error" : "tool_result", ev.content), "commentary");
         break;
+      case "status":
+        // The agent retrying the model API: a commentary line, as on chat completions.
+        this.whole(`_${ev.message}_\n\n`, "commentary");
+        break;
       case "error":
         this.close();
         this.failure ??= { code: ev.code, message: ev.message };
