@@ -73,7 +73,7 @@ describe("a streaming turn through the real CLI", () => {
 
     const thinking = r.chunks.filter((c) => kindOf(c) === "thinking").map((c) => choice(c).delta.reasoning_content).join("");
     expect(thinking).toBe("The user wants a greeting from the shell.");
-    expect(choice(r.chunks.find((c) => kindOf(c) === "narration")!).delta.content).toBe("Let me ask the shell.");
+    expect(choice(r.chunks.find((c) => kindOf(c) === "narration")!).delta.content).toBe("Let me ask the shell.\n\n");
     const call = choice(r.chunks.find((c) => kindOf(c) === "tool_use")!);
     expect(call.x_service_tool_name).toBe("Bash");
     expect(call.delta.content).toContain("```tool_use:Bash\n");
@@ -84,7 +84,7 @@ describe("a streaming turn through the real CLI", () => {
     expect(result.delta.content).toContain("hi-from-the-tool");
     expect(choice(r.chunks.find((c) => kindOf(c) === "final")!).delta.content).toBe("The shell says hi.");
     // Usage from the real result line: the sums over the two answered requests.
-    expect(r.chunks.at(-1)!.usage).toEqual({ prompt_tokens: 50 + 4 + 70 + 2, completion_tokens: 18, total_tokens: 144 });
+    expect(r.chunks.at(-1)!.usage).toEqual({ prompt_tokens: 50 + 4 + 70 + 2, completion_tokens: 18, total_tokens: 144, prompt_tokens_details: { cached_tokens: 4 } });
   }, 90_000);
 
   it("ends the turn at once with authentication_failed when the key is refused", async () => {
