@@ -126,3 +126,26 @@ describe("two turns of one conversation through the real CLI", () => {
     expect(secondRequest.headers["x-claude-code-session-id"]).toBe(firstRequest.headers["x-claude-code-session-id"]);
   }, 90_000);
 });
+
+describe("a chat client's background task through the real CLI (issue 15 part 2)", () => {
+  it("an Open WebUI title request runs one-shot on the task model with no tools and our task prompt, and answers", async () => {
+    const res = await s.call("/v1/chat/completions", {
+      json: {
+        model: AGENT,
+        stream: false,
+        messages: [{ role: "user", content: '### Task:\nGenerate a concise title.\n### Output:\nJSON format: { "title": "..." }\n<chat_history>\nUSER: hi\n</chat_history>' }],
+      },
+      headers: { "x-openwebui-chat-id": crypto.randomUUID() },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-client-task")).toBe("task");
+    expect(((await res.json()) as any).choices[0].message.content).toBe("Done.");
+    const asked = api.requests.filter((r) => r.path.startsWith("/v1/messages") && JSON.stringify(r.body?.messages ?? "").includes("Generate a concise title"));
+    expect(asked.length).toBeGreaterThan(0);
+    for (const r of asked) {
+      expect(String(r.body.model)).toContain("haiku");
+      expect(r.body.tools ?? []).toEqual([]);
+      expect(JSON.stringify(r.body.system)).toContain("background tasks for a chat application");
+    }
+  }, 90_000);
+});
