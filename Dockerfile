@@ -2,7 +2,10 @@
 # what the orchestrator's jobs run: the Claude Code CLI, git, gh and python3 (runners).
 # Multi-stage: dependencies, binaries and the agent CLI are fetched in the first stages; the
 # runtime stage runs as a non-root user with production dependencies only.
+# NODE_EXTRA_CA_CERTS (a build argument, so it never reaches the image): an extra trust store
+# for the stages that download, e.g. a host's mounted read-only at build time (scripts/ci).
 FROM oven/bun:1.4 AS build
+ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json bun.lock ./
 RUN bun install --frozen-lockfile
@@ -10,6 +13,7 @@ COPY . .
 RUN bun run build
 
 FROM oven/bun:1.4 AS deps
+ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json bun.lock ./
 RUN bun install --frozen-lockfile --production
@@ -18,6 +22,7 @@ RUN bun install --frozen-lockfile --production
 # package holds one self-contained `claude` executable (no node needed); only that file
 # reaches the runtime stage.
 FROM oven/bun:1.4 AS claude
+ARG NODE_EXTRA_CA_CERTS
 ARG CLAUDE_CODE_VERSION=2.1.331
 WORKDIR /opt/claude
 RUN case "$(uname -m)" in aarch64|arm64) arch=arm64 ;; *) arch=x64 ;; esac \

@@ -8,7 +8,10 @@
 #     official image has, imported with `podman import` and tagged with those exact names;
 #   - podman runs with runc, cgroupfs, no default ulimits (a containers.conf this script
 #     writes, via CONTAINERS_CONF) and host networking;
-#   - build steps that download see the host's trust store as a read-only mount, never a copy.
+#   - build steps that download see the host's trust store as a read-only mount, never a copy:
+#     at /run/host-certs (the runtime stage installs ca-certificates, which writes
+#     /etc/ssl/certs), named by the build argument NODE_EXTRA_CA_CERTS (`--env` would bake it
+#     into the image).
 # Then it runs the image: /health on 8103 and 8200, `claude/git/gh --version` inside, and one
 # `code` job end to end through the real Claude Code CLI against the fixture Anthropic API on
 # the host. Every check prints `ok` or `FAIL`; the last line is
@@ -104,7 +107,7 @@ fi
 t0=$(now)
 say "building $IMAGE"
 if pod build --pull=never --network=host --format docker \
-    -v /etc/ssl/certs:/etc/ssl/certs:ro --env NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
+    -v /etc/ssl/certs:/run/host-certs:ro --build-arg NODE_EXTRA_CA_CERTS=/run/host-certs/ca-certificates.crt \
     -t "$IMAGE" -f Dockerfile . >"$work/build.log" 2>&1; then
   build_s=$(( $(now) - t0 ))
   size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
