@@ -35,9 +35,10 @@ RUN case "$(uname -m)" in aarch64|arm64) arch=arm64 ;; *) arch=x64 ;; esac \
 FROM oven/bun:1.4-slim AS runtime
 # git and gh for the jobs' clones, pushes and pull requests (openssh-client for ssh:// and
 # user@host:path repositories), python3 for agent-mode runners, ca-certificates for HTTPS.
+# Package lists, apt's caches, docs, man pages and translations are dropped in the same layer.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends git gh python3 openssh-client ca-certificates \
- && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log /usr/share/doc/* /usr/share/man/* /usr/share/locale/*
 # uid/gid 1000 (the usual first user on a Linux host), so the host vault that compose
 # bind-mounts (VAULT_PATH) stays writable on both sides; --non-unique because the base
 # image's own user may hold 1000 already. The agent's home (~/.claude, ~/.service, the

@@ -41,6 +41,7 @@ finish() {
 now() { date +%s; }
 
 work=$(mktemp -d /tmp/brain-image-ci.XXXXXX)
+chmod 755 "$work"
 cleanup() {
   [ -n "${fixture_pid:-}" ] && kill "$fixture_pid" 2>/dev/null
   [ -n "${container:-}" ] && podman rm -f -t 0 "$container" >/dev/null 2>&1
@@ -117,4 +118,105 @@ else
   tail -n 40 "$work/build.log"
   say "FAIL: podman build ($(( $(now) - t0 )) s)"; failed=$((failed + 1)); finish
 fi
+
+# 3. Run it. Host networking: the services bind loopback (the host's), on 8103/8104/8200 unless
+#    another process holds one of those (then free ports, said so).
+t_smoke=$(now)
+free_port() { bun -e 'const s=Bun.listen({hostname:"127.0.0.1",port:0,socket:{data(){}}});console.log(s.port);s.stop(true)'; }
+busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+router_port=8103; mcp_port=8104; service_port=8200
+if busy 8103 || busy 8104 || busy 8200; then
+  router_port=$(free_port); mcp_port=$(free_port); service_port=$(free_port)
+  say "8103/8104/8200 are in use on this machine: the container listens on $router_port/$mcp_port/$service_port instead"
+fi
+
+# The fixture Anthropic API on the host: the agent's first answer runs Bash to write the file,
+# the second ends the turn.
+cat > "$work/turns.json" <<'JSON'
+[
+  { "content": [
+      { "type": "text", "text": "I'll add the file." },
+      { "type": "tool_use", "name": "Bash", "input": { "command": "printf '# Contributing\\n\\nOpen a pull request.\\n' > CONTRIBUTING.md", "description": "write CONTRIBUTING.md" } } ],
+    "usage": { "input_tokens": 100, "output_tokens": 20 } },
+  { "content": [ { "type": "text", "text": "Added CONTRIBUTING.md." } ],
+    "usage": { "input_tokens": 200, "output_tokens": 10 } }
+]
+JSON
+bun test/fixtures/anthropic-api.ts --port 0 --script "$work/turns.json" >"$work/api.out" 2>"$work/api.err" &
+fixture_pid=$!
+for _ in $(seq 1 300); do grep -q '^http' "$work/api.out" 2>/dev/null && break; sleep 0.1; done
+api_url=$(grep -m1 '^http' "$work/api.out")
+[ -n "$api_url" ] || { cat "$work/api.err"; say "FAIL: the fixture Anthropic API did not start"; failed=$((failed + 1)); finish; }
+
+# The job's repository: a local bare repo with one commit on main, mounted at the same path and
+# owned by the image's user (uid 1000), which pushes the job's branch to it.
+repo="$work/repos/widgets.git"
+git init -q --bare -b main "$repo"
+git clone -q "$repo" "$work/seed" 2>/dev/null
+printf '# widgets\n' > "$work/seed/README.md"
+git -C "$work/seed" add README.md
+git -C "$work/seed" -c user.name=ci -c user.email=ci@example.invalid commit -q -m "first"
+git -C "$work/seed" push -q origin HEAD:main
+chown -R 1000:1000 "$work/repos"
+# A fixture `gh` (it records its argv and prints a pull request URL) first on the PATH.
+mkdir -p "$work/bin" "$work/record"
+install -m 0755 test/fixtures/fake-gh "$work/bin/gh"
+chown 1000:1000 "$work/record"
+
+key=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+container="brain-ci-$$"
+if ! pod run -d --name "$container" --network=host \
+    -e ROUTER_HOST=127.0.0.1 -e SERVICE_HOST=127.0.0.1 \
+    -e PORT_BRAIN_API="$router_port" -e PORT_BRAIN_MCP="$mcp_port" -e SERVICE_PORT="$service_port" \
+    -e SERVICE_API_KEYS="$key" -e TICK_INTERVAL_SECONDS=0 -e SERVICE_OTEL_ENABLED=false \
+    -e MODEL_BASE_URL="$api_url" -e MODEL_AUTH_TOKEN=sk-ant-fixture-key -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+    -e PATH=/opt/fixture-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    -e FAKE_GH_RECORD=/ci-record/gh.jsonl \
+    -v "$work/bin:/opt/fixture-bin:ro" -v "$work/record:/ci-record" -v "$work/repos:$work/repos" \
+    "$IMAGE" >/dev/null 2>"$work/run.err"; then
+  cat "$work/run.err"; say "FAIL: podman run"; failed=$((failed + 1)); container=""; finish
+fi
+
+healthy() { # healthy PORT: /health answers 200 within 90 s
+  local deadline=$(( $(now) + 90 ))
+  while [ "$(now)" -lt "$deadline" ]; do
+    if out=$(curl -fsS "http://127.0.0.1:$1/health" 2>/dev/null); then echo "$out"; return 0; fi
+    [ "$(podman inspect --format '{{.State.Running}}' "$container" 2>/dev/null)" = true ] || break
+    sleep 0.5
+  done
+  podman logs --tail 30 "$container" 2>&1; return 1
+}
+inside() { podman exec "$container" "$@"; }
+check "router /health on $router_port" healthy "$router_port"
+check "orchestrator /health on $service_port" healthy "$service_port"
+check "runs as the non-root user brain (uid 1000)" sh -c "[ \"\$(podman exec $container id -u)\" = 1000 ] && podman exec $container id"
+check "claude --version (pinned $(grep -oP '^ARG CLAUDE_CODE_VERSION=\K\S+' Dockerfile))" sh -c "podman exec $container claude --version | grep -F \"$(grep -oP '^ARG CLAUDE_CODE_VERSION=\K\S+' Dockerfile)\""
+check "git --version" inside git --version
+check "gh --version (the image's, not the fixture)" inside /usr/bin/gh --version
+check "python3 --version" inside python3 --version
+check "router-cli and service-cli" sh -c "podman exec $container router-cli version && podman exec $container service-cli version"
+
+# One `code` job end to end: the real CLI in the container runs the scripted Bash tool in the
+# job's worktree; auto-PR commits, pushes to the bare repo and records the fixture gh's URL.
+code_job() {
+  local id job status deadline
+  id=$(curl -fsS -X POST "http://127.0.0.1:$service_port/jobs" -H "authorization: Bearer $key" -H 'content-type: application/json' \
+    -d "{\"task\":\"add a CONTRIBUTING.md\",\"repo_url\":\"file://$repo\",\"profile\":\"code\"}" | jq -r .id) || return 1
+  deadline=$(( $(now) + 240 ))
+  while :; do
+    job=$(curl -fsS "http://127.0.0.1:$service_port/jobs/$id" -H "authorization: Bearer $key") || return 1
+    status=$(jq -r .status <<<"$job")
+    case "$status" in queued|running) ;; *) break ;; esac
+    [ "$(now)" -lt "$deadline" ] || { echo "job $id still $status after 240 s"; return 1; }
+    sleep 1
+  done
+  jq -c '{status, exit_code, error, output, pr_url, branch}' <<<"$job"
+  [ "$status" = succeeded ] || { podman logs --tail 30 "$container" 2>&1; return 1; }
+  jq -e '.pr_url | test("^https://github.example/owner/repo/pull/[0-9]+$")' <<<"$job" >/dev/null || { echo "no pull request URL"; return 1; }
+  branch=$(jq -r .branch <<<"$job")
+  git -C "$repo" show "$branch:CONTRIBUTING.md" | grep -q "Open a pull request." || { echo "the branch $branch lacks the file the agent wrote"; return 1; }
+  grep -q '"pr","create"' "$work/record/gh.jsonl" || { echo "the fixture gh saw no pr create"; return 1; }
+}
+check "a code job through the real Claude Code CLI: file written, branch pushed, pull request recorded" code_job
+say "smoke test took $(( $(now) - t_smoke )) s"
 finish
