@@ -40,10 +40,12 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends git gh python3 openssh-client ca-certificates \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/apt /var/log/dpkg.log /usr/share/doc/* /usr/share/man/* /usr/share/locale/*
 # uid/gid 1000 (the usual first user on a Linux host), so the host vault that compose
-# bind-mounts (VAULT_PATH) stays writable on both sides; --non-unique because the base
-# image's own user may hold 1000 already. The agent's home (~/.claude, ~/.service, the
+# bind-mounts (VAULT_PATH) stays writable on both sides; the base image's own user at 1000
+# (`bun`) makes way, so names and ids agree. The agent's home (~/.claude, ~/.service, the
 # repos root) and /app/package (agent mode) belong to it.
-RUN groupadd --non-unique --gid 1000 brain && useradd --non-unique --uid 1000 --gid 1000 --create-home --home-dir /home/brain brain \
+RUN old=$(getent passwd 1000 | cut -d: -f1); if [ -n "$old" ]; then userdel --remove "$old" 2>/dev/null; fi; \
+    oldgroup=$(getent group 1000 | cut -d: -f1); if [ -n "$oldgroup" ]; then groupdel "$oldgroup"; fi; \
+    groupadd --gid 1000 brain && useradd --uid 1000 --gid 1000 --create-home --home-dir /home/brain --shell /bin/sh brain \
  && mkdir -p /vault /data /app/package /home/brain/.claude /home/brain/.service /home/brain/service-repos \
  && chown -R brain:brain /vault /data /app/package /home/brain
 COPY --from=claude /opt/claude/claude /usr/local/bin/claude

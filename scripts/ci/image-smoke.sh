@@ -189,7 +189,7 @@ healthy() { # healthy PORT: /health answers 200 within 90 s
 inside() { podman exec "$container" "$@"; }
 check "router /health on $router_port" healthy "$router_port"
 check "orchestrator /health on $service_port" healthy "$service_port"
-check "runs as the non-root user brain (uid 1000)" sh -c "[ \"\$(podman exec $container id -u)\" = 1000 ] && podman exec $container id"
+check "runs as the non-root user brain (uid 1000)" sh -c "[ \"\$(podman exec $container id -un):\$(podman exec $container id -u)\" = brain:1000 ] && podman exec $container id"
 check "claude --version (pinned $(grep -oP '^ARG CLAUDE_CODE_VERSION=\K\S+' Dockerfile))" sh -c "podman exec $container claude --version | grep -F \"$(grep -oP '^ARG CLAUDE_CODE_VERSION=\K\S+' Dockerfile)\""
 check "git --version" inside git --version
 check "gh --version (the image's, not the fixture)" inside /usr/bin/gh --version
@@ -214,7 +214,7 @@ code_job() {
   [ "$status" = succeeded ] || { podman logs --tail 30 "$container" 2>&1; return 1; }
   jq -e '.pr_url | test("^https://github.example/owner/repo/pull/[0-9]+$")' <<<"$job" >/dev/null || { echo "no pull request URL"; return 1; }
   branch=$(jq -r .branch <<<"$job")
-  git -C "$repo" show "$branch:CONTRIBUTING.md" | grep -q "Open a pull request." || { echo "the branch $branch lacks the file the agent wrote"; return 1; }
+  git -c safe.directory="*" -C "$repo" show "$branch:CONTRIBUTING.md" | grep -q "Open a pull request." || { echo "the branch $branch lacks the file the agent wrote"; return 1; }
   grep -q '"pr","create"' "$work/record/gh.jsonl" || { echo "the fixture gh saw no pr create"; return 1; }
 }
 check "a code job through the real Claude Code CLI: file written, branch pushed, pull request recorded" code_job
