@@ -187,8 +187,19 @@ healthy() { # healthy PORT: /health answers 200 within 90 s
   podman logs --tail 30 "$container" 2>&1; return 1
 }
 inside() { podman exec "$container" "$@"; }
+# No token was set: the entrypoint generated one into ~/.router/.env (compose: the data volume),
+# and the router takes exactly that one.
+router_token() {
+  local token
+  token=$(podman exec "$container" sh -c 'sed -n "s/^KB_ROUTER_TOKEN=//p" "$HOME/.router/.env"') || return 1
+  [ -n "$token" ] || { echo "no KB_ROUTER_TOKEN in ~/.router/.env"; return 1; }
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$router_port/feed")" = 401 ] || { echo "/feed without the token is not 401"; return 1; }
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -H "authorization: Bearer $token" "http://127.0.0.1:$router_port/feed")" = 200 ] || { echo "/feed with the generated token is not 200"; return 1; }
+  echo "generated on first start; /feed 401 without it, 200 with it"
+}
 check "router /health on $router_port" healthy "$router_port"
 check "orchestrator /health on $service_port" healthy "$service_port"
+check "a router token with no settings" router_token
 check "runs as the non-root user brain (uid 1000)" sh -c "[ \"\$(podman exec $container id -un):\$(podman exec $container id -u)\" = brain:1000 ] && podman exec $container id"
 check "claude --version (pinned $(grep -oP '^ARG CLAUDE_CODE_VERSION=\K\S+' Dockerfile))" sh -c "podman exec $container claude --version | grep -F \"$(grep -oP '^ARG CLAUDE_CODE_VERSION=\K\S+' Dockerfile)\""
 check "git --version" inside git --version
