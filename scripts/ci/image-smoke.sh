@@ -96,7 +96,7 @@ else
   chroot "$root" /bin/sh -c 'groupadd --gid 1000 bun && useradd --uid 1000 --gid 1000 --create-home --home-dir /home/bun --shell /bin/sh bun' \
     || { say "FAIL: creating the user bun in the base"; failed=$((failed + 1)); finish; }
   tar -C "$root" -cf "$work/base.tar" . && rm -rf "$root"
-  pod import --change "LABEL brain-stack-ci.base=$base_label" --change 'CMD ["/usr/local/bin/bun"]' \
+  pod import --quiet --change "LABEL brain-stack-ci.base=$base_label" --change 'CMD ["/usr/local/bin/bun"]' \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     "$work/base.tar" "${BASE_TAGS[0]}" >/dev/null || { say "FAIL: podman import"; failed=$((failed + 1)); finish; }
   rm -f "$work/base.tar"
@@ -107,7 +107,8 @@ fi
 # 2. Build the real Dockerfile, unchanged.
 t0=$(now)
 say "building $IMAGE"
-if pod build --pull=never --network=host --format docker \
+# --jobs 2: the stages that download (build, deps, claude) run side by side.
+if pod build --pull=never --network=host --format docker --jobs 2 \
     -v /etc/ssl/certs:/run/host-certs:ro --build-arg NODE_EXTRA_CA_CERTS=/run/host-certs/ca-certificates.crt \
     -t "$IMAGE" -f Dockerfile . >"$work/build.log" 2>&1; then
   build_s=$(( $(now) - t0 ))
