@@ -95,3 +95,14 @@ describe("TurnMapper", () => {
     expect(map(lines).map((e) => e.type)).toEqual(["narration", "narration", "final", "usage"]);
   });
 });
+
+describe("TurnMapper without partial messages (background jobs)", () => {
+  it("maps the assistant frames of a recorded turn to the same events, a block at a time", () => {
+    const file = `${import.meta.dir}/../../../test/fixtures/claude-stream-json/thinking-tool-final.jsonl`;
+    const lines = require("node:fs").readFileSync(file, "utf8").split("\n").filter((l: string) => l.trim() !== "" && !l.includes('"type":"stream_event"'));
+    const events = map(lines);
+    expect(events.map((e) => e.type)).toEqual(["thinking", "narration", "tool_call", "tool_result", "final", "usage"]);
+    expect(events[2]).toMatchObject({ type: "tool_call", name: "Bash", input: { command: "bun test test/jobs.test.ts" } });
+    expect(events[4]).toMatchObject({ type: "final", text: expect.stringContaining("One test fails") });
+  });
+});
