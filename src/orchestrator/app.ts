@@ -13,12 +13,16 @@ import { registerAgentModeRoutes, type AgentModeDeps } from "./agent-mode/routes
 import { registerAdminRoutes } from "./routes/admin";
 import { exceptTeamChat, registerTeamChatRoute, type TeamChatDeps } from "./routes/teamchat";
 import { registerJobRoutes } from "./routes/jobs";
+import { registerJobEventRoutes } from "./routes/job-events";
+import type { JobEventStore } from "./jobs/events";
 import { McpSseSessions, registerMcpRoutes } from "./routes/mcp";
 import { registerProfileRoutes } from "./routes/profiles";
 
 export interface OrchestratorDeps {
   config: OrchestratorConfig;
   jobs: JobService;
+  /** The jobs' event logs (GET /jobs/{id}/events, get_job's last events); undefined = none kept. */
+  jobEvents?: JobEventStore;
   profiles: { list(): ProfileList | Promise<ProfileList> };
   companions: CompanionSync;
   /** Open MCP SSE sessions; the runtime ends them on shutdown. */
@@ -66,6 +70,7 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   });
   registerHealth(app, SERVICE_NAME);
   registerJobRoutes(app);
+  registerJobEventRoutes(app);
   registerProfileRoutes(app);
   registerAdminRoutes(app);
   registerMcpRoutes(app, deps, deps.mcpSessions ?? new McpSseSessions());

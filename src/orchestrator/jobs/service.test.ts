@@ -29,7 +29,7 @@ function storedJob(id: string, fields: Partial<Job>): Job {
   return {
     id, status: "queued", profile: "code", task: "t", repo_url: null, base_ref: null, session_id: null, exit_code: null,
     pr_url: null, branch: null, error: null, output: null, pod_name: "pod-a", created_at: at, started_at: null,
-    finished_at: null, updated_at: at, usage: null, cost_usd: null, ...fields,
+    finished_at: null, updated_at: at, usage: null, cost_usd: null, total_cost_usd: null, num_turns: null, duration_ms: null, max_budget_usd: null, ...fields,
   };
 }
 

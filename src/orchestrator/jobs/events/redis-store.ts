@@ -1,0 +1,69 @@
+// Job events in Redis: one list per job ({prefix}:job-events:{id}), RPUSH in order, LRANGE from a
+// position, expiring with the job (SERVICE_JOB_TTL, renewed on every append). Any pod reads it.
+import { createClient } from "redis";
+import { maskRedisUrl } from "../../../common/kv/redis-store";
+import { log } from "../../../common/logger";
+import { AppendSignals, DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
+import type { JobEvent, StoredJobEvent } from "./schema";
+
+const logger = log("job-events");
+
+export function createRedisJobEventStore(opts: { url: string; keyPrefix: string; ttlSeconds: number }): JobEventStore {
+  const client = createClient({ url: opts.url, socket: { reconnectStrategy: (n) => Math.min(100 * 2 ** n, 3_000) } });
+  let reported = false;
+  client.on("error", (err: Error) => {
+    if (reported) return;
+    reported = true;
+    logger.warn(`Redis for job events (REDIS_URL=${maskRedisUrl(opts.url)}): ${err.message}`);
+  });
+  client.on("ready", () => (reported = false));
+  const connecting = client.connect().catch((err: Error) => logger.warn(`job events: cannot connect to Redis: ${err.message}`));
+  const ready = async () => {
+    await connecting;
+    return client;
+  };
+  const key = (id: string) => `${opts.keyPrefix}:job-events:${id}`;
+  const signals = new AppendSignals();
+  const chains = new Map<string, Promise<void>>();
+
+  return {
+    kind: "redis",
+    append(id, events) {
+      if (events.length === 0) return Promise.resolve();
+      const prev = chains.get(id) ?? Promise.resolve();
+      const next = prev.then(async () => {
+        const c = await ready();
+        await c
+          .multi()
+          .rPush(key(id), events.map((e) => JSON.stringify(e)))
+          .expire(key(id), opts.ttlSeconds)
+          .exec();
+      });
+      const tail = next.catch(() => {});
+      chains.set(id, tail);
+      void tail.then(() => {
+        if (chains.get(id) === tail) chains.delete(id);
+      });
+      return next.then(() => signals.emit(id));
+    },
+    async read(id, after, limit = DEFAULT_READ_LIMIT): Promise<StoredJobEvent[]> {
+      const c = await ready();
+      const rows = await c.lRange(key(id), after, after + limit - 1);
+      const out: StoredJobEvent[] = [];
+      rows.forEach((row, i) => {
+        try {
+          out.push({ id: after + i + 1, event: JSON.parse(row) as JobEvent });
+        } catch {
+          // keeps its position
+        }
+      });
+      return out;
+    },
+    onAppend: (id, l) => signals.on(id, l),
+    sweep: async () => 0,
+    async close() {
+      await Promise.all([...chains.values()]);
+      if (client.isOpen) await client.close();
+    },
+  };
+}
