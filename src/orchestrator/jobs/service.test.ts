@@ -40,7 +40,7 @@ describe("submit", () => {
     expect(job).toMatchObject({ status: "queued", profile: "code", task: "Fix the parser", repo_url: "https://github.com/acme/w.git", base_ref: "main", pod_name: "pod-a" });
     expect(Object.keys(job).sort()).toEqual(
       ["id", "status", "profile", "task", "repo_url", "base_ref", "session_id", "exit_code", "pr_url", "branch", "error", "output",
-        "pod_name", "created_at", "started_at", "finished_at", "updated_at", "usage", "cost_usd"].sort(),
+        "pod_name", "created_at", "started_at", "finished_at", "updated_at", "usage", "cost_usd", "total_cost_usd", "num_turns", "duration_ms", "max_budget_usd"].sort(),
     );
     const file = join(h.dir, "jobs", `${job.id}.json`);
     expect(existsSync(file)).toBe(true);
