@@ -7,6 +7,8 @@ import { describeWithRedis, REDIS_URL } from "../src/common/kv/test-harness";
 import { readJobEvents } from "./support/job-events";
 import { AUTH, finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const body = (r: Response) => r.json() as Promise<any>;
 const running: Orchestrator[] = [];
 const start = async (env: Record<string, string> = {}) => {
   const o = await startOrchestrator({ env });
@@ -27,7 +29,7 @@ function checkToolJob(events: Array<{ id: number; type: string; data: Record<str
   expect(events.filter((e) => e.type === "status").map((e) => e.data.status)).toEqual(["queued", "running", "succeeded"]);
   expect(events[3]!.data).toMatchObject({ num_turns: 1, total_cost_usd: null, usage: { input_tokens: 12, cache_read_input_tokens: 18000 } });
   expect(events[4]!.data).toMatchObject({ text: "Let me run the tests first.", final: false });
-  expect(events[5]!.data).toMatchObject({ name: "Bash", id: "toolu_01RunTests", input: { command: "bun test test/jobs.test.ts", description: "Run the job tests" } });
+  expect(events[5]!.data).toMatchObject({ name: "Bash", tool_use_id: "toolu_01RunTests", input: { command: "bun test test/jobs.test.ts", description: "Run the job tests" } });
   expect(events[6]!.data).toMatchObject({ tool_use_id: "toolu_01RunTests", is_error: false, content: expect.stringContaining("41 pass") });
   expect(events[8]!.data).toMatchObject({ final: true, text: expect.stringContaining("One test fails") });
   expect(events[9]!.data).toMatchObject({ total_cost_usd: 0.0412, num_turns: 2, usage: { cache_read_input_tokens: 36000, output_tokens: 119 } });
@@ -68,7 +70,7 @@ describe("GET /jobs/{id}/events", () => {
   });
 
   it("keeps the totals on the job record: usage with cache tokens, cost, turns, duration, session", async () => {
-    const [job] = (await (await o.call("/jobs?limit=1")).json()).jobs;
+    const job = (await body(await o.call("/jobs?limit=1"))).jobs[0];
     const done = await o.until(job.id, finished);
     expect(done).toMatchObject({ status: "succeeded", total_cost_usd: 0.0412, cost_usd: 0.0412, num_turns: 2 });
     expect(done.usage).toMatchObject({ input_tokens: 18, output_tokens: 119, cache_creation_input_tokens: 2048, cache_read_input_tokens: 36000, total_tokens: 38185 });
@@ -79,25 +81,25 @@ describe("GET /jobs/{id}/events", () => {
   it("answers 404 for an unknown job and 400 for a Last-Event-ID that is not a number", async () => {
     const missing = await o.call("/jobs/0194a3b2-6c1e-7f00-8a3b-1c2d3e4f5a6b/events");
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.code).toBe("job_not_found");
-    const [job] = (await (await o.call("/jobs?limit=1")).json()).jobs;
+    expect((await body(missing)).error.code).toBe("job_not_found");
+    const job = (await body(await o.call("/jobs?limit=1"))).jobs[0];
     const bad = await o.call(`/jobs/${job.id}/events`, { headers: { "last-event-id": "abc" } });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.message).toContain("Last-Event-ID");
+    expect((await body(bad)).error.message).toContain("Last-Event-ID");
     expect((await fetch(`${o.url}/jobs/${job.id}/events`)).status).toBe(401);
   });
 
   it("GET /jobs filters by since and sorts by created time", async () => {
-    const all = (await (await o.call("/jobs?limit=100")).json()).jobs as Array<{ id: string; created_at: string }>;
+    const all = ((await (await o.call("/jobs?limit=100")).json()) as { jobs: unknown }).jobs as Array<{ id: string; created_at: string }>;
     expect(all.length).toBeGreaterThanOrEqual(3);
-    const asc = (await (await o.call("/jobs?limit=100&order=asc")).json()).jobs as Array<{ id: string }>;
+    const asc = ((await (await o.call("/jobs?limit=100&order=asc")).json()) as { jobs: unknown }).jobs as Array<{ id: string }>;
     expect(asc.map((j) => j.id)).toEqual(all.map((j) => j.id).reverse());
     const since = all[1]!.created_at;
-    const recent = (await (await o.call(`/jobs?since=${encodeURIComponent(since)}`)).json()).jobs as Array<{ id: string }>;
+    const recent = ((await (await o.call(`/jobs?since=${encodeURIComponent(since)}`)).json()) as { jobs: unknown }).jobs as Array<{ id: string }>;
     expect(recent.map((j) => j.id)).toEqual(all.filter((j) => j.created_at >= since).map((j) => j.id));
     const bad = await o.call("/jobs?since=yesterday");
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.details[0].path).toContain("since");
+    expect((await body(bad)).error.details[0].path).toContain("since");
   });
 });
 
@@ -150,6 +152,36 @@ describeWithRedis("job events in Redis (REDIS_URL)", () => {
       await redis.del(key);
     } finally {
       await redis.close();
+    }
+  });
+});
+
+describe("MCP get_job while a job runs", () => {
+  it("shows the last events and the totals so far; run_task takes a budget", async () => {
+    const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+    const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
+    const o = await start({ FAKE_CLAUDE_SCENARIO: "thinking-tool-final", FAKE_CLAUDE_HANG: "1" });
+    const client = new Client({ name: "events-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${o.url}/mcp`), { requestInit: { headers: AUTH } }));
+    try {
+      const run = (await client.callTool({ name: "run_task", arguments: { task: "Watch me", max_budget_usd: 3 } })) as unknown as { structuredContent: { id: string; max_budget_usd: number } };
+      expect(run.structuredContent.max_budget_usd).toBe(3);
+      const id = run.structuredContent.id;
+      let got: { status: string; num_turns: number | null; usage: Record<string, number> | null; events: Array<{ id: number; type: string; name?: string }> } | undefined;
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline) {
+        got = ((await client.callTool({ name: "get_job", arguments: { job_id: id, events: 5 } })) as unknown as { structuredContent: typeof got }).structuredContent;
+        if (got!.events.some((e) => e.type === "tool_result") && got!.num_turns === 2) break;
+        await Bun.sleep(50);
+      }
+      expect(got!.status).toBe("running");
+      expect(got!.events.length).toBeLessThanOrEqual(5);
+      expect(got!.events.map((e) => e.type)).toContain("tool_result");
+      expect(got!.events.map((e) => e.id)).toEqual(got!.events.map((_, i) => got!.events[0]!.id + i));
+      expect(got!.usage).toMatchObject({ cache_read_input_tokens: 36000, input_tokens: 24 });
+      await o.call(`/jobs/${id}`, { method: "DELETE" });
+    } finally {
+      await client.close();
     }
   });
 });

@@ -17,7 +17,7 @@ const route = createRoute({
   summary: "Watch a job (SSE)",
   description:
     "The job's events from the start (or after Last-Event-ID / ?last_event_id=), then live until the job has finished: " +
-    "`status` {status, error}, `text` {text, final}, `thinking` {text}, `tool_use` {id, name, input}, `tool_result` {tool_use_id, content, is_error}, " +
+    "`status` {status, error}, `text` {text, final}, `thinking` {text}, `tool_use` {tool_use_id, name, input}, `tool_result` {tool_use_id, content, is_error}, " +
     "`usage` {usage, total_cost_usd, num_turns, duration_ms}, `error` {code, message}, and `cut` when the log reached its size bound " +
     "(8 MiB; later text, thinking and tool events are not kept). Each event has an id, its position in the log; the stream ends after the final status. " +
     "A `: keep-alive` comment is sent every 15 s of silence. The log lives with the job (a JSONL file beside it, or Redis with its TTL).",

@@ -82,6 +82,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
       return next.then(() => signals.emit(id));
     },
     read,
+    last: async (id, count) => (count <= 0 ? [] : (await read(id, 0, Number.MAX_SAFE_INTEGER)).slice(-count)),
     onAppend: (id, l) => signals.on(id, l),
     async sweep(isLive) {
       let removed = 0;

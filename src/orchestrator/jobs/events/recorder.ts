@@ -142,9 +142,20 @@ export class RunRecorder {
     return { type: "usage", at, usage: t.usage, total_cost_usd: t.total_cost_usd, num_turns: t.num_turns, duration_ms: t.duration_ms };
   }
 
+  /** Reports the totals now, or at the end of the current window (so the last change is never lost). */
+  private progressTimer: ReturnType<typeof setTimeout> | undefined;
   private progress(force: boolean): void {
     const t = this.now();
-    if (!force && t - this.lastProgress < (this.opts.progressMs ?? 1_000)) return;
+    const every = this.opts.progressMs ?? 1_000;
+    if (!force && t - this.lastProgress < every) {
+      this.progressTimer ??= setTimeout(() => {
+        this.progressTimer = undefined;
+        this.progress(true);
+      }, every - (t - this.lastProgress));
+      return;
+    }
+    if (this.progressTimer) clearTimeout(this.progressTimer);
+    this.progressTimer = undefined;
     this.lastProgress = t;
     try {
       this.opts.onProgress(this.totals());

@@ -46,6 +46,12 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
       });
       return next.then(() => signals.emit(id));
     },
+    async last(id, count) {
+      if (count <= 0) return [];
+      const c = await ready();
+      const length = await c.lLen(key(id));
+      return this.read(id, Math.max(0, length - count), count);
+    },
     async read(id, after, limit = DEFAULT_READ_LIMIT): Promise<StoredJobEvent[]> {
       const c = await ready();
       const rows = await c.lRange(key(id), after, after + limit - 1);

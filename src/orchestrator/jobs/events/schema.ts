@@ -16,7 +16,7 @@ export type JobEvent =
   | { type: "status"; at: string; status: JobStatus; error?: string | null }
   | { type: "text"; at: string; text: string; final: boolean; parent_tool_use_id: string | null }
   | { type: "thinking"; at: string; text: string; parent_tool_use_id: string | null }
-  | { type: "tool_use"; at: string; id: string; name: string; input: unknown; parent_tool_use_id: string | null }
+  | { type: "tool_use"; at: string; tool_use_id: string; name: string; input: unknown; parent_tool_use_id: string | null }
   | { type: "tool_result"; at: string; tool_use_id: string; content: string; is_error: boolean; parent_tool_use_id: string | null }
   | { type: "usage"; at: string; usage: RunningUsage; total_cost_usd: number | null; num_turns: number; duration_ms: number }
   | { type: "error"; at: string; code: string; message: string }
@@ -45,7 +45,7 @@ export function fromTurnEvent(ev: TurnEvent, at: string): JobEvent | undefined {
     case "final":
       return { type: "text", at, text: clip(ev.text), final: true, parent_tool_use_id: null };
     case "tool_call":
-      return { type: "tool_use", at, id: ev.id, name: ev.name, input: ev.input, parent_tool_use_id: ev.parentToolUseId };
+      return { type: "tool_use", at, tool_use_id: ev.id, name: ev.name, input: ev.input, parent_tool_use_id: ev.parentToolUseId };
     case "tool_result":
       return { type: "tool_result", at, tool_use_id: ev.toolUseId, content: clip(ev.content), is_error: ev.isError, parent_tool_use_id: ev.parentToolUseId };
     case "error":
@@ -65,7 +65,7 @@ export const JobEventSchema = z
   .catchall(z.unknown())
   .openapi("JobEvent", {
     description:
-      "status {status, error}; text {text, final, parent_tool_use_id}; thinking {text}; tool_use {id, name, input}; " +
+      "status {status, error}; text {text, final, parent_tool_use_id}; thinking {text}; tool_use {tool_use_id, name, input}; " +
       "tool_result {tool_use_id, content, is_error}; usage {usage, total_cost_usd, num_turns, duration_ms}; error {code, message}; cut {message, limit_bytes}",
   });
 

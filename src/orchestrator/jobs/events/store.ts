@@ -9,6 +9,8 @@ export interface JobEventStore {
   append(jobId: string, events: JobEvent[]): Promise<void>;
   /** Events with id > after, oldest first, at most `limit`. */
   read(jobId: string, after: number, limit?: number): Promise<StoredJobEvent[]>;
+  /** The last `n` events (fewer when the log is shorter). */
+  last(jobId: string, n: number): Promise<StoredJobEvent[]>;
   /** Told (at once) when this process appended to the job's log; other processes' appends are found by reading again. */
   onAppend(jobId: string, listener: () => void): () => void;
   /** Deletes logs whose job is gone (the file store; Redis expires them with the job). */
