@@ -14,6 +14,8 @@ import { registerAdminRoutes } from "./routes/admin";
 import { exceptTeamChat, registerTeamChatRoute, type TeamChatDeps } from "./routes/teamchat";
 import { registerJobRoutes } from "./routes/jobs";
 import { registerJobEventRoutes } from "./routes/job-events";
+import { registerAdminStatusRoute } from "./routes/admin-status";
+import { registerOrchestratorConsole } from "./console";
 import type { JobEventStore } from "./jobs/events";
 import { McpSseSessions, registerMcpRoutes } from "./routes/mcp";
 import { registerProfileRoutes } from "./routes/profiles";
@@ -60,7 +62,8 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
     authorize: exceptTeamChat(
       bearerAuth({
         tokens: deps.config.apiKeys,
-        openPaths: ["/health", "/openapi.json", "/docs"],
+        // /console is the page shell only: it calls the API with the key the user pastes.
+        openPaths: ["/health", "/openapi.json", "/docs", "/console"],
         // With no keys the process only binds loopback (enforced in main.ts), so open is safe.
         whenUnset: { mode: "open" },
       }),
@@ -73,10 +76,12 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   registerJobEventRoutes(app);
   registerProfileRoutes(app);
   registerAdminRoutes(app);
+  registerAdminStatusRoute(app);
   registerMcpRoutes(app, deps, deps.mcpSessions ?? new McpSseSessions());
   // Always registered, so there is one API document: with agent mode off they answer 503.
   registerAgentModeRoutes(app, deps.agentMode);
   registerTeamChatRoute(app, deps.teamChat);
   serveDocs(app, SERVICE_API_INFO);
+  registerOrchestratorConsole(app);
   return app;
 }
