@@ -95,13 +95,13 @@
     const j = await api(`/jobs/${id}`).catch((err) => (showError(err), null));
     if (!j || id !== selected) return;
     detail.replaceChildren(
-      h("span", { class: `chip ${j.status}`, id: "job-status" }, j.status), " ", h("span", { class: "mono small" }, j.id),
+      ...[h("span", { class: `chip ${j.status}`, id: "job-status" }, j.status), " ", h("span", { class: "mono small" }, j.id),
       h("p", {}, j.task),
       j.error ? h("p", { class: "error-box" }, j.error) : null,
-    );
+    ].filter(Boolean));
     const u = j.usage || {};
     const tokens = (u.input_tokens || 0) + (u.output_tokens || 0) + (u.cache_creation_input_tokens || 0) + (u.cache_read_input_tokens || 0);
-    totals.replaceChildren(
+    totals.replaceChildren(...[
       h("span", {}, h("b", {}, "Profile "), j.profile),
       h("span", {}, h("b", {}, "Elapsed "), fmt.ms(j.duration_ms ?? (j.started_at ? Date.now() - Date.parse(j.started_at) : null))),
       h("span", {}, h("b", {}, "Turns "), j.num_turns ?? "—"),
@@ -109,7 +109,7 @@
       h("span", {}, h("b", {}, "Cost "), fmt.usd(j.total_cost_usd ?? j.cost_usd)),
       j.max_budget_usd ? h("span", {}, h("b", {}, "Budget "), fmt.usd(j.max_budget_usd)) : null,
       j.pr_url ? h("span", {}, h("b", {}, "PR "), j.pr_url) : null,
-    );
+    ].filter(Boolean));
   }
   function addEvent(type, e) {
     let text;
