@@ -23,7 +23,7 @@ export interface RecorderOptions {
   jobId: string;
   /** The log's size bound: past it, text, thinking and tool events are dropped (with one `cut` event). */
   maxBytes: number;
-  /** Called with the running totals, at most every progressMs and once at the end. */
+  /** Called with the running totals (and a `usage` event logged), at most every progressMs and once at the end. */
   onProgress: (p: JobProgress) => void;
   progressMs?: number;
   now?: () => number;
@@ -101,7 +101,7 @@ export class RunRecorder {
       if (je) this.add(je);
     }
     if (usageChanged) {
-      this.add(this.usageEvent(at));
+      this.dirty = true;
       this.progress(ev.type === "result");
     }
   };
@@ -144,7 +144,9 @@ export class RunRecorder {
 
   /** Reports the totals now, or at the end of the current window (so the last change is never lost). */
   private progressTimer: ReturnType<typeof setTimeout> | undefined;
+  private dirty = false;
   private progress(force: boolean): void {
+    if (!this.dirty) return;
     const t = this.now();
     const every = this.opts.progressMs ?? 1_000;
     if (!force && t - this.lastProgress < every) {
@@ -157,6 +159,8 @@ export class RunRecorder {
     if (this.progressTimer) clearTimeout(this.progressTimer);
     this.progressTimer = undefined;
     this.lastProgress = t;
+    this.dirty = false;
+    this.add(this.usageEvent(new Date(t).toISOString()));
     try {
       this.opts.onProgress(this.totals());
     } catch (err) {
