@@ -105,7 +105,7 @@ describe("the router console", () => {
     const arcs = p.locator('#pipeline-stages article[data-stage="arcs"]');
     expect(await arcs.locator("p").textContent()).toContain("hot-arcs.md was never written");
     // Red, as the user sees it.
-    expect(await arcs.evaluate((e) => getComputedStyle(e).borderLeftColor)).toBe("rgb(192, 57, 43)");
+    expect(await arcs.evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { borderLeftColor: string } }).getComputedStyle(e).borderLeftColor)).toBe("rgb(192, 57, 43)");
     await arcs.locator("summary").click();
     expect(await arcs.locator("dl.evidence").isVisible()).toBe(true);
     await screenshot(p, "router-pipeline-1280");
@@ -125,7 +125,7 @@ describe("the router console", () => {
     await p.waitForSelector('#signals li[data-severity="high"]');
     expect(await p.locator("#signals").textContent()).toContain("Deploy pipeline is red on main");
     // Nothing wider than the phone's window.
-    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    expect(await p.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(PHONE.width);
     await screenshot(p, "router-feed-phone");
     await p.context().close();
   });
@@ -181,7 +181,7 @@ describe("the orchestrator console", () => {
     expect(await p.locator("#profiles").textContent()).toContain("review");
     await p.getByRole("tab", { name: "Jobs" }).click();
     await p.waitForSelector("#jobs tr[data-job-id]");
-    expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    expect(await p.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(PHONE.width);
     await screenshot(p, "orchestrator-jobs-phone");
     await p.context().close();
   });

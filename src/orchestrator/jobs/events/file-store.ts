@@ -10,6 +10,16 @@ import type { JobEvent, StoredJobEvent } from "./schema";
 const SUFFIX = ".events.jsonl";
 /** Line → byte offset checkpoints kept per job (one per reader position). */
 const MAX_CHECKPOINTS = 64;
+/** What this process appended last, per job, served to its own live readers without touching the disk. */
+const TAIL_EVENTS = 4096;
+
+interface Tail {
+  /** Id of the last line in the file, as this process knows it. */
+  last: number;
+  /** Size of the file after this process's last append: another writer changes it, and the tail is dropped. */
+  size: number;
+  events: StoredJobEvent[];
+}
 
 export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number; now?: () => number }): JobEventStore {
   const dir = resolve(opts.dir);
@@ -18,6 +28,40 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
   const signals = new AppendSignals();
   const chains = new Map<string, Promise<void>>();
   const checkpoints = new Map<string, Map<number, number>>();
+  const tails = new Map<string, Tail>();
+
+  /** Counts the lines already in the file (once per job and process, at its first append here). */
+  async function tailOf(id: string): Promise<Tail> {
+    let t = tails.get(id);
+    if (t) return t;
+    let text = "";
+    try {
+      text = await Bun.file(pathOf(id)).text();
+    } catch {}
+    let lines = 0;
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lines++;
+    t = { last: lines, size: Buffer.byteLength(text), events: [] };
+    tails.set(id, t);
+    return t;
+  }
+
+  /** The events after `after` from this process's tail, when it is current and reaches back that far. */
+  async function fromTail(id: string, after: number, limit: number): Promise<StoredJobEvent[] | undefined> {
+    if (!tails.has(id)) return undefined;
+    const size = await stat(pathOf(id)).then((s) => s.size, () => -1);
+    const t = tails.get(id);
+    if (!t) return undefined;
+    if (size !== t.size) {
+      // Another process appended (the file is the truth from now on), or our own append is between
+      // its write and its bookkeeping (then the file answers this once).
+      if (!chains.has(id)) tails.delete(id);
+      return undefined;
+    }
+    const first = t.events[0]?.id ?? t.last + 1;
+    if (after + 1 < first || after > t.last) return undefined;
+    const start = after + 1 - first;
+    return t.events.slice(start, start + limit);
+  }
 
   const remember = (id: string, line: number, offset: number) => {
     let m = checkpoints.get(id);
@@ -28,6 +72,8 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
 
   async function read(id: string, after: number, limit = DEFAULT_READ_LIMIT): Promise<StoredJobEvent[]> {
     if (!isJobId(id)) return [];
+    const cached = await fromTail(id, after, limit);
+    if (cached) return cached;
     let handle;
     try {
       handle = await open(pathOf(id), "r");
@@ -73,7 +119,13 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
       if (events.length === 0) return Promise.resolve();
       const text = events.map((e) => `${JSON.stringify(e)}\n`).join("");
       const prev = chains.get(id) ?? Promise.resolve();
-      const next = prev.then(() => appendFile(pathOf(id), text, { mode: 0o600 }));
+      const next = prev.then(async () => {
+        const t = await tailOf(id);
+        await appendFile(pathOf(id), text, { mode: 0o600 });
+        for (const event of events) t.events.push({ id: ++t.last, event });
+        if (t.events.length > TAIL_EVENTS) t.events.splice(0, t.events.length - TAIL_EVENTS);
+        t.size += Buffer.byteLength(text);
+      });
       const tail = next.catch(() => {});
       chains.set(id, tail);
       void tail.then(() => {
@@ -96,6 +148,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
         if (info && info.mtimeMs + opts.ttlSeconds * 1000 > now()) continue;
         await unlink(join(dir, name)).catch(() => {});
         checkpoints.delete(id);
+        tails.delete(id);
         removed++;
       }
       return removed;
