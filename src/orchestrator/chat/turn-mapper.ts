@@ -38,6 +38,13 @@ export class TurnMapper {
   private usageSent = false;
   /** A stream_event line was seen: blocks come as deltas, and assistant frames only repeat them. */
   private streamed = false;
+
+  /**
+   * frames: map whole assistant frames when no partial messages come (background jobs run
+   * without --include-partial-messages). Off for the chat stream, whose spec keeps the result
+   * text as legacy assistant text then.
+   */
+  constructor(private readonly frames = false) {}
   private readonly errors = new Set<string>();
 
   /** The events one agent line maps to (often none). */
@@ -60,7 +67,7 @@ export class TurnMapper {
             .join("\n")
             .trim();
           this.error(ev.error, text || `the model API answered with an error (${ev.error})`, out);
-        } else if (!this.streamed) {
+        } else if (this.frames && !this.streamed) {
           // Without --include-partial-messages (background jobs) the frames are all there is.
           this.onFrame(ev.message.content, ev.parent_tool_use_id, out);
         }

@@ -9,17 +9,30 @@ import type { JobEvent, StoredJobEvent } from "./schema";
 const logger = log("job-events");
 
 export function createRedisJobEventStore(opts: { url: string; keyPrefix: string; ttlSeconds: number }): JobEventStore {
-  const client = createClient({ url: opts.url, socket: { reconnectStrategy: (n) => Math.min(100 * 2 ** n, 3_000) } });
+  // Commands fail at once while Redis is away (no offline queue): a job never waits on its log.
+  const client = createClient({ url: opts.url, disableOfflineQueue: true, socket: { connectTimeout: 5_000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 3_000) } });
   let reported = false;
+  let closed = false;
   client.on("error", (err: Error) => {
     if (reported) return;
     reported = true;
-    logger.warn(`Redis for job events (REDIS_URL=${maskRedisUrl(opts.url)}): ${err.message}`);
+    logger.warn(`Redis for job events (REDIS_URL=${maskRedisUrl(opts.url)}): ${err.message}; events are not kept until it is back`);
   });
   client.on("ready", () => (reported = false));
-  const connecting = client.connect().catch((err: Error) => logger.warn(`job events: cannot connect to Redis: ${err.message}`));
+  // A first connection that fails is tried again in the background (the client reconnects by itself after that).
+  let retryMs = 1_000;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const connect = (): void => {
+    client.connect().catch(() => {
+      if (closed) return;
+      timer = setTimeout(connect, retryMs);
+      timer.unref?.();
+      retryMs = Math.min(retryMs * 2, 30_000);
+    });
+  };
+  connect();
   const ready = async () => {
-    await connecting;
+    if (!client.isReady) throw new Error(`Redis at REDIS_URL=${maskRedisUrl(opts.url)} is not connected`);
     return client;
   };
   const key = (id: string) => `${opts.keyPrefix}:job-events:${id}`;
@@ -68,8 +81,10 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
     onAppend: (id, l) => signals.on(id, l),
     sweep: async () => 0,
     async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
       await Promise.all([...chains.values()]);
-      if (client.isOpen) await client.close();
+      if (client.isOpen) await client.close().catch(() => client.destroy());
     },
   };
 }
