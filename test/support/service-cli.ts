@@ -56,6 +56,7 @@ export function jobRecord(overrides: Partial<Job> = {}): Job {
     num_turns: null,
     duration_ms: null,
     max_budget_usd: null,
+    api_retry: null,
     ...overrides,
   };
 }

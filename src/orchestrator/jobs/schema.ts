@@ -13,6 +13,17 @@ export type JobStatus = z.infer<typeof JobStatus>;
 export const FINISHED: ReadonlySet<JobStatus> = new Set(["succeeded", "failed", "cancelled"]);
 export const isFinished = (status: JobStatus): boolean => FINISHED.has(status);
 
+export const ApiRetry = z
+  .object({
+    attempt: z.number().int().openapi({ example: 2 }),
+    max_retries: z.number().int().openapi({ example: 10 }),
+    retry_delay_ms: z.number().openapi({ description: "How long the agent waits before this attempt", example: 1150 }),
+    error_status: z.number().int().nullable().openapi({ description: "HTTP status of the failed request (null: no answer)", example: 529 }),
+    error: z.string().openapi({ description: "The agent CLI's error category", example: "overloaded" }),
+    at: z.string().openapi({ format: "date-time", description: "When the service saw the retry" }),
+  })
+  .openapi("ApiRetry");
+
 const timestamp = z.string().openapi({ format: "date-time", example: "2025-01-01T12:00:00.000Z" });
 
 export const Job = z
@@ -49,6 +60,9 @@ export const Job = z
     num_turns: z.number().int().nullable().default(null).openapi({ description: "Model turns so far (the result line's count once finished)", example: 3 }),
     duration_ms: z.number().int().nullable().default(null).openapi({ description: "How long the agent has run (so far, while running)", example: 8123 }),
     max_budget_usd: z.number().nullable().default(null).openapi({ description: "The spending cap the job runs with (its own, else its profile's); null = none", example: 2 }),
+    api_retry: ApiRetry.nullable()
+      .default(null)
+      .openapi({ description: "Set while the agent retries the model API (its last retry); null once the API answered again" }),
   })
   .openapi("Job");
 export type Job = z.infer<typeof Job>;
