@@ -87,6 +87,27 @@ describe("the router console", () => {
     await p.context().close();
   });
 
+  it("shows the feed (hot arcs, lessons) and a new signal live, readable at phone width", async () => {
+    if (!browser) return;
+    const p = await page(PHONE);
+    await p.goto(`${main.routerUrl}/console#feed`);
+    await p.getByLabel("API token").fill(TOKEN);
+    await p.getByRole("button", { name: "Use token" }).click();
+    await p.waitForSelector("#lessons li");
+    // The hot arcs the tick wrote, with their heat.
+    await p.waitForSelector("#hot-arcs .heat");
+    expect(await p.locator("#hot-arcs .heat .mono").first().textContent()).toMatch(/^\d+\.\d\d$/);
+    expect(await p.locator("#lessons").textContent()).toContain("Pin base image digests");
+    await p.waitForSelector("#signals-live.live");
+    expect((await call("/marker", { type: "signal", content: "Deploy pipeline is red on main", attrs: { severity: "high", source: "ci" } })).status).toBe(201);
+    await p.waitForSelector('#signals li[data-severity="high"]');
+    expect(await p.locator("#signals").textContent()).toContain("Deploy pipeline is red on main");
+    // Nothing wider than the phone's window.
+    expect(await p.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(PHONE.width);
+    await screenshot(p, "router-feed-phone");
+    await p.context().close();
+  });
+
   it("shows the seven pipeline stages, and a stage turns red with its evidence after the vault breaks", async () => {
     if (!browser) return;
     const p = await page();
@@ -112,23 +133,6 @@ describe("the router console", () => {
     await p.context().close();
   });
 
-  it("shows the feed (hot arcs, lessons) and a new signal live, readable at phone width", async () => {
-    if (!browser) return;
-    const p = await page(PHONE);
-    await p.goto(`${main.routerUrl}/console#feed`);
-    await p.getByLabel("API token").fill(TOKEN);
-    await p.getByRole("button", { name: "Use token" }).click();
-    await p.waitForSelector("#lessons li");
-    expect(await p.locator("#lessons").textContent()).toContain("Pin base image digests");
-    await p.waitForSelector("#signals-live.live");
-    expect((await call("/marker", { type: "signal", content: "Deploy pipeline is red on main", attrs: { severity: "high", source: "ci" } })).status).toBe(201);
-    await p.waitForSelector('#signals li[data-severity="high"]');
-    expect(await p.locator("#signals").textContent()).toContain("Deploy pipeline is red on main");
-    // Nothing wider than the phone's window.
-    expect(await p.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(PHONE.width);
-    await screenshot(p, "router-feed-phone");
-    await p.context().close();
-  });
 });
 
 describe("the orchestrator console", () => {

@@ -26,7 +26,7 @@
             : r.hits.map((hit) =>
                 h("li", {},
                   h("div", { class: "hit-title" }, hit.title || hit.path),
-                  h("div", { class: "hit-meta" }, `${hit.path} · ${hit.producer} · score ${hit.score.toFixed(3)}${hit.tags.length ? ` · ${hit.tags.map((t) => `#${t}`).join(" ")}` : ""}`),
+                  h("div", { class: "hit-meta" }, `${hit.path} · ${hit.producer} · score ${hit.score.toPrecision(3)}${hit.tags.length ? ` · ${hit.tags.map((t) => `#${t}`).join(" ")}` : ""}`),
                   h("p", { class: "snippet", html: marked(hit.snippet) }),
                 ),
               )),
