@@ -10,7 +10,7 @@ const result = (over: Record<string, unknown> = {}) =>
   JSON.stringify({ type: "result", subtype: "success", is_error: false, session_id: "s", usage: { input_tokens: 1, output_tokens: 2 }, ...over });
 
 function map(lines: string[], end = true, frames = false): TurnEvent[] {
-  const m = new TurnMapper(frames);
+  const m = new TurnMapper({ frames });
   const out: TurnEvent[] = [];
   for (const l of lines) {
     const ev = parseAgentLine(l);

@@ -41,17 +41,15 @@ export class TurnMapper {
   private usageSent = false;
   /** A stream_event line was seen: blocks come as deltas, and assistant frames only repeat them. */
   private streamed = false;
+  private readonly errors = new Set<string>();
 
   /**
+   * live: main-thread text deltas also go out as text_delta events as they arrive.
    * frames: map whole assistant frames when no partial messages come (background jobs run
    * without --include-partial-messages). Off for the chat stream, whose spec keeps the result
    * text as legacy assistant text then.
    */
-  constructor(private readonly frames = false) {}
-  private readonly errors = new Set<string>();
-
-  /** live: main-thread text deltas also go out as text_delta events as they arrive. */
-  constructor(private readonly opts: { live?: boolean } = {}) {}
+  constructor(private readonly opts: { live?: boolean; frames?: boolean } = {}) {}
 
   /** The events one agent line maps to (often none). */
   push(ev: AgentEvent): TurnEvent[] {
@@ -73,7 +71,7 @@ export class TurnMapper {
             .join("\n")
             .trim();
           this.error(ev.error, text || `the model API answered with an error (${ev.error})`, out);
-        } else if (this.frames && !this.streamed) {
+        } else if (this.opts.frames && !this.streamed) {
           // Without --include-partial-messages (background jobs) the frames are all there is.
           this.onFrame(ev.message.content, ev.parent_tool_use_id, out);
         }

@@ -41,7 +41,7 @@ const KEPT_AFTER_CUT = new Set<JobEvent["type"]>(["status", "usage", "error"]);
 const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 
 export class RunRecorder {
-  private readonly mapper = new TurnMapper(true);
+  private readonly mapper = new TurnMapper({ frames: true });
   private readonly started: number;
   private readonly now: () => number;
   private readonly seenMessages = new Set<string>();
