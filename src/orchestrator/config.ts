@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { readYamlFlat } from "../common/config/files";
 import { z } from "zod";
 import { bool, int, list, oneOf, port, str, url } from "../common/config/parsers";
+import { edgeSettings } from "../common/config/edge-settings";
 import { loadSettings, type ConfigOf, type Settings } from "../common/config/settings";
 
 /** "Name <email>" → {name, email}. */
@@ -89,6 +90,7 @@ export const orchestratorSettings = {
   k8sEnabled: { env: "SERVICE_K8S_ENABLED", fileKey: null, default: "false", defaultDoc: "off", parse: bool(), doc: "opt-in Kubernetes backend for the agents command" },
   k8sNamespaces: { env: "SERVICE_K8S_NAMESPACES", fileKey: null, default: "", defaultDoc: "none", parse: list(), doc: "namespaces for the agents command" },
   dockerRegistry: { env: "DOCKER_REGISTRY", fileKey: null, default: undefined, defaultDoc: "none", parse: str(), doc: "required by the push command" },
+  ...edgeSettings("yaml"),
 } satisfies Settings;
 
 export type OrchestratorConfig = ConfigOf<typeof orchestratorSettings> & {

@@ -23,6 +23,7 @@ import { executeJob } from "./execute";
 import type { Profile } from "./profiles";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { McpSseSessions } from "./routes/mcp";
+import { mcpLimitsOf } from "../common/config/edge-settings";
 import { createTeamChatDeps, type TeamChatDeps } from "./routes/teamchat";
 import { createJobTracing } from "./telemetry/spans";
 
@@ -95,7 +96,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   if (removed > 0) logger.info(`removed ${removed} expired job record(s)`);
   await jobs.recover();
 
-  const mcpSessions = new McpSseSessions();
+  const mcpSessions = new McpSseSessions(mcpLimitsOf(config));
   const companionSync = createCompanionSync(config);
   const companions: CompanionSync = {
     async sync(target) {

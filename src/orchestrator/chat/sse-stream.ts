@@ -1,67 +1,26 @@
 // A chat opening as an SSE response (spec: Events, "SSE chunks"): role open, the turn's chunks as
-// they come (filtered by the visibility config), stop with usage, [DONE]. A comment line keeps
-// the connection alive while the agent is silent (Bun and proxies drop idle connections:
-// DESIGN, Known pitfalls). Whatever happens, the stream ends with stop and [DONE]; a client
-// that goes away cancels the agent.
+// they come (filtered by the visibility config), stop with usage, [DONE]. The shared SSE helper
+// (common/http/sse.ts) keeps the connection alive while the agent is silent. Whatever happens,
+// the stream ends with stop and [DONE]; a client that goes away cancels the agent.
 import type { TokenUsage } from "../agent/outcome";
 import { errorChunk, renderChunk, roleChunk, stopChunk, streamConfigChunk, type Chunk, type ChunkContext } from "./openai-chunks";
 import type { ChatOpening } from "./service";
 import { ZERO_USAGE } from "./turn-events";
 import { log } from "../../common/logger";
+import { DEFAULT_KEEP_ALIVE_MS, SSE_HEADERS, sseStream as commonSseStream } from "../../common/http/sse";
 
 const logger = log("chat");
 
-export const DEFAULT_KEEP_ALIVE_MS = 15_000;
-
-export const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-  connection: "keep-alive",
-  // nginx and friends: pass each event through as it is written.
-  "x-accel-buffering": "no",
-} as const;
+export { DEFAULT_KEEP_ALIVE_MS, SSE_HEADERS };
 
 export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepAliveMs?: number } = {}): ReadableStream<Uint8Array> {
-  const keepAliveMs = opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
-  let closed = false;
-  let timer: ReturnType<typeof setInterval> | undefined;
-
-  // Bun's direct stream: text is written straight into the response's buffer (no per-chunk
-  // queue or encoding step), flushed once per burst.
-  return new ReadableStream({
-    type: "direct",
-    async pull(controller: { write(s: string): number | Promise<number>; flush(): unknown; close(): void }) {
-      let wrote = false;
-      let scheduled = false;
-      const flush = () => {
-        scheduled = false;
-        if (closed) return;
-        try {
-          controller.flush();
-        } catch {
-          closed = true;
-        }
-      };
-      const write = (text: string) => {
-        if (closed) return;
-        try {
-          controller.write(text);
-        } catch {
-          closed = true;
-          return;
-        }
-        wrote = true;
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      };
-      const send = (c: Chunk) => write(`data: ${JSON.stringify(c)}\n\n`);
-      timer = setInterval(() => {
-        if (!wrote) write(": keep-alive\n\n");
-        wrote = false;
-      }, keepAliveMs);
-
+  return commonSseStream({
+    keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+    onCancel: () => {
+      if (opening.kind === "turn") opening.cancel();
+    },
+    run: async (sink) => {
+      const send = (c: Chunk) => sink.write(`data: ${JSON.stringify(c)}\n\n`);
       let usage: TokenUsage = ZERO_USAGE;
       send(roleChunk(ctx));
       try {
@@ -83,22 +42,7 @@ export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepA
         send(errorChunk(ctx, "internal_error", `the service failed while streaming: ${(err as Error).message}`));
       }
       send(stopChunk(ctx, usage));
-      write("data: [DONE]\n\n");
-      clearInterval(timer);
-      if (!closed) {
-        closed = true;
-        try {
-          controller.flush();
-          controller.close();
-        } catch {
-          // the client already went away
-        }
-      }
+      sink.write("data: [DONE]\n\n");
     },
-    cancel() {
-      closed = true;
-      clearInterval(timer);
-      if (opening.kind === "turn") opening.cancel();
-    },
-  } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0]);
+  });
 }
