@@ -55,7 +55,7 @@ export class BrowserGuard {
   }
 
   /**
-   * Throws an HttpError (403, 415) for a request refused before auth; answers a CORS preflight
+   * Throws an HttpError (403) for a request refused before auth; answers a CORS preflight
    * with a Response; undefined when the request goes on.
    */
   check(req: Request, method: string): Response | undefined {
@@ -80,14 +80,19 @@ export class BrowserGuard {
         },
       });
     }
+    return undefined;
+  }
+
+  /** After auth: a request with a body must send JSON (415 otherwise). */
+  checkBody(req: Request, method: string): void {
+    const headers = req.headers;
     if (BODY_METHODS.has(method)) {
       const type = headers.get("content-type");
       const hasBody = type !== null || Number(headers.get("content-length") ?? 0) > 0 || headers.has("transfer-encoding");
       if (hasBody && !JSON_TYPE.test(type ?? "")) {
-        throw new HttpError(415, "unsupported_media_type", `this endpoint takes a JSON body: send Content-Type: application/json (got ${type === null ? "none" : JSON.stringify(type)})`);
+        throw new HttpError(415, "unsupported_media_type", `this endpoint takes a JSON body: send Content-Type: application/json (got ${type === null ? "none" : JSON.stringify(type.slice(0, 100))})`);
       }
     }
-    return undefined;
   }
 
   /** Adds the CORS headers to the answer of an allowed cross-origin request. */

@@ -78,6 +78,7 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
           if (err instanceof HttpError && err.status === 401) throttle?.failed(address);
           throw err;
         }
+        guard?.checkBody(req, method);
         res = dispatch(req, { ...bindings, requestId: id, server }, ctx as never);
       }
     } catch (err) {
