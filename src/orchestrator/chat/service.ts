@@ -144,6 +144,10 @@ export class ChatService {
     if (!last || last.role !== "user") {
       throw new HttpError(400, "invalid_request", "messages: the last message must have role user (the message the agent answers)");
     }
+    if (req.messages.some((m) => messageText(m.content).includes("\0"))) {
+      // The prompt goes to the agent CLI, where a NUL ends it.
+      throw new HttpError(400, "invalid_request", "messages: a message contains a NUL character");
+    }
     const lastRaw = messageText(last.content);
     const parsed = parseSlashTokens(lastRaw);
 
