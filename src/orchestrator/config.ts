@@ -31,6 +31,7 @@ export const orchestratorSettings = {
   hooksProfile: { env: "HOOKS_PROFILE", fileKey: "agentihooks_profile", default: "coding", parse: str(), doc: "active execution profile of the hooks package" },
   claudeConfigDir: { env: "SERVICE_CLAUDE_CONFIG_DIR", fileKey: "claude.config_dir", default: undefined, defaultDoc: "none", parse: str(), doc: "deprecated; use MODEL_CLI_HOME_DIR" },
   claudeHomeDir: { env: "MODEL_CLI_HOME_DIR", fileKey: "claude.claude_home_dir", default: "$HOME", defaultDoc: "`$HOME`", parse: str(), doc: "home root; the agent uses <dir>/.claude/" },
+  allowLocalRepos: { env: "SERVICE_ALLOW_LOCAL_REPOS", fileKey: null, default: "false", parse: bool(), doc: "1 = a job's repo_url may be a file:// URL or a local path (tests, local development); else only https, ssh and git URLs" },
   reposRoot: { env: "SERVICE_REPOS_ROOT", fileKey: "repos.root", default: "~/service-repos", parse: str(), doc: "cloned repos root" },
   maxParallelJobs: { env: "SERVICE_MAX_PARALLEL_JOBS", fileKey: "repos.max_parallel_jobs", default: "3", parse: int(1, 1024), doc: "concurrent jobs" },
   jobTtl: { env: "SERVICE_JOB_TTL", fileKey: "repos.job_ttl_seconds", default: "86400", parse: int(1, 365 * 86400), doc: "job TTL seconds" },

@@ -89,6 +89,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     profiles: execution.profiles,
     podName: config.podName,
     maxParallel: config.maxParallelJobs,
+    allowLocalRepos: config.allowLocalRepos,
     defaultTimeoutSeconds: config.claudeTimeout,
     ...(agentMode && { agentName: agentMode.agent.agentId }),
   });

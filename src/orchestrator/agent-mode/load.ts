@@ -40,6 +40,7 @@ export type AgentModeConfig = Pick<
   | "sharedFsRoot"
   | "stateDir"
   | "githostToken"
+  | "githostApiUrl"
   | "hooksUrl"
   | "hooksPath"
   | "hooksBranch"

@@ -4,6 +4,7 @@
 import { HttpError } from "../../common/errors";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
+import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
 import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, type DrainResult } from "./drain";
 import type { ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
@@ -25,6 +26,8 @@ const logger = log("jobs");
 
 export interface JobServiceOptions<P extends ProfileLike> {
   store: JobStore;
+  /** SERVICE_ALLOW_LOCAL_REPOS: a repo_url may be file:// or a local path. */
+  allowLocalRepos?: boolean;
   /** Holds the draining flag (Redis or the file key-value store). */
   kv: KeyValueStore;
   execute: Executor<P>;
@@ -226,6 +229,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           [{ path: "repo_url", message: "not accepted in agent mode" }],
         );
       }
+      if (input.repo_url) assertRepoAllowed(parseRepoUrl(input.repo_url), opts.allowLocalRepos ?? false);
       const profile = opts.profiles.select(input.task, input.profile);
       if (profile === undefined) {
         throw new HttpError(400, "unknown_profile", `no profile named ${input.profile}; use auto or one of: ${opts.profiles.names().join(", ")}`, [
