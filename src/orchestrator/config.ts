@@ -30,7 +30,7 @@ export const orchestratorSettings = {
   claudeTimeout: { env: "SERVICE_CLAUDE_TIMEOUT", fileKey: "claude.timeout", default: "3600", parse: int(1, 7 * 86400), doc: "max seconds per job" },
   hooksProfile: { env: "HOOKS_PROFILE", fileKey: "agentihooks_profile", default: "coding", parse: str(), doc: "active execution profile of the hooks package" },
   claudeConfigDir: { env: "SERVICE_CLAUDE_CONFIG_DIR", fileKey: "claude.config_dir", default: undefined, defaultDoc: "none", parse: str(), doc: "deprecated; use MODEL_CLI_HOME_DIR" },
-  claudeHomeDir: { env: "MODEL_CLI_HOME_DIR", fileKey: "claude.claude_home_dir", default: "$HOME", defaultDoc: "`$HOME`", parse: str(), doc: "home root; the agent uses <dir>/.claude/" },
+  claudeHomeDir: { env: "MODEL_CLI_HOME_DIR", fileKey: "claude.claude_home_dir", default: "~/.service/agent-home", parse: str(), doc: "the agent's HOME (its own, not the service's); the agent uses <dir>/.claude/, where the service's ~/.claude/.credentials.json is copied" },
   allowLocalRepos: { env: "SERVICE_ALLOW_LOCAL_REPOS", fileKey: null, default: "false", parse: bool(), doc: "1 = a job's repo_url may be a file:// URL or a local path (tests, local development); else only https, ssh and git URLs" },
   reposRoot: { env: "SERVICE_REPOS_ROOT", fileKey: "repos.root", default: "~/service-repos", parse: str(), doc: "cloned repos root" },
   maxParallelJobs: { env: "SERVICE_MAX_PARALLEL_JOBS", fileKey: "repos.max_parallel_jobs", default: "3", parse: int(1, 1024), doc: "concurrent jobs" },

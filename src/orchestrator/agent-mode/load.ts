@@ -49,6 +49,7 @@ export type AgentModeConfig = Pick<
   | "modelAuthToken"
   | "modelBaseUrl"
   | "claudeHomeDir"
+  | "home"
   | "claudeConfigDir"
 >;
 

@@ -47,6 +47,7 @@ export type ChatConfig = Pick<
   | "modelAuthToken"
   | "modelBaseUrl"
   | "claudeHomeDir"
+  | "home"
   | "claudeConfigDir"
   | "otelEnabled"
   | "otelEndpoint"
