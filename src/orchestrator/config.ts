@@ -52,6 +52,7 @@ export const orchestratorSettings = {
   modelBaseUrl: { env: ["MODEL_BASE_URL", "ANTHROPIC_BASE_URL"], fileKey: null, default: undefined, defaultDoc: "none", parse: url(), doc: "custom API endpoint (ANTHROPIC_BASE_URL for the agent)" },
   githostToken: { env: "GITHOST_TOKEN", fileKey: "github.token", default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "PAT for auto-PR and private repos" },
   githostApiUrl: { env: "GITHOST_API_URL", fileKey: "github.api_url", default: "https://api.github.com", parse: url(), doc: "git host API (App installation tokens); GITHOST_TOKEN and App tokens are only sent to this host (\"api.\" dropped)" },
+  githostUrl: { env: "GITHOST_URL", fileKey: "github.url", default: undefined, defaultDoc: "from GITHOST_API_URL (\"api.\" dropped)", parse: url(), doc: "the git host (scheme, host, port) GITHOST_TOKEN and App tokens are sent to, over https only (plain http only on a loopback address)" },
   gitAuthor: { env: "SERVICE_GIT_AUTHOR", fileKey: "repos.git_author", default: "brain-stack agent <agent@brain-stack.invalid>", parse: gitIdentity(), doc: "author and committer (`Name <email>`) of the agent's commits" },
   githostAppId: { env: "GITHOST_APP_ID", fileKey: "github.app_id", default: undefined, defaultDoc: "none", parse: str(), doc: "app identity: app id" },
   githostAppInstallationId: { env: "GITHOST_APP_INSTALLATION_ID", fileKey: "github.app_installation_id", default: undefined, defaultDoc: "none", parse: str(), doc: "app identity: installation id" },

@@ -41,6 +41,7 @@ export type AgentModeConfig = Pick<
   | "stateDir"
   | "githostToken"
   | "githostApiUrl"
+  | "githostUrl"
   | "hooksUrl"
   | "hooksPath"
   | "hooksBranch"

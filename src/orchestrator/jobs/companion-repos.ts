@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { withFileLock } from "../../common/file-lock";
 import type { OrchestratorConfig } from "../config";
 import { dirFromUrl } from "../profiles/load";
-import { gitAuthFor, gitHostname, gitOrigin } from "../repos/credentials";
+import { gitAuthFor, gitOrigin } from "../repos/credentials";
 import { gitEnv, type GitAuth } from "../repos/git";
 import { parseRepoUrl } from "../repos/url";
 
@@ -25,7 +25,7 @@ export interface SyncResult {
 
 type CompanionConfig = Pick<
   OrchestratorConfig,
-  "hooksUrl" | "hooksPath" | "hooksBranch" | "hooksBundleUrl" | "hubUrl" | "cloneRoot" | "sharedFsRoot" | "stateDir" | "githostToken" | "githostApiUrl"
+  "hooksUrl" | "hooksPath" | "hooksBranch" | "hooksBundleUrl" | "hubUrl" | "cloneRoot" | "sharedFsRoot" | "stateDir" | "githostToken" | "githostApiUrl" | "githostUrl"
 >;
 
 interface Source {
@@ -107,7 +107,7 @@ async function syncOne(config: CompanionConfig, target: SyncTarget): Promise<Syn
  * GITHOST_TOKEN for a companion URL under the same rule as a job's clone (repos/credentials.ts):
  * only over https, only to the git host of GITHOST_API_URL on its port.
  */
-function companionAuth(config: Pick<CompanionConfig, "githostToken" | "githostApiUrl">, url: string): GitAuth | undefined {
+function companionAuth(config: Pick<CompanionConfig, "githostToken" | "githostApiUrl" | "githostUrl">, url: string): GitAuth | undefined {
   if (!config.githostToken) return undefined;
   let repo;
   try {
@@ -115,7 +115,8 @@ function companionAuth(config: Pick<CompanionConfig, "githostToken" | "githostAp
   } catch {
     return undefined;
   }
-  const creds = { token: config.githostToken, source: "pat" as const, hostname: gitHostname(config.githostApiUrl), origin: gitOrigin(config.githostApiUrl) };
+  const origin = gitOrigin(config);
+  const creds = { token: config.githostToken, source: "pat" as const, hostname: new URL(origin).hostname, origin };
   return gitAuthFor(repo, creds);
 }
 

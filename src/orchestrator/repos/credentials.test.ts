@@ -42,6 +42,7 @@ afterEach(() => api.stop(true));
 const config = (c: Partial<CredentialsConfig>): CredentialsConfig => ({
   githostToken: none,
   githostApiUrl: `http://127.0.0.1:${api.port}`,
+  githostUrl: none,
   githostAppId: none,
   githostAppInstallationId: none,
   githostAppPrivateKeyPath: none,

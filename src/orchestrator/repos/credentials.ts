@@ -16,6 +16,7 @@ export type CredentialsConfig = Pick<
   OrchestratorConfig,
   | "githostToken"
   | "githostApiUrl"
+  | "githostUrl"
   | "githostAppId"
   | "githostAppInstallationId"
   | "githostAppPrivateKeyPath"
@@ -45,19 +46,24 @@ export class GitCredentialsError extends HttpError {
 /** api.github.com → github.com; ghe.example.com/api/v3 → ghe.example.com. */
 export const gitHostname = (apiUrl: string): string => new URL(apiUrl).hostname.toLowerCase().replace(/^api\./, "");
 
-/** https://api.github.com → https://github.com/; https://ghe.example.com:8443/api/v3 → https://ghe.example.com:8443/. */
-export const gitOrigin = (apiUrl: string): string => {
-  const u = new URL(apiUrl);
+/**
+ * The one origin git credentials go to: GITHOST_URL, else GITHOST_API_URL with "api." dropped
+ * (https://api.github.com → https://github.com/; https://ghe.example.com:8443/api/v3 →
+ * https://ghe.example.com:8443/). Always https, except plain http on a loopback address.
+ */
+export const gitOrigin = (config: Pick<CredentialsConfig, "githostApiUrl" | "githostUrl">): string => {
+  const u = new URL(config.githostUrl ?? config.githostApiUrl);
+  const hostname = config.githostUrl ? u.hostname.toLowerCase() : gitHostname(config.githostApiUrl);
   const scheme = u.protocol === "http:" && isLoopback(u.hostname) ? "http:" : "https:";
-  return `${scheme}//${gitHostname(apiUrl)}${u.port ? `:${u.port}` : ""}/`;
+  return `${scheme}//${hostname}${u.port ? `:${u.port}` : ""}/`;
 };
 
 const appConfigured = (c: CredentialsConfig) =>
   Boolean(c.githostAppId || c.githostAppInstallationId || c.githostAppPrivateKeyPath || c.githostAppPrivateKey || c.githostAppPrivateKeyBase64);
 
 export async function resolveGitCredentials(config: CredentialsConfig, now: () => number = Date.now): Promise<GitCredentials | undefined> {
-  const hostname = gitHostname(config.githostApiUrl);
-  const origin = gitOrigin(config.githostApiUrl);
+  const origin = gitOrigin(config);
+  const hostname = new URL(origin).hostname;
   if (appConfigured(config)) return { token: await installationToken(config, now), source: "app", hostname, origin };
   if (config.githostToken) return { token: config.githostToken, source: "pat", hostname, origin };
   return undefined;
