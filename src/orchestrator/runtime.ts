@@ -6,6 +6,7 @@
 // and recorded failed ("interrupted: the service stopped …"). To let running jobs finish,
 // drain first (POST /admin/drain or `service-cli drain`, e.g. from a preStop hook).
 import { join } from "node:path";
+import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { createFileStore } from "../common/kv/file-store";
 import type { KeyValueStore } from "../common/kv/store";
 import { log } from "../common/logger";
@@ -52,6 +53,8 @@ export function jobsDirOf(config: OrchestratorConfig): string {
 }
 
 export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyValueStore; store: JobStore }> {
+  // Temp files and locks a crashed process left (its pid gone) in the job and key-value folders.
+  for (const dir of [jobsDirOf(config), join(config.stateDir, "kv")]) await cleanCrashLeftovers(dir);
   const files = await createFileJobStore({ dir: jobsDirOf(config), ttlSeconds: config.jobTtl });
   if (!config.redisUrl) {
     return { kv: await createFileStore({ dir: join(config.stateDir, "kv") }), store: files };
