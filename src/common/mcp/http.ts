@@ -110,6 +110,8 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
     const forget = (sid: string) => sessions.delete(sid);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
+      // The SDK writes the session stream's keep-alive comments itself, at our interval.
+      keepAliveMs: opts.keepAliveMs,
       onsessioninitialized: (sid) => sessions.add(sid, "streamable", owner, { streamable: transport, close: () => transport.close() }),
       onsessionclosed: forget,
     });
