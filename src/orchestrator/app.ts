@@ -1,6 +1,7 @@
 // The job orchestrator's Hono sub-app: middleware and routes, nothing else.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerHealth } from "../common/health";
+import { edgeProtection } from "../common/config/edge-settings";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
@@ -69,6 +70,7 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
       }),
       deps.teamChat,
     ),
+    ...edgeProtection(deps.config, deps.config.apiKeys.length > 0),
     bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);

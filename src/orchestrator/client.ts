@@ -148,6 +148,11 @@ export class ServiceClient {
     return this.http.json("POST", "/admin/drain", undefined, { query: { timeout: timeoutSeconds }, timeoutMs: timeoutSeconds * 1000 + WAIT_MARGIN_MS });
   }
 
+  /** DELETE /admin/drain: ends a drain now, whoever started it. */
+  undrain(): Promise<{ was_draining: boolean }> {
+    return this.http.json("DELETE", "/admin/drain");
+  }
+
   /** POST /completions (agent mode): one message, the agent's whole answer. */
   completion(input: CompletionInput, init: { timeoutMs?: number } = {}): Promise<CompletionResult> {
     return this.http.json("POST", "/completions", input, { timeoutMs: init.timeoutMs ?? 3600_000 + WAIT_MARGIN_MS });

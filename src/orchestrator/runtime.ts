@@ -6,6 +6,7 @@
 // and recorded failed ("interrupted: the service stopped …"). To let running jobs finish,
 // drain first (POST /admin/drain or `service-cli drain`, e.g. from a preStop hook).
 import { join } from "node:path";
+import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { createFileStore } from "../common/kv/file-store";
 import type { KeyValueStore } from "../common/kv/store";
 import { log } from "../common/logger";
@@ -25,6 +26,7 @@ import { executeJob } from "./execute";
 import type { Profile } from "./profiles";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { McpSseSessions } from "./routes/mcp";
+import { mcpLimitsOf } from "../common/config/edge-settings";
 import { createTeamChatDeps, type TeamChatDeps } from "./routes/teamchat";
 import { createJobTracing } from "./telemetry/spans";
 
@@ -53,6 +55,8 @@ export function jobsDirOf(config: OrchestratorConfig): string {
 }
 
 export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyValueStore; store: JobStore }> {
+  // Temp files and locks a crashed process left (its pid gone) in the job and key-value folders.
+  for (const dir of [jobsDirOf(config), join(config.stateDir, "kv")]) await cleanCrashLeftovers(dir);
   const files = await createFileJobStore({ dir: jobsDirOf(config), ttlSeconds: config.jobTtl });
   if (!config.redisUrl) {
     return { kv: await createFileStore({ dir: join(config.stateDir, "kv") }), store: files };
@@ -95,6 +99,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     profiles: execution.profiles,
     podName: config.podName,
     maxParallel: config.maxParallelJobs,
+    allowLocalRepos: config.allowLocalRepos,
     defaultTimeoutSeconds: config.claudeTimeout,
     ...(agentMode && { agentName: agentMode.agent.agentId }),
   });
@@ -102,7 +107,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   if (removed > 0) logger.info(`removed ${removed} expired job record(s)`);
   await jobs.recover();
 
-  const mcpSessions = new McpSseSessions();
+  const mcpSessions = new McpSseSessions(mcpLimitsOf(config));
   const companionSync = createCompanionSync(config);
   const companions: CompanionSync = {
     async sync(target) {

@@ -1,6 +1,7 @@
 // The knowledge router's Hono sub-app: middleware and routes, nothing else.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerHealth } from "../common/health";
+import { edgeProtection } from "../common/config/edge-settings";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
@@ -70,6 +71,7 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
         message: "KB_ROUTER_TOKEN is not set: the router refuses every request until it is (set KB_ROUTER_TOKEN or KB_ROUTER_TOKENS and restart)",
       },
     }),
+    ...edgeProtection(deps.config, deps.config.tokens.length > 0),
     bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);

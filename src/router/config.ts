@@ -3,6 +3,7 @@
 import { join, resolve } from "node:path";
 import { readDotenv } from "../common/config/files";
 import { int, list, port, str, url } from "../common/config/parsers";
+import { edgeSettings } from "../common/config/edge-settings";
 import { loadSettings, type ConfigOf, type Settings } from "../common/config/settings";
 
 export const routerSettings = {
@@ -40,6 +41,7 @@ export const routerSettings = {
   pipelineMarkerQuietHours: { env: "PIPELINE_MARKER_QUIET_HOURS", fileKey: "PIPELINE_MARKER_QUIET_HOURS", default: "72", parse: int(1, 87_600), doc: "the pipeline's ingest stage warns when no marker arrived for this long" },
   pipelineDrainStaleMinutes: { env: "PIPELINE_DRAIN_STALE_MINUTES", fileKey: "PIPELINE_DRAIN_STALE_MINUTES", default: "30", parse: int(1, 525_600), doc: "the drain stage fails when a tick request has waited this long unconsumed" },
   pipelineScanLimit: { env: "PIPELINE_SCAN_LIMIT", fileKey: "PIPELINE_SCAN_LIMIT", default: "20000", parse: int(100, 10_000_000), doc: "most directory entries one pipeline report reads (its evidence says when it stopped short)" },
+  ...edgeSettings("dotenv"),
 } satisfies Settings;
 
 export type RouterConfig = Omit<ConfigOf<typeof routerSettings>, "token" | "tokens" | "dataDir"> & {

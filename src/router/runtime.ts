@@ -1,5 +1,6 @@
 // Builds everything the router needs at start-up from its config (vault, index, gateway
 // clients, bundle store) and hands it to the app; close() releases it all on shutdown.
+import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../common/logger";
@@ -47,6 +48,9 @@ export function embeddingsEndpoint(config: RouterConfig): EmbeddingsEndpoint | u
 export async function createRouterRuntime(config: RouterConfig): Promise<RouterRuntime> {
   await scaffold(config.vault);
   await mkdir(config.dataDir, { recursive: true });
+  // Temp files and locks a crashed process left (its pid gone): before anything waits on them.
+  await cleanCrashLeftovers(config.vault);
+  if (!config.dataDir.startsWith(`${config.vault}/`)) await cleanCrashLeftovers(config.dataDir);
   // Vectors exist only when an embeddings service is configured.
   const index = await openIndexStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddingDim: config.embeddingsUrl ? config.embeddingsDim : undefined });
   const chatEp = chatEndpoint(config);

@@ -54,6 +54,7 @@ export type ChatConfig = Pick<
   | "modelAuthToken"
   | "modelBaseUrl"
   | "claudeHomeDir"
+  | "home"
   | "claudeConfigDir"
   | "otelEnabled"
   | "otelEndpoint"
@@ -152,6 +153,10 @@ export class ChatService {
     const last = req.messages[req.messages.length - 1];
     if (!last || last.role !== "user") {
       throw new HttpError(400, "invalid_request", "messages: the last message must have role user (the message the agent answers)");
+    }
+    if (req.messages.some((m) => messageText(m.content).includes("\0"))) {
+      // The prompt goes to the agent CLI, where a NUL ends it.
+      throw new HttpError(400, "invalid_request", "messages: a message contains a NUL character");
     }
     // Before slash tokens: a task prompt embeds the chat history, tokens included, which are not the user's toggles now.
     const task = req.visibilityScope === undefined ? clientTask(req.messages, req.metadata) : undefined;

@@ -78,7 +78,13 @@ const checkedBy = (validate: (value: string) => unknown) => (value: string, ctx:
 
 export const JobSubmission = z
   .object({
-    task: z.string().trim().min(1, "must not be empty").openapi({ description: "What the agent should do", example: "Add a --json flag to the export command" }),
+    task: z
+      .string()
+      .trim()
+      .min(1, "must not be empty")
+      // A NUL cannot reach the agent (an argument or prompt ends at it).
+      .refine((t) => !t.includes("\0"), "must not contain a NUL character")
+      .openapi({ description: "What the agent should do", example: "Add a --json flag to the export command" }),
     repo_url: z
       .string()
       .trim()

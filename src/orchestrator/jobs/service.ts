@@ -4,7 +4,8 @@
 import { HttpError } from "../../common/errors";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
-import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, type DrainResult } from "./drain";
+import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
+import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, undrainPod, type DrainResult } from "./drain";
 import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { listJobs, scanJobs, type JobQuery, type JobStore } from "./store";
@@ -26,6 +27,8 @@ const logger = log("jobs");
 
 export interface JobServiceOptions<P extends ProfileLike> {
   store: JobStore;
+  /** SERVICE_ALLOW_LOCAL_REPOS: a repo_url may be file:// or a local path. */
+  allowLocalRepos?: boolean;
   /** Holds the draining flag (Redis or the file key-value store). */
   kv: KeyValueStore;
   execute: Executor<P>;
@@ -67,6 +70,8 @@ export interface JobService {
   /** Start-up: this pod's running jobs become failed, its queued jobs are queued again. */
   recover(): Promise<{ failed: number; requeued: number }>;
   drain(timeoutSeconds: number): Promise<DrainResult>;
+  /** Ends a drain now (DELETE /admin/drain): new jobs are taken and queued ones start. */
+  undrain(): Promise<{ was_draining: boolean }>;
   isDraining(): Promise<boolean>;
   stats(): { running: number; queued: number; maxParallel: number };
   /** Stops starting jobs; running ones are stopped and recorded failed; queued ones stay queued. */
@@ -81,7 +86,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   const running = new Map<string, Running>();
   const waiters = new Waiters((id) => !running.has(id));
   const slotFreed = new Set<() => void>();
-  let drainingHere = false; // a drain in this process
+  const drainsHere = new Set<symbol>(); // drains under way in this process
   let drainingFlag = false; // the flag in the store (set by service-cli drain), re-read every watchMs
   let closed = false;
 
@@ -110,7 +115,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
   // --- the gate
   function pump(): void {
-    if (closed || drainingHere || drainingFlag) return;
+    if (closed || drainsHere.size > 0 || drainingFlag) return;
     while (running.size < opts.maxParallel && queue.length > 0) {
       const id = queue.shift()!;
       const entry: Running = { controller: new AbortController(), done: Promise.resolve() };
@@ -241,6 +246,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           [{ path: "repo_url", message: "not accepted in agent mode" }],
         );
       }
+      if (input.repo_url) assertRepoAllowed(parseRepoUrl(input.repo_url), opts.allowLocalRepos ?? false);
       const profile = opts.profiles.select(input.task, input.profile);
       if (profile === undefined) {
         throw new HttpError(400, "unknown_profile", `no profile named ${input.profile}; use auto or one of: ${opts.profiles.names().join(", ")}`, [
@@ -315,7 +321,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     },
 
     async drain(timeoutSeconds) {
-      drainingHere = true;
+      const me = Symbol("drain");
+      drainsHere.add(me);
       try {
         return await drainPod({
           kv,
@@ -328,14 +335,24 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           })),
         });
       } finally {
-        drainingHere = false;
-        drainingFlag = false;
+        drainsHere.delete(me);
+        // Another drain (here or elsewhere) may still hold the flag.
+        drainingFlag = await isDraining(kv, pod).catch(() => false);
         pump();
       }
     },
 
+    async undrain() {
+      const here = drainsHere.size > 0;
+      drainsHere.clear();
+      const flagged = await undrainPod(kv, pod);
+      drainingFlag = false;
+      pump();
+      return { was_draining: here || flagged };
+    },
+
     async isDraining() {
-      if (drainingHere) return true;
+      if (drainsHere.size > 0) return true;
       drainingFlag = await isDraining(kv, pod).catch(() => drainingFlag);
       return drainingFlag;
     },

@@ -112,6 +112,8 @@ export async function serviceHarness(opts: Partial<JobServiceOptions<TestProfile
       podName: "pod-a",
       maxParallel: 3,
       defaultTimeoutSeconds: 60,
+      // The suites' repositories are local bare repos (file://).
+      allowLocalRepos: true,
       watchMs: 50,
       closeGraceMs: 2_000,
       ...opts,

@@ -161,6 +161,8 @@ export async function lessonsStage(ctx: StageContext): Promise<StageReport> {
     recent_days: RECENT_LESSON_DAYS,
     feed_entry: entry ? { path: entry.path, items, expired, expires_at: entry.expires_at } : null,
     truncated: scan.truncated,
+    // This walk covers the whole vault: the symlinks no walk or read follows (out of the vault, to a folder, dangling, looping).
+    symlinks_skipped: { count: scan.skippedLinks.length, examples: scan.skippedLinks.slice(0, LISTED) },
   };
   if (misplaced.length > 0) {
     return { name: "lessons", verdict: "fail", evidence, message: `${misplaced.length} lesson log(s) sit outside ${LESSONS_DIR}/ (the only place they may sit): ${misplaced.slice(0, 3).join(", ")}` };

@@ -2,7 +2,7 @@
 // same content a second time. Order matters for "nothing half-written": the document is
 // indexed (embeddings included) before any file is written, files are written atomically,
 // and the ledger entry that marks the content as ingested comes last.
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { HttpError } from "../../common/errors";
@@ -90,15 +90,22 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
       body,
     );
 
-    // 1. Index first: an embeddings failure leaves the vault untouched.
+    // 1. The note file first, then its index row: a crash between them leaves a file the next
+    // tick indexes, never a search hit without its file. An index failure (embeddings) takes
+    // the file back out, so the vault is left as it was.
     const doc = documentFromFile({ path: notePath, producer: "ingest", content: noteText, mtimeMs: now.getTime() });
-    await deps.index.upsert(doc, deps.embed ? { embed: deps.embed } : undefined);
-    // 2. Then the files; a write failure takes the index row back out.
+    const abs = await safeVaultPath(deps.vault, notePath);
+    await mkdir(join(abs, ".."), { recursive: true });
+    await writeFileAtomic(abs, noteText);
+    try {
+      await deps.index.upsert(doc, deps.embed ? { embed: deps.embed } : undefined);
+    } catch (err) {
+      await unlink(abs).catch(() => {});
+      throw err;
+    }
+    // 2. Then the fan-out files; a write failure takes the note and its row back out.
     const paths = [notePath];
     try {
-      const abs = await safeVaultPath(deps.vault, notePath);
-      await mkdir(join(abs, ".."), { recursive: true });
-      await writeFileAtomic(abs, noteText);
       const record: RecordInput = { content: body, title, source, ts: now, severity: stringOf(data.severity), scope: stringOf(data.scope), session_id: stringOf(data.session_id) };
       const fanned = await fanOut(deps.vault, kind, record);
       if (fanned) {
@@ -108,6 +115,7 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
       }
     } catch (err) {
       await deps.index.remove(notePath).catch(() => {});
+      await unlink(abs).catch(() => {});
       throw err;
     }
     const result: IngestResult = { id, kind, paths, indexed: true, duplicate: false };

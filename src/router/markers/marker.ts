@@ -56,7 +56,16 @@ export function markerTime(ts: unknown, fallback: Date): Date {
   return d;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() ? v.trim() : typeof v === "number" ? String(v) : undefined);
+/**
+ * An attribute as one line: line breaks and other control characters become spaces, so a
+ * source, session id or title can never start a forged entry or heading in a vault file.
+ */
+const str = (v: unknown): string | undefined => {
+  if (typeof v === "number") return String(v);
+  if (typeof v !== "string") return undefined;
+  const line = v.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ").trim().slice(0, 500);
+  return line || undefined;
+};
 
 export async function recordMarker(
   deps: MarkerDeps,

@@ -7,7 +7,12 @@ import { dispatch } from "../dispatch/dispatch";
 
 export const DispatchRequest = z
   .object({
-    task: z.string().refine((s) => s.trim().length > 0, "task is empty").openapi({ example: "Fix the flaky deploy test" }),
+    task: z
+      .string()
+      // The bundle (task + context) must fit the orchestrator's body limit: refused here, not as its 413.
+      .max(1_000_000, "task is longer than 1,000,000 characters")
+      .refine((s) => s.trim().length > 0, "task is empty")
+      .openapi({ example: "Fix the flaky deploy test" }),
     query: z.string().max(2000).optional().openapi({ description: "what to search the vault for (default: the task)" }),
     repo_url: z.string().optional(),
     profile: z.string().optional(),
