@@ -14,6 +14,7 @@ import type { FeedDeps } from "./feed/feed";
 import type { DeepDeps } from "./health/deep";
 import type { PipelineDeps } from "./health/pipeline";
 import type { MarkerDeps } from "./markers/marker";
+import type { NotesDeps } from "./notes/file";
 import type { SignalHub } from "./signals/hub";
 import type { TickQueue } from "./tick/queue";
 import { registerBrief } from "./routes/brief";
@@ -22,6 +23,7 @@ import { registerFeed } from "./routes/feed";
 import { registerHealthReports } from "./routes/health-reports";
 import { registerIngest } from "./routes/ingest";
 import { registerMarker } from "./routes/marker";
+import { registerNotes } from "./routes/notes";
 import { registerSearch } from "./routes/search";
 import { registerSignal } from "./routes/signal";
 import { registerTick } from "./routes/tick";
@@ -34,6 +36,8 @@ export interface RouterDeps {
   search: BriefDeps;
   dispatch: DispatchDeps;
   markers: MarkerDeps;
+  /** Reading notes by path, their links, recent changes. */
+  notes: NotesDeps;
   ticks: TickQueue;
   signals: SignalHub;
   feed: FeedDeps;
@@ -50,7 +54,7 @@ export const ROUTER_API_INFO = {
   title: "brain-stack knowledge router",
   version: VERSION,
   description:
-    "HTTP API in front of a knowledge vault: ingest, federated search, briefs, dispatch, markers, ticks, feed and health reports. " +
+    "HTTP API in front of a knowledge vault: ingest, federated search, reading notes and their links, briefs, dispatch, markers, ticks, feed and health reports. " +
     "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503.",
 };
 
@@ -73,6 +77,7 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
   registerHealth(app, SERVICE_NAME);
   registerIngest(app);
   registerSearch(app);
+  registerNotes(app);
   registerBrief(app);
   registerDispatch(app);
   registerMarker(app);

@@ -71,6 +71,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const scheduler = new TickScheduler({ vault: config.vault, intervalSeconds: config.tickIntervalSeconds, queue: ticks });
   await scheduler.start();
   const deps: RouterDeps = {
+    notes: { vault: config.vault, index },
     config,
     index,
     search,
