@@ -10,6 +10,7 @@ import { VectorsUnavailableError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 import { parseQuery } from "./query.ts";
+import { describeLinkStore } from "./links-suite.ts";
 import { describeIndexStore } from "./search-suite.ts";
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
@@ -18,6 +19,7 @@ import type { IndexStore } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {
   describeIndexStore("Postgres index (tsvector + GIN)", async () => postgresLab(), { vectors: false });
+  describeLinkStore("Postgres index: links and listings", async () => postgresLab());
 
   describe("migrate", () => {
     const sql = postgres(PG_URL, { max: 4, onnotice: () => {} });
