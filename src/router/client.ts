@@ -83,8 +83,13 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? (text.slice(0, 200) || res.statusText), e?.details);
 }
 
-/** A vault path in a URL: each segment encoded, the slashes kept. */
-const notePathSegment = (path: string) => path.split("/").map(encodeURIComponent).join("/");
+/**
+ * A vault path in a URL: each segment encoded, the slashes kept — or, when it holds "." or ".."
+ * segments, as one encoded segment, so the URL parser does not resolve them away and the server
+ * judges the path as given.
+ */
+const notePathSegment = (path: string) =>
+  path.split("/").some((s) => s === "." || s === "..") ? encodeURIComponent(path) : path.split("/").map(encodeURIComponent).join("/");
 
 export class RouterClient {
   protected readonly http: HttpClient;
