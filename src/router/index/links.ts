@@ -23,18 +23,21 @@ export interface DocLink {
 /** What the index covers as notes; a link to anything else (an image, a PDF) is not a note link. */
 const NOTE_EXT = /\.(md|markdown|txt)$/i;
 const OTHER_EXT = /\.[A-Za-z0-9]{1,8}$/;
-const WIKI = /!?\[\[([^\[\]\n|#^]*)(?:[#^][^\[\]\n|]*)?(?:\|[^\[\]\n]*)?\]\]/g;
+/** `[[target]]`, `[[target#heading]]`, `[[target|alias]]` (and `![[embed]]`: the "!" is outside the match). */
+const WIKI = /\[\[([^\[\]\n|#^]*)(?:[#^|][^\[\]\n]*)?\]\]/g;
 /** `[text](target)` or `[text](<target with spaces>)`, an optional "title" after. */
 const MD_LINK = /\]\(\s*(<[^>\n]*>|[^()\s]+)(?:\s+["'(][^\n]*?["')])?\s*\)/g;
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
-const FENCE = /^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm;
 const INLINE_CODE = /`[^`\n]*`/g;
 
 /** A note's name, as wikilinks name it: file name without extension, lower-cased. */
 export function noteName(path: string): string {
   const base = path.slice(path.lastIndexOf("/") + 1);
-  return base.replace(NOTE_EXT, "").toLowerCase();
+  const dot = base.lastIndexOf(".");
+  return (dot > 0 && NOTE_EXTENSIONS.has(base.slice(dot + 1).toLowerCase()) ? base.slice(0, dot) : base).toLowerCase();
 }
+
+const NOTE_EXTENSIONS = new Set(["md", "markdown", "txt"]);
 
 /** The links of one document (`path` vault-relative, `body` without frontmatter), de-duplicated. */
 export function extractLinks(path: string, body: string): DocLink[] {
@@ -42,7 +45,7 @@ export function extractLinks(path: string, body: string): DocLink[] {
   const hasWiki = body.includes("[[");
   const hasMd = body.includes("](");
   if (!hasWiki && !hasMd) return [];
-  const text = body.includes("`") ? body.replace(FENCE, "").replace(INLINE_CODE, "") : body;
+  const code = body.includes("`") || body.includes("~~~") ? codeRanges(body) : NO_RANGES;
   const seen = new Set<string>();
   const out: DocLink[] = [];
   const add = (kind: LinkKind, target: string) => {
@@ -52,7 +55,8 @@ export function extractLinks(path: string, body: string): DocLink[] {
     out.push({ kind, target, name: noteName(target) });
   };
   if (hasWiki) {
-    for (const m of text.matchAll(WIKI)) {
+    for (const m of body.matchAll(WIKI)) {
+      if (inRanges(code, m.index)) continue;
       const raw = (m[1] ?? "").trim().replaceAll("\\", "/");
       if (raw === "" || (OTHER_EXT.test(raw) && !NOTE_EXT.test(raw))) continue;
       add("wiki", raw.replace(NOTE_EXT, "").replace(/^\/+/, "").toLowerCase());
@@ -60,12 +64,68 @@ export function extractLinks(path: string, body: string): DocLink[] {
   }
   if (hasMd) {
     const dir = posix.dirname(path);
-    for (const m of text.matchAll(MD_LINK)) {
+    for (const m of body.matchAll(MD_LINK)) {
+      if (inRanges(code, m.index)) continue;
       const target = markdownTarget(dir, m[1] ?? "");
       if (target) add("path", target);
     }
   }
   return out;
+}
+
+type Ranges = number[]; // [start, end, start, end, …], ascending
+const NO_RANGES: Ranges = [];
+
+/** Where the body holds code (fenced blocks, `inline spans`): links there are examples, not links. */
+function codeRanges(body: string): Ranges {
+  const out: Ranges = [];
+  let open: { at: number; fence: string } | undefined;
+  for (const fence of fenceLines(body)) {
+    if (!open) open = fence;
+    else if (fence.fence === open.fence) {
+      const end = body.indexOf("\n", fence.at);
+      out.push(open.at, end === -1 ? body.length : end);
+      open = undefined;
+    }
+  }
+  if (open) out.push(open.at, body.length); // an unclosed fence runs to the end
+  if (body.includes("`")) {
+    const inline: Ranges = [];
+    for (const m of body.matchAll(INLINE_CODE)) if (!inRanges(out, m.index)) inline.push(m.index, m.index + m[0].length);
+    if (inline.length) return merge(out, inline);
+  }
+  return out;
+}
+
+/** Lines opening or closing a fenced block (``` or ~~~ after at most three spaces), in order. */
+function fenceLines(body: string): Array<{ at: number; fence: string }> {
+  const out: Array<{ at: number; fence: string }> = [];
+  for (const fence of ["```", "~~~"]) {
+    for (let i = body.indexOf(fence); i !== -1; i = body.indexOf(fence, i + 3)) {
+      const lineStart = body.lastIndexOf("\n", i - 1) + 1;
+      if (i - lineStart <= 3 && body.slice(lineStart, i).trim() === "") {
+        out.push({ at: lineStart, fence });
+        const eol = body.indexOf("\n", i);
+        if (eol === -1) break;
+        i = eol - 2; // the rest of the line is the info string
+      }
+    }
+  }
+  return out.length > 1 && out.some((f) => f.fence === "~~~") ? out.sort((a, b) => a.at - b.at) : out;
+}
+
+function merge(a: Ranges, b: Ranges): Ranges {
+  const pairs: Array<[number, number]> = [];
+  for (const r of [a, b]) for (let i = 0; i < r.length; i += 2) pairs.push([r[i]!, r[i + 1]!]);
+  return pairs.sort((x, y) => x[0] - y[0]).flat();
+}
+
+function inRanges(ranges: Ranges, at: number): boolean {
+  for (let i = 0; i < ranges.length; i += 2) {
+    if (at < ranges[i]!) return false;
+    if (at < ranges[i + 1]!) return true;
+  }
+  return false;
 }
 
 /** A markdown link's vault path, or null when it is no link to a note inside the vault. */
