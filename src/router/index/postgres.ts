@@ -232,37 +232,19 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   async notes(paths: string[]): Promise<NoteMeta[]> {
-    if (paths.length === 0) return [];
-    const sql = this.sql;
-    const rows = await sql<MetaRow[]>`SELECT ${this.metaColumns()} FROM ${sql.unsafe(this.docs)} d WHERE d.path = ANY(${paths}::text[])`;
-    return rows.map(noteMeta);
+    return this.metaWhere("d.path", paths);
   }
 
   async notesNamed(names: string[]): Promise<NoteMeta[]> {
-    if (names.length === 0) return [];
-    const sql = this.sql;
-    const rows = await sql<MetaRow[]>`SELECT ${this.metaColumns()} FROM ${sql.unsafe(this.docs)} d WHERE d.name = ANY(${[...new Set(names)]}::text[])`;
-    return rows.map(noteMeta);
+    return this.metaWhere("d.name", names);
   }
 
   async linksFrom(paths: string[]): Promise<StoredLink[]> {
-    if (paths.length === 0) return [];
-    const sql = this.sql;
-    return [
-      ...(await sql<StoredLink[]>`
-        SELECT d.path AS source, l.kind, l.target, l.name FROM ${sql.unsafe(this.docs)} d JOIN ${sql.unsafe(this.links)} l ON l.doc_id = d.id
-         WHERE d.path = ANY(${paths}::text[])`),
-    ];
+    return this.linksWhere("d.path", paths);
   }
 
   async linksNamed(names: string[]): Promise<StoredLink[]> {
-    if (names.length === 0) return [];
-    const sql = this.sql;
-    return [
-      ...(await sql<StoredLink[]>`
-        SELECT d.path AS source, l.kind, l.target, l.name FROM ${sql.unsafe(this.links)} l JOIN ${sql.unsafe(this.docs)} d ON d.id = l.doc_id
-         WHERE l.name = ANY(${[...new Set(names)]}::text[])`),
-    ];
+    return this.linksWhere("l.name", names);
   }
 
   async recent(q: RecentQuery): Promise<NoteMeta[]> {
@@ -345,6 +327,26 @@ export class PostgresIndexStore implements IndexStore {
 
   private metaColumns(): PendingQuery<Row[]> {
     return this.sql`d.path, d.producer, d.title, d.tags, d.updated_at, d.hash`;
+  }
+
+  /** Documents whose `column` is one of `values`. */
+  private async metaWhere(column: "d.path" | "d.name", values: string[]): Promise<NoteMeta[]> {
+    if (values.length === 0) return [];
+    const sql = this.sql;
+    const rows = await sql<MetaRow[]>`
+      SELECT ${this.metaColumns()} FROM ${sql.unsafe(this.docs)} d WHERE ${sql.unsafe(column)} = ANY(${[...new Set(values)]}::text[])`;
+    return rows.map(noteMeta);
+  }
+
+  /** Stored links (with their document's path) whose `column` is one of `values`. */
+  private async linksWhere(column: "d.path" | "l.name", values: string[]): Promise<StoredLink[]> {
+    if (values.length === 0) return [];
+    const sql = this.sql;
+    return [
+      ...(await sql<StoredLink[]>`
+        SELECT d.path AS source, l.kind, l.target, l.name FROM ${sql.unsafe(this.links)} l JOIN ${sql.unsafe(this.docs)} d ON d.id = l.doc_id
+         WHERE ${sql.unsafe(column)} = ANY(${[...new Set(values)]}::text[])`),
+    ];
   }
 
   private async insertLinks(tx: TransactionSql, docId: string, links: DocLink[]): Promise<void> {

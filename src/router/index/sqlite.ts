@@ -238,39 +238,19 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   async notes(paths: string[]): Promise<NoteMeta[]> {
-    if (paths.length === 0) return [];
-    return this.db
-      .query<MetaRow, [string]>(`SELECT ${META_COLUMNS} FROM docs d WHERE d.path IN (SELECT value FROM json_each(?))`)
-      .all(JSON.stringify(paths))
-      .map(noteMeta);
+    return this.metaWhere("d.path", paths);
   }
 
   async notesNamed(names: string[]): Promise<NoteMeta[]> {
-    if (names.length === 0) return [];
-    return this.db
-      .query<MetaRow, [string]>(`SELECT ${META_COLUMNS} FROM docs d WHERE d.name IN (SELECT value FROM json_each(?))`)
-      .all(JSON.stringify([...new Set(names)]))
-      .map(noteMeta);
+    return this.metaWhere("d.name", names);
   }
 
   async linksFrom(paths: string[]): Promise<StoredLink[]> {
-    if (paths.length === 0) return [];
-    return this.db
-      .query<StoredLink, [string]>(
-        `SELECT d.path AS source, l.kind, l.target, l.name FROM docs d JOIN doc_links l ON l.doc_id = d.id
-          WHERE d.path IN (SELECT value FROM json_each(?))`,
-      )
-      .all(JSON.stringify(paths));
+    return this.linksWhere("d.path", paths);
   }
 
   async linksNamed(names: string[]): Promise<StoredLink[]> {
-    if (names.length === 0) return [];
-    return this.db
-      .query<StoredLink, [string]>(
-        `SELECT d.path AS source, l.kind, l.target, l.name FROM doc_links l JOIN docs d ON d.id = l.doc_id
-          WHERE l.name IN (SELECT value FROM json_each(?))`,
-      )
-      .all(JSON.stringify([...new Set(names)]));
+    return this.linksWhere("l.name", names);
   }
 
   async recent(q: RecentQuery): Promise<NoteMeta[]> {
@@ -323,6 +303,26 @@ export class SqliteIndexStore implements IndexStore {
   private requireVectors(): SqliteVectors {
     if (this.vectors) return this.vectors;
     return SqliteVectors.unavailable();
+  }
+
+  /** Documents whose `column` is one of `values`. */
+  private metaWhere(column: "d.path" | "d.name", values: string[]): NoteMeta[] {
+    if (values.length === 0) return [];
+    return this.db
+      .query<MetaRow, [string]>(`SELECT ${META_COLUMNS} FROM docs d WHERE ${column} IN (SELECT value FROM json_each(?))`)
+      .all(JSON.stringify([...new Set(values)]))
+      .map(noteMeta);
+  }
+
+  /** Stored links (with their document's path) whose `column` is one of `values`. */
+  private linksWhere(column: "d.path" | "l.name", values: string[]): StoredLink[] {
+    if (values.length === 0) return [];
+    return this.db
+      .query<StoredLink, [string]>(
+        `SELECT d.path AS source, l.kind, l.target, l.name FROM doc_links l JOIN docs d ON d.id = l.doc_id
+          WHERE ${column} IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify([...new Set(values)]));
   }
 
   private insertLinks(docId: number, links: DocLink[]): void {
