@@ -130,9 +130,10 @@ for (const backend of backends) {
         const cut = await api.call("/notes/raw/decisions/use-postgres.md?max_chars=10");
         expect(cut.body).toMatchObject({ body: "# Use Post", truncated: true, truncated_by: "max_chars", from_line: 1, to_line: 1 });
         expect(cut.body.total_chars).toBeGreaterThan(100);
-        const bad = await api.call("/notes/raw/decisions/use-postgres.md?lines=0-3");
-        expect(bad.status).toBe(400);
-        expect(bad.body.error.code).toBe("invalid_request");
+        for (const lines of ["0-3", "5-2", "a-b"]) {
+          const bad = await api.call(`/notes/raw/decisions/use-postgres.md?lines=${lines}`);
+          expect({ lines, status: bad.status, code: bad.body.error?.code }).toEqual({ lines, status: 400, code: "invalid_request" });
+        }
       });
 
       run("refuses paths out of the vault and symlinks, in or out", async () => {
@@ -224,6 +225,8 @@ for (const backend of backends) {
         expect(tagged.notes.map((n) => n.path)).toEqual(["raw/decisions/use-postgres.md"]);
         expect(tagged.notes[0]).toMatchObject({ title: "Use Postgres", producer: "raw", tags: ["db", "decision"] });
         expect((await api.call("/notes?since=yesterday")).status).toBe(400);
+        const byDate = await api.call(`/notes?since=${new Date(T0 + 5 * DAY).toISOString().slice(0, 10)}&prefix=raw/decisions/`);
+        expect(byDate.body.notes.map((n: Json) => n.path)).toEqual(["raw/decisions/use-postgres.md"]);
         expect((await api.call("/notes?cursor=garbage")).body.error.code).toBe("invalid_cursor");
         expect((await api.call("/notes?producer=nobody")).status).toBe(400);
       });

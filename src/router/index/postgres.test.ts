@@ -119,11 +119,11 @@ describeWithPostgres("Postgres index", () => {
       });
       const store = await openPostgresIndex({ url: PG_URL, schema });
       try {
-        expect(await sql.unsafe(`SELECT name, mtime_ms FROM "${schema}".index_docs`)).toEqual([{ name: null, mtime_ms: -1 }]);
+        expect([...(await sql.unsafe(`SELECT name, mtime_ms FROM "${schema}".index_docs`))]).toEqual([{ name: null, mtime_ms: -1 }] as never);
         await store.upsert(documentFromFile({ path: "raw/b.md", producer: "raw", content: "b", mtimeMs: 5 }));
         expect(await store.upsert(documentFromFile({ path: "raw/a.md", producer: "raw", content: "see [[b]]", mtimeMs: 5 }))).toBe(false);
         expect(await store.linksFrom(["raw/a.md"])).toEqual([{ source: "raw/a.md", kind: "wiki", target: "b", name: "b" }]);
-        expect(await sql.unsafe(`SELECT name, mtime_ms FROM "${schema}".index_docs WHERE path = 'raw/a.md'`)).toEqual([{ name: "a", mtime_ms: 5 }]);
+        expect([...(await sql.unsafe(`SELECT name, mtime_ms FROM "${schema}".index_docs WHERE path = 'raw/a.md'`))]).toEqual([{ name: "a", mtime_ms: 5 }] as never);
       } finally {
         await store.close();
       }

@@ -48,7 +48,7 @@ export function registerNoteTools(server: McpServer, deps: RouterDeps): void {
     {
       description: "Notes changed since a time (ISO 8601), newest first, a page at a time (pass next_cursor back as cursor). Filters: producer, tag, path prefix.",
       inputSchema: {
-        since: z.string().datetime({ offset: true }).optional(),
+        since: z.union([z.string().datetime({ offset: true }), z.string().date()]).optional(),
         producer: z.enum(PRODUCERS).optional(),
         tag: z.string().min(1).max(200).optional(),
         prefix: z.string().min(1).max(1024).optional(),

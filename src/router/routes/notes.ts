@@ -60,6 +60,10 @@ const GetQuery = z.object({
     .string()
     .regex(LINES, "lines: START-END, START- or START (body lines from 1)")
     .refine((v) => Number(v.split("-")[0]) >= 1, "lines: start at 1")
+    .refine((v) => {
+      const [from, to] = v.split("-");
+      return !to || Number(to) >= Number(from);
+    }, "lines: the end comes before the start")
     .optional()
     .openapi({ description: "body lines START-END (inclusive), START- or START; 1 is the first line after the frontmatter", example: "10-40" }),
   max_chars: z.coerce.number().int().min(1).max(1_000_000).optional().openapi({ description: "cut the body at this many characters (truncated_by says so)" }),
@@ -159,6 +163,9 @@ const batchRoute = createRoute({
   },
 });
 
+/** An ISO 8601 time (with an offset or Z) or a date; nothing looser (no "yesterday"). */
+export const SinceSchema = z.union([z.string().datetime({ offset: true }), z.string().date()]);
+
 export const RecentResponse = z
   .object({
     notes: z.array(NoteRefSchema.extend({ tags: z.array(z.string()), hash: z.string() })),
@@ -174,7 +181,7 @@ const recentRoute = createRoute({
   security: [{ bearer: [] }],
   request: {
     query: z.object({
-      since: z.string().datetime({ offset: true }).optional().openapi({ description: "ISO 8601; notes updated at or after it" }),
+      since: SinceSchema.optional().openapi({ description: "ISO 8601 time or date (UTC midnight); notes updated at or after it", example: "2026-03-01T09:00:00Z" }),
       producer: z.enum(PRODUCERS).optional(),
       tag: z.string().min(1).max(200).optional(),
       prefix: z.string().min(1).max(1024).optional().openapi({ description: "path prefix, e.g. raw/runbooks/" }),
