@@ -86,6 +86,11 @@ describe("router-cli search --read", () => {
     expect(res.stdout).toMatch(/ 1\. raw\/zebra-\w+\.md/);
     expect(res.stdout.match(/^── /gm)).toHaveLength(1);
     const json = JSON.parse((await cli(["search", "zebra", "--read", "2", "--json"])).stdout);
+    const words = JSON.parse((await cli(["search", "zebra", "stripes", "--json"])).stdout);
+    expect(words.hits.map((h: { path: string }) => h.path)).toEqual(["raw/zebra-plan.md"]);
+    const typo = await cli(["get", "raw/zebra-plan.md", "--jsn"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain("unknown flag --jsn");
     expect(json.hits.length).toBe(2);
     expect(json.notes.map((n: { path: string }) => n.path)).toEqual(json.hits.map((h: { path: string }) => h.path));
   });
