@@ -4,7 +4,8 @@
 import { deriveTitle, frontmatterTags, splitFrontmatter } from "../index/document";
 import type { NoteMeta, Producer } from "../index/types";
 import type { NoteFile, NotesDeps } from "./file";
-import { backlinksOf, outgoingOfText } from "./graph";
+import { extractLinks } from "../index/links";
+import { backlinksOf, resolveLinks } from "./graph";
 
 export interface LineRange {
   /** First body line, from 1. */
@@ -67,11 +68,11 @@ export const noteRef = (n: NoteMeta): NoteRef => ({ path: n.path, title: n.title
 export async function noteViews(deps: NotesDeps, files: NoteFile[], opts: (file: NoteFile) => ViewOptions = () => ({})): Promise<NoteView[]> {
   const parsed = files.map((f) => ({ file: f, ...splitFrontmatter(f.content) }));
   const paths = files.map((f) => f.path);
-  const [outgoing, backlinks, indexed] = await Promise.all([
-    Promise.all(parsed.map((p) => outgoingOfText(deps.index, p.file.path, p.body))),
-    backlinksOf(deps.index, paths),
-    deps.index.notes(paths),
-  ]);
+  // Every file's links resolved in one go: a batch of 50 notes costs the index one lookup.
+  const extracted = parsed.map((p) => extractLinks(p.file.path, p.body));
+  const [resolved, backlinks, indexed] = await Promise.all([resolveLinks(deps.index, extracted.flat()), backlinksOf(deps.index, paths), deps.index.notes(paths)]);
+  let at = 0;
+  const outgoing = extracted.map((links) => resolved.slice(at, (at += links.length)));
   const sources = [...new Set([...backlinks.values()].flat())];
   const meta = new Map((await deps.index.notes(sources)).map((n) => [n.path, n]));
   const indexedHash = new Map(indexed.map((n) => [n.path, n.hash]));
