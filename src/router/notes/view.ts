@@ -14,6 +14,13 @@ export interface LineRange {
   to?: number;
 }
 
+/** `lines=` as the API takes it: "START-END", "START-" (to the end) or "START" (that line). */
+export function lineRange(spec: string | undefined): LineRange | undefined {
+  if (!spec) return undefined;
+  const [from, to] = spec.split("-");
+  return { from: Number(from), to: to === undefined ? Number(from) : to === "" ? undefined : Number(to) };
+}
+
 export interface ViewOptions {
   lines?: LineRange;
   maxChars?: number;

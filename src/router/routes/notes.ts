@@ -9,7 +9,7 @@ import { CONTEXT_CHARS, CONTEXT_DEPTH, noteContext } from "../notes/context";
 import { etagMatches, etagOf, readNoteFile } from "../notes/file";
 import { BATCH_NOTE_CHARS, BATCH_TOTAL_CHARS, getNotes, MAX_BATCH_PATHS } from "../notes/read";
 import { RECENT_LIMIT, recentNotes } from "../notes/recent";
-import { noteViews } from "../notes/view";
+import { lineRange, noteViews } from "../notes/view";
 import { authResponses } from "./schemas";
 
 const NoteRefSchema = z.object({
@@ -224,9 +224,7 @@ export function registerNotes(app: RouterApp): void {
     const file = await readNoteFile(c.env.deps.notes.vault, c.req.valid("param").path);
     c.header("ETag", etagOf(file.hash));
     if (etagMatches(c.req.valid("header")["if-none-match"], file.hash)) return c.body(null, 304);
-    const [from, to] = lines ? lines.split("-") : [];
-    const range = from ? { from: Number(from), to: to === undefined ? Number(from) : to === "" ? undefined : Number(to) } : undefined;
-    const [note] = await noteViews(c.env.deps.notes, [file], () => ({ lines: range, maxChars: max_chars }));
+    const [note] = await noteViews(c.env.deps.notes, [file], () => ({ lines: lineRange(lines), maxChars: max_chars }));
     return c.json(note!, 200);
   });
 }
