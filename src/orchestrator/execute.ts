@@ -35,6 +35,8 @@ export interface JobToRun {
   repo_url?: string;
   base_ref?: string;
   session_id?: string;
+  /** The job's spending cap; else the profile's (--max-budget-usd). */
+  max_budget_usd?: number;
   /** When the job was submitted (ISO 8601): the clone cache skips a fetch that a sibling job began after it. */
   created_at?: string;
 }
@@ -133,6 +135,7 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
         prompt: job.task,
         model: profile.model,
         maxTurns: profile.max_turns,
+        maxBudgetUsd: job.max_budget_usd ?? profile.max_budget_usd,
         permissionMode: profile.permission_mode,
         ...(session.resume ? { resume: session.sessionId } : { sessionId: session.sessionId }),
         appendSystemPrompt: await systemPromptOf(profile),

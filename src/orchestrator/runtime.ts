@@ -19,6 +19,7 @@ import { createKvJobStore } from "./jobs/kv-store";
 import { createMergedJobStore } from "./jobs/merged-store";
 import { profileCatalog, type ListedProfileCatalog } from "./jobs/profile-catalog";
 import { createJobService, type JobService } from "./jobs/service";
+import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import type { JobStore } from "./jobs/store";
 import { executeJob } from "./execute";
 import type { Profile } from "./profiles";
@@ -83,9 +84,13 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     await kv.close();
     throw err;
   }
+  const jobEvents = config.redisUrl
+    ? (await import("./jobs/events/redis-store")).createRedisJobEventStore({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, ttlSeconds: config.jobTtl })
+    : createFileJobEventStore({ dir: jobsDirOf(config), ttlSeconds: config.jobTtl });
   const jobs = createJobService({
     store,
     kv,
+    events: jobEventLog(jobEvents),
     execute: tracing.trace(execution.execute),
     profiles: execution.profiles,
     podName: config.podName,
@@ -106,7 +111,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
       return results;
     },
   };
-  const app = createOrchestratorApp({ config, jobs, profiles: execution.profiles, companions, mcpSessions, agentMode, teamChat });
+  const app = createOrchestratorApp({ config, jobs, jobEvents, profiles: execution.profiles, companions, mcpSessions, agentMode, teamChat });
   return {
     app,
     jobs,
@@ -120,6 +125,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
       await agentMode?.close();
       await teamChat?.close();
       await jobs.close();
+      await jobEvents.close();
       await tracing.shutdown();
       await store.close();
       await kv.close();

@@ -26,6 +26,7 @@ import { registerMarker } from "./routes/marker";
 import { registerNotes } from "./routes/notes";
 import { registerSearch } from "./routes/search";
 import { registerSignal } from "./routes/signal";
+import { registerRouterConsole } from "./console";
 import { registerTick } from "./routes/tick";
 
 export interface RouterDeps {
@@ -65,7 +66,8 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
     authorize: bearerAuth({
       tokens: deps.config.tokens,
       // spec: knowledge-router, Authentication: only GET /health is open; the documents hold no data.
-      openPaths: ["/health", "/openapi.json", "/docs"],
+      // /console is the page shell only: it calls the API with the token the user pastes.
+      openPaths: ["/health", "/openapi.json", "/docs", "/console"],
       whenUnset: {
         mode: "fail-closed",
         code: "server_token_unset",
@@ -86,5 +88,6 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
   registerSignal(app);
   registerHealthReports(app);
   serveDocs(app, ROUTER_API_INFO);
+  registerRouterConsole(app);
   return app;
 }

@@ -16,9 +16,10 @@
 // - events with a parent_tool_use_id belong to a sub-agent: labelled, never narration or final
 //   of the main thread.
 import { apiRetryOf, isUnrecoverable, retryText } from "../agent/api-retry";
-import { toTokenUsage, type AgentOutcome } from "../agent/outcome";
+import type { AgentOutcome } from "../agent/outcome";
 import type { AgentEvent, ContentBlock, ResultEvent } from "../agent/stream-json";
-import { ZERO_USAGE, type ParentToolUseId, type TurnEvent } from "./turn-events";
+import type { ParentToolUseId, TurnEvent } from "./turn-events";
+import { chatUsage, ZERO_USAGE } from "./usage";
 
 type Block =
   | { kind: "text"; parts: string[] }
@@ -38,13 +39,24 @@ export class TurnMapper {
   private finalSent = false;
   private resultSeen = false;
   private usageSent = false;
+  /** A stream_event line was seen: blocks come as deltas, and assistant frames only repeat them. */
+  private streamed = false;
   private readonly errors = new Set<string>();
+
+  /**
+   * live: main-thread text deltas also go out as text_delta events as they arrive.
+   * frames: map whole assistant frames when no partial messages come (background jobs run
+   * without --include-partial-messages). Off for the chat stream, whose spec keeps the result
+   * text as legacy assistant text then.
+   */
+  constructor(private readonly opts: { live?: boolean; frames?: boolean } = {}) {}
 
   /** The events one agent line maps to (often none). */
   push(ev: AgentEvent): TurnEvent[] {
     const out: TurnEvent[] = [];
     switch (ev.type) {
       case "stream_event":
+        this.streamed = true;
         this.onStreamEvent(ev.event, ev.parent_tool_use_id, out);
         break;
       case "user":
@@ -59,6 +71,9 @@ export class TurnMapper {
             .join("\n")
             .trim();
           this.error(ev.error, text || `the model API answered with an error (${ev.error})`, out);
+        } else if (this.opts.frames && !this.streamed) {
+          // Without --include-partial-messages (background jobs) the frames are all there is.
+          this.onFrame(ev.message.content, ev.parent_tool_use_id, out);
         }
         break;
       case "rate_limit_event":
@@ -126,6 +141,9 @@ export class TurnMapper {
               ? { kind: "tool_use", id: String(cb.id ?? ""), name: String(cb.name ?? "tool"), json: "", input: cb.input }
               : { kind: "other" };
         this.thread(parent).blocks.set(index, block);
+        if (this.opts.live && parent === null && block.kind === "text" && block.parts.length > 0) {
+          out.push({ type: "text_delta", text: block.parts[0]!, blockStart: true });
+        }
         if (cb.type === "thinking" && typeof cb.thinking === "string" && cb.thinking !== "") {
           out.push({ type: "thinking", text: cb.thinking, parentToolUseId: parent });
         }
@@ -137,7 +155,10 @@ export class TurnMapper {
         if (d.type === "thinking_delta") {
           if (typeof d.thinking === "string" && d.thinking !== "") out.push({ type: "thinking", text: d.thinking, parentToolUseId: parent });
         } else if (d.type === "text_delta") {
-          if (block?.kind === "text" && typeof d.text === "string") block.parts.push(d.text);
+          if (block?.kind === "text" && typeof d.text === "string") {
+            if (this.opts.live && parent === null && d.text !== "") out.push({ type: "text_delta", text: d.text, blockStart: block.parts.length === 0 });
+            block.parts.push(d.text);
+          }
         } else if (d.type === "input_json_delta") {
           if (block?.kind === "tool_use" && typeof d.partial_json === "string") block.json += d.partial_json;
         }
@@ -166,6 +187,22 @@ export class TurnMapper {
       default:
         // message_start, message_delta, message_stop, ping, …
         break;
+    }
+  }
+
+  /** A whole block per assistant frame: the same events the deltas would have made, a block at a time. */
+  private onFrame(content: ContentBlock[], parent: ParentToolUseId, out: TurnEvent[]): void {
+    if (this.resultSeen) return;
+    for (const b of content) {
+      if (parent === null) this.flushHeld("narration", out);
+      if (b.type === "thinking" && typeof b.thinking === "string" && b.thinking !== "") {
+        out.push({ type: "thinking", text: b.thinking, parentToolUseId: parent });
+      } else if (b.type === "text" && typeof b.text === "string" && b.text !== "") {
+        if (parent === null) this.held = b.text;
+        else out.push({ type: "narration", text: b.text, parentToolUseId: parent });
+      } else if (b.type === "tool_use" || b.type === "server_tool_use" || b.type === "mcp_tool_use") {
+        out.push({ type: "tool_call", id: String(b.id ?? ""), name: String(b.name ?? "tool"), input: b.input ?? {}, parentToolUseId: parent });
+      }
     }
   }
 
@@ -209,7 +246,7 @@ export class TurnMapper {
     this.usageSent = true;
     out.push({
       type: "usage",
-      usage: toTokenUsage(r.usage) ?? ZERO_USAGE,
+      usage: chatUsage(r.usage),
       costUsd: r.total_cost_usd,
       sessionId: typeof r.session_id === "string" ? r.session_id : undefined,
       numTurns: typeof r.num_turns === "number" ? r.num_turns : undefined,

@@ -5,10 +5,11 @@ import { HttpError } from "../../common/errors";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, type DrainResult } from "./drain";
-import type { ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
+import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { listJobs, scanJobs, type JobQuery, type JobStore } from "./store";
 import { Waiters } from "./waiters";
+import type { JobEventLog, JobProgress } from "./events";
 import {
   CANCELLED_BY_REQUEST,
   INTERRUPTED_BY_RESTART,
@@ -38,6 +39,8 @@ export interface JobServiceOptions<P extends ProfileLike> {
    * is cloned, so a job naming one is refused; a job without one still runs.
    */
   agentName?: string;
+  /** The jobs' event logs (GET /jobs/{id}/events); without it no events are kept. */
+  events?: JobEventLog;
   /** How often running jobs are checked for a cancel made by another process, and the drain flag re-read. */
   watchMs?: number;
   /** How often expired job files are swept (default: 10 minutes). */
@@ -93,6 +96,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       if (changed === null || changed === current) return current;
       const written = { ...changed, updated_at: laterThan(current.updated_at, iso()) };
       await store.put(written);
+      // In the chain: once a reader sees the record finished, its final status is in the log.
+      if (written.status !== current.status) await opts.events?.status(written);
       return written;
     });
     const tail = next.catch(() => {});
@@ -136,13 +141,15 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     if (started === null || started.status !== "running") return null;
 
     // Stopped (close, cancel) before the agent was spawned: nothing to run.
+    const recorder = opts.events?.recorder(id, (p) => void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, ...progressFields(j, p) })).catch(() => {}));
     const result: ExecutionResult = entry.controller.signal.aborted
       ? { status: "cancelled", exit_code: null, output: "" }
-      : await runAgent(started, profile, entry.controller.signal);
-    return mutate(id, (j) => withResult(j, result, entry.abortedFor, iso()));
+      : await runAgent(started, profile, entry.controller.signal, recorder?.push);
+    const totals = await recorder?.finish(result);
+    return mutate(id, (j) => withResult(totals ? { ...j, ...progressFields(j, totals) } : j, result, entry.abortedFor, iso()));
   }
 
-  async function runAgent(job: Job, profile: P, signal: AbortSignal): Promise<ExecutionResult> {
+  async function runAgent(job: Job, profile: P, signal: AbortSignal, onEvent?: ExecuteRequest<P>["onEvent"]): Promise<ExecutionResult> {
     const id = job.id;
     try {
       return await opts.execute({
@@ -152,10 +159,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           repo_url: job.repo_url ?? undefined,
           base_ref: job.base_ref ?? undefined,
           session_id: job.session_id ?? undefined,
+          ...(job.max_budget_usd !== null && { max_budget_usd: job.max_budget_usd }),
           created_at: job.created_at,
         },
         profile,
         signal,
+        ...(onEvent && { onEvent }),
         onStarted: (info: StartedInfo) => {
           const session = typeof info.session_id === "string" ? info.session_id : undefined;
           const branch = typeof info.branch === "string" ? info.branch : undefined;
@@ -205,6 +214,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       (n) => n > 0 && logger.info(`removed ${n} expired job record(s)`),
       (err: Error) => logger.warn(`sweeping expired jobs failed: ${err.message}`),
     );
+    void opts.events?.store.sweep(async (id) => (await store.get(id).catch(() => null)) !== null).catch(() => {});
   }, opts.sweepMs ?? 10 * 60_000);
   sweepTimer.unref?.();
 
@@ -239,6 +249,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       }
       const job = newJob(input, { profile: profile.name, pod, at: iso() });
       await store.put(job);
+      await opts.events?.status(job);
       queue.push(job.id);
       pump();
       return job;
@@ -350,6 +361,18 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     },
   };
   return service;
+}
+
+/** The running totals as job record fields (issue 18, part 2). */
+function progressFields(job: Job, p: JobProgress): Partial<Job> {
+  return {
+    usage: { ...job.usage, ...p.usage },
+    total_cost_usd: p.total_cost_usd ?? job.total_cost_usd,
+    cost_usd: p.total_cost_usd ?? job.cost_usd,
+    num_turns: p.num_turns,
+    duration_ms: p.duration_ms,
+    session_id: p.session_id ?? job.session_id,
+  };
 }
 
 function finishedError(job: Job): HttpError {

@@ -131,6 +131,7 @@ async function readProfileDir(dir: string, source: ProfileSource): Promise<Profi
     ...(p.timeout_seconds !== undefined && { timeout_seconds: p.timeout_seconds }),
     ...(p.append_system_prompt !== undefined && { append_system_prompt: p.append_system_prompt }),
     ...(p.allowed_tools !== undefined && { allowed_tools: p.allowed_tools }),
+    ...(p.max_budget_usd !== undefined && { max_budget_usd: p.max_budget_usd }),
     source,
     dir,
   };

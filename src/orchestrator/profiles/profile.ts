@@ -27,6 +27,8 @@ export interface Profile {
   append_system_prompt?: string;
   /** Passed as --allowedTools (e.g. "Read", "Bash(git diff:*)"). */
   allowed_tools?: string[];
+  /** Passed as --max-budget-usd: the agent stops (error_max_budget_usd) once it has spent this much. */
+  max_budget_usd?: number;
   source: ProfileSource;
   /** The profile's directory (not for bundled profiles). */
   dir?: string;
@@ -43,6 +45,7 @@ export const ProfileFile = z.object({
   timeout_seconds: z.number().int().min(1).max(7 * 86400).optional(),
   append_system_prompt: z.string().optional(),
   allowed_tools: z.array(z.string().min(1)).optional(),
+  max_budget_usd: z.number().positive().max(100_000).optional(),
 });
 
 export const BUNDLED_PROFILES: readonly Profile[] = [
