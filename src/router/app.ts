@@ -15,6 +15,7 @@ import type { FeedDeps } from "./feed/feed";
 import type { DeepDeps } from "./health/deep";
 import type { PipelineDeps } from "./health/pipeline";
 import type { MarkerDeps } from "./markers/marker";
+import type { NotesDeps } from "./notes/file";
 import type { SignalHub } from "./signals/hub";
 import type { TickQueue } from "./tick/queue";
 import { registerBrief } from "./routes/brief";
@@ -23,6 +24,7 @@ import { registerFeed } from "./routes/feed";
 import { registerHealthReports } from "./routes/health-reports";
 import { registerIngest } from "./routes/ingest";
 import { registerMarker } from "./routes/marker";
+import { registerNotes } from "./routes/notes";
 import { registerSearch } from "./routes/search";
 import { registerSignal } from "./routes/signal";
 import { registerRouterConsole } from "./console";
@@ -36,6 +38,8 @@ export interface RouterDeps {
   search: BriefDeps;
   dispatch: DispatchDeps;
   markers: MarkerDeps;
+  /** Reading notes by path, their links, recent changes. */
+  notes: NotesDeps;
   ticks: TickQueue;
   signals: SignalHub;
   feed: FeedDeps;
@@ -52,7 +56,7 @@ export const ROUTER_API_INFO = {
   title: "brain-stack knowledge router",
   version: VERSION,
   description:
-    "HTTP API in front of a knowledge vault: ingest, federated search, briefs, dispatch, markers, ticks, feed and health reports. " +
+    "HTTP API in front of a knowledge vault: ingest, federated search, reading notes and their links, briefs, dispatch, markers, ticks, feed and health reports. " +
     "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503.",
 };
 
@@ -77,6 +81,7 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
   registerHealth(app, SERVICE_NAME);
   registerIngest(app);
   registerSearch(app);
+  registerNotes(app);
   registerBrief(app);
   registerDispatch(app);
   registerMarker(app);

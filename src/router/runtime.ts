@@ -75,6 +75,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const scheduler = new TickScheduler({ vault: config.vault, intervalSeconds: config.tickIntervalSeconds, queue: ticks });
   await scheduler.start();
   const deps: RouterDeps = {
+    notes: { vault: config.vault, index },
     config,
     index,
     search,
@@ -101,6 +102,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       bundles: config.s3Bucket
         ? s3BundleStore({ bucket: config.s3Bucket, endpoint: config.s3Endpoint, region: config.s3Region, accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey })
         : vaultBundleStore(config.vault),
+      notes: { vault: config.vault, index },
       orchestratorUrl: config.orchestratorUrl,
       serviceApiKey: config.serviceApiKey,
       timeoutMs: 30_000,

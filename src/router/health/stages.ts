@@ -260,10 +260,13 @@ export async function indexStage(ctx: StageContext): Promise<StageReport> {
     }
   }
   const missing = withFiles.filter((p) => (rows[p] ?? 0) === 0);
-  const evidence = { index: ctx.index.kind, rows, producers_with_files: withFiles, missing, truncated };
+  // Links whose target no note carries: worth seeing (a rename, a typo), never a failure.
+  const links = await ctx.index.linkCounts().catch((err: Error) => ({ error: err.message }));
+  const evidence = { index: ctx.index.kind, rows, producers_with_files: withFiles, missing, truncated, links };
   if (missing.length > 0) {
     return { name: "index", verdict: "fail", evidence, message: `source files exist for ${missing.join(", ")} but the index holds no rows for ${missing.length === 1 ? "it" : "them"}: run a tick (it refreshes the index)` };
   }
   const total = PRODUCERS.reduce((n, p) => n + (rows[p] ?? 0), 0);
-  return { name: "index", verdict: "ok", evidence, message: withFiles.length ? `${total} indexed document(s) across ${withFiles.length} producer(s) with files` : "no source files yet (nothing to check)" };
+  const linkLine = "links" in links && links.links > 0 ? `; ${links.links} link(s), ${links.dangling} dangling` : "";
+  return { name: "index", verdict: "ok", evidence, message: withFiles.length ? `${total} indexed document(s) across ${withFiles.length} producer(s) with files${linkLine}` : "no source files yet (nothing to check)" };
 }

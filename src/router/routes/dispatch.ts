@@ -16,6 +16,7 @@ export const DispatchRequest = z
     query: z.string().max(2000).optional().openapi({ description: "what to search the vault for (default: the task)" }),
     repo_url: z.string().optional(),
     profile: z.string().optional(),
+    include_linked: z.boolean().default(false).openapi({ description: "also bundle the notes the top 3 sources link to and are linked from (one hop, 12,000 characters at most)" }),
   })
   .openapi("DispatchRequest");
 
@@ -26,6 +27,7 @@ export const DispatchResponse = z
     job_id: z.string(),
     status: z.string().openapi({ example: "queued" }),
     sources: z.array(z.string()).openapi({ description: "vault paths the bundle cites" }),
+    linked: z.array(z.string()).optional().openapi({ description: "with include_linked: the linked notes the bundle carries" }),
   })
   .openapi("DispatchResponse");
 
