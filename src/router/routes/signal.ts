@@ -26,6 +26,7 @@ const route = createRoute({
   },
   responses: {
     200: {
+      headers: { "X-Last-Event-Id": { schema: { type: "string" }, description: "the newest event id when the stream opened (0 when none yet): a client resuming can stop reading once it has seen it" } },
       description:
         'text/event-stream. `event: signal`, `id: <n>`, data {marker_id, path, severity, source, session_id, title, content, ts, count, repeat}; repeat is true when an open signal absorbed a duplicate (count went up).',
       content: { "text/event-stream": { schema: z.string() } },
@@ -50,6 +51,7 @@ export const registerSignal = (app: RouterApp) =>
     const heartbeatMs = c.env.deps.config.signalHeartbeatSeconds * 1000;
     // The stream is meant to stay open: no idle timeout for it (the keep-alives guard proxies).
     c.env.server?.timeout?.(c.req.raw, 0);
+    c.header("X-Last-Event-Id", String(hub.lastId));
     return streamSSE(c, async (stream) => {
       const queue: SignalEvent[] = [];
       let closed = false;
