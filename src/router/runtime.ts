@@ -58,7 +58,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl") });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
-  const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.schedule(path) };
+  const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.written(path), signalTtlHours: config.signalTtlHours };
   const ticks = new TickQueue({
     vault: config.vault,
     run: (opts) =>
@@ -81,7 +81,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       maxBytes: config.ingestMaxBytes,
       embed: embedFn,
       signals,
-      written: (path) => indexer.schedule(path),
+      written: (path) => indexer.written(path),
+      signalTtlHours: config.signalTtlHours,
       refine: chatEp
         ? async (content) => {
             const answer = await chat(chatEp, [
@@ -112,6 +113,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       drainStaleMinutes: config.pipelineDrainStaleMinutes,
       signalTtlHours: config.signalTtlHours,
       scanLimit: config.pipelineScanLimit,
+      nextTickAt: () => scheduler.nextDueAt,
     },
     deep: { vault: config.vault, databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddings: embedEp, chat: chatEp, timeoutMs: Math.min(config.llmTimeoutMs, 15_000) },
   };
