@@ -20,6 +20,7 @@ import { profileCatalog, type ListedProfileCatalog } from "./jobs/profile-catalo
 import { createJobService, type JobService } from "./jobs/service";
 import type { JobStore } from "./jobs/store";
 import { executeJob } from "./execute";
+import { recordJobEnd } from "./loop/job-loop";
 import type { Profile } from "./profiles";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { McpSseSessions } from "./routes/mcp";
@@ -128,7 +129,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
 /** The real runner: clone cache, worktree, the agent CLI, auto-PR (execute.ts). */
 async function jobExecution(config: OrchestratorConfig): Promise<Execution<Profile>> {
   return {
-    execute: (req) => executeJob({ ...req, config }),
+    execute: (req) => executeJob({ ...req, config }).then((result) => recordJobEnd(config, req, result)),
     profiles: await profileCatalog(config),
   };
 }
