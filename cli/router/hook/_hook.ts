@@ -23,7 +23,7 @@ export interface HookSettings {
   baseUrl: string;
   token?: string;
   outbox: string;
-  /** The whole run's budget for the network (BRAIN_HOOK_TIMEOUT_MS, default 1500). */
+  /** The whole run's budget for the network (BRAIN_HOOK_TIMEOUT_MS, default 1000). */
   timeoutMs: number;
   feedMaxChars: number;
   signalsEnabled: boolean;
@@ -46,7 +46,7 @@ export function hookSettings(env: Record<string, string | undefined> = process.e
     baseUrl: (get("BRAIN_URL") ?? `http://localhost:${get("PORT_BRAIN_API") ?? "8103"}`).replace(/\/+$/, ""),
     token: get("KB_ROUTER_TOKEN"),
     outbox: get("BRAIN_OUTBOX") ?? join(home, ".router", "outbox"),
-    timeoutMs: num("BRAIN_HOOK_TIMEOUT_MS", 1500, 50, 10_000),
+    timeoutMs: num("BRAIN_HOOK_TIMEOUT_MS", 1000, 50, 10_000),
     feedMaxChars: num("BRAIN_FEED_MAX_CHARS", 6000, 200, 200_000),
     signalsEnabled: !/^(0|false|no|off)$/i.test(get("AMYGDALA_ENABLED") ?? "1"),
     minSeverity: get("AMYGDALA_MIN_SEVERITY") ?? "high",

@@ -17,11 +17,12 @@ const handlers: Record<HookEvent, () => Promise<Handler>> = {
 export async function runHook(event: HookEvent): Promise<never> {
   const s = hookSettings();
   const deadline = AbortSignal.timeout(s.timeoutMs);
-  // Whatever is still pending when the budget is spent is left behind.
+  // A backstop: the network calls end at the deadline; whatever still hangs after it (a slow
+  // disk, a stuck stdin) is left behind. Stop's buffering to the outbox comes before it.
   const hardStop = setTimeout(() => {
     warn(`${event}: gave up after ${s.timeoutMs} ms`);
     process.exit(0);
-  }, s.timeoutMs + 250);
+  }, s.timeoutMs + 500);
   try {
     const [input, handler] = await Promise.all([readHookInput(), handlers[event]()]);
     const out = await handler(input, s, deadline);

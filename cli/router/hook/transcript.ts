@@ -69,7 +69,8 @@ export async function harvestTranscript(path: string, fromOffset: number, sessio
             type: m.type,
             content: m.content,
             attrs: { ...m.attrs, source: m.attrs.source ?? "claude-code", ...(sid ? { session_id: m.attrs.session_id ?? sid } : {}), ts: m.attrs.ts ?? entry.timestamp ?? new Date().toISOString() },
-            idempotency_key: `claude-code:${sid ?? "-"}:${entry.uuid ?? `@${at}`}:${t}:${i}`,
+            // The entry's uuid is unique across sessions (a resumed session keeps it): the key.
+            idempotency_key: `claude-code:${entry.uuid ?? `${sid ?? "-"}@${at}`}:${t}:${i}`,
           });
         });
       });
