@@ -193,3 +193,33 @@ describe("the profile's words", () => {
     expect(journal().filter((r) => r.content === "Use SQLite for the embedded index.")).toHaveLength(1);
   }, 60_000);
 });
+
+describe("EXTRACT_ON_BOOT=1", () => {
+  it("records the markers of the transcripts already on disk once, at start, with their time", async () => {
+    const home = tempDir("extract-home");
+    const dir = join(home, "transcripts", "-work-proj");
+    mkdirSync(dir, { recursive: true });
+    const ts = "2026-11-01T08:30:00.000Z";
+    const entry = { type: "assistant", uuid: "boot-entry", timestamp: ts, sessionId: "boot-session", message: { content: [{ type: "text", text: "<!-- @lesson -->\nLearned before the router ran.\n<!-- @/lesson -->" }] } };
+    writeFileSync(join(dir, "boot-session.jsonl"), `${JSON.stringify(entry)}\n`);
+    const env = { HOME: home, KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", EXTRACT_ON_BOOT: "1", CLAUDE_TRANSCRIPTS_DIR: join(home, "transcripts") };
+    const vault = join(home, "vault");
+    const first = await startMain(["--only", "router", "--vault", vault], env, { expect: ["router"] });
+    try {
+      await first.waitForOutput("EXTRACT_ON_BOOT: 1 transcript(s)", 15_000);
+      expect(first.output()).toContain("1 marker(s) recorded");
+    } finally {
+      await first.stop();
+    }
+    const second = await startMain(["--only", "router", "--vault", vault], env, { expect: ["router"] });
+    try {
+      await second.waitForOutput("EXTRACT_ON_BOOT: 1 transcript(s)", 15_000);
+      expect(second.output()).toContain("0 marker(s) recorded, 1 already known");
+    } finally {
+      await second.stop();
+    }
+    const dayFiles = readdirSync(join(vault, "brain-feed", "markers"));
+    const records = dayFiles.flatMap((f) => readFileSync(join(vault, "brain-feed", "markers", f), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)));
+    expect(records.filter((r) => r.content === "Learned before the router ran.")).toMatchObject([{ ts, session_id: "boot-session", source: "claude-code" }]);
+  }, 60_000);
+});

@@ -13,6 +13,7 @@ import { scaffold } from "./vault/scaffold";
 import type { MarkerDeps } from "./markers/marker";
 import { createRouterMcp, type RouterMcp } from "./mcp";
 import { SignalHub } from "./signals/hub";
+import { extractTranscripts } from "./markers/extract-on-boot";
 import { BackgroundIndexer } from "./tick/index-refresh";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
@@ -117,6 +118,13 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
     },
     deep: { vault: config.vault, databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddings: embedEp, chat: chatEp, timeoutMs: Math.min(config.llmTimeoutMs, 15_000) },
   };
+  if (config.extractOnBoot) {
+    // In the background: start-up does not wait for a machine's worth of transcripts.
+    void extractTranscripts(markers, config.transcriptsDir).then(
+      (c) => logger.info(`EXTRACT_ON_BOOT: ${c.transcripts} transcript(s) in ${config.transcriptsDir}: ${c.recorded} marker(s) recorded, ${c.known} already known, ${c.refused} refused`),
+      (err) => logger.error(`EXTRACT_ON_BOOT: ${(err as Error).message}`),
+    );
+  }
   const app = createRouterApp(deps);
   const mcp = createRouterMcp(deps);
   let streamsEnded: Promise<void> | undefined;

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { RouterClient } from "../../../src/router/client";
 import { bufferMarker, replayOutbox, ReplayInterrupted } from "../../../src/router/outbox/outbox";
 import { loadState, routerFetch, saveState, warn, type HookInput, type HookSettings } from "./_hook";
-import { harvestTranscript, type HarvestedMarker } from "./transcript";
+import { harvestTranscript, type HarvestedMarker } from "../../../src/router/markers/transcript";
 
 export async function stop(input: HookInput, s: HookSettings, deadline: AbortSignal): Promise<string | undefined> {
   const state = await loadState(s, input.session_id);

@@ -10,6 +10,7 @@ import { buildAgentEnv } from "../agent/env";
 import type { AgentOutcome } from "../agent/outcome";
 import { AgentSpawnError, startAgent, type AgentRun } from "../agent/process";
 import type { OrchestratorConfig } from "../config";
+import { writeLoopSettings } from "../loop/job-loop";
 import { telemetryEnv } from "../telemetry/otel-env";
 import { transcriptPath } from "../telemetry/transcript";
 import { resolveConversation, type Conversation } from "./resolution";
@@ -55,7 +56,9 @@ export type ChatConfig = Pick<
   | "otelLogToolDetails"
   | "tracingBasicAuth"
   | "podName"
->;
+> &
+  // The loop (issue 16): set, turns run with brain-stack's hooks (loop/job-loop.ts).
+  Partial<Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli" | "stateDir">>;
 
 export interface ChatServiceDeps {
   agent: ChatAgent;
@@ -189,6 +192,22 @@ export class ChatService {
     }
   }
 
+  private loopFile: Promise<string | undefined> | undefined;
+
+  /** The agent's hooks settings (written once per agent; undefined when no router is known). */
+  private loopSettings(): Promise<string | undefined> {
+    const { routerUrl, routerToken, routerCli, stateDir } = this.deps.config;
+    if (!routerUrl || !routerToken || !routerCli || !stateDir) return Promise.resolve(undefined);
+    this.loopFile ??= writeLoopSettings({ routerUrl, routerToken, routerCli, stateDir }, `agent-${this.deps.agent.agentId}`)
+      .then((w) => w?.path)
+      .catch((err) => {
+        this.loopFile = undefined;
+        logger.warn(`the loop's settings were not written (turns run without the hooks): ${(err as Error).message}`);
+        return undefined;
+      });
+    return this.loopFile;
+  }
+
   private async startTurn(
     req: ChatRequest,
     conversation: Conversation,
@@ -215,6 +234,7 @@ export class ChatService {
         `${caller ? ` caller=${caller}` : ""}`,
     );
 
+    const loop = await this.loopSettings();
     let run: AgentRun;
     try {
       run = startAgent({
@@ -228,6 +248,7 @@ export class ChatService {
           includePartialMessages: true,
           appendSystemPrompt: agent.systemPrompt || undefined,
           ...(resumed ? { resume: sessionId } : { sessionId }),
+          ...(loop && { extraArgs: ["--settings", loop] }),
         },
         env: buildAgentEnv({
           base: this.deps.env,

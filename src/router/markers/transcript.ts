@@ -4,7 +4,7 @@
 // Stop reads only the turn it ends; each marker keeps its entry's timestamp and gets a key
 // from the entry's uuid, so reading a line twice never records it twice.
 import { open } from "node:fs/promises";
-import { parseInlineMarkers } from "../../../src/router/markers/inline";
+import { parseInlineMarkers } from "./inline";
 
 export interface HarvestedMarker {
   type: string;
