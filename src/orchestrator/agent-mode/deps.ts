@@ -8,11 +8,16 @@ import { createSessionStore } from "../chat/sessions";
 import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
 import { createVisibilityStore } from "../chat/visibility";
 import type { OrchestratorConfig } from "../config";
+import { join } from "node:path";
+import { createFileStore } from "../../common/kv/file-store";
+import { EventRelay, RELAY_DONE_TTL_SECONDS } from "../relay/relay";
 import { loadAgentMode, type AgentMode } from "./load";
 
 export interface AgentModeDeps {
   agent: AgentMode;
   chat: ChatService;
+  /** Where non-streaming turns' events go for GET /v1/relay/{correlation_id}. */
+  relay?: EventRelay;
   /** SSE keep-alive comment interval while the agent is silent. */
   keepAliveMs: number;
   close(): Promise<void>;
@@ -52,9 +57,11 @@ export async function createAgentModeDeps(
     env,
     killGraceMs: opts.killGraceMs,
   });
+  const relay = new EventRelay(kv ?? (await createFileStore({ dir: join(config.stateDir, "kv") })), config.claudeTimeout + RELAY_DONE_TTL_SECONDS);
   return {
     agent,
     chat,
+    relay,
     keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     close: () => chat.close(),
   };
