@@ -20,6 +20,8 @@ import { profileCatalog, type ListedProfileCatalog } from "./jobs/profile-catalo
 import { createJobService, type JobService } from "./jobs/service";
 import type { JobStore } from "./jobs/store";
 import { executeJob } from "./execute";
+import { afterSync } from "./hooks-package/after-sync";
+import { prepareHooksPackage } from "./hooks-package/hooks-package";
 import { recordJobEnd } from "./loop/job-loop";
 import type { Profile } from "./profiles";
 import { createAgentModeDeps } from "./agent-mode/routes";
@@ -66,6 +68,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   const execution = await jobExecution(config);
   const tracing = createJobTracing(config);
   const { kv, store } = await openStores(config);
+  await prepareHooksPackage(config);
   // A broken agent package stops start-up with a message naming the file.
   const agentMode = await createAgentModeDeps(config, kv).catch(async (err) => {
     await store.close();
@@ -102,6 +105,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     async sync(target) {
       const results = await companionSync.sync(target);
       await execution.profiles.list(); // the hooks package may have brought profiles
+      await afterSync(config, results, agentMode);
       return results;
     },
   };

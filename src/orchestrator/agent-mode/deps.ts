@@ -11,11 +11,14 @@ import type { OrchestratorConfig } from "../config";
 import { join } from "node:path";
 import { createFileStore } from "../../common/kv/file-store";
 import { EventRelay, RELAY_DONE_TTL_SECONDS } from "../relay/relay";
+import { runHooksInit } from "../hooks-package/hooks-package";
 import { loadAgentMode, type AgentMode } from "./load";
 
 export interface AgentModeDeps {
   agent: AgentMode;
   chat: ChatService;
+  /** Takes up the hub again without a restart: package copied, runners re-run, system prompt reloaded. */
+  reload?: () => Promise<void>;
   /** Where non-streaming turns' events go for GET /v1/relay/{correlation_id}. */
   relay?: EventRelay;
   /** SSE keep-alive comment interval while the agent is silent. */
@@ -42,15 +45,19 @@ export async function createAgentModeDeps(
   const env = opts.env ?? process.env;
   const agent = opts.agent ?? (await loadAgentMode(config, { env }));
   if (!agent) return undefined;
+  const chatAgent = {
+    agentId: agent.agentId,
+    model: agent.manifest.model,
+    maxTurns: agent.manifest.max_turns,
+    permissionMode: agent.manifest.permission_mode,
+    packageDir: agent.packageDir,
+    systemPrompt: agent.systemPrompt,
+  };
+  let mcpCategories = agent.manifest.mcp_categories;
   const chat = new ChatService({
-    agent: {
-      agentId: agent.agentId,
-      model: agent.manifest.model,
-      maxTurns: agent.manifest.max_turns,
-      permissionMode: agent.manifest.permission_mode,
-      packageDir: agent.packageDir,
-      systemPrompt: agent.systemPrompt,
-    },
+    agent: chatAgent,
+    // spec: "in agent mode the MCP whitelist render reruns hooks init before every completion".
+    beforeTurn: () => runHooksInit(config, { mcpCategories, target: chatAgent.packageDir, env }).then(() => {}),
     config,
     sessions: createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl }),
     visibility: createVisibilityStore({ kv, stateDir: config.stateDir }),
@@ -62,6 +69,12 @@ export async function createAgentModeDeps(
     agent,
     chat,
     relay,
+    async reload() {
+      const next = await loadAgentMode(config, { env });
+      if (!next) return;
+      Object.assign(chatAgent, { model: next.manifest.model, maxTurns: next.manifest.max_turns, permissionMode: next.manifest.permission_mode, packageDir: next.packageDir, systemPrompt: next.systemPrompt });
+      mcpCategories = next.manifest.mcp_categories;
+    },
     keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     close: () => chat.close(),
   };

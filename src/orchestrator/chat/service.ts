@@ -69,6 +69,8 @@ export interface ChatServiceDeps {
   env: Record<string, string | undefined>;
   /** Between SIGTERM and SIGKILL when a turn is cancelled. */
   killGraceMs?: number;
+  /** Runs before each turn's agent starts (the hooks package's MCP whitelist render); a failure fails the turn. */
+  beforeTurn?: () => Promise<void>;
 }
 
 export interface ChatMessage {
@@ -235,6 +237,13 @@ export class ChatService {
     );
 
     const loop = await this.loopSettings();
+    if (this.deps.beforeTurn) {
+      try {
+        await this.deps.beforeTurn();
+      } catch (err) {
+        throw new HttpError(502, "hooks_init_failed", `the hooks package's init failed before the turn: ${(err as Error).message}`);
+      }
+    }
     let run: AgentRun;
     try {
       run = startAgent({
