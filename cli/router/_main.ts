@@ -1,5 +1,6 @@
 // router-cli's commands (spec: knowledge-router.md, "Client tool"), each its own file under
 // cli/router/, loaded only when it runs. router-cli.ts starts here for everything but hooks.
+import "../_tty";
 import { defineCommand } from "citty";
 import { VERSION } from "../../src/common/version";
 import { runCli } from "../_shared";
