@@ -42,7 +42,7 @@ export default defineCommand({
     profile: { type: "string", default: "default", description: `packaged profile (${PROFILES.join(", ")})` },
     "for-target": { type: "string", default: "claude", description: `agent the profile is for (${TARGETS.join(", ")})` },
     "no-stack": { type: "boolean", description: "do not start the stack" },
-    "no-link": { type: "boolean", description: "do not link the profile" },
+    "no-link": { type: "boolean", description: "do not link the profile (nor touch ~/.claude at all: no hooks, no profile import)" },
     "no-init": { type: "boolean", description: "do not scaffold the vault" },
     "no-hooks": { type: "boolean", description: "do not merge the hooks into ~/.claude/settings.json (nor the profile into ~/.claude/CLAUDE.md)" },
     "dry-run": { type: "boolean", description: "print the plan, write nothing" },
@@ -175,7 +175,7 @@ export default defineCommand({
     }
 
     // 6. The hooks Claude Code runs, and the profile's words in the memory file it reads.
-    if (!noHooks) {
+    if (!noHooks && !noLink) {
       const final = parseDotenv(completion.text);
       const settingsPath = userSettingsPath(h);
       steps.push({
