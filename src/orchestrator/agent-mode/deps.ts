@@ -3,6 +3,7 @@
 // visibility stores (Redis when the store is Redis, with their ~/.service files), and the chat
 // service that runs turns. close() stops running turns on shutdown.
 import type { KeyValueStore } from "../../common/kv/store";
+import { ResponseLinks } from "../chat/responses";
 import { ChatService } from "../chat/service";
 import { createSessionStore } from "../chat/sessions";
 import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
@@ -21,6 +22,10 @@ export interface AgentModeDeps {
   reload?: () => Promise<void>;
   /** Where non-streaming turns' events go for GET /v1/relay/{correlation_id}. */
   relay?: EventRelay;
+  /** The Responses API's response id → conversation map. */
+  responseLinks: ResponseLinks;
+  /** SERVICE_CONV_HASH_FALLBACK. */
+  hashFallback: boolean;
   /** SSE keep-alive comment interval while the agent is silent. */
   keepAliveMs: number;
   close(): Promise<void>;
@@ -60,7 +65,7 @@ export async function createAgentModeDeps(
     beforeTurn: () => runHooksInit(config, { mcpCategories, target: chatAgent.packageDir, env }).then(() => {}),
     config,
     sessions: createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl }),
-    visibility: createVisibilityStore({ kv, stateDir: config.stateDir }),
+    visibility: createVisibilityStore({ kv, stateDir: config.stateDir, defaults: { live_text: config.streamText === "live" } }),
     env,
     killGraceMs: opts.killGraceMs,
   });
@@ -75,6 +80,8 @@ export async function createAgentModeDeps(
       Object.assign(chatAgent, { model: next.manifest.model, maxTurns: next.manifest.max_turns, permissionMode: next.manifest.permission_mode, packageDir: next.packageDir, systemPrompt: next.systemPrompt });
       mcpCategories = next.manifest.mcp_categories;
     },
+    responseLinks: new ResponseLinks(createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl, fileName: "response_links.json" }), agent.agentId),
+    hashFallback: config.convHashFallback,
     keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     close: () => chat.close(),
   };

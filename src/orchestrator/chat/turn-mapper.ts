@@ -11,12 +11,15 @@
 // - `assistant` frames repeat finished blocks and are never re-emitted, except for their
 //   `error` member (e.g. authentication_failed);
 // - failure is decided by the result line's is_error, not by its subtype; a rejected
-//   rate_limit_event is an error; system lines, message_* events and signatures are ignored;
+//   rate_limit_event is an error; an api_retry system line is a status (the agent waits to
+//   retry the model API); other system lines, message_* events and signatures are ignored;
 // - events with a parent_tool_use_id belong to a sub-agent: labelled, never narration or final
 //   of the main thread.
-import { toTokenUsage, type AgentOutcome } from "../agent/outcome";
+import { apiRetryOf, isUnrecoverable, retryText } from "../agent/api-retry";
+import type { AgentOutcome } from "../agent/outcome";
 import type { AgentEvent, ContentBlock, ResultEvent } from "../agent/stream-json";
-import { ZERO_USAGE, type ParentToolUseId, type TurnEvent } from "./turn-events";
+import type { ParentToolUseId, TurnEvent } from "./turn-events";
+import { chatUsage, ZERO_USAGE } from "./usage";
 
 type Block =
   | { kind: "text"; parts: string[] }
@@ -37,6 +40,9 @@ export class TurnMapper {
   private resultSeen = false;
   private usageSent = false;
   private readonly errors = new Set<string>();
+
+  /** live: main-thread text deltas also go out as text_delta events as they arrive. */
+  constructor(private readonly opts: { live?: boolean } = {}) {}
 
   /** The events one agent line maps to (often none). */
   push(ev: AgentEvent): TurnEvent[] {
@@ -65,8 +71,14 @@ export class TurnMapper {
       case "result":
         this.onResult(ev, out);
         break;
+      case "system": {
+        const retry = apiRetryOf(ev);
+        // One that retrying cannot fix stops the run (agent/process.ts): its error comes at the end.
+        if (retry && !isUnrecoverable(retry)) out.push({ type: "status", code: "api_retry", message: retryText(retry), retry });
+        break;
+      }
       default:
-        // system (init, status, hook_*), unknown types: nothing for the client.
+        // unknown types: nothing for the client (other system lines: init, status, hook_*, thinking_tokens).
         break;
     }
     return out;
@@ -76,7 +88,9 @@ export class TurnMapper {
    * After the last line, with how the process ended: flushes held text and reports a turn that
    * did not end with a successful result line (crash, non-zero exit, garbage, timeout).
    */
-  end(outcome: Pick<AgentOutcome, "failed" | "error" | "exitCode" | "signal" | "garbageLines" | "cancelled" | "timedOut"> | undefined): TurnEvent[] {
+  end(
+    outcome: Pick<AgentOutcome, "failed" | "error" | "errorCode" | "exitCode" | "signal" | "garbageLines" | "cancelled" | "timedOut"> | undefined,
+  ): TurnEvent[] {
     const out: TurnEvent[] = [];
     if (!this.resultSeen) {
       // The turn never finished: whatever text was held was narration, not an answer.
@@ -116,6 +130,9 @@ export class TurnMapper {
               ? { kind: "tool_use", id: String(cb.id ?? ""), name: String(cb.name ?? "tool"), json: "", input: cb.input }
               : { kind: "other" };
         this.thread(parent).blocks.set(index, block);
+        if (this.opts.live && parent === null && block.kind === "text" && block.parts.length > 0) {
+          out.push({ type: "text_delta", text: block.parts[0]!, blockStart: true });
+        }
         if (cb.type === "thinking" && typeof cb.thinking === "string" && cb.thinking !== "") {
           out.push({ type: "thinking", text: cb.thinking, parentToolUseId: parent });
         }
@@ -127,7 +144,10 @@ export class TurnMapper {
         if (d.type === "thinking_delta") {
           if (typeof d.thinking === "string" && d.thinking !== "") out.push({ type: "thinking", text: d.thinking, parentToolUseId: parent });
         } else if (d.type === "text_delta") {
-          if (block?.kind === "text" && typeof d.text === "string") block.parts.push(d.text);
+          if (block?.kind === "text" && typeof d.text === "string") {
+            if (this.opts.live && parent === null && d.text !== "") out.push({ type: "text_delta", text: d.text, blockStart: block.parts.length === 0 });
+            block.parts.push(d.text);
+          }
         } else if (d.type === "input_json_delta") {
           if (block?.kind === "tool_use" && typeof d.partial_json === "string") block.json += d.partial_json;
         }
@@ -199,7 +219,7 @@ export class TurnMapper {
     this.usageSent = true;
     out.push({
       type: "usage",
-      usage: toTokenUsage(r.usage) ?? ZERO_USAGE,
+      usage: chatUsage(r.usage),
       costUsd: r.total_cost_usd,
       sessionId: typeof r.session_id === "string" ? r.session_id : undefined,
       numTurns: typeof r.num_turns === "number" ? r.num_turns : undefined,
@@ -266,6 +286,7 @@ type EndInfo = Parameters<TurnMapper["end"]>[0];
 
 function endCode(o: EndInfo): string {
   if (!o) return "agent_exit";
+  if (o.errorCode) return o.errorCode;
   if (o.cancelled) return "cancelled";
   if (o.timedOut) return "agent_timeout";
   return "agent_exit";

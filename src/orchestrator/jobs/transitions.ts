@@ -35,6 +35,7 @@ export function newJob(input: JobSubmission, opts: { profile: string; pod: strin
     updated_at: opts.at,
     usage: null,
     cost_usd: null,
+    api_retry: null,
   };
 }
 

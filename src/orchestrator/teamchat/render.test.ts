@@ -4,7 +4,7 @@ import { DEFAULT_VISIBILITY, type Visibility } from "../chat/visibility";
 import { retryAfterMs } from "./connector";
 import { splitMessage, TeamChatRenderer } from "./render";
 
-const ALL: Visibility = { show_thinking: true, show_tools: true, show_text: true, show_narration: true, show_final: true };
+const ALL: Visibility = { show_thinking: true, show_tools: true, show_text: true, show_narration: true, show_final: true, live_text: false };
 const think = (text: string, parentToolUseId: string | null = null): TurnEvent => ({ type: "thinking", text, parentToolUseId });
 
 function render(events: TurnEvent[], v: Visibility = ALL, flushChars = 2000): string[] {
@@ -24,6 +24,17 @@ describe("TeamChatRenderer", () => {
     const v = { ...ALL, show_tools: false };
     const out = render([think("first"), { type: "tool_call", id: "t", name: "Bash", input: {}, parentToolUseId: null }, think("second")], v);
     expect(out).toEqual(["**Reasoning:**\n\nfirst", "**Reasoning:**\n\nsecond"]);
+  });
+
+  it("shows the agent retrying the model API as **Retrying:**, hidden with narration", () => {
+    const status: TurnEvent = {
+      type: "status",
+      code: "api_retry",
+      message: "the model API failed (HTTP 529 overloaded); the agent retries (attempt 1 of 10) in 0.6 s",
+      retry: { attempt: 1, max_retries: 10, retry_delay_ms: 600, error_status: 529, error: "overloaded" },
+    };
+    expect(render([status])).toEqual(["**Retrying:** the model API failed (HTTP 529 overloaded); the agent retries (attempt 1 of 10) in 0.6 s"]);
+    expect(render([status], { ...ALL, show_narration: false })).toEqual([]);
   });
 
   it("flushes a long block once it passes flushChars", () => {
@@ -51,7 +62,7 @@ describe("TeamChatRenderer", () => {
         { type: "tool_call", id: "t", name: "Bash", input: {}, parentToolUseId: null },
         { type: "final", text: "f" },
         { type: "error", code: "agent_exit", message: "boom" },
-        { type: "usage", usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+        { type: "usage", usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } } },
       ],
       { ...DEFAULT_VISIBILITY },
     );

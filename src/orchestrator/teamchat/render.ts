@@ -6,6 +6,7 @@
 // | tool_call   | **Tool call:** <name> and a fenced preview of its input  |
 // | tool_result | **Tool result[ (error)]:** and a fenced, truncated body  |
 // | final       | the answer as its own message(s)                         |
+// | status      | **Retrying:** <what failed, attempt n of m, in s>        |
 // | error       | **Error:** <message>                                     |
 //
 // Thinking arrives token by token: deltas are coalesced into one message per block, sent when
@@ -61,10 +62,14 @@ export class TeamChatRenderer {
   private readonly previewChars: number;
   private readonly maxBytes: number;
 
+  private readonly visibility: Visibility;
+
   constructor(
-    private readonly visibility: Visibility,
+    visibility: Visibility,
     private readonly opts: RenderOptions,
   ) {
+    // Team chat sends whole messages per block: live text (a chat-completions option) does not apply.
+    this.visibility = { ...visibility, live_text: false };
     this.previewChars = opts.previewChars ?? PREVIEW_CHARS;
     this.maxBytes = opts.maxMessageBytes ?? MAX_MESSAGE_BYTES;
   }
@@ -95,6 +100,9 @@ export class TeamChatRenderer {
         break;
       case "tool_result":
         this.emit(`**Tool result${ev.isError ? " (error)" : ""}:**${sub}\n\n${fence("", truncate(ev.content, this.previewChars))}`, out);
+        break;
+      case "status":
+        this.emit(`**Retrying:** ${ev.message}`, out);
         break;
       case "error":
         this.emit(`**Error:** ${ev.message}`, out);
@@ -131,6 +139,6 @@ export function renderVisibility(v: Visibility): string {
   const on = (b: boolean) => (b ? "on" : "off");
   return (
     `**Stream settings for this chat:** thinking ${on(v.show_thinking)} · tools ${on(v.show_tools)} · ` +
-    `narration ${on(v.show_text && v.show_narration)} · final ${on(v.show_text && v.show_final)}\n\n\`${JSON.stringify(v)}\``
+    `narration ${on(v.show_text && v.show_narration)} · final ${on(v.show_text && v.show_final)}\n\n\`${JSON.stringify({ ...v, live_text: undefined })}\``
   );
 }
