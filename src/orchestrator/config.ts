@@ -93,6 +93,9 @@ export const orchestratorSettings = {
   teamchatConversationTtl: { env: "TEAMCHAT_CONVERSATION_TTL", fileKey: null, default: "86400", parse: int(1, 365 * 86400), doc: "seconds team-chat history is kept after the last message" },
   k8sEnabled: { env: "SERVICE_K8S_ENABLED", fileKey: null, default: "false", defaultDoc: "off", parse: bool(), doc: "opt-in Kubernetes backend for the agents command" },
   k8sNamespaces: { env: "SERVICE_K8S_NAMESPACES", fileKey: null, default: "", defaultDoc: "none", parse: list(), doc: "namespaces for the agents command" },
+  routerUrl: { env: "ROUTER_URL", fileKey: "router.url", default: undefined, defaultDoc: "none (the one-process stack: its own router)", parse: url(), doc: "knowledge router jobs and agent-mode turns feed (hooks in the agent's settings, a milestone per job); with KB_ROUTER_TOKEN" },
+  routerToken: { env: "KB_ROUTER_TOKEN", fileKey: null, default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "bearer token for ROUTER_URL" },
+  routerCli: { env: "ROUTER_CLI_BINARY", fileKey: "router.cli", default: "router-cli", parse: str(), doc: "the router-cli the agent's hooks run (`router-cli hook …`)" },
   dockerRegistry: { env: "DOCKER_REGISTRY", fileKey: null, default: undefined, defaultDoc: "none", parse: str(), doc: "required by the push command" },
   ...edgeSettings("yaml"),
 } satisfies Settings;

@@ -23,6 +23,9 @@ import { createJobService, type JobService } from "./jobs/service";
 import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import type { JobStore } from "./jobs/store";
 import { executeJob } from "./execute";
+import { afterSync } from "./hooks-package/after-sync";
+import { prepareHooksPackage } from "./hooks-package/hooks-package";
+import { recordJobEnd } from "./loop/job-loop";
 import type { Profile } from "./profiles";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { McpSseSessions } from "./routes/mcp";
@@ -72,6 +75,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   const execution = await jobExecution(config);
   const tracing = createJobTracing(config);
   const { kv, store } = await openStores(config);
+  await prepareHooksPackage(config);
   // A broken agent package stops start-up with a message naming the file.
   const agentMode = await createAgentModeDeps(config, kv).catch(async (err) => {
     await store.close();
@@ -113,6 +117,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     async sync(target) {
       const results = await companionSync.sync(target);
       await execution.profiles.list(); // the hooks package may have brought profiles
+      await afterSync(config, results, agentMode);
       return results;
     },
   };
@@ -141,7 +146,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
 /** The real runner: clone cache, worktree, the agent CLI, auto-PR (execute.ts). */
 async function jobExecution(config: OrchestratorConfig): Promise<Execution<Profile>> {
   return {
-    execute: (req) => executeJob({ ...req, config }),
+    execute: (req) => executeJob({ ...req, config }).then((result) => recordJobEnd(config, req, result)),
     profiles: await profileCatalog(config),
   };
 }

@@ -2,7 +2,7 @@
 // Built once in main.ts, passed down.
 import { join, resolve } from "node:path";
 import { readDotenv } from "../common/config/files";
-import { int, list, port, str, url } from "../common/config/parsers";
+import { bool, int, list, port, str, url } from "../common/config/parsers";
 import { edgeSettings } from "../common/config/edge-settings";
 import { loadSettings, type ConfigOf, type Settings } from "../common/config/settings";
 
@@ -41,6 +41,8 @@ export const routerSettings = {
   pipelineMarkerQuietHours: { env: "PIPELINE_MARKER_QUIET_HOURS", fileKey: "PIPELINE_MARKER_QUIET_HOURS", default: "72", parse: int(1, 87_600), doc: "the pipeline's ingest stage warns when no marker arrived for this long" },
   pipelineDrainStaleMinutes: { env: "PIPELINE_DRAIN_STALE_MINUTES", fileKey: "PIPELINE_DRAIN_STALE_MINUTES", default: "30", parse: int(1, 525_600), doc: "the drain stage fails when a tick request has waited this long unconsumed" },
   pipelineScanLimit: { env: "PIPELINE_SCAN_LIMIT", fileKey: "PIPELINE_SCAN_LIMIT", default: "20000", parse: int(100, 10_000_000), doc: "most directory entries one pipeline report reads (its evidence says when it stopped short)" },
+  extractOnBoot: { env: "EXTRACT_ON_BOOT", fileKey: "EXTRACT_ON_BOOT", default: "false", parse: bool(), doc: "1 = at start, harvest markers once from the Claude Code transcripts under CLAUDE_TRANSCRIPTS_DIR" },
+  transcriptsDir: { env: "CLAUDE_TRANSCRIPTS_DIR", fileKey: "CLAUDE_TRANSCRIPTS_DIR", default: "~/.claude/projects", parse: str(), doc: "where EXTRACT_ON_BOOT looks for transcripts (<project>/<session>.jsonl)" },
   ...edgeSettings("dotenv"),
 } satisfies Settings;
 

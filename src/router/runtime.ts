@@ -14,6 +14,7 @@ import { scaffold } from "./vault/scaffold";
 import type { MarkerDeps } from "./markers/marker";
 import { createRouterMcp, type RouterMcp } from "./mcp";
 import { SignalHub } from "./signals/hub";
+import { extractTranscripts } from "./markers/extract-on-boot";
 import { BackgroundIndexer } from "./tick/index-refresh";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
@@ -62,7 +63,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl") });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
-  const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.schedule(path) };
+  const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.written(path), signalTtlHours: config.signalTtlHours };
   const ticks = new TickQueue({
     vault: config.vault,
     run: (opts) =>
@@ -86,7 +87,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       maxBytes: config.ingestMaxBytes,
       embed: embedFn,
       signals,
-      written: (path) => indexer.schedule(path),
+      written: (path) => indexer.written(path),
+      signalTtlHours: config.signalTtlHours,
       refine: chatEp
         ? async (content) => {
             const answer = await chat(chatEp, [
@@ -118,9 +120,17 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       drainStaleMinutes: config.pipelineDrainStaleMinutes,
       signalTtlHours: config.signalTtlHours,
       scanLimit: config.pipelineScanLimit,
+      nextTickAt: () => scheduler.nextDueAt,
     },
     deep: { vault: config.vault, databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddings: embedEp, chat: chatEp, timeoutMs: Math.min(config.llmTimeoutMs, 15_000) },
   };
+  if (config.extractOnBoot) {
+    // In the background: start-up does not wait for a machine's worth of transcripts.
+    void extractTranscripts(markers, config.transcriptsDir).then(
+      (c) => logger.info(`EXTRACT_ON_BOOT: ${c.transcripts} transcript(s) in ${config.transcriptsDir}: ${c.recorded} marker(s) recorded, ${c.known} already known, ${c.refused} refused`),
+      (err) => logger.error(`EXTRACT_ON_BOOT: ${(err as Error).message}`),
+    );
+  }
   const app = createRouterApp(deps);
   const mcp = createRouterMcp(deps);
   let streamsEnded: Promise<void> | undefined;

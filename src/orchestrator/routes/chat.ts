@@ -165,7 +165,14 @@ export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | un
       }) as never;
     }
     keepOpen(c);
-    const reply = await bufferReply(opening);
+    // The non-streaming event relay: the turn's events, as they come, under its correlation id.
+    const relay = correlationId && opening.kind === "turn" ? deps.relay?.writer(correlationId) : undefined;
+    let reply;
+    try {
+      reply = await bufferReply(opening, relay?.append);
+    } finally {
+      await relay?.done().catch(() => {});
+    }
     return c.json(chatCompletion(`chatcmpl-${crypto.randomUUID()}`, model, reply), 200, turnHeaders(opening, correlationId));
   });
 }

@@ -21,8 +21,17 @@ export interface StageContext {
   markerQuietHours: number;
   drainStaleMinutes: number;
   signalTtlHours: number;
+  nextTickAt?: () => Date | undefined;
   now: Date;
   budget: ScanBudget;
+}
+
+/** When the newest completed tick finished, if one did. */
+async function lastCompletedTick(ctx: StageContext): Promise<Date | undefined> {
+  const { names: list } = await names(ctx, TICK_FOLDERS.completed);
+  const newest = list.filter((n) => n.endsWith(".json")).at(-1);
+  const r = newest ? await readRecord(join(ctx.vault, TICK_FOLDERS.completed, newest)) : undefined;
+  return r?.finished_at ? new Date(r.finished_at) : undefined;
 }
 
 const LISTED = 10;
@@ -169,6 +178,20 @@ export async function lessonsStage(ctx: StageContext): Promise<StageReport> {
   }
   if (logs.length === 0) return { name: "lessons", verdict: "ok", evidence, message: "no lessons yet (nothing to check)" };
   if (!entry) {
+    // A lesson written after the last completed tick (or before any) waits for the next one:
+    // that is the pipeline working, not broken (issue 16 part 5). Once a tick has run over it
+    // and left no entry, the spec's rule fails.
+    const newestLog = logs[0] ? await mtimeOf(join(ctx.vault, LESSONS_DIR, logs[0])) : null;
+    const ticked = await lastCompletedTick(ctx);
+    if (!ticked || (newestLog && newestLog > ticked)) {
+      const due = ctx.nextTickAt?.();
+      return {
+        name: "lessons",
+        verdict: "warn",
+        evidence: { ...evidence, last_tick_at: ticked?.toISOString() ?? null, next_tick_at: due?.toISOString() ?? null },
+        message: `${logs.length} lesson log(s) wait for the next tick to reach the feed: ${due ? `it is due at ${due.toISOString()}` : "no tick is scheduled (TICK_INTERVAL_SECONDS=0): run router-cli tick"}`,
+      };
+    }
     return { name: "lessons", verdict: "fail", evidence, message: `${logs.length} lesson log(s) exist but the feed is missing: no lessons entry in ${FEED_DIR}/ (a tick writes ${TICK_ENTRIES.lessons})` };
   }
   if (recent && (items === 0 || expired)) {

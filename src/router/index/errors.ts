@@ -1,5 +1,5 @@
 // The index's failures as values with a code, so routes map them without knowing the stores.
-import { HttpError } from "../../common/errors.ts";
+import { HttpError } from "../../common/http-error.ts";
 
 /** The query string cannot be understood (e.g. an unknown producer). → 400. */
 export class QueryError extends HttpError {

@@ -4,6 +4,8 @@
 // and the ledger entry that marks the content as ingested comes last.
 import { mkdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { writeSignalsMdNow } from "../signals/signals-md";
+import { SIGNALS_FILE } from "../tick/feed-entries";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { HttpError } from "../../common/errors";
 import { withFileLock } from "../../common/file-lock";
@@ -49,7 +51,9 @@ export interface IngestDeps {
   /** Live signals (GET /signal): a signal fanned out by ingest is published like a marker's. */
   signals?: SignalHub;
   /** Told about every vault file the fan-out wrote, so the background indexer picks it up. */
-  written?: (path: string) => void;
+  written?: (path: string) => void | Promise<void>;
+  /** Set: signals.md is rewritten when ingest routes a signal (SIGNAL_TTL_HOURS). */
+  signalTtlHours?: number;
 }
 
 export function ingestId(content: string): string {
@@ -110,8 +114,14 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
       const fanned = await fanOut(deps.vault, kind, record);
       if (fanned) {
         paths.push(fanned.path);
-        deps.written?.(fanned.path);
-        if (kind === "signal") publishSignal(deps.signals, id, record, fanned);
+        await deps.written?.(fanned.path);
+        if (kind === "signal") {
+          if (deps.signalTtlHours !== undefined) {
+            await writeSignalsMdNow(deps.vault, deps.signalTtlHours, now);
+            await deps.written?.(SIGNALS_FILE);
+          }
+          publishSignal(deps.signals, id, record, fanned);
+        }
       }
     } catch (err) {
       await deps.index.remove(notePath).catch(() => {});
