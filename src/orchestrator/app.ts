@@ -14,6 +14,7 @@ import { registerAdminRoutes } from "./routes/admin";
 import { exceptTeamChat, registerTeamChatRoute, type TeamChatDeps } from "./routes/teamchat";
 import { registerJobRoutes } from "./routes/jobs";
 import { McpSseSessions, registerMcpRoutes } from "./routes/mcp";
+import { registerMetricsRoute } from "./routes/metrics";
 import { registerProfileRoutes } from "./routes/profiles";
 
 export interface OrchestratorDeps {
@@ -68,6 +69,7 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   registerJobRoutes(app);
   registerProfileRoutes(app);
   registerAdminRoutes(app);
+  registerMetricsRoute(app);
   registerMcpRoutes(app, deps, deps.mcpSessions ?? new McpSseSessions());
   // Always registered, so there is one API document: with agent mode off they answer 503.
   registerAgentModeRoutes(app, deps.agentMode);
