@@ -23,6 +23,7 @@ async function pods(n: number, opts: { redisUrl?: string; env?: Record<string, s
   const out = await Promise.all(
     Array.from({ length: n }, (_, i) =>
       startOrchestrator({
+        startTimeoutMs: 60_000,
         env: {
           REDIS_URL: opts.redisUrl ?? REDIS_URL,
           REDIS_KEY_PREFIX: prefix,
