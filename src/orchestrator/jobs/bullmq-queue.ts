@@ -162,10 +162,12 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
       if (closed) return;
       closed = true;
       clearInterval(heartbeat);
-      await subscribed;
-      await worker?.close(true).catch(() => {});
-      await queue.close().catch(() => {});
-      await raw.del(heartbeatKey(opts.podName)).catch(() => {});
+      // Each step bounded: with Redis down, BullMQ's close would wait for it.
+      const settle = (p: Promise<unknown>) => timed("closing", p).catch(() => {});
+      await settle(subscribed);
+      await settle(worker?.close(true) ?? Promise.resolve());
+      await settle(queue.close());
+      await settle(raw.del(heartbeatKey(opts.podName)));
       subscriber.destroy();
       raw.destroy();
     },
