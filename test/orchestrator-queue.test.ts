@@ -189,7 +189,9 @@ describe.skipIf(!hasRedisServer)("Redis killed under a steady stream of submissi
           const end = Date.now() + ms;
           while (Date.now() < end) {
             const o = both[i % 2]!;
-            const res = await o.call("/jobs", { method: "POST", json: { task: `Explain job s${i++}` } });
+            const res = await o.call("/jobs", { method: "POST", json: { task: `Explain job s${i++}` }, signal: AbortSignal.timeout(15_000) }).catch((err: Error) => {
+              throw new Error(`POST /jobs did not answer (${err.message}):\n${o.main.output().slice(-3000)}`);
+            });
             if (res.status === 202) acked.push(((await res.json()) as Job).id);
             else {
               expect(res.status).toBe(503);

@@ -14,6 +14,7 @@
 // cancel reaches the pod that runs the job.
 import { Queue, WaitingError, Worker, createNodeRedisClient } from "bullmq";
 import { createClient } from "redis";
+import { withDeadline } from "../../common/deadline";
 import { maskRedisUrl } from "../../common/kv/redis-store";
 import { log } from "../../common/logger";
 import type { JobQueue, RunJob } from "./queue";
@@ -67,11 +68,7 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
   const cancelListeners: Array<(id: string) => void> = [];
   const stalledListeners: Array<(id: string) => void> = [];
 
-  const timed = <T>(what: string, p: Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Redis (${where}) did not answer ${what} within ${COMMAND_TIMEOUT_MS} ms`)), COMMAND_TIMEOUT_MS);
-      p.then(resolve, reject).finally(() => clearTimeout(timer));
-    });
+  const timed = <T>(what: string, p: Promise<T>): Promise<T> => withDeadline(p, COMMAND_TIMEOUT_MS, `Redis (${where}) ${what}`);
 
   // --- heartbeat: "this pod is alive", for deciding whether a running job has lost its owner
   const beat = () =>

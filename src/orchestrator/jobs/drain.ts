@@ -2,6 +2,7 @@
 // draining, wait until no job with this pod's name is running, clear the flag. The flag lives
 // in the key-value store as `draining:{pod}`, so `service-cli drain` (another process) and the
 // service see the same one; while it is set, POST /jobs answers 503 and queued jobs wait.
+import { withDeadline } from "../../common/deadline";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { scanJobs, type JobStore } from "./store";
@@ -15,7 +16,7 @@ export const DRAIN_RETRY_AFTER_SECONDS = 30;
 const flagKey = (pod: string) => `draining:${pod}`;
 
 export async function isDraining(kv: KeyValueStore, pod: string): Promise<boolean> {
-  return (await kv.get(flagKey(pod))) !== null;
+  return (await withDeadline(kv.get(flagKey(pod)), 3_000, "reading the draining flag")) !== null;
 }
 
 export interface DrainResult {

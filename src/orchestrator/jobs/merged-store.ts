@@ -5,10 +5,13 @@
 // throw, and then POST /jobs answers 503 instead of acknowledging a job nobody could find.
 // Reads ask both and keep, per job, the copy written last (updated_at), so a job written only
 // to the files during an outage reads as its latest state once Redis is back.
+import { withDeadline } from "../../common/deadline";
 import { log } from "../../common/logger";
 import { newer, type JobStore } from "./store";
 
 const logger = log("jobs");
+/** A primary that has not answered by then counts as down for that call. */
+const PRIMARY_DEADLINE_MS = 3_000;
 
 export function createMergedJobStore(primary: JobStore, fallback: JobStore): JobStore {
   let primaryDown = false;
@@ -16,7 +19,7 @@ export function createMergedJobStore(primary: JobStore, fallback: JobStore): Job
   /** The primary's answer, or `otherwise` when it fails (logged once per outage). */
   const fromPrimary = async <T>(what: string, op: () => Promise<T>, otherwise: T): Promise<T> => {
     try {
-      const value = await op();
+      const value = await withDeadline(op(), PRIMARY_DEADLINE_MS, `${primary.kind} ${what}`);
       if (primaryDown) logger.info(`${primary.kind} job store is back`);
       primaryDown = false;
       return value;
