@@ -39,11 +39,11 @@ const WAITING_STATES = new Set(["waiting", "active", "delayed", "prioritized", "
 
 export function createBullQueue(opts: BullQueueOptions): JobQueue {
   const where = `REDIS_URL=${maskRedisUrl(opts.url)}`;
+  // BullMQ's own commands wait for a reconnect (its worker loop would spin on commands that fail
+  // at once); this module's calls fail fast while disconnected (timed() below), so a submit
+  // learns at once that Redis is down and the job waits in the store instead.
   const raw = createClient({
     url: opts.url,
-    // Fail commands while disconnected rather than queue them: a submit must learn that Redis is
-    // down at once (and fall back), not hang until it returns.
-    disableOfflineQueue: true,
     socket: { connectTimeout: 5_000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 2_000) },
   });
   let outage = false;
@@ -68,11 +68,12 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
   const cancelListeners: Array<(id: string) => void> = [];
   const stalledListeners: Array<(id: string) => void> = [];
 
-  const timed = <T>(what: string, p: Promise<T>): Promise<T> => withDeadline(p, COMMAND_TIMEOUT_MS, `Redis (${where}) ${what}`);
+  const timed = <T>(what: string, p: () => Promise<T>): Promise<T> =>
+    raw.isReady ? withDeadline(p(), COMMAND_TIMEOUT_MS, `Redis (${where}) ${what}`) : Promise.reject(new Error(`Redis (${where}) is not connected (${what})`));
 
   // --- heartbeat: "this pod is alive", for deciding whether a running job has lost its owner
   const beat = () =>
-    timed("the heartbeat", raw.set(heartbeatKey(opts.podName), new Date().toISOString(), { expiration: { type: "PX", value: opts.lockMs } })).catch(
+    timed("the heartbeat", () => raw.set(heartbeatKey(opts.podName), new Date().toISOString(), { expiration: { type: "PX", value: opts.lockMs } })).catch(
       (err: Error) => logger.debug(`heartbeat: ${err.message}`),
     );
   const heartbeat = setInterval(() => void beat(), Math.max(50, Math.floor(opts.lockMs / 3)));
@@ -119,20 +120,20 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
     },
     async add(id, again) {
       if (again) {
-        const old = await timed("a job lookup", queue.getJob(id));
-        const state = old ? await timed("a job state", old.getState()) : "unknown";
-        if (old && (state === "completed" || state === "failed")) await timed("removing a job", old.remove());
+        const old = await timed("a job lookup", () => queue.getJob(id));
+        const state = old ? await timed("a job state", () => old.getState()) : "unknown";
+        if (old && (state === "completed" || state === "failed")) await timed("removing a job", () => old.remove());
       }
-      await timed("adding a job", queue.add("job", { id }, { jobId: id, removeOnComplete: { age: opts.keepSeconds }, removeOnFail: { age: opts.keepSeconds } }));
+      await timed("adding a job", () => queue.add("job", { id }, { jobId: id, removeOnComplete: { age: opts.keepSeconds }, removeOnFail: { age: opts.keepSeconds } }));
     },
     async remove(id) {
-      const job = await timed("a job lookup", queue.getJob(id)).catch(() => undefined);
+      const job = await timed("a job lookup", () => queue.getJob(id)).catch(() => undefined);
       if (job && (await job.getState().catch(() => "unknown")) !== "active") await job.remove().catch(() => {});
     },
     async has(id) {
-      const job = await timed("a job lookup", queue.getJob(id));
+      const job = await timed("a job lookup", () => queue.getJob(id));
       if (!job) return false;
-      return WAITING_STATES.has(await timed("a job state", job.getState()));
+      return WAITING_STATES.has(await timed("a job state", () => job.getState()));
     },
     async setPaused(p) {
       if (p === paused) return;
@@ -142,25 +143,25 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
       else await worker.resume();
     },
     async depth() {
-      const counts = await timed("job counts", queue.getJobCounts("waiting", "prioritized", "delayed"));
+      const counts = await timed("job counts", () => queue.getJobCounts("waiting", "prioritized", "delayed"));
       return Object.values(counts).reduce((a, b) => a + b, 0);
     },
     localDepth: () => 0,
     async broadcastCancel(id) {
-      await timed("a cancel", raw.publish(cancelChannel, id));
+      await timed("a cancel", () => raw.publish(cancelChannel, id));
     },
     onCancel: (l) => void cancelListeners.push(l),
     onStalled: (l) => void stalledListeners.push(l),
     async podAlive(name) {
       if (name === opts.podName) return true;
-      return (await timed("a heartbeat", raw.exists(heartbeatKey(name)))) === 1;
+      return (await timed("a heartbeat", () => raw.exists(heartbeatKey(name)))) === 1;
     },
     async close() {
       if (closed) return;
       closed = true;
       clearInterval(heartbeat);
       // Each step bounded: with Redis down, BullMQ's close would wait for it.
-      const settle = (p: Promise<unknown>) => timed("closing", p).catch(() => {});
+      const settle = (p: Promise<unknown>) => timed("closing", () => p).catch(() => {});
       await settle(subscribed);
       await settle(worker?.close(true) ?? Promise.resolve());
       await settle(queue.close());
