@@ -8,7 +8,11 @@ import type { SignalEvent, SignalLog } from "./log";
 
 const logger = log("signals");
 
+// ARGV[3]: the last id this process saw, so a Redis that restarted empty does not hand out ids
+// the subscribers already have.
 const APPEND = `
+local seen = tonumber(ARGV[3])
+if tonumber(redis.call('GET', KEYS[1]) or '0') < seen then redis.call('SET', KEYS[1], seen) end
 local id = redis.call('INCR', KEYS[1])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], id .. '-1', 'e', ARGV[1])
 return id`;
@@ -34,18 +38,22 @@ export async function redisLog(opts: { url: string; keyPrefix: string; keep: num
   let reader: typeof client | undefined;
   let closed = false;
   let loop: Promise<void> | undefined;
+  let seen = 0;
 
   return {
     kind: "redis",
     async open(count) {
       const entries = (await client.xRevRange(stream, "+", "-", { COUNT: count })) as Entry[];
-      return entries
+      const events = entries
         .map(toEvent)
         .filter((e): e is SignalEvent => e !== null)
         .reverse();
+      seen = Math.max(seen, events.at(-1)?.id ?? 0);
+      return events;
     },
     async append(event, data) {
-      const id = Number(await client.eval(APPEND, { keys: [seq, stream], arguments: [JSON.stringify({ event, data }), String(opts.keep * 2)] }));
+      const id = Number(await client.eval(APPEND, { keys: [seq, stream], arguments: [JSON.stringify({ event, data }), String(opts.keep * 2), String(seen)] }));
+      seen = Math.max(seen, id);
       return { id, event, data };
     },
     follow(afterId, onEvents) {
@@ -62,7 +70,9 @@ export async function redisLog(opts: { url: string; keyPrefix: string; keep: num
             if (entries.length === 0) continue;
             last = entries.at(-1)!.id;
             const events = entries.map(toEvent).filter((e): e is SignalEvent => e !== null);
-            if (events.length > 0) onEvents(events);
+            if (events.length === 0) continue;
+            seen = Math.max(seen, events.at(-1)!.id);
+            onEvents(events);
           } catch (err) {
             if (closed) return;
             logger.debug(`reading the signal stream: ${(err as Error).message}`);
