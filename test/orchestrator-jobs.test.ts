@@ -243,7 +243,7 @@ describeWithRedis("jobs in Redis", () => {
   beforeAll(async () => {
     await redis.connect();
     relay = startTcpRelay({ host: new URL(REDIS_URL).hostname, port: Number(new URL(REDIS_URL).port || 6379) });
-    o = await start({ env: { REDIS_URL: `redis://127.0.0.1:${relay.port}`, REDIS_KEY_PREFIX: prefix, SERVICE_JOB_TTL: "3600" } });
+    o = await start({ startTimeoutMs: 60_000, env: { REDIS_URL: `redis://127.0.0.1:${relay.port}`, REDIS_KEY_PREFIX: prefix, SERVICE_JOB_TTL: "3600" } });
   });
   afterAll(async () => {
     relay.stop();
@@ -279,7 +279,7 @@ describeWithRedis("jobs in Redis", () => {
     const dead = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const port = dead.port;
     dead.stop(true);
-    const down = await start({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: prefix } });
+    const down = await start({ startTimeoutMs: 60_000, env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: prefix } });
     expect(down.main.output()).toContain("Starting on the file fallback");
     const res = await down.call("/jobs", { method: "POST", json: { task: "Explain without Redis" } });
     expect(res.status).toBe(202);
