@@ -5,6 +5,7 @@
 import { stripVTControlCharacters } from "node:util";
 import { runCommand, runMain, type CommandDef } from "citty";
 import { consola } from "consola";
+import { unknownArguments } from "./_strict";
 
 // citty's own error class is not exported; its instances carry this name and a code
 // (E_UNKNOWN_COMMAND, E_NO_COMMAND, EARG, …), and every one of them is a usage mistake.
@@ -25,8 +26,16 @@ export async function runCli(
   if (rawArgs.length === 0) return runMain(main, { rawArgs: ["--help"] });
   const asksHelp = rawArgs.some((arg) => HELP_FLAGS.includes(arg));
   const asksVersion = rawArgs.length === 1 && VERSION_FLAGS.includes(rawArgs[0] ?? "");
-  if (asksHelp || asksVersion) {
-    return runMain(main, { rawArgs });
+  // `--version` prints the same line as the `version` command: the name, then the version.
+  if (asksVersion && !asksHelp) {
+    console.log(`${name} ${meta?.version ?? ""}`.trim());
+    return;
+  }
+  if (asksHelp) return runMain(main, { rawArgs });
+  const wrong = await unknownArguments(main, rawArgs);
+  if (wrong.problems.length > 0) {
+    consola.error(`${wrong.problems.join("; ")}\nRun \`${[name, ...wrong.path].join(" ")} --help\` to see what it takes.`);
+    process.exit(2);
   }
   try {
     await runCommand(main, { rawArgs });
@@ -40,3 +49,4 @@ export async function runCli(
     process.exit(1);
   }
 }
+

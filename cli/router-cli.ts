@@ -1,5 +1,6 @@
 // router-cli: the knowledge router's command-line client (spec: knowledge-router.md, "Client tool").
 // Each command is its own file under cli/router/, loaded only when it runs.
+import "./_tty";
 import { defineCommand } from "citty";
 import { VERSION } from "../src/common/version";
 import { runCli } from "./_shared";

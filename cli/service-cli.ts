@@ -1,5 +1,6 @@
 // service-cli: the job orchestrator's command-line client (spec: job-orchestrator.md,
 // "Command-line client"). Each command is its own file under cli/service/, loaded only when it runs.
+import "./_tty";
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { VERSION } from "../src/common/version";

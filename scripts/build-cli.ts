@@ -40,7 +40,7 @@ async function compile(name: string): Promise<string> {
   if (build.code !== 0) throw new Error(`bun build ${name} failed (exit ${build.code}):\n${build.stderr}`);
   // bun can exit 0 with a binary that dies at start-up (see --format above), so run it once.
   const smoke = await run([outfile, "--version"]);
-  if (smoke.code !== 0 || smoke.stdout.trim() !== pkg.version) {
+  if (smoke.code !== 0 || smoke.stdout.trim() !== `${name} ${pkg.version}`) {
     throw new Error(`${name} --version printed ${JSON.stringify(smoke.stdout)} (exit ${smoke.code}):\n${smoke.stderr}`);
   }
   return outfile;

@@ -41,10 +41,12 @@ async function cli(name: string, ...args: string[]) {
 
 for (const name of ["router-cli", "service-cli"]) {
   describe(name, () => {
-    it("prints exactly the package version with --version", async () => {
-      const { stdout, code } = await cli(name, "--version");
-      expect(code).toBe(0);
-      expect(stdout).toBe(`${pkg.version}\n`);
+    it("prints the same line with --version, -v and the version command", async () => {
+      for (const flag of ["--version", "-v"]) {
+        const { stdout, code } = await cli(name, flag);
+        expect(code).toBe(0);
+        expect(stdout).toBe(`${name} ${pkg.version}\n`);
+      }
     });
 
     it("prints its name and version with the version command", async () => {
@@ -61,6 +63,13 @@ for (const name of ["router-cli", "service-cli"]) {
       expect(stdout).toBe("");
     });
 
+    it("prints help without colour when stdout is not a terminal", async () => {
+      const { stdout, code } = await cli(name, "--help");
+      expect(code).toBe(0);
+      expect(stdout).toContain("USAGE");
+      expect(stdout).not.toContain("\u001b[");
+    });
+
     it("runs with no bun on PATH", async () => {
       expect(Bun.which("bun", { PATH: "" })).toBeNull();
       const { stdout, code } = await cli(name, "version");
@@ -69,3 +78,41 @@ for (const name of ["router-cli", "service-cli"]) {
     });
   });
 }
+
+// Strict arguments: a mistyped flag or a stray word is a usage error (exit 2) naming it, and the
+// command does nothing — before this, `service-cli run x --wiat` submitted a job and exited 0.
+describe("strict arguments", () => {
+  const cases: [string, string[], string][] = [
+    ["service-cli", ["run", "x", "--wiat"], "unknown flag --wiat"],
+    ["service-cli", ["jobs", "--stauts", "failed"], "unknown flag --stauts"],
+    ["service-cli", ["jobs", "extra"], 'unexpected argument "extra"'],
+    ["service-cli", ["run", "task", "second"], 'unexpected argument "second"'],
+    ["service-cli", ["cancel", "-q", "0190a0b0-0000-7000-8000-000000000000"], "unknown flag -q"],
+    ["service-cli", ["hooks", "sync", "--fast"], "unknown flag --fast"],
+    ["router-cli", ["tick", "--wiat"], "unknown flag --wiat"],
+    ["router-cli", ["check", "--jsn"], "unknown flag --jsn"],
+    ["router-cli", ["status", "extra"], 'unexpected argument "extra"'],
+  ];
+  for (const [name, args, message] of cases) {
+    it(`${name} ${args.join(" ")} exits 2 naming ${message}`, async () => {
+      const { stdout, stderr, code } = await cli(name, ...args);
+      expect(code).toBe(2);
+      expect(stderr).toContain(message);
+      expect(stderr).toContain(`${name} ${args[0]}`);
+      expect(stdout).toBe("");
+    });
+  }
+
+  it("still takes declared flags in every spelling: --flag=value, aliases, --no-flag", async () => {
+    // No orchestrator answers here: getting past argument checking means exit 1 (unreachable), not 2.
+    for (const args of [["jobs", "--limit=3", "--json"], ["jobs", "-n", "3", "-s", "failed"], ["run", "task", "--base-ref", "dev", "-r", "https://example.com/r.git", "--no-wait"]]) {
+      const { stderr, code } = await cli("service-cli", ...args);
+      expect({ args, code, unknown: stderr.includes("unknown flag") }).toEqual({ args, code: 1, unknown: false });
+    }
+  });
+
+  it("lets a command that takes many words take them", async () => {
+    const { stderr } = await cli("router-cli", "build", "brain-api", "mcp");
+    expect(stderr).not.toContain("unexpected argument");
+  });
+});

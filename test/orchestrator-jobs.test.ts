@@ -220,7 +220,7 @@ describe("restart recovery", () => {
     const record = (status: Job["status"], pod: string, task: string): Job => ({
       id: Bun.randomUUIDv7(), status, profile: "review", task, repo_url: null, base_ref: null, session_id: null, exit_code: null,
       pr_url: null, branch: null, error: null, output: null, pod_name: pod, created_at: now, started_at: status === "running" ? now : null,
-      finished_at: null, updated_at: now, usage: null, cost_usd: null,
+      finished_at: null, updated_at: now, usage: null, cost_usd: null, api_retry: null,
     });
     const crashed = record("running", "pod-test", "Explain the crash");
     const queued = record("queued", "pod-test", "Explain the queue");

@@ -62,6 +62,23 @@ describe("router-cli check", () => {
     expect(flags.code).toBe(0);
   });
 
+  it("takes PORT_BRAIN_API from the environment too, over ~/.router/.env", async () => {
+    const home = tempDir("cli-home");
+    mkdirSync(join(home, ".router"), { recursive: true });
+    writeFileSync(join(home, ".router", ".env"), `PORT_BRAIN_API=1\n`);
+    const port = new URL(r.main.routerUrl!).port;
+    const res = await runCompiled("router-cli", ["check", "--json"], { env: { HOME: home, PORT_BRAIN_API: port, KB_ROUTER_TOKEN: TOKEN } });
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout).outcome).toBe("clean");
+  });
+
+  it("with no token anywhere, says the token is missing (not that the router rejected one)", async () => {
+    const res = await runCompiled("router-cli", ["tick", "--brain-url", r.main.routerUrl!], { env: { HOME: tempDir("cli-home") } });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain("no router token: set KB_ROUTER_TOKEN");
+    expect(res.stderr).not.toContain("rejected");
+  });
+
   it("after a client-only install (--brain-url, --token), check needs nothing else", async () => {
     const home = tempDir("cli-home");
     const install = await runCompiled("router-cli", ["install", "--brain-url", r.main.routerUrl!, "--token", TOKEN, "--no-link"], { env: { HOME: home } });

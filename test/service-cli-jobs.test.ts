@@ -248,6 +248,14 @@ describe("job", () => {
     expect((JSON.parse(json.stdout) as Job).output).toBe(output);
   });
 
+  it("shows a running job's agent retrying the model API", async () => {
+    const retry = { attempt: 3, max_retries: 10, retry_delay_ms: 2300, error_status: 529, error: "overloaded", at: new Date().toISOString() };
+    const job = writeJob(o.jobsDir, jobRecord({ status: "running", finished_at: null, pod_name: "another-pod", api_retry: retry }));
+    const r = await svc(["job", job.id], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Retrying: model API attempt 3 of 10 after HTTP 529 overloaded");
+  });
+
   it("exits 1 for a job that does not exist, 2 for something that is not a job id", async () => {
     const missing = await svc(["job", Bun.randomUUIDv7()], env);
     expect(missing.code).toBe(1);

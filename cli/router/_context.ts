@@ -20,20 +20,28 @@ export const readEnvFile = (): Record<string, string> => readDotenv(envFilePath(
 
 export function connection(args: { "brain-url"?: string; token?: string }): { baseUrl: string; token?: string } {
   const file = readEnvFile();
-  const port = file.PORT_BRAIN_API || "8103";
+  const port = process.env.PORT_BRAIN_API || file.PORT_BRAIN_API || "8103";
   const baseUrl = args["brain-url"] || process.env.BRAIN_URL || file.BRAIN_URL || `http://localhost:${port}`;
   const token = args.token || process.env.KB_ROUTER_TOKEN || file.KB_ROUTER_TOKEN || undefined;
   return { baseUrl, token };
 }
 
+// Whether the last client was made without any token, so a 401 can say the token is missing
+// rather than that the router rejected one.
+let withoutToken = false;
+
 export function client(args: { "brain-url"?: string; token?: string }, timeoutMs = 30_000): RouterClient {
-  return new RouterClient({ ...connection(args), timeoutMs });
+  const c = connection(args);
+  withoutToken = !c.token;
+  return new RouterClient({ ...c, timeoutMs });
 }
 
 /** One clear line for a failed call, then the exit code the caller should use. */
 export function reportFailure(err: unknown): number {
   if (err instanceof ConnectionError) consola.error(`the router does not answer at ${err.baseUrl}; is it running? (router-cli status)`);
-  else if (err instanceof ApiError) consola.error(`${err.status} ${err.code}: ${err.message}`);
+  else if (err instanceof ApiError && err.status === 401 && withoutToken) {
+    consola.error(`no router token: set KB_ROUTER_TOKEN, put it in ${envFilePath()}, or pass --token`);
+  } else if (err instanceof ApiError) consola.error(`${err.status} ${err.code}: ${err.message}`);
   else consola.error((err as Error)?.message ?? String(err));
   return 1;
 }

@@ -4,7 +4,7 @@ import { bringDownOthers, composeArgs, docker, requireDeployment } from "./_dock
 
 export default defineCommand({
   meta: { name: "build", description: "Rebuild and restart the detected stack, then list it" },
-  args: { services: { type: "positional", required: false, description: "services to rebuild (default: all)" } },
+  args: { services: { type: "positional", required: false, valueHint: "SERVICE...", description: "services to rebuild (default: all)" } },
   async run({ args }) {
     const services = (args._ as string[]) ?? [];
     const d = await requireDeployment();

@@ -40,6 +40,7 @@ export function jobDetails(job: Job): string {
     ["Started", job.started_at],
     ["Finished", job.finished_at],
     ["Cost", job.cost_usd === null ? null : `$${job.cost_usd.toFixed(4)}`],
+    ["Retrying", retryLine(job)],
   ];
   const out = rows.filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => `${`${k}:`.padEnd(10)}${v}`);
   if (job.error) out.push("", "Error:", job.error);
@@ -51,4 +52,11 @@ export function jobDetails(job: Job): string {
 export function elapsed(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+}
+
+/** While the agent retries the model API: "attempt 2 of 10 after HTTP 529 overloaded". */
+function retryLine(job: Job): string | null {
+  const r = job.api_retry;
+  if (!r || job.status !== "running") return null;
+  return `model API attempt ${r.attempt} of ${r.max_retries} after ${r.error_status === null ? "" : `HTTP ${r.error_status} `}${r.error}`;
 }

@@ -4,12 +4,16 @@
 //   1. one job at a time: submit → agent started, agent exit → job stored (the service's own cost);
 //   2. 200 jobs at SERVICE_MAX_PARALLEL_JOBS=3: jobs/s, and per job: taken from the queue → agent
 //      started, agent exit → job stored;
-//   3. with 1,000 stored jobs (fresh process): RSS, and GET /jobs latency.
+//   3. with 1,000 stored jobs (fresh process): RSS, and GET /jobs latency;
+//   4. the real Claude Code CLI against the fixture Anthropic API (instant answers): submit →
+//      first request at the API, and the CLI's result line → job stored, beside the CLI alone
+//      (lib/real-cli.ts); and the image size when one is built locally.
 //
 //   bun run bench jobs
 //   BENCH_JOBS=500 BENCH_PARALLEL=4 BENCH_STORED=5000 bun scripts/bench/jobs.ts
+//   BENCH_REAL_JOBS=0 bun scripts/bench/jobs.ts   (skip part 4; default 10 jobs)
 //   BENCH_REDIS_URL=redis://127.0.0.1:6379 bun scripts/bench/jobs.ts   (job store on Redis)
-//   4. the shared queue (issue 17, lib/queue-scaling.ts): jobs/s with 1, 2, 3 processes on one Redis
+//   5. the shared queue (issue 17, lib/queue-scaling.ts): jobs/s with 1, 2, 3 processes on one Redis
 //      (BENCH_REDIS_URL, else REDIS_URL, else 127.0.0.1:6379), the scaling ratio, and the queue's
 //      overhead per job against the embedded queue. BENCH_QUEUE_JOBS=90 jobs per process count.
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -19,6 +23,7 @@ import { createClient } from "redis";
 import { freePort } from "./lib/ports.ts";
 import { queueScaling } from "./lib/queue-scaling.ts";
 import { logTail, rssMb, startAndWait, type Started } from "./lib/proc.ts";
+import { benchRealCli, imageSize, REAL_CLAUDE } from "./lib/real-cli.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -37,6 +42,7 @@ const settings = {
   serial: envNum("BENCH_SERIAL_JOBS", 20),
   stored: envNum("BENCH_STORED", 1000),
   listRequests: envNum("BENCH_LIST_REQUESTS", 200),
+  realJobs: process.env.BENCH_REAL_JOBS === "0" ? 0 : envNum("BENCH_REAL_JOBS", 10),
   redisUrl: process.env.BENCH_REDIS_URL,
 };
 const TARGET = { overheadP50Ms: 100 };
@@ -286,6 +292,32 @@ async function main(): Promise<number> {
   const listFailed = await listLatency("?status=failed");
   const rssAfterLists = rssMb(server.pid);
   const stored = (await allJobs(fresh)).length;
+  await server.stop();
+  server = undefined;
+
+  // 4. The real CLI against the fixture Anthropic API.
+  const real = settings.realJobs > 0 && existsSync(REAL_CLAUDE)
+    ? await benchRealCli({
+        tmp,
+        jobs: settings.realJobs,
+        startService: async (env) => {
+          const s = await startService({ ...env, SERVICE_JOBS_DIR: join(tmp, "jobs-real") });
+          server = s.server;
+          return { url: s.url, stop: async () => { await s.server.stop(); server = undefined; } };
+        },
+        submit: (url, body) => submit(url, body) as never,
+      })
+    : undefined;
+  const realRows = real
+    ? [
+        [`real CLI (${real.jobs.length} jobs): submit → first request at the API, p50 / p99 (ms)`, fmt(real.jobs.map((s) => s.toFirstRequest)), "—"],
+        [`  floor: the CLI alone, spawn → first request`, fmt(real.direct.map((s) => s.toFirstRequest)), "—"],
+        [`real CLI: result line → job stored, p50 / p99 (ms)`, fmt(real.jobs.map((s) => s.resultToDone)),
+          judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(real.jobs.map((s) => s.resultToDone), 50) < TARGET.overheadP50Ms)],
+        [`  floor: the CLI alone, result line → process exit`, fmt(real.direct.map((s) => s.resultToDone)), "—"],
+        ["real CLI jobs not succeeded", String(real.failed), "0"],
+      ]
+    : [["real CLI", settings.realJobs === 0 ? "skipped (BENCH_REAL_JOBS=0)" : `not installed at ${REAL_CLAUDE} (bun install)`, "—"]];
 
   const rows = [
     ["figure", "value", "target"],
@@ -304,11 +336,11 @@ async function main(): Promise<number> {
     [`GET /jobs?limit=1000, p50 / p99 (ms)`, fmt(list1000), "—"],
     [`GET /jobs?status=failed (reads every record), p50 / p99 (ms)`, fmt(listFailed), "—"],
     ["RSS after the list requests (MB)", num(rssAfterLists, 1), "—"],
+    ...realRows,
+    ["image size", imageSize(), "—"],
   ];
   console.log(table(rows));
   console.log(`\nmedians: serial start ${num(median(serialStart), 1)} ms, load start ${num(median(loadStart), 1)} ms`);
-  await server.stop();
-  server = undefined;
   await sharedQueueSection();
   return 0;
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../common/atomic-write";
 import { HttpError } from "../common/errors";
 import { log } from "../common/logger";
+import { apiRetryOf, isUnrecoverable, retryText, type ApiRetry } from "./agent/api-retry";
 import { buildAgentEnv } from "./agent/env";
 import type { TokenUsage } from "./agent/outcome";
 import { startAgent, type AgentRun } from "./agent/process";
@@ -48,6 +49,8 @@ export interface ExecuteJobInput {
   onStarted?: (info: { pid: number; session_id: string; worktree?: string; branch?: string }) => void;
   /** Every agent event, as it arrives. */
   onEvent?: (event: AgentEvent) => void;
+  /** The agent retries the model API (an api_retry line); null once the API answered again. */
+  onRetry?: (retry: ApiRetry | null) => void;
   /** What child processes inherit (default process.env); the service's secrets are removed for the agent. */
   env?: Record<string, string | undefined>;
   /** Between SIGTERM and SIGKILL; default 5000. */
@@ -147,13 +150,21 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
     } catch (err) {
       logger.error(`job ${job.id}: onStarted threw:`, err);
     }
-    if (input.onEvent) {
-      for await (const ev of run.events()) {
-        try {
-          input.onEvent(ev);
-        } catch (err) {
-          logger.error(`job ${job.id}: onEvent threw:`, err);
+    let retrying = false;
+    for await (const ev of run.events()) {
+      try {
+        const retry = apiRetryOf(ev);
+        if (retry && !isUnrecoverable(retry)) {
+          retrying = true;
+          logger.warn(`job ${job.id}: ${retryText(retry)}`);
+          input.onRetry?.(retry);
+        } else if (retrying && (ev.type === "assistant" || ev.type === "stream_event")) {
+          retrying = false;
+          input.onRetry?.(null);
         }
+        input.onEvent?.(ev);
+      } catch (err) {
+        logger.error(`job ${job.id}: an event handler threw:`, err);
       }
     }
     const outcome = await run.wait();
@@ -163,6 +174,7 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
       exit_code: outcome.exitCode,
       output: redact(outcome.resultText ?? outcome.lastAssistantText ?? "", secrets),
       ...(outcome.error && { error: redact(outcome.error, secrets) }),
+      ...(outcome.errorCode && { error_code: outcome.errorCode }),
       ...(branch && { branch }),
       ...(outcome.sessionId && { session_id: outcome.sessionId }),
       ...(outcome.usage && { usage: outcome.usage }),

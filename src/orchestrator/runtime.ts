@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createFileStore } from "../common/kv/file-store";
 import type { KeyValueStore } from "../common/kv/store";
 import { log } from "../common/logger";
+import { rootWithoutSandbox, ROOT_WITHOUT_SANDBOX } from "./agent/root-sandbox";
 import { createOrchestratorApp, type OrchestratorApp } from "./app";
 import type { OrchestratorConfig } from "./config";
 import { createCompanionSync, type CompanionSync } from "./jobs/companion-repos";
@@ -81,6 +82,7 @@ export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyV
 }
 
 export async function createOrchestratorRuntime(config: OrchestratorConfig): Promise<OrchestratorRuntime> {
+  if (rootWithoutSandbox(process.env)) logger.warn(ROOT_WITHOUT_SANDBOX);
   const execution = await jobExecution(config);
   const tracing = createJobTracing(config);
   const { kv, store } = await openStores(config);

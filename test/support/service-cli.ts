@@ -52,6 +52,7 @@ export function jobRecord(overrides: Partial<Job> = {}): Job {
     updated_at: now,
     usage: null,
     cost_usd: null,
+    api_retry: null,
     ...overrides,
   };
 }

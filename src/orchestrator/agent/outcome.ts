@@ -2,6 +2,8 @@
 // process ended. Failure is decided by the result line's `is_error` (the subtype is only
 // informative: an auth failure arrives as subtype "success" with is_error true), by a missing
 // result line, by the exit status, and by cancel or timeout.
+import { apiRetryOf, isUnrecoverable, unrecoverableText, type ApiRetry } from "./api-retry";
+import { ROOT_REFUSAL, ROOT_WITHOUT_SANDBOX } from "./root-sandbox";
 import type { AgentEvent, ContentBlock, Usage } from "./stream-json";
 
 /** OpenAI-style counts: prompt = input + cache creation + cache read; completion = output. */
@@ -22,6 +24,10 @@ export interface AgentOutcome {
   /** True when the run did not succeed, for whatever reason; `error` says why. */
   failed: boolean;
   error?: string;
+  /** Machine-readable kind of a model API failure (authentication_failed, …), when there was one. */
+  errorCode?: string;
+  /** The last api_retry line, when the CLI retried the model API. */
+  lastRetry?: ApiRetry;
   /** The result line's text. */
   resultText?: string;
   /** The last text block of the main thread (sub-agents excluded): an output when there is no result text. */
@@ -64,6 +70,10 @@ export class OutcomeCollector {
   private sessionId: string | undefined;
   private result: Extract<AgentEvent, { type: "result" }> | undefined;
   private lastText: string | undefined;
+  private apiError: string | undefined;
+  private lastRetry: ApiRetry | undefined;
+  /** Set by an api_retry line that retrying cannot fix: the run must be stopped now. */
+  unrecoverable: ApiRetry | undefined;
   garbageLines = 0;
 
   constructor(startSessionId?: string) {
@@ -72,10 +82,17 @@ export class OutcomeCollector {
 
   add(ev: AgentEvent): void {
     switch (ev.type) {
-      case "system":
+      case "system": {
         if (ev.subtype === "init" && typeof ev.session_id === "string") this.sessionId = ev.session_id;
+        const retry = apiRetryOf(ev);
+        if (retry) {
+          this.lastRetry = retry;
+          if (isUnrecoverable(retry)) this.unrecoverable ??= retry;
+        }
         break;
+      }
       case "assistant":
+        if (typeof ev.error === "string" && ev.error !== "") this.apiError ??= ev.error;
         if (ev.parent_tool_use_id === null) this.lastText = textOf(ev.message.content) ?? this.lastText;
         break;
       case "result":
@@ -105,12 +122,22 @@ export class OutcomeCollector {
       garbageLines: this.garbageLines,
     };
     const error = this.failure(end);
-    return { ...base, failed: error !== undefined, error };
+    const errorCode = this.unrecoverable?.error ?? this.apiError;
+    return {
+      ...base,
+      failed: error !== undefined,
+      error,
+      ...(error !== undefined && errorCode && { errorCode }),
+      ...(this.lastRetry && { lastRetry: this.lastRetry }),
+    };
   }
 
   private failure(end: ProcessEnd): string | undefined {
     const r = this.result;
+    // Stopped by us on a refusal no retry can fix (before cancel: that is how it was stopped).
+    if (this.unrecoverable) return unrecoverableText(this.unrecoverable);
     if (end.cancelled) return "cancelled";
+    if (ROOT_REFUSAL.test(end.stderrTail)) return `${ROOT_WITHOUT_SANDBOX} (the CLI said: ${end.stderrTail.split("\n").find((l) => ROOT_REFUSAL.test(l))?.trim()})`;
     if (end.timedOut) return `the agent ran past its timeout (${Math.round((end.timeoutMs ?? 0) / 1000)} s) and was killed`;
     if (r?.is_error) {
       if (r.errors && r.errors.length > 0) return r.errors.join("; ");

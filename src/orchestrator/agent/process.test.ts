@@ -159,6 +159,45 @@ describe("startAgent", () => {
     expect(transcript).toContain('"content":"--help me"');
   });
 
+  it("stops a run at once when the CLI starts retrying a refused key (api_retry 401), and says why", async () => {
+    const { dir, opts, recorded } = setup({ FAKE_CLAUDE_HANG: "1" });
+    const scenario = join(dir, "refused.jsonl");
+    writeFileSync(scenario, [
+      JSON.stringify({ type: "system", subtype: "init", session_id: SESSION }),
+      JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 540, error_status: 401, error: "authentication_failed", session_id: SESSION }),
+    ].join("\n") + "\n");
+    const t0 = Date.now();
+    const outcome = await startAgent({ ...opts, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: scenario } }).wait();
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(outcome).toMatchObject({ failed: true, cancelled: false, timedOut: false, errorCode: "authentication_failed" });
+    expect(outcome.error).toContain("refused the agent's credentials (HTTP 401 authentication_failed)");
+    expect(outcome.lastRetry).toMatchObject({ attempt: 1, error_status: 401 });
+    expect(recorded().some((r) => r.signal === "SIGTERM")).toBe(true);
+  });
+
+  it("keeps a run going while the CLI retries an overload (api_retry 529)", async () => {
+    const { dir, opts } = setup();
+    const scenario = join(dir, "overloaded.jsonl");
+    const lines = readFileSync(join(import.meta.dir, "../../../test/fixtures/claude-stream-json/text-only.jsonl"), "utf8").trim().split("\n");
+    lines.splice(1, 0, JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 500, error_status: 529, error: "overloaded" }));
+    writeFileSync(scenario, `${lines.join("\n")}\n`);
+    const outcome = await startAgent({ ...opts, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: scenario } }).wait();
+    expect(outcome).toMatchObject({ failed: false, exitCode: 0, lastRetry: { error_status: 529, error: "overloaded" } });
+  });
+
+  it("says what to do when the CLI refuses to bypass permissions as root", async () => {
+    const { opts } = setup({
+      FAKE_CLAUDE_SCENARIO: "none",
+      FAKE_CLAUDE_EXIT: "1",
+      FAKE_CLAUDE_STDERR: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n",
+    });
+    const outcome = await startAgent(opts).wait();
+    expect(outcome.failed).toBe(true);
+    expect(outcome.error).toStartWith("the service runs as root without IS_SANDBOX=1");
+    expect(outcome.error).toContain("run the service as a non-root user, or set IS_SANDBOX=1");
+    expect(outcome.error).toContain("(the CLI said: --dangerously-skip-permissions cannot be used with root/sudo privileges");
+  });
+
   it("throws a clear error when the binary does not exist", () => {
     const { opts } = setup();
     expect(() => startAgent({ ...opts, binary: "/nonexistent/claude" })).toThrow(/SERVICE_CLAUDE_BINARY/);

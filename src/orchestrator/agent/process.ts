@@ -86,6 +86,8 @@ class Run implements AgentRun {
   private outcome: Promise<AgentOutcome> | undefined;
   private cancelled = false;
   private timedOut = false;
+  /** Stopped because the model API refused in a way no retry fixes. */
+  private stopped = false;
   private killTimer: ReturnType<typeof setTimeout> | undefined;
   private timeoutTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly onAbort = () => this.cancel();
@@ -130,6 +132,7 @@ class Run implements AgentRun {
         const ev = parseAgentLine(r.value);
         if (ev) {
           this.collector.add(ev);
+          if (this.collector.unrecoverable && !this.stopped) this.stopUnrecoverable();
           return ev;
         }
         if (r.value.trim() !== "") {
@@ -187,6 +190,14 @@ class Run implements AgentRun {
     if (this.cancelled || this.proc.exitCode !== null || this.proc.signalCode !== null) return;
     this.cancelled = true;
     this.terminate();
+  }
+
+  /** The CLI would retry a refused key for minutes: stop it now; the outcome says why. */
+  private stopUnrecoverable(): void {
+    this.stopped = true;
+    const r = this.collector.unrecoverable!;
+    logger.warn(`agent pid ${this.pid}: the model API answered ${r.error_status ?? ""} ${r.error}, which retrying cannot fix: stopping it`);
+    if (this.proc.exitCode === null && this.proc.signalCode === null) this.terminate();
   }
 
   private terminate(): void {

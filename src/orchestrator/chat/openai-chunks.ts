@@ -78,6 +78,9 @@ export function visible(ev: TurnEvent, v: Visibility): boolean {
       return v.show_text && v.show_narration;
     case "final":
       return v.show_text && v.show_final;
+    case "status":
+      // Progress the service reports (the agent retrying the model API): shown with narration.
+      return v.show_text && v.show_narration;
     case "error":
       return true;
     case "usage":
@@ -109,6 +112,12 @@ export function renderChunk(ctx: ChunkContext, ev: TurnEvent, v: Visibility): Ch
     case "final":
       // Legacy assistant text (the result line's text, nothing streamed) carries no type member.
       return ev.legacy ? chunk(ctx, { content: ev.text }) : chunk(ctx, { content: ev.text }, { x_service_event_type: "final" });
+    case "status":
+      return chunk(
+        ctx,
+        { content: `\n_${ev.message}_\n` },
+        { x_service_event_type: "status", x_service_status: ev.code, x_service_retry: ev.retry },
+      );
     case "error":
       return errorChunk(ctx, ev.code, ev.message);
     case "usage":

@@ -1,6 +1,7 @@
 // The canonical events of one agent turn, independent of how a client sees them: the OpenAI
 // chunk renderer (openai-chunks.ts) and the team-chat connector render the same stream their
 // own way (spec: Events, "SSE chunks" and "Team-chat rendering").
+import type { ApiRetry } from "../agent/api-retry";
 import type { TokenUsage } from "../agent/outcome";
 
 /** Set on events of a sub-agent (Task tool): the id of the tool call that started it; null on the main thread. */
@@ -20,6 +21,8 @@ export type TurnEvent =
    * the result line's text (an agent run without partial messages).
    */
   | { type: "final"; text: string; legacy?: boolean }
+  /** The agent retries the model API (its api_retry line): the turn is not stuck, it waits. */
+  | { type: "status"; code: "api_retry"; message: string; retry: ApiRetry }
   /** The turn failed, or the agent reported an API error; code is machine-readable (authentication_failed, error_max_turns, agent_exit, …). */
   | { type: "error"; code: string; message: string }
   /** Last event of every turn. */

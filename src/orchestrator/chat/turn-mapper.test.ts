@@ -94,4 +94,26 @@ describe("TurnMapper", () => {
     const lines = [...text(0, "one"), ...text(1, "two"), ...text(2, "three"), result()];
     expect(map(lines).map((e) => e.type)).toEqual(["narration", "narration", "final", "usage"]);
   });
+
+  it("turns a retry of the model API into a status, but not one retrying cannot fix", () => {
+    const retry = (status: number, error: string) =>
+      JSON.stringify({ type: "system", subtype: "api_retry", attempt: 2, max_retries: 10, retry_delay_ms: 1250, error_status: status, error, session_id: "s" });
+    const out = map([retry(529, "overloaded"), retry(401, "authentication_failed"), ...text(0, "ok"), result({ result: "ok" })]);
+    const statuses = out.filter((e) => e.type === "status");
+    expect(statuses).toEqual([
+      {
+        type: "status",
+        code: "api_retry",
+        message: "the model API failed (HTTP 529 overloaded); the agent retries (attempt 2 of 10) in 1.3 s",
+        retry: { attempt: 2, max_retries: 10, retry_delay_ms: 1250, error_status: 529, error: "overloaded" },
+      },
+    ]);
+    expect(out.find((e) => e.type === "final")).toMatchObject({ text: "ok" });
+  });
+
+  it("ends a turn stopped on a refused key with the refusal's code", () => {
+    const m = new TurnMapper();
+    const out = m.end({ failed: true, error: "the model API refused the agent's credentials", errorCode: "authentication_failed", exitCode: 143, signal: null, garbageLines: 0, cancelled: false, timedOut: false });
+    expect(out[0]).toEqual({ type: "error", code: "authentication_failed", message: "the model API refused the agent's credentials" });
+  });
 });

@@ -11,9 +11,11 @@
 // - `assistant` frames repeat finished blocks and are never re-emitted, except for their
 //   `error` member (e.g. authentication_failed);
 // - failure is decided by the result line's is_error, not by its subtype; a rejected
-//   rate_limit_event is an error; system lines, message_* events and signatures are ignored;
+//   rate_limit_event is an error; an api_retry system line is a status (the agent waits to
+//   retry the model API); other system lines, message_* events and signatures are ignored;
 // - events with a parent_tool_use_id belong to a sub-agent: labelled, never narration or final
 //   of the main thread.
+import { apiRetryOf, isUnrecoverable, retryText } from "../agent/api-retry";
 import { toTokenUsage, type AgentOutcome } from "../agent/outcome";
 import type { AgentEvent, ContentBlock, ResultEvent } from "../agent/stream-json";
 import { ZERO_USAGE, type ParentToolUseId, type TurnEvent } from "./turn-events";
@@ -65,8 +67,14 @@ export class TurnMapper {
       case "result":
         this.onResult(ev, out);
         break;
+      case "system": {
+        const retry = apiRetryOf(ev);
+        // One that retrying cannot fix stops the run (agent/process.ts): its error comes at the end.
+        if (retry && !isUnrecoverable(retry)) out.push({ type: "status", code: "api_retry", message: retryText(retry), retry });
+        break;
+      }
       default:
-        // system (init, status, hook_*), unknown types: nothing for the client.
+        // unknown types: nothing for the client (other system lines: init, status, hook_*, thinking_tokens).
         break;
     }
     return out;
@@ -76,7 +84,9 @@ export class TurnMapper {
    * After the last line, with how the process ended: flushes held text and reports a turn that
    * did not end with a successful result line (crash, non-zero exit, garbage, timeout).
    */
-  end(outcome: Pick<AgentOutcome, "failed" | "error" | "exitCode" | "signal" | "garbageLines" | "cancelled" | "timedOut"> | undefined): TurnEvent[] {
+  end(
+    outcome: Pick<AgentOutcome, "failed" | "error" | "errorCode" | "exitCode" | "signal" | "garbageLines" | "cancelled" | "timedOut"> | undefined,
+  ): TurnEvent[] {
     const out: TurnEvent[] = [];
     if (!this.resultSeen) {
       // The turn never finished: whatever text was held was narration, not an answer.
@@ -266,6 +276,7 @@ type EndInfo = Parameters<TurnMapper["end"]>[0];
 
 function endCode(o: EndInfo): string {
   if (!o) return "agent_exit";
+  if (o.errorCode) return o.errorCode;
   if (o.cancelled) return "cancelled";
   if (o.timedOut) return "agent_timeout";
   return "agent_exit";

@@ -38,6 +38,17 @@ export interface ExecuteRequest<P> {
   /** Aborted on cancel or shutdown: the executor stops the agent (SIGTERM, then SIGKILL) and resolves. */
   signal: AbortSignal;
   onStarted?: (info: StartedInfo) => void;
+  /** The agent retries the model API; null once the API answered again. */
+  onRetry?: (retry: ApiRetryInfo | null) => void;
+}
+
+/** One retry of the model API by the agent CLI (its api_retry line). */
+export interface ApiRetryInfo {
+  attempt: number;
+  max_retries: number;
+  retry_delay_ms: number;
+  error_status: number | null;
+  error: string;
 }
 
 /** Runs one job to its end; resolves (never rejects, ideally) with how it ended. */

@@ -40,7 +40,7 @@ function runningOn(pod: string): Job {
   return {
     id: Bun.randomUUIDv7(), status: "running", profile: "code", task: "t", repo_url: null, base_ref: null, session_id: null, exit_code: null,
     pr_url: null, branch: null, error: null, output: null, pod_name: pod, created_at: at, started_at: at, finished_at: null, updated_at: at,
-    usage: null, cost_usd: null,
+    usage: null, cost_usd: null, api_retry: null,
   };
 }
 

@@ -13,6 +13,17 @@ export type JobStatus = z.infer<typeof JobStatus>;
 export const FINISHED: ReadonlySet<JobStatus> = new Set(["succeeded", "failed", "cancelled"]);
 export const isFinished = (status: JobStatus): boolean => FINISHED.has(status);
 
+export const ApiRetry = z
+  .object({
+    attempt: z.number().int().openapi({ example: 2 }),
+    max_retries: z.number().int().openapi({ example: 10 }),
+    retry_delay_ms: z.number().openapi({ description: "How long the agent waits before this attempt", example: 1150 }),
+    error_status: z.number().int().nullable().openapi({ description: "HTTP status of the failed request (null: no answer)", example: 529 }),
+    error: z.string().openapi({ description: "The agent CLI's error category", example: "overloaded" }),
+    at: z.string().openapi({ format: "date-time", description: "When the service saw the retry" }),
+  })
+  .openapi("ApiRetry");
+
 const timestamp = z.string().openapi({ format: "date-time", example: "2025-01-01T12:00:00.000Z" });
 
 export const Job = z
@@ -39,6 +50,9 @@ export const Job = z
       .nullable()
       .openapi({ description: "Token usage as the agent reported it", example: { input_tokens: 1200, output_tokens: 340 } }),
     cost_usd: z.number().nullable().openapi({ example: 0.0123 }),
+    api_retry: ApiRetry.nullable()
+      .default(null)
+      .openapi({ description: "Set while the agent retries the model API (its last retry); null once the API answered again" }),
   })
   .openapi("Job");
 export type Job = z.infer<typeof Job>;

@@ -217,6 +217,11 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
             (err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`),
           );
         },
+        onRetry: (retry) => {
+          void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, api_retry: retry && { ...retry, at: iso() } })).catch((err: Error) =>
+            logger.warn(`job ${id}: could not record the agent's retry: ${err.message}`),
+          );
+        },
       });
     } catch (err) {
       return { status: "failed", exit_code: null, output: "", error: `the job runner failed: ${(err as Error).message}` };

@@ -31,7 +31,7 @@ function job(fields: Partial<Job> = {}): Job {
   return {
     id: Bun.randomUUIDv7(), status: "queued", profile: "code", task: "t", repo_url: null, base_ref: null, session_id: null,
     exit_code: null, pr_url: null, branch: null, error: null, output: null, pod_name: "p", created_at: at, started_at: null,
-    finished_at: null, updated_at: at, usage: null, cost_usd: null, ...fields,
+    finished_at: null, updated_at: at, usage: null, cost_usd: null, api_retry: null, ...fields,
   };
 }
 

@@ -38,6 +38,7 @@ export function newJob(input: JobSubmission, opts: { profile: string; pod: strin
     updated_at: opts.at,
     usage: null,
     cost_usd: null,
+    api_retry: null,
   };
 }
 

@@ -26,6 +26,17 @@ describe("TeamChatRenderer", () => {
     expect(out).toEqual(["**Reasoning:**\n\nfirst", "**Reasoning:**\n\nsecond"]);
   });
 
+  it("shows the agent retrying the model API as **Retrying:**, hidden with narration", () => {
+    const status: TurnEvent = {
+      type: "status",
+      code: "api_retry",
+      message: "the model API failed (HTTP 529 overloaded); the agent retries (attempt 1 of 10) in 0.6 s",
+      retry: { attempt: 1, max_retries: 10, retry_delay_ms: 600, error_status: 529, error: "overloaded" },
+    };
+    expect(render([status])).toEqual(["**Retrying:** the model API failed (HTTP 529 overloaded); the agent retries (attempt 1 of 10) in 0.6 s"]);
+    expect(render([status], { ...ALL, show_narration: false })).toEqual([]);
+  });
+
   it("flushes a long block once it passes flushChars", () => {
     const out = render(Array.from({ length: 10 }, () => think("abcdefghij")), ALL, 25);
     expect(out).toEqual(["abcdefghij".repeat(3), "abcdefghij".repeat(3), "abcdefghij".repeat(3), "abcdefghij"].map((t) => `**Reasoning:**\n\n${t}`));

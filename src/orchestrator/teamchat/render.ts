@@ -6,6 +6,7 @@
 // | tool_call   | **Tool call:** <name> and a fenced preview of its input  |
 // | tool_result | **Tool result[ (error)]:** and a fenced, truncated body  |
 // | final       | the answer as its own message(s)                         |
+// | status      | **Retrying:** <what failed, attempt n of m, in s>        |
 // | error       | **Error:** <message>                                     |
 //
 // Thinking arrives token by token: deltas are coalesced into one message per block, sent when
@@ -95,6 +96,9 @@ export class TeamChatRenderer {
         break;
       case "tool_result":
         this.emit(`**Tool result${ev.isError ? " (error)" : ""}:**${sub}\n\n${fence("", truncate(ev.content, this.previewChars))}`, out);
+        break;
+      case "status":
+        this.emit(`**Retrying:** ${ev.message}`, out);
         break;
       case "error":
         this.emit(`**Error:** ${ev.message}`, out);
