@@ -181,6 +181,7 @@ for (const kv of KINDS) {
         show_text: true,
         show_narration: true,
         show_final: true,
+        live_text: false,
       });
       // Back to the defaults for the other tests.
       await (await h.chat({ messages: [user("/hide-tools /hide-thinking")] })).text();
@@ -286,6 +287,7 @@ describe("slash tokens", () => {
       show_text: true,
       show_narration: true,
       show_final: true,
+      live_text: false,
     });
     expect(r.done).toBe(true);
     expect(await h.starts()).toEqual([]);
@@ -305,6 +307,7 @@ describe("slash tokens", () => {
       show_text: true,
       show_narration: false,
       show_final: true,
+      live_text: false,
     });
     expect(await h.starts()).toEqual([]);
   });
@@ -444,7 +447,7 @@ describe("correlation id, models, /completions and errors", () => {
       reply: "Hello! The build passes on main.",
       conversation_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-      usage: { prompt_tokens: 38066, completion_tokens: 14, total_tokens: 38080 },
+      usage: { prompt_tokens: 38066, completion_tokens: 14, total_tokens: 38080, prompt_tokens_details: { cached_tokens: 36000 } },
     });
     const second = (await (await h.s.call("/completions", { json: { message: "And why?", conversation_id: a.conversation_id } })).json()) as Json;
     expect(second.session_id).toBe(a.session_id);
@@ -477,6 +480,9 @@ describe("agent mode off", () => {
       const completions = await app.request("/completions", { method: "POST", headers: auth, body: JSON.stringify({ message: "hi" }) });
       expect(completions.status).toBe(503);
       expect(((await completions.json()) as Json).error.code).toBe("agent_mode_off");
+      const responses = await app.request("/v1/responses", { method: "POST", headers: auth, body: JSON.stringify({ input: "hi" }) });
+      expect(responses.status).toBe(503);
+      expect(((await responses.json()) as Json).error.code).toBe("agent_mode_off");
       expect(await (await app.request("/v1/models", { headers: auth })).json()).toEqual({ object: "list", data: [] });
     } finally {
       await t.cleanup();

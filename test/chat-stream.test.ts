@@ -25,7 +25,8 @@ let client: OpenAI;
 const agentEnv: Record<string, string | undefined> = {};
 const RESET = "/hide-thinking /hide-tools /show-narration /show-final";
 const USAGE = { prompt_tokens: 18 + 2048 + 36000, total_tokens: 0, completion_tokens: 0 };
-const usage = (completion: number) => ({ ...USAGE, completion_tokens: completion, total_tokens: USAGE.prompt_tokens + completion });
+const usage = (completion: number) => ({ ...USAGE, completion_tokens: completion, total_tokens: USAGE.prompt_tokens + completion, prompt_tokens_details: { cached_tokens: 36000 } });
+const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
 
 beforeAll(async () => {
   t = await tempHome("chat-stream-");
@@ -97,7 +98,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   it("thinking + tool call + tool result + final: by default narration then the final only", async () => {
     const r = await streamed("thinking-tool-final");
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "final", "stop"]);
-    expect(choice(r.chunks[1]!).delta).toEqual({ content: "Let me run the tests first." });
+    expect(choice(r.chunks[1]!).delta).toEqual({ content: "Let me run the tests first.\n\n" });
     expect(choice(r.chunks[2]!).delta).toEqual({ content: "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal." });
   });
 
@@ -140,7 +141,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "final", "stop"]);
     expect(choice(r.chunks[1]!)).toEqual({
       index: 0,
-      delta: { content: "I looked at the three open PRs." },
+      delta: { content: "I looked at the three open PRs.\n\n" },
       finish_reason: null,
       x_service_event_type: "narration",
     });
@@ -155,6 +156,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
       prompt_tokens: expect.any(Number),
       completion_tokens: expect.any(Number),
       total_tokens: r.chunks[3]!.usage.prompt_tokens + r.chunks[3]!.usage.completion_tokens,
+      prompt_tokens_details: { cached_tokens: expect.any(Number) },
     });
   });
 
@@ -186,7 +188,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
   it("an error result (error_during_execution): the narration, then the error from errors[]", async () => {
     const r = await streamed("error-during-execution");
     expect(r.chunks.map(kindOf)).toEqual(["role", "narration", "error", "stop"]);
-    expect(choice(r.chunks[1]!).delta.content).toBe("Starting.");
+    expect(choice(r.chunks[1]!).delta.content).toBe("Starting.\n\n");
     expect(choice(r.chunks[2]!)).toEqual({
       index: 0,
       delta: { content: "\n\n**Error:** API Error: 529 Overloaded\n" },
@@ -223,7 +225,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     ]);
     expect(choice(all.chunks[2]!)).toEqual({
       index: 0,
-      delta: { content: "Searching the deploy log." },
+      delta: { content: "Searching the deploy log.\n\n" },
       finish_reason: null,
       x_service_event_type: "narration",
       x_service_parent_tool_use_id: "toolu_01Task",
@@ -242,7 +244,7 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     expect(choice(r.chunks[1]!).x_service_error_code).toBe("agent_exit");
     expect(r.chunks[1]!.error.message).toContain("exited with code 3");
     expect(r.chunks[1]!.error.message).toContain("2 line(s) that are not stream-json");
-    expect(r.chunks[2]!.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+    expect(r.chunks[2]!.usage).toEqual(NO_USAGE);
   });
 
   it("a crash after a closed text block: the text is narration, not an answer, then the error", async () => {
@@ -319,6 +321,8 @@ describe("POST /v1/chat/completions, stream true: the chunk sequence", () => {
     const reader = res.body!.getReader();
     const text = await readUntil(reader, ": keep-alive");
     expect(text).toStartWith("data: ");
+    // On a loaded machine a keep-alive can come before the agent is up: leave once it is.
+    await until(async () => (await recordedStarts(agentEnv.FAKE_CLAUDE_RECORD!)).length === 1, 10_000);
     abort.abort();
     await reader.cancel().catch(() => {});
     // The agent got its signal, and the turn ended.
@@ -339,11 +343,11 @@ async function readUntil(reader: { read(): Promise<{ value?: Uint8Array; done: b
   return text;
 }
 
-/** Scenario, its final answer, and the narration shown before it by default (each text exactly once, as the agent wrote it). */
+/** Scenario, its final answer, and the narration shown before it by default (each text exactly once, ending with a paragraph break). */
 const OK_SCENARIOS: Array<[string, string, string]> = [
   ["text-only", "Hello! The build passes on main.", ""],
-  ["thinking-tool-final", "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal.", "Let me run the tests first."],
-  ["two-text-blocks", "Merge #12 first; #13 depends on it.", "I looked at the three open PRs."],
+  ["thinking-tool-final", "One test fails: `cancel > sends SIGTERM`. The runner never forwards the signal.", "Let me run the tests first.\n\n"],
+  ["two-text-blocks", "Merge #12 first; #13 depends on it.", "I looked at the three open PRs.\n\n"],
   ["tool-error", "I can't read that file: permission denied.", ""],
   // The sub-agent's "Searching the deploy log." is not the main answer's text.
   ["subagent", "The last deploy failed: the registry timed out during the image pull.", ""],

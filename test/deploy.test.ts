@@ -76,6 +76,28 @@ describe("compose.yml", () => {
     expect(init.environment!.S3_BUCKET).toBe(compose.services["brain-api"]!.environment!.S3_BUCKET!);
   });
 
+  it("builds the brain image from the checkout (no registry needed for `docker compose up --build`)", () => {
+    const raw = parse(readFileSync(join(REPO, "compose.yml"), "utf8"), { merge: false }) as Record<string, { image?: string; build?: { context?: string; dockerfile?: string } }>;
+    expect(raw["x-brain-image"]!.image).toBe("${BRAIN_IMAGE:-brain-stack:local}");
+    expect(raw["x-brain-image"]!.build).toEqual({ context: ".", dockerfile: "Dockerfile" });
+    for (const s of ["brain-api", "mcp", "orchestrator", "tick-cron"]) expect((compose.services[s] as { build?: unknown }).build).toBeDefined();
+  });
+
+  it("dispatch works out of the box: what the router sends and what the orchestrator accepts are one setting", () => {
+    expect(compose.services["brain-api"]!.environment!.SERVICE_API_KEY).toBe("${SERVICE_API_KEY:-}");
+    expect(compose.services.orchestrator!.environment!.SERVICE_API_KEYS).toBe("${SERVICE_API_KEY:-}");
+    expect(compose.services["brain-api"]!.environment!.ORCHESTRATOR_URL).toBe("http://orchestrator:8200");
+  });
+
+  it("with no settings, the router's token is generated into its data volume and tick-cron reads it there", () => {
+    // The image's entrypoint (scripts/start.ts) writes $HOME/.router/.env when no token is set.
+    for (const s of ["brain-api", "mcp", "tick-cron"]) {
+      expect(compose.services[s]!.environment!.HOME).toBe("/data");
+      expect(compose.services[s]!.volumes).toContain("router-data:/data");
+    }
+    expect(compose.services.orchestrator!.environment!.HOME).toBeUndefined();
+  });
+
   it("runs pgvector for Postgres", () => {
     expect((compose.services.postgres as { image?: string }).image).toStartWith("pgvector/pgvector");
   });
@@ -94,5 +116,21 @@ describe("Dockerfile", () => {
     expect(text).toMatch(/useradd [^\n]*--uid 1000/);
     // The compiled CLIs are in the image (tick-cron and `up`'s migrations call router-cli).
     expect(text).toMatch(/^COPY --from=build \/app\/dist\/router-cli/m);
+  });
+
+  it("ships what jobs run: Claude Code (the version the tests pin), git, gh, python3, ca-certificates", () => {
+    const runtime = text.slice(text.indexOf("AS runtime"));
+    for (const pkg of ["git", "gh", "python3", "ca-certificates"]) expect(runtime).toMatch(new RegExp(`apt-get install [^\\n]*\\b${pkg}\\b`));
+    expect(runtime).toMatch(/^COPY --from=claude \S+ \/usr\/local\/bin\/claude$/m);
+    const pinned = /^ARG CLAUDE_CODE_VERSION=(\S+)$/m.exec(text)?.[1];
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+    const tested = pkg.devDependencies["@anthropic-ai/claude-code"];
+    if (tested !== undefined) expect(tested).toBe(pinned!);
+    // Agent mode's package dir, and the agent's home, belong to the non-root user.
+    expect(runtime).toContain("SERVICE_PACKAGE_DIR=/app/package");
+    expect(runtime).toMatch(/chown -R brain:brain [^\n]*\/app\/package[^\n]*\/home\/brain/);
+    // The first start bootstraps a router token (scripts/start.ts), as `bun run start` does.
+    expect(runtime).toContain('ENTRYPOINT ["bun", "scripts/start.ts"]');
   });
 });

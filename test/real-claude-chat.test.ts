@@ -73,7 +73,7 @@ describe("a streaming turn through the real CLI", () => {
 
     const thinking = r.chunks.filter((c) => kindOf(c) === "thinking").map((c) => choice(c).delta.reasoning_content).join("");
     expect(thinking).toBe("The user wants a greeting from the shell.");
-    expect(choice(r.chunks.find((c) => kindOf(c) === "narration")!).delta.content).toBe("Let me ask the shell.");
+    expect(choice(r.chunks.find((c) => kindOf(c) === "narration")!).delta.content).toBe("Let me ask the shell.\n\n");
     const call = choice(r.chunks.find((c) => kindOf(c) === "tool_use")!);
     expect(call.x_service_tool_name).toBe("Bash");
     expect(call.delta.content).toContain("```tool_use:Bash\n");
@@ -84,7 +84,7 @@ describe("a streaming turn through the real CLI", () => {
     expect(result.delta.content).toContain("hi-from-the-tool");
     expect(choice(r.chunks.find((c) => kindOf(c) === "final")!).delta.content).toBe("The shell says hi.");
     // Usage from the real result line: the sums over the two answered requests.
-    expect(r.chunks.at(-1)!.usage).toEqual({ prompt_tokens: 50 + 4 + 70 + 2, completion_tokens: 18, total_tokens: 144 });
+    expect(r.chunks.at(-1)!.usage).toEqual({ prompt_tokens: 50 + 4 + 70 + 2, completion_tokens: 18, total_tokens: 144, prompt_tokens_details: { cached_tokens: 4 } });
   }, 90_000);
 
   it("ends the turn at once with authentication_failed when the key is refused", async () => {
@@ -124,5 +124,28 @@ describe("two turns of one conversation through the real CLI", () => {
     // Only the new message was sent to the CLI: the history came from its transcript.
     expect(users.at(-1)).not.toContain("capital");
     expect(secondRequest.headers["x-claude-code-session-id"]).toBe(firstRequest.headers["x-claude-code-session-id"]);
+  }, 90_000);
+});
+
+describe("a chat client's background task through the real CLI (issue 15 part 2)", () => {
+  it("an Open WebUI title request runs one-shot on the task model with no tools and our task prompt, and answers", async () => {
+    const res = await s.call("/v1/chat/completions", {
+      json: {
+        model: AGENT,
+        stream: false,
+        messages: [{ role: "user", content: '### Task:\nGenerate a concise title.\n### Output:\nJSON format: { "title": "..." }\n<chat_history>\nUSER: hi\n</chat_history>' }],
+      },
+      headers: { "x-openwebui-chat-id": crypto.randomUUID() },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-client-task")).toBe("task");
+    expect(((await res.json()) as any).choices[0].message.content).toBe("Done.");
+    const asked = api.requests.filter((r) => r.path.startsWith("/v1/messages") && JSON.stringify(r.body?.messages ?? "").includes("Generate a concise title"));
+    expect(asked.length).toBeGreaterThan(0);
+    for (const r of asked) {
+      expect(String(r.body.model)).toContain("haiku");
+      expect(r.body.tools ?? []).toEqual([]);
+      expect(JSON.stringify(r.body.system)).toContain("background tasks for a chat application");
+    }
   }, 90_000);
 });

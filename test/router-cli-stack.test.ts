@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { compiledClis, fixturePath, runCompiled } from "./support/cli";
 import { tempDir } from "./support/main-process";
+import { VERSION } from "../src/common/version";
 
 interface Env {
   home: string;
@@ -376,6 +377,79 @@ describe("install", () => {
     const e = setup();
     expect((await cli(e, "install", "--no-stack", "--ollama")).code).toBe(0);
     expect(envOf(e)).toMatchObject({ COMPOSE_PROFILES: "ollama", INFERENCE_URL: "http://inference:11434" });
+  });
+
+  describe("the image (nobody publishes one: install builds it when it is not present locally)", () => {
+    const image = `brain-stack:${VERSION}`;
+    const fakeCheckout = (dir: string) => {
+      writeCompose(dir);
+      writeFileSync(join(dir, "Dockerfile"), "FROM oven/bun:1.4\n");
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "brain-stack" }));
+      return dir;
+    };
+    const imageCalls = (e: Env) => calls(e).filter((a) => a[0] === "build" || a[0] === "image" || a[0] === "compose");
+
+    it("in a checkout without the image: builds it from the checkout's Dockerfile, then starts the stack", async () => {
+      const e = setup({ FAKE_DOCKER_IMAGES: "" });
+      const dir = fakeCheckout(e.cwd);
+      const r = await cli(e, "install", "--no-link");
+      expect(r.code).toBe(0);
+      expect(envOf(e).BRAIN_IMAGE).toBe(image);
+      const seen = imageCalls(e);
+      expect(seen[0]).toEqual(["image", "inspect", "--format", "{{.Id}}", image]);
+      expect(seen[1]).toEqual(["build", "-t", image, "-f", join(dir, "Dockerfile"), dir]);
+      expect(seen[2]!.slice(0, 3)).toEqual(["compose", "-f", join(dir, "compose.yml")]);
+      expect(seen[2]).toContain("up");
+    });
+
+    it("an installed stack builds from --source, and the rendered compose file runs that image", async () => {
+      const e = setup({ FAKE_DOCKER_IMAGES: "" });
+      const src = fakeCheckout(tempDir("checkout"));
+      const r = await cli(e, "install", "--no-link", "--source", src);
+      expect(r.code).toBe(0);
+      expect(calls(e).filter((a) => a[0] === "build")).toEqual([["build", "-t", image, "-f", join(src, "Dockerfile"), src]]);
+      expect(readFileSync(join(e.home, ".router", "compose.yml"), "utf8")).toContain("image: ${BRAIN_IMAGE:-brain-stack:local}");
+      expect(envOf(e).BRAIN_IMAGE).toBe(image);
+    });
+
+    it("does not build an image that is present", async () => {
+      const e = setup({ FAKE_DOCKER_IMAGES: image });
+      fakeCheckout(e.cwd);
+      expect((await cli(e, "install", "--no-link")).code).toBe(0);
+      expect(calls(e).filter((a) => a[0] === "build")).toEqual([]);
+      expect(composeCalls(e).some((a) => a.includes("up"))).toBe(true);
+    });
+
+    it("without the image and without a checkout: exit 1 saying what to pass, and no stack started", async () => {
+      const e = setup({ FAKE_DOCKER_IMAGES: "" });
+      const r = await cli(e, "install", "--no-link");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`the image ${image} is not present locally`);
+      expect(r.stderr).toContain("--source");
+      expect(calls(e).filter((a) => a[0] === "build")).toEqual([]);
+      expect(composeCalls(e)).toEqual([]);
+      // --source that is no checkout is named as such.
+      const bad = await cli(e, "install", "--no-link", "--source", tempDir("not-a-checkout"));
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toContain("is not a brain-stack checkout");
+    });
+
+    it("exits 1 when the build fails, before starting anything", async () => {
+      const e = setup({ FAKE_DOCKER_IMAGES: "", FAKE_DOCKER_FAIL: "build" });
+      fakeCheckout(e.cwd);
+      const r = await cli(e, "install", "--no-link");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`docker build of ${image}`);
+      expect(composeCalls(e).some((a) => a.includes("up"))).toBe(false);
+    });
+
+    it("migrates the unpublished registry name an older install wrote", async () => {
+      const e = setup();
+      mkdirSync(join(e.home, ".router"), { recursive: true });
+      writeFileSync(join(e.home, ".router", ".env"), `KB_ROUTER_TOKEN=mine\nBRAIN_IMAGE=ghcr.io/brain-stack/brain-stack:${VERSION}\n`);
+      expect((await cli(e, "install", "--no-stack", "--no-link")).code).toBe(0);
+      expect(envOf(e).BRAIN_IMAGE).toBe(image);
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 // `bun run start` on a fresh machine: both services answer /health with no configuration,
 // because a router token is generated into ~/.router/.env (never printed) when none is set.
 import { describe, expect, it } from "bun:test";
-import { readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { REPO, tempDir } from "./support/main-process";
@@ -62,6 +62,32 @@ describe("bun run start", () => {
     } finally {
       s.proc.kill("SIGTERM");
       await s.proc.exited;
+    }
+  });
+
+  it("--only orchestrator (the image's orchestrator container) generates no router token", async () => {
+    const home = tempDir("start-home");
+    const proc = Bun.spawn(["bun", join(REPO, "scripts", "start.ts"), "--only", "orchestrator"], {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? "", HOME: home, SERVICE_PORT: "0" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      let out = "";
+      const decoder = new TextDecoder();
+      for (const stream of [proc.stdout, proc.stderr]) {
+        void (async () => {
+          for await (const c of stream) out += decoder.decode(c, { stream: true });
+        })();
+      }
+      const deadline = Date.now() + 15_000;
+      while (!/job orchestrator on http/.test(out) && proc.exitCode === null && Date.now() < deadline) await Bun.sleep(20);
+      expect(out).toContain("job orchestrator on http");
+      expect(existsSync(join(home, ".router", ".env"))).toBe(false);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
     }
   });
 });

@@ -16,6 +16,7 @@ import { envFilePath, home, routerDir } from "./_context";
 import { bringDownOthers, composeArgs, detectDeployment, docker, type Deployment } from "./_docker";
 import { MODEL_KEYS, clientDefaults, completeEnv, composeDefaults, generateToken, retiredDefaults } from "./install/env-file";
 import { PROFILES, TARGETS, linkProfile, writeProfile } from "./install/profile";
+import { DEFAULT_IMAGE, ensureImage, findCheckout } from "./install/image";
 import { renderCompose } from "./install/render";
 
 interface Step {
@@ -39,6 +40,7 @@ export default defineCommand({
     name: { type: "string", default: "brain", description: "name of the profile link" },
     profile: { type: "string", default: "default", description: `packaged profile (${PROFILES.join(", ")})` },
     "for-target": { type: "string", default: "claude", description: `agent the profile is for (${TARGETS.join(", ")})` },
+    source: { type: "string", description: "brain-stack checkout to build the image from when it is not present locally" },
     "no-stack": { type: "boolean", description: "do not start the stack" },
     "no-link": { type: "boolean", description: "do not link the profile" },
     "no-init": { type: "boolean", description: "do not scaffold the vault" },
@@ -112,7 +114,8 @@ export default defineCommand({
       wanted.VAULT_PATH = vault;
       wanted.EMBEDDINGS_KEY_ID = `emb_${generateToken().slice(0, 12)}`;
       wanted.EMBEDDINGS_API_KEY = generateToken();
-      wanted.BRAIN_IMAGE = `ghcr.io/brain-stack/brain-stack:${VERSION}`;
+      // A local name: install builds it (step 4) when it is not present; nobody publishes it.
+      wanted.BRAIN_IMAGE = `brain-stack:${VERSION}`;
       if (args["postgres-url"]) wanted.DATABASE_URL = args["postgres-url"];
       if (args["redis-url"]) wanted.REDIS_URL = args["redis-url"];
       if (args["s3-bucket"]) Object.assign(wanted, { S3_BUCKET: args["s3-bucket"], S3_ENDPOINT: args["s3-endpoint"] });
@@ -146,12 +149,15 @@ export default defineCommand({
       },
     });
 
-    // 4. Start the stack.
+    // 4. Start the stack, building its image first when it is not present locally.
     if (!clientOnly && !noStack && deployment) {
       const d = deployment;
+      const image = parseDotenv(completion.text).BRAIN_IMAGE || DEFAULT_IMAGE;
+      const checkout = findCheckout(args.source, d.file);
       steps.push({
-        title: `start the stack: docker ${composeArgs(d, "up", "-d").join(" ")}`,
+        title: `start the stack: docker ${composeArgs(d, "up", "-d").join(" ")} (building ${image} from ${checkout ?? "a checkout"} if it is not present)`,
         run: async () => {
+          if ((await ensureImage(image, checkout)) === "built") consola.success(`built ${image} from ${checkout}`);
           await bringDownOthers(d);
           if ((await docker(composeArgs(d, "up", "-d"))).code !== 0) throw new Error("docker compose up failed");
           if ((await docker(composeArgs(d, "exec", "-T", "brain-api", "router-cli", "migrate"))).code !== 0) throw new Error("migrations failed");

@@ -70,6 +70,8 @@ export const orchestratorSettings = {
   packageDir: { env: "SERVICE_PACKAGE_DIR", fileKey: "agent.package_dir", default: "~/.service/package", parse: str(), doc: "where agent mode copies agents/{name}/package/ (the agent's cwd; /app/package in the image)" },
   hubAgent: { env: "HUB_AGENT", fileKey: null, default: "", defaultDoc: "empty", parse: str(), doc: "agent name, matches agents/{name}/" },
   convHashFallback: { env: "SERVICE_CONV_HASH_FALLBACK", fileKey: null, default: "true", parse: bool(), doc: "tier-3 conversation fallback (content hash)" },
+  taskModel: { env: "SERVICE_TASK_MODEL", fileKey: null, default: "haiku", parse: str(), doc: "model of the one-shot answers to chat clients' background tasks (Open WebUI titles, tags, follow-ups, queries, autocomplete)" },
+  streamText: { env: "SERVICE_STREAM_TEXT", fileKey: null, default: "block", parse: oneOf(["block", "live"]), doc: "agent-mode text: block (narration/final per closed block) or live (deltas as they arrive); /live-text and /block-text switch per user" },
   sessionTtl: { env: "AGENT_MODE_SESSION_TTL", fileKey: null, default: "86400", parse: int(1, 365 * 86400), doc: "session mapping TTL seconds" },
   voiceServiceUrl: { env: "VOICE_SERVICE_URL", fileKey: null, default: undefined, defaultDoc: "none", parse: url(), doc: "enables the voice adapter" },
   voiceApiKey: { env: "VOICE_API_KEY", fileKey: null, default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "bearer credential for the voice backend" },

@@ -3,6 +3,7 @@
 // replacements. Comments and order of the existing file are preserved.
 import { randomBytes } from "node:crypto";
 import { parse as parseDotenv } from "dotenv";
+import { VERSION } from "../../../src/common/version";
 
 /** Client settings and their defaults (BRAIN_* and AMYGDALA_*). */
 export function clientDefaults(home: string, port: string): Record<string, string> {
@@ -23,6 +24,8 @@ export function retiredDefaults(home: string): Array<{ key: string; old: string;
     { key: "PORT_BRAIN_API", old: "8102", replacement: "8103" },
     { key: "BRAIN_OUTBOX", old: `${home}/.brain/outbox`, replacement: `${home}/.router/outbox` },
     { key: "AMYGDALA_MIN_SEVERITY", old: "medium", replacement: "high" },
+    // An image name nobody publishes; install builds this local one instead.
+    { key: "BRAIN_IMAGE", old: `ghcr.io/brain-stack/brain-stack:${VERSION}`, replacement: `brain-stack:${VERSION}` },
   ];
 }
 

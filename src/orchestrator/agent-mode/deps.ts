@@ -3,6 +3,7 @@
 // visibility stores (Redis when the store is Redis, with their ~/.service files), and the chat
 // service that runs turns. close() stops running turns on shutdown.
 import type { KeyValueStore } from "../../common/kv/store";
+import { ResponseLinks } from "../chat/responses";
 import { ChatService } from "../chat/service";
 import { createSessionStore } from "../chat/sessions";
 import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
@@ -13,6 +14,10 @@ import { loadAgentMode, type AgentMode } from "./load";
 export interface AgentModeDeps {
   agent: AgentMode;
   chat: ChatService;
+  /** The Responses API's response id → conversation map. */
+  responseLinks: ResponseLinks;
+  /** SERVICE_CONV_HASH_FALLBACK. */
+  hashFallback: boolean;
   /** SSE keep-alive comment interval while the agent is silent. */
   keepAliveMs: number;
   close(): Promise<void>;
@@ -48,13 +53,15 @@ export async function createAgentModeDeps(
     },
     config,
     sessions: createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl }),
-    visibility: createVisibilityStore({ kv, stateDir: config.stateDir }),
+    visibility: createVisibilityStore({ kv, stateDir: config.stateDir, defaults: { live_text: config.streamText === "live" } }),
     env,
     killGraceMs: opts.killGraceMs,
   });
   return {
     agent,
     chat,
+    responseLinks: new ResponseLinks(createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl, fileName: "response_links.json" }), agent.agentId),
+    hashFallback: config.convHashFallback,
     keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     close: () => chat.close(),
   };

@@ -3,21 +3,20 @@
 // HttpError (502, code from the agent: authentication_failed, error_max_turns, agent_exit, …)
 // rather than a normal-looking answer.
 import { HttpError } from "../../common/errors";
-import type { TokenUsage } from "../agent/outcome";
 import type { ChatOpening } from "./service";
-import { ZERO_USAGE } from "./turn-events";
+import { ZERO_USAGE, type ChatUsage } from "./usage";
 
 export interface BufferedReply {
   /** The final answer (or, for a slash-token reply, the visibility config as JSON text). */
   content: string;
-  usage: TokenUsage;
+  usage: ChatUsage;
   costUsd?: number;
 }
 
 export async function bufferReply(opening: ChatOpening): Promise<BufferedReply> {
   if (opening.kind === "config") return { content: JSON.stringify(opening.visibility), usage: ZERO_USAGE };
   let final: string | undefined;
-  let usage: TokenUsage = ZERO_USAGE;
+  let usage: ChatUsage = ZERO_USAGE;
   let costUsd: number | undefined;
   let error: { code: string; message: string } | undefined;
   for await (const ev of opening.events) {

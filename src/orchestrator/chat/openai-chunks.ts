@@ -1,14 +1,24 @@
 // Canonical turn events → chat.completion.chunk objects, exactly per the spec's table (Events,
 // "SSE chunks of /v1/chat/completions"), every chunk filtered by the visibility config. Tool
 // calls are fenced content, not tool_calls deltas, so clients never try to run them.
-import type { TokenUsage } from "../agent/outcome";
+//
+// Issue 15: a narration chunk ends with a paragraph break (clients that concatenate content
+// never glue two blocks); with live text the main thread's text goes out as legacy text chunks
+// as it arrives, each block after the first opening with a paragraph break; with
+// stream_options.include_usage the usage comes in its own chunk (choices: []) and every other
+// chunk carries usage: null, as OpenAI sends it.
 import type { TurnEvent } from "./turn-events";
+import type { ChatUsage } from "./usage";
 import type { Visibility } from "./visibility";
 
 export interface ChunkContext {
   id: string;
   created: number;
   model: string;
+  /** stream_options.include_usage: usage in its own last chunk, usage: null on the others. */
+  includeUsage?: boolean;
+  /** Live text: whether text went out already (the next block then opens with a paragraph break). */
+  textSent?: boolean;
 }
 
 export interface Chunk {
@@ -17,23 +27,30 @@ export interface Chunk {
   created: number;
   model: string;
   choices: Array<{ index: 0; delta: Record<string, unknown>; finish_reason: string | null; [extra: string]: unknown }>;
-  usage?: TokenUsage;
+  usage?: ChatUsage | null;
   /** Only on the error chunk: OpenAI SDKs raise it as an APIError. */
   error?: { message: string; type: string; param: null; code: string };
   [extra: string]: unknown;
 }
 
-export function newChunkContext(model: string): ChunkContext {
-  return { id: `chatcmpl-${crypto.randomUUID()}`, created: Math.floor(Date.now() / 1000), model };
+export function newChunkContext(model: string, opts: { includeUsage?: boolean } = {}): ChunkContext {
+  return { id: `chatcmpl-${crypto.randomUUID()}`, created: Math.floor(Date.now() / 1000), model, includeUsage: opts.includeUsage === true };
 }
 
-const chunk = (ctx: ChunkContext, delta: Record<string, unknown>, extra?: Record<string, unknown>, finish: string | null = null): Chunk => ({
-  id: ctx.id,
-  object: "chat.completion.chunk",
-  created: ctx.created,
-  model: ctx.model,
-  choices: [{ index: 0, delta, finish_reason: finish, ...extra }],
-});
+const chunk = (ctx: ChunkContext, delta: Record<string, unknown>, extra?: Record<string, unknown>, finish: string | null = null): Chunk => {
+  const c: Chunk = {
+    id: ctx.id,
+    object: "chat.completion.chunk",
+    created: ctx.created,
+    model: ctx.model,
+    choices: [{ index: 0, delta, finish_reason: finish, ...extra }],
+  };
+  if (ctx.includeUsage) c.usage = null;
+  return c;
+};
+
+/** Text that ends with a paragraph break, so what follows it starts a new paragraph. */
+export const withParagraphEnd = (text: string): string => (text.endsWith("\n\n") ? text : text.endsWith("\n") ? `${text}\n` : `${text}\n\n`);
 
 /** A fenced block whose fence is longer than any backtick run inside it (CommonMark). */
 export function fenced(label: string, body: string): string {
@@ -43,14 +60,20 @@ export function fenced(label: string, body: string): string {
   return `\n${fence}${label}\n${body}\n${fence}\n`;
 }
 
-const pretty = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input, null, 2));
+export const pretty = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input, null, 2));
 
 export function roleChunk(ctx: ChunkContext): Chunk {
   return chunk(ctx, { role: "assistant" });
 }
 
-export function stopChunk(ctx: ChunkContext, usage: TokenUsage): Chunk {
-  return { ...chunk(ctx, {}, undefined, "stop"), usage };
+/** The stop chunk: with the usage (spec), or usage: null when it comes in its own chunk (include_usage). */
+export function stopChunk(ctx: ChunkContext, usage: ChatUsage): Chunk {
+  return ctx.includeUsage ? chunk(ctx, {}, undefined, "stop") : { ...chunk(ctx, {}, undefined, "stop"), usage };
+}
+
+/** include_usage: the last chunk before [DONE], no choices, the usage. */
+export function usageChunk(ctx: ChunkContext, usage: ChatUsage): Chunk {
+  return { id: ctx.id, object: "chat.completion.chunk", created: ctx.created, model: ctx.model, choices: [], usage };
 }
 
 export function streamConfigChunk(ctx: ChunkContext, v: Visibility): Chunk {
@@ -74,10 +97,13 @@ export function visible(ev: TurnEvent, v: Visibility): boolean {
     case "tool_call":
     case "tool_result":
       return v.show_tools;
+    case "text_delta":
+      return v.show_text && v.live_text;
     case "narration":
-      return v.show_text && v.show_narration;
+      // Live text: the main thread's blocks went out as deltas already.
+      return v.show_text && v.show_narration && (sub || !v.live_text);
     case "final":
-      return v.show_text && v.show_final;
+      return v.show_text && v.show_final && (ev.legacy === true || !v.live_text);
     case "status":
       // Progress the service reports (the agent retrying the model API): shown with narration.
       return v.show_text && v.show_narration;
@@ -107,8 +133,13 @@ export function renderChunk(ctx: ChunkContext, ev: TurnEvent, v: Visibility): Ch
         { content: fenced(ev.isError ? "tool_result:error" : "tool_result", ev.content) },
         { x_service_event_type: "tool_result", x_service_tool_use_id: ev.toolUseId, x_service_is_error: ev.isError, ...label },
       );
+    case "text_delta": {
+      const text = ev.blockStart && ctx.textSent ? `\n\n${ev.text}` : ev.text;
+      ctx.textSent = true;
+      return chunk(ctx, { content: text });
+    }
     case "narration":
-      return chunk(ctx, { content: ev.text }, { x_service_event_type: "narration", ...label });
+      return chunk(ctx, { content: withParagraphEnd(ev.text) }, { x_service_event_type: "narration", ...label });
     case "final":
       // Legacy assistant text (the result line's text, nothing streamed) carries no type member.
       return ev.legacy ? chunk(ctx, { content: ev.text }) : chunk(ctx, { content: ev.text }, { x_service_event_type: "final" });

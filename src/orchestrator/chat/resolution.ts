@@ -4,7 +4,7 @@
 // names two sessions.
 import { createHash, randomUUID } from "node:crypto";
 
-export type Tier = "header" | "body" | "content_hash" | "ephemeral";
+export type Tier = "header" | "body" | "response" | "content_hash" | "ephemeral";
 
 /** Tier 1, in order of precedence (lower-case): ours, LibreChat's, Open WebUI's (both spellings). */
 export const CONVERSATION_HEADERS = ["x-conversation-id", "x-librechat-conversation-id", "x-openwebui-chat-id", "x-open-webui-chat-id"] as const;
@@ -25,6 +25,11 @@ export interface ResolutionInput {
   /** The raw text of the first user message. */
   firstUserMessage: string;
   hashFallback: boolean;
+  /**
+   * A conversation the request names another way, taken after the headers and before the body's
+   * ids: the Responses API's previous_response_id (or a new response chain), tier "response".
+   */
+  explicit?: string;
 }
 
 export interface Conversation {
@@ -45,7 +50,7 @@ const clean = (v: unknown): string | undefined => {
 };
 
 /** A key segment: ':' and control characters escaped so segments never run into each other. */
-const segment = (s: string) => s.replace(/[%:\s\u0000-\u001f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
+export const segment = (s: string) => s.replace(/[%:\s\u0000-\u001f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
 
 export function conversationKey(agentId: string, userHint: string, key: string): string {
   return `conv:${segment(agentId)}:${segment(userHint)}:${segment(key)}`;
@@ -55,15 +60,25 @@ export function contentHash(system: string, firstUserMessage: string): string {
   return createHash("sha256").update(`${system}\n${firstUserMessage}`).digest("hex").slice(0, 16);
 }
 
+/**
+ * The end user a request names: X-User-Id, X-OpenWebUI-User-Id, else a non-UUID `user` (OpenAI's
+ * end-user id, LibreChat's user id; a UUID-shaped one is a conversation id, tier 2); undefined
+ * when it names none.
+ */
+export function requestUser(header: (name: string) => string | undefined, bodyUser: string | null | undefined): string | undefined {
+  const user = clean(bodyUser);
+  return USER_HEADERS.map((h) => clean(header(h))).find((v) => v !== undefined) ?? (user !== undefined && !UUID.test(user) ? user : undefined);
+}
+
 export function resolveConversation(input: ResolutionInput): Conversation {
   const user = clean(input.user);
   const userIsUuid = user !== undefined && UUID.test(user);
-  // A non-UUID `user` (OpenAI's end-user id, LibreChat's user id) scopes; a UUID-shaped one is a conversation id (tier 2).
-  const userHint = USER_HEADERS.map((h) => clean(input.header(h))).find((v) => v !== undefined) ?? (userIsUuid ? undefined : user) ?? "anonymous";
+  const userHint = requestUser(input.header, input.user) ?? "anonymous";
 
   let tier: Tier;
   let key: string | undefined = CONVERSATION_HEADERS.map((h) => clean(input.header(h))).find((v) => v !== undefined);
   if (key !== undefined) tier = "header";
+  else if ((key = clean(input.explicit)) !== undefined) tier = "response";
   else if ((key = clean(input.metadata?.conversation_id)) !== undefined) tier = "body";
   else if (userIsUuid) {
     tier = "body";

@@ -4,21 +4,28 @@
 // the spawn, and the canonical events of the turn. Renders nothing: routes do.
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { HttpError } from "../../common/errors";
 import { log } from "../../common/logger";
 import { buildAgentEnv } from "../agent/env";
 import type { AgentOutcome } from "../agent/outcome";
+import type { AgentArgs } from "../agent/argv";
 import { AgentSpawnError, startAgent, type AgentRun } from "../agent/process";
 import type { OrchestratorConfig } from "../config";
 import { telemetryEnv } from "../telemetry/otel-env";
 import { transcriptPath } from "../telemetry/transcript";
-import { resolveConversation, type Conversation } from "./resolution";
+import { clientTask, TASK_SYSTEM_PROMPT } from "./client-tasks";
+import { firstTurnPrompt, messageText, type ChatMessage } from "./messages";
+import { requestUser, resolveConversation, type Conversation } from "./resolution";
 import type { SessionStore } from "./sessions";
 import { applySlashTokens, parseSlashTokens } from "./slash-tokens";
 import { TurnLocks } from "./turn-locks";
 import type { TurnEvent } from "./turn-events";
 import { TurnMapper } from "./turn-mapper";
-import type { Visibility, VisibilityStore } from "./visibility";
+import { userScope, type Visibility, type VisibilityStore } from "./visibility";
+
+export { messageText, type ChatMessage } from "./messages";
 
 const logger = log("chat");
 
@@ -55,6 +62,8 @@ export type ChatConfig = Pick<
   | "otelLogToolDetails"
   | "tracingBasicAuth"
   | "podName"
+  | "stateDir"
+  | "taskModel"
 >;
 
 export interface ChatServiceDeps {
@@ -66,11 +75,6 @@ export interface ChatServiceDeps {
   env: Record<string, string | undefined>;
   /** Between SIGTERM and SIGKILL when a turn is cancelled. */
   killGraceMs?: number;
-}
-
-export interface ChatMessage {
-  role: string;
-  content?: string | Array<{ type: string; text?: string; [k: string]: unknown }> | null;
 }
 
 export interface ChatRequest {
@@ -86,6 +90,8 @@ export interface ChatRequest {
    * Team chat scopes it per conversation (spec: Stream visibility config).
    */
   visibilityScope?: string;
+  /** A conversation named another way than headers and body ids (the Responses API's response chain): tier "response". */
+  conversationId?: string;
 }
 
 export interface TurnInfo {
@@ -93,7 +99,19 @@ export interface TurnInfo {
   sessionId: string;
   resumed: boolean;
   correlationId?: string;
+  /** A chat client's background task (e.g. Open WebUI's title request), answered one-shot outside the conversation. */
+  task?: string;
 }
+
+/** What a client task sees: the answer only, as final text. */
+const TASK_VISIBILITY: Readonly<Visibility> = Object.freeze({
+  show_thinking: false,
+  show_tools: false,
+  show_text: true,
+  show_narration: false,
+  show_final: true,
+  live_text: false,
+});
 
 export type ChatOpening =
   /** /stream-status, or a message of tokens only: answered with the config, nothing spawned. */
@@ -112,15 +130,6 @@ export type ChatOpening =
 export function callerAgent(value: string | undefined): string | undefined {
   const v = value?.replace(/[^\x21-\x7e]/g, "").slice(0, 128);
   return v ? v : undefined;
-}
-
-export function messageText(content: ChatMessage["content"]): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .filter((p) => p && (p.type === "text" || p.type === "input_text") && typeof p.text === "string")
-    .map((p) => p.text as string)
-    .join("\n");
 }
 
 export class ChatService {
@@ -144,12 +153,22 @@ export class ChatService {
     if (!last || last.role !== "user") {
       throw new HttpError(400, "invalid_request", "messages: the last message must have role user (the message the agent answers)");
     }
+    // Before slash tokens: a task prompt embeds the chat history, tokens included, which are not the user's toggles now.
+    const task = req.visibilityScope === undefined ? clientTask(req.messages, req.metadata) : undefined;
+    if (task !== undefined) return this.startTask(req, task);
+
     const lastRaw = messageText(last.content);
     const parsed = parseSlashTokens(lastRaw);
 
-    // spec: Slash tokens. Toggles are sticky per agent (or per scope) and apply to this very answer.
-    const scope = req.visibilityScope ?? agent.agentId;
-    let visibility = await this.deps.visibility.get(scope);
+    // spec: Slash tokens. Toggles are sticky per agent, per user of the agent when the request
+    // names one (issue 15 part 3: the agent's config is the user's default), or per scope (team
+    // chat), and apply to this very answer.
+    const user = requestUser(req.header, req.user);
+    const scope = req.visibilityScope ?? (user !== undefined ? userScope(agent.agentId, user) : agent.agentId);
+    let visibility =
+      req.visibilityScope === undefined && user !== undefined
+        ? ((await this.deps.visibility.find(scope)) ?? (await this.deps.visibility.get(agent.agentId)))
+        : await this.deps.visibility.get(scope);
     if (parsed.tokens.length > 0) {
       const next = applySlashTokens(visibility, parsed.tokens);
       if (JSON.stringify(next) !== JSON.stringify(visibility)) await this.deps.visibility.set(scope, next);
@@ -169,9 +188,14 @@ export class ChatService {
         .join("\n"),
       firstUserMessage: messageText(req.messages.find((m) => m.role === "user")?.content),
       hashFallback: this.deps.config.convHashFallback,
+      explicit: req.conversationId,
     });
+    // Issue 15 part 1: a content-hash key from a conversation's opening message names every chat
+    // that opens the same way ("hi"), across users without an id: it starts a new session (the
+    // key is re-mapped when it ends) and never resumes, nor waits for another chat's turn.
+    const opening = conversation.tier === "content_hash" && req.messages.filter((m) => m.role === "user").length === 1;
 
-    const release = conversation.stateless ? () => {} : this.locks.tryAcquire(conversation.convKey);
+    const release = conversation.stateless || opening ? () => {} : this.locks.tryAcquire(conversation.convKey);
     if (!release) {
       throw new HttpError(
         429,
@@ -182,11 +206,47 @@ export class ChatService {
       );
     }
     try {
-      return await this.startTurn(req, conversation, parsed.text, visibility, release);
+      return await this.startTurn(req, conversation, parsed.text, visibility, release, opening);
     } catch (err) {
       release();
       throw err;
     }
+  }
+
+  /**
+   * A client's background task: one turn of the task model with no tools (no MCP servers either),
+   * no session (nothing stored, nothing resumed), in an empty directory so the agent package's
+   * instructions and hooks stay out, the answer shown as final text only.
+   */
+  private async startTask(req: ChatRequest, task: string): Promise<ChatOpening & { kind: "turn" }> {
+    const { config } = this.deps;
+    const prompt = messageText(req.messages[req.messages.length - 1]!.content).trim();
+    const cwd = join(config.stateDir, "client-tasks");
+    await mkdir(cwd, { recursive: true });
+    const conversation: Conversation = {
+      tier: "ephemeral",
+      key: randomUUID(),
+      userHint: requestUser(req.header, req.user) ?? "anonymous",
+      convKey: "",
+      stateless: true,
+    };
+    logger.info(`client task ${task} agent=${this.deps.agent.agentId} model=${config.taskModel} (no session, no tools)`);
+    return this.spawnTurn({
+      info: { conversation, sessionId: conversation.key, resumed: false, task },
+      visibility: TASK_VISIBILITY,
+      cwd,
+      args: {
+        prompt,
+        model: config.taskModel,
+        maxTurns: 1,
+        systemPrompt: TASK_SYSTEM_PROMPT,
+        // No tools, no MCP servers, nothing written to the session store on disk.
+        extraArgs: ["--tools", "", "--strict-mcp-config", "--no-session-persistence"],
+      },
+      correlationId: req.correlationId,
+      release: () => {},
+      storeSession: undefined,
+    });
   }
 
   private async startTurn(
@@ -195,9 +255,10 @@ export class ChatService {
     lastText: string,
     visibility: Visibility,
     release: () => void,
+    opening: boolean,
   ): Promise<ChatOpening & { kind: "turn" }> {
     const { agent, config } = this.deps;
-    let known = conversation.stateless ? undefined : await this.deps.sessions.get(conversation.convKey);
+    let known = conversation.stateless || opening ? undefined : await this.deps.sessions.get(conversation.convKey);
     if (known && !existsSync(transcriptPath(config, agent.packageDir, known))) {
       // The mapping outlived the transcript (another pod, a wiped home): start over with the whole conversation.
       logger.warn(`session ${known} of ${conversation.convKey} has no transcript here; starting a new session`);
@@ -211,30 +272,50 @@ export class ChatService {
     const caller = callerAgent(req.header("x-caller-agent"));
     logger.info(
       `chat turn conv_key=${conversation.convKey} tier=${conversation.tier} agent=${agent.agentId} stateless=${conversation.stateless} ` +
-        `session=${sessionId} ${resumed ? "resume" : "new"}${req.correlationId ? ` correlation=${req.correlationId}` : ""}` +
+        `session=${sessionId} ${resumed ? "resume" : opening ? "new (opening message)" : "new"}${req.correlationId ? ` correlation=${req.correlationId}` : ""}` +
         `${caller ? ` caller=${caller}` : ""}`,
     );
+    return this.spawnTurn({
+      info,
+      visibility,
+      cwd: agent.packageDir,
+      args: {
+        prompt,
+        model: agent.model,
+        maxTurns: agent.maxTurns,
+        permissionMode: agent.permissionMode,
+        appendSystemPrompt: agent.systemPrompt || undefined,
+        ...(resumed ? { resume: sessionId } : { sessionId }),
+      },
+      correlationId: req.correlationId,
+      release,
+      storeSession: conversation.stateless ? undefined : conversation.convKey,
+    });
+  }
 
+  private spawnTurn(t: {
+    info: TurnInfo;
+    visibility: Visibility;
+    cwd: string;
+    args: Omit<AgentArgs, "includePartialMessages">;
+    correlationId?: string;
+    release: () => void;
+    /** Where the session is mapped when the CLI reports one; undefined: nothing is stored. */
+    storeSession: string | undefined;
+  }): ChatOpening & { kind: "turn" } {
+    const { config } = this.deps;
     let run: AgentRun;
     try {
       run = startAgent({
         binary: config.claudeBinary,
-        cwd: agent.packageDir,
-        args: {
-          prompt,
-          model: agent.model,
-          maxTurns: agent.maxTurns,
-          permissionMode: agent.permissionMode,
-          includePartialMessages: true,
-          appendSystemPrompt: agent.systemPrompt || undefined,
-          ...(resumed ? { resume: sessionId } : { sessionId }),
-        },
+        cwd: t.cwd,
+        args: { ...t.args, includePartialMessages: true },
         env: buildAgentEnv({
           base: this.deps.env,
           config,
           extra: {
             ...telemetryEnv(config, { podName: config.podName }, this.deps.env.OTEL_RESOURCE_ATTRIBUTES),
-            ...(req.correlationId ? { [CORRELATION_ENV]: req.correlationId } : {}),
+            ...(t.correlationId ? { [CORRELATION_ENV]: t.correlationId } : {}),
           },
         }),
         timeoutMs: config.claudeTimeout * 1000,
@@ -248,8 +329,10 @@ export class ChatService {
 
     const sessions = this.deps.sessions;
     const runs = this.runs;
+    const { info, release, storeSession } = t;
+    const live = t.visibility.live_text && t.visibility.show_text;
     const events = (async function* (): AsyncGenerator<TurnEvent> {
-      const mapper = new TurnMapper();
+      const mapper = new TurnMapper({ live });
       let outcome: AgentOutcome | undefined;
       try {
         for await (const ev of run.events()) {
@@ -258,9 +341,9 @@ export class ChatService {
         }
         outcome = await run.wait();
         // A result line means the CLI has the session; store it so the next turn resumes it.
-        if (!conversation.stateless && outcome.subtype !== undefined) {
-          await sessions.set(conversation.convKey, outcome.sessionId ?? sessionId).catch((err: Error) => {
-            logger.error(`could not store the session of ${conversation.convKey}: ${err.message}`);
+        if (storeSession !== undefined && outcome.subtype !== undefined) {
+          await sessions.set(storeSession, outcome.sessionId ?? info.sessionId).catch((err: Error) => {
+            logger.error(`could not store the session of ${storeSession}: ${err.message}`);
           });
         }
         for (const e of mapper.end(outcome)) yield e;
@@ -272,10 +355,10 @@ export class ChatService {
         }
         runs.delete(run);
         release();
-        if (outcome?.failed) logger.warn(`chat turn conv_key=${conversation.convKey} failed: ${outcome.error}`);
+        if (outcome?.failed) logger.warn(`chat turn ${info.task ? `(client task ${info.task})` : `conv_key=${info.conversation.convKey}`} failed: ${outcome.error}`);
       }
     })();
-    return { kind: "turn", visibility, info, events, cancel: () => run.cancel() };
+    return { kind: "turn", visibility: t.visibility, info, events, cancel: () => run.cancel() };
   }
 
   /** Stops every running turn (shutdown). */
@@ -284,31 +367,4 @@ export class ChatService {
     for (const r of all) r.cancel();
     await Promise.allSettled(all.map((r) => r.wait()));
   }
-}
-
-/**
- * A first turn carries the conversation so far (a client may have history this service never
- * saw: a new pod, an expired mapping); later turns resume the session and send only the last
- * message (spec: Conversation resolution).
- */
-export function firstTurnPrompt(messages: ChatMessage[], lastText: string): string {
-  const earlier = messages.slice(0, -1);
-  const system = earlier
-    .filter((m) => m.role === "system" || m.role === "developer")
-    .map((m) => messageText(m.content).trim())
-    .filter((t) => t !== "");
-  const history = earlier
-    .filter((m) => m.role === "user" || m.role === "assistant")
-    .map((m) => ({ role: m.role, text: (m.role === "user" ? parseSlashTokens(messageText(m.content)).text : messageText(m.content)).trim() }))
-    .filter((m) => m.text !== "");
-  if (system.length === 0 && history.length === 0) return lastText;
-  const parts: string[] = [];
-  if (system.length > 0) parts.push(`<client_instructions>\n${system.join("\n\n")}\n</client_instructions>`);
-  if (history.length > 0) {
-    parts.push(
-      `<conversation_so_far>\n${history.map((m) => `${m.role === "user" ? "User" : "Assistant"}: ${m.text}`).join("\n\n")}\n</conversation_so_far>`,
-    );
-  }
-  parts.push(lastText);
-  return parts.join("\n\n");
 }

@@ -31,8 +31,9 @@ export function sessionsFile(stateDir: string): string {
   return join(stateDir, "agent_sessions.json");
 }
 
-export function createSessionStore(opts: { kv?: KeyValueStore; stateDir: string; ttlSeconds: number }): SessionStore {
-  const file = sessionsFile(opts.stateDir);
+/** fileName: another map with the same rules (the Responses API's response links use response_links.json). */
+export function createSessionStore(opts: { kv?: KeyValueStore; stateDir: string; ttlSeconds: number; fileName?: string }): SessionStore {
+  const file = opts.fileName ? join(opts.stateDir, opts.fileName) : sessionsFile(opts.stateDir);
   const redis = opts.kv?.kind === "redis" ? opts.kv : undefined;
 
   const readMap = async (): Promise<FileMap> => {

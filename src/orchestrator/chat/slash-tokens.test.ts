@@ -28,6 +28,7 @@ describe("applySlashTokens", () => {
       show_text: true,
       show_narration: true,
       show_final: true,
+      live_text: false,
     });
   });
 
@@ -38,7 +39,15 @@ describe("applySlashTokens", () => {
       show_text: true,
       show_narration: false,
       show_final: true,
+      live_text: false,
     });
+  });
+
+  it("/live-text and /block-text switch how text is streamed, and the other toggles leave it alone", () => {
+    const live = applySlashTokens(DEFAULT_VISIBILITY, ["/live-text", "/hide-all"]);
+    expect(live).toEqual({ ...DEFAULT_VISIBILITY, show_narration: false, live_text: true });
+    expect(applySlashTokens(live, ["/show-all", "/block-text"]).live_text).toBe(false);
+    expect(parseSlashTokens("/live-text why?")).toEqual({ tokens: ["/live-text"], text: "why?" });
   });
 
   it("/stream-status changes nothing", () => {

@@ -16,6 +16,8 @@ export const SLASH_TOKENS = [
   "/show-all",
   "/hide-all",
   "/stream-status",
+  "/live-text",
+  "/block-text",
 ] as const;
 export type SlashToken = (typeof SLASH_TOKENS)[number];
 
@@ -74,6 +76,12 @@ export function applySlashTokens(v: Visibility, tokens: readonly SlashToken[]): 
       case "/hide-all":
         // Final answer only.
         Object.assign(next, { show_thinking: false, show_tools: false, show_text: true, show_narration: false, show_final: true });
+        break;
+      case "/live-text":
+        next.live_text = true;
+        break;
+      case "/block-text":
+        next.live_text = false;
         break;
       case "/stream-status":
         break;

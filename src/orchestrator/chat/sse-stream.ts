@@ -1,12 +1,12 @@
 // A chat opening as an SSE response (spec: Events, "SSE chunks"): role open, the turn's chunks as
-// they come (filtered by the visibility config), stop with usage, [DONE]. A comment line keeps
+// they come (filtered by the visibility config), stop with usage, [DONE]. eventStream() is the
+// writer both this and the Responses API's typed events (responses-stream.ts) use. A comment line keeps
 // the connection alive while the agent is silent (Bun and proxies drop idle connections:
 // DESIGN, Known pitfalls). Whatever happens, the stream ends with stop and [DONE]; a client
 // that goes away cancels the agent.
-import type { TokenUsage } from "../agent/outcome";
-import { errorChunk, renderChunk, roleChunk, stopChunk, streamConfigChunk, type Chunk, type ChunkContext } from "./openai-chunks";
+import { errorChunk, renderChunk, roleChunk, stopChunk, streamConfigChunk, usageChunk, type Chunk, type ChunkContext } from "./openai-chunks";
 import type { ChatOpening } from "./service";
-import { ZERO_USAGE } from "./turn-events";
+import { ZERO_USAGE, type ChatUsage } from "./usage";
 import { log } from "../../common/logger";
 
 const logger = log("chat");
@@ -21,13 +21,19 @@ export const SSE_HEADERS = {
   "x-accel-buffering": "no",
 } as const;
 
-export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepAliveMs?: number } = {}): ReadableStream<Uint8Array> {
+/** What a producer writes to: raw SSE text (already framed), flushed once per burst. */
+export type SseWrite = (text: string) => void;
+
+/**
+ * A text/event-stream body written by `produce` (Bun's direct stream: text goes straight into the
+ * response's buffer, flushed once per burst), with a keep-alive comment whenever nothing was
+ * written for keepAliveMs; `cancel` runs when the client goes away.
+ */
+export function eventStream(produce: (write: SseWrite) => Promise<void>, opts: { keepAliveMs?: number; cancel?: () => void } = {}): ReadableStream<Uint8Array> {
   const keepAliveMs = opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
   let closed = false;
   let timer: ReturnType<typeof setInterval> | undefined;
 
-  // Bun's direct stream: text is written straight into the response's buffer (no per-chunk
-  // queue or encoding step), flushed once per burst.
   return new ReadableStream({
     type: "direct",
     async pull(controller: { write(s: string): number | Promise<number>; flush(): unknown; close(): void }) {
@@ -56,13 +62,38 @@ export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepA
           setImmediate(flush);
         }
       };
-      const send = (c: Chunk) => write(`data: ${JSON.stringify(c)}\n\n`);
       timer = setInterval(() => {
         if (!wrote) write(": keep-alive\n\n");
         wrote = false;
       }, keepAliveMs);
+      try {
+        await produce(write);
+      } finally {
+        clearInterval(timer);
+        if (!closed) {
+          closed = true;
+          try {
+            controller.flush();
+            controller.close();
+          } catch {
+            // the client already went away
+          }
+        }
+      }
+    },
+    cancel() {
+      closed = true;
+      clearInterval(timer);
+      opts.cancel?.();
+    },
+  } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0]);
+}
 
-      let usage: TokenUsage = ZERO_USAGE;
+export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepAliveMs?: number } = {}): ReadableStream<Uint8Array> {
+  return eventStream(
+    async (write) => {
+      const send = (c: Chunk) => write(`data: ${JSON.stringify(c)}\n\n`);
+      let usage: ChatUsage = ZERO_USAGE;
       send(roleChunk(ctx));
       try {
         if (opening.kind === "config") {
@@ -83,22 +114,9 @@ export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepA
         send(errorChunk(ctx, "internal_error", `the service failed while streaming: ${(err as Error).message}`));
       }
       send(stopChunk(ctx, usage));
+      if (ctx.includeUsage) send(usageChunk(ctx, usage));
       write("data: [DONE]\n\n");
-      clearInterval(timer);
-      if (!closed) {
-        closed = true;
-        try {
-          controller.flush();
-          controller.close();
-        } catch {
-          // the client already went away
-        }
-      }
     },
-    cancel() {
-      closed = true;
-      clearInterval(timer);
-      if (opening.kind === "turn") opening.cancel();
-    },
-  } as unknown as ConstructorParameters<typeof ReadableStream<Uint8Array>>[0]);
+    { keepAliveMs: opts.keepAliveMs, cancel: () => opening.kind === "turn" && opening.cancel() },
+  );
 }

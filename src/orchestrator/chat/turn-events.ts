@@ -2,7 +2,7 @@
 // chunk renderer (openai-chunks.ts) and the team-chat connector render the same stream their
 // own way (spec: Events, "SSE chunks" and "Team-chat rendering").
 import type { ApiRetry } from "../agent/api-retry";
-import type { TokenUsage } from "../agent/outcome";
+import type { ChatUsage } from "./usage";
 
 /** Set on events of a sub-agent (Task tool): the id of the tool call that started it; null on the main thread. */
 export type ParentToolUseId = string | null;
@@ -13,6 +13,12 @@ export type TurnEvent =
   /** A tool call, once its input JSON is complete (input is the parsed value, or the raw text when it does not parse). */
   | { type: "tool_call"; id: string; name: string; input: unknown; parentToolUseId: ParentToolUseId }
   | { type: "tool_result"; toolUseId: string; content: string; isError: boolean; parentToolUseId: ParentToolUseId }
+  /**
+   * Live text (issue 15 part 4; only when the turn runs with live text): a main-thread text delta
+   * as it arrives; `blockStart` on the first delta of a text block. The block still closes as
+   * narration or final afterwards, for the surfaces that buffer.
+   */
+  | { type: "text_delta"; text: string; blockStart: boolean }
   /** A closed text block that is not the last of the turn (or any text block of a sub-agent). */
   | { type: "narration"; text: string; parentToolUseId: ParentToolUseId }
   /**
@@ -26,8 +32,8 @@ export type TurnEvent =
   /** The turn failed, or the agent reported an API error; code is machine-readable (authentication_failed, error_max_turns, agent_exit, …). */
   | { type: "error"; code: string; message: string }
   /** Last event of every turn. */
-  | { type: "usage"; usage: TokenUsage; costUsd?: number; sessionId?: string; numTurns?: number };
+  | { type: "usage"; usage: ChatUsage; costUsd?: number; sessionId?: string; numTurns?: number };
 
 export type TurnEventType = TurnEvent["type"];
 
-export const ZERO_USAGE: TokenUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+export { ZERO_USAGE } from "./usage";

@@ -16,9 +16,10 @@
 // - events with a parent_tool_use_id belong to a sub-agent: labelled, never narration or final
 //   of the main thread.
 import { apiRetryOf, isUnrecoverable, retryText } from "../agent/api-retry";
-import { toTokenUsage, type AgentOutcome } from "../agent/outcome";
+import type { AgentOutcome } from "../agent/outcome";
 import type { AgentEvent, ContentBlock, ResultEvent } from "../agent/stream-json";
-import { ZERO_USAGE, type ParentToolUseId, type TurnEvent } from "./turn-events";
+import type { ParentToolUseId, TurnEvent } from "./turn-events";
+import { chatUsage, ZERO_USAGE } from "./usage";
 
 type Block =
   | { kind: "text"; parts: string[] }
@@ -39,6 +40,9 @@ export class TurnMapper {
   private resultSeen = false;
   private usageSent = false;
   private readonly errors = new Set<string>();
+
+  /** live: main-thread text deltas also go out as text_delta events as they arrive. */
+  constructor(private readonly opts: { live?: boolean } = {}) {}
 
   /** The events one agent line maps to (often none). */
   push(ev: AgentEvent): TurnEvent[] {
@@ -126,6 +130,9 @@ export class TurnMapper {
               ? { kind: "tool_use", id: String(cb.id ?? ""), name: String(cb.name ?? "tool"), json: "", input: cb.input }
               : { kind: "other" };
         this.thread(parent).blocks.set(index, block);
+        if (this.opts.live && parent === null && block.kind === "text" && block.parts.length > 0) {
+          out.push({ type: "text_delta", text: block.parts[0]!, blockStart: true });
+        }
         if (cb.type === "thinking" && typeof cb.thinking === "string" && cb.thinking !== "") {
           out.push({ type: "thinking", text: cb.thinking, parentToolUseId: parent });
         }
@@ -137,7 +144,10 @@ export class TurnMapper {
         if (d.type === "thinking_delta") {
           if (typeof d.thinking === "string" && d.thinking !== "") out.push({ type: "thinking", text: d.thinking, parentToolUseId: parent });
         } else if (d.type === "text_delta") {
-          if (block?.kind === "text" && typeof d.text === "string") block.parts.push(d.text);
+          if (block?.kind === "text" && typeof d.text === "string") {
+            if (this.opts.live && parent === null && d.text !== "") out.push({ type: "text_delta", text: d.text, blockStart: block.parts.length === 0 });
+            block.parts.push(d.text);
+          }
         } else if (d.type === "input_json_delta") {
           if (block?.kind === "tool_use" && typeof d.partial_json === "string") block.json += d.partial_json;
         }
@@ -209,7 +219,7 @@ export class TurnMapper {
     this.usageSent = true;
     out.push({
       type: "usage",
-      usage: toTokenUsage(r.usage) ?? ZERO_USAGE,
+      usage: chatUsage(r.usage),
       costUsd: r.total_cost_usd,
       sessionId: typeof r.session_id === "string" ? r.session_id : undefined,
       numTurns: typeof r.num_turns === "number" ? r.num_turns : undefined,

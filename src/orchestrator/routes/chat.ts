@@ -32,10 +32,23 @@ export const ChatCompletionRequest = z
       .object({ conversation_id: z.string().optional().openapi({ description: "Conversation id (tier 2 of conversation resolution)" }) })
       .loose()
       .nullish(),
-    user: z.string().nullish().openapi({ description: "End-user id (scopes sessions); a UUID-shaped value is taken as the conversation id (tier 2)" }),
+    user: z.string().nullish().openapi({ description: "End-user id (scopes sessions and the visibility config); a UUID-shaped value is taken as the conversation id (tier 2)" }),
+    stream_options: z
+      .object({ include_usage: z.boolean().optional().openapi({ description: "Usage in its own last chunk (choices: []), usage: null on the others" }) })
+      .loose()
+      .nullish(),
   })
   .loose()
   .openapi("ChatCompletionRequest");
+
+export const ChatUsage = z
+  .object({
+    prompt_tokens: z.number().int().openapi({ description: "input + cache creation + cache read tokens" }),
+    completion_tokens: z.number().int(),
+    total_tokens: z.number().int(),
+    prompt_tokens_details: z.object({ cached_tokens: z.number().int().openapi({ description: "cache read tokens" }) }),
+  })
+  .openapi("ChatUsage");
 
 const ChatCompletion = z
   .object({
@@ -51,7 +64,7 @@ const ChatCompletion = z
         logprobs: z.null(),
       }),
     ),
-    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }),
+    usage: ChatUsage,
   })
   .openapi("ChatCompletion");
 
@@ -97,7 +110,10 @@ export function correlationIdOf(c: Context): string {
 
 export function turnHeaders(opening: ChatOpening, correlationId?: string): Record<string, string> {
   const h: Record<string, string> = {};
-  if (opening.kind === "turn") {
+  if (opening.kind === "turn" && opening.info.task !== undefined) {
+    // A client's background task: no conversation, no session.
+    h["x-client-task"] = opening.info.task;
+  } else if (opening.kind === "turn") {
     h["x-conversation-id"] = opening.info.conversation.key;
     h["x-conversation-tier"] = opening.info.conversation.tier;
     h["x-session-id"] = opening.info.sessionId;
@@ -122,7 +138,7 @@ export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | un
     if (body.stream) {
       // The turn may be silent for minutes: no idle timeout for this request; keep-alives cover proxies.
       keepOpen(c);
-      const stream = sseStream(opening, newChunkContext(model), { keepAliveMs: deps.keepAliveMs });
+      const stream = sseStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), { keepAliveMs: deps.keepAliveMs });
       return new Response(stream, { status: 200, headers: { ...SSE_HEADERS, ...turnHeaders(opening) } }) as never;
     }
     keepOpen(c);

@@ -9,7 +9,7 @@ import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
 import { bufferReply } from "../chat/buffered";
 import { CONVERSATION_HEADERS } from "../chat/resolution";
-import { correlationIdOf, turnHeaders } from "./chat";
+import { ChatUsage, correlationIdOf, turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
 import { authResponses } from "./responses";
 
@@ -32,7 +32,7 @@ export const CompletionResponse = z
     reply: z.string().openapi({ description: "The agent's final answer (for a slash-token message: the visibility config as JSON)" }),
     conversation_id: z.string(),
     session_id: z.string().nullable().openapi({ description: "The agent's session UUID; null when nothing was spawned" }),
-    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }),
+    usage: ChatUsage,
   })
   .openapi("CompletionResponse");
 

@@ -4,7 +4,7 @@ import { DEFAULT_VISIBILITY, type Visibility } from "../chat/visibility";
 import { retryAfterMs } from "./connector";
 import { splitMessage, TeamChatRenderer } from "./render";
 
-const ALL: Visibility = { show_thinking: true, show_tools: true, show_text: true, show_narration: true, show_final: true };
+const ALL: Visibility = { show_thinking: true, show_tools: true, show_text: true, show_narration: true, show_final: true, live_text: false };
 const think = (text: string, parentToolUseId: string | null = null): TurnEvent => ({ type: "thinking", text, parentToolUseId });
 
 function render(events: TurnEvent[], v: Visibility = ALL, flushChars = 2000): string[] {
@@ -62,7 +62,7 @@ describe("TeamChatRenderer", () => {
         { type: "tool_call", id: "t", name: "Bash", input: {}, parentToolUseId: null },
         { type: "final", text: "f" },
         { type: "error", code: "agent_exit", message: "boom" },
-        { type: "usage", usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
+        { type: "usage", usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } } },
       ],
       { ...DEFAULT_VISIBILITY },
     );

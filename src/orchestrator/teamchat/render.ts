@@ -62,10 +62,14 @@ export class TeamChatRenderer {
   private readonly previewChars: number;
   private readonly maxBytes: number;
 
+  private readonly visibility: Visibility;
+
   constructor(
-    private readonly visibility: Visibility,
+    visibility: Visibility,
     private readonly opts: RenderOptions,
   ) {
+    // Team chat sends whole messages per block: live text (a chat-completions option) does not apply.
+    this.visibility = { ...visibility, live_text: false };
     this.previewChars = opts.previewChars ?? PREVIEW_CHARS;
     this.maxBytes = opts.maxMessageBytes ?? MAX_MESSAGE_BYTES;
   }
@@ -135,6 +139,6 @@ export function renderVisibility(v: Visibility): string {
   const on = (b: boolean) => (b ? "on" : "off");
   return (
     `**Stream settings for this chat:** thinking ${on(v.show_thinking)} · tools ${on(v.show_tools)} · ` +
-    `narration ${on(v.show_text && v.show_narration)} · final ${on(v.show_text && v.show_final)}\n\n\`${JSON.stringify(v)}\``
+    `narration ${on(v.show_text && v.show_narration)} · final ${on(v.show_text && v.show_final)}\n\n\`${JSON.stringify({ ...v, live_text: undefined })}\``
   );
 }
