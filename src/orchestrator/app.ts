@@ -19,6 +19,7 @@ import { registerAdminStatusRoute } from "./routes/admin-status";
 import { registerOrchestratorConsole } from "./console";
 import type { JobEventStore } from "./jobs/events";
 import { McpSseSessions, registerMcpRoutes } from "./routes/mcp";
+import { registerMetricsRoute } from "./routes/metrics";
 import { registerProfileRoutes } from "./routes/profiles";
 
 export interface OrchestratorDeps {
@@ -79,6 +80,7 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   registerProfileRoutes(app);
   registerAdminRoutes(app);
   registerAdminStatusRoute(app);
+  registerMetricsRoute(app);
   registerMcpRoutes(app, deps, deps.mcpSessions ?? new McpSseSessions());
   // Always registered, so there is one API document: with agent mode off they answer 503.
   registerAgentModeRoutes(app, deps.agentMode);

@@ -42,6 +42,7 @@ export const orchestratorSettings = {
   cloneRoot: { env: "SERVICE_CLONE_ROOT", fileKey: "repos.clone_root", default: "", defaultDoc: "empty", parse: str(), doc: "clone parent for companion repos; falls back to the shared root" },
   redisUrl: { env: "REDIS_URL", fileKey: "redis.url", default: undefined, defaultDoc: "none", parse: url(), secret: true, doc: "key-value store URL; unset = file stores" },
   redisKeyPrefix: { env: "REDIS_KEY_PREFIX", fileKey: "redis.key_prefix", default: "service", parse: str(), doc: "key namespace prefix" },
+  jobLockSeconds: { env: "SERVICE_JOB_LOCK_SECONDS", fileKey: "redis.job_lock_seconds", default: "30", parse: int(1, 3600), doc: "with REDIS_URL: how long a pod's hold on a running job lasts unrenewed; a dead pod's jobs are failed within 3× this" },
   otelEnabled: { env: "SERVICE_OTEL_ENABLED", fileKey: "otel.enabled", default: "true", parse: bool(), doc: "telemetry on/off" },
   otelEndpoint: { env: "OTEL_EXPORTER_OTLP_ENDPOINT", fileKey: "otel.endpoint", default: "http://otel-collector:4317", parse: url(), doc: "collector" },
   otelProtocol: { env: "OTEL_EXPORTER_OTLP_PROTOCOL", fileKey: "otel.protocol", default: "grpc", parse: oneOf(["grpc", "http", "http/protobuf", "http/json"]), doc: "grpc or http" },

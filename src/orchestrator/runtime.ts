@@ -18,6 +18,7 @@ import type { Executor, ProfileLike } from "./jobs/executor";
 import { createFileJobStore } from "./jobs/file-store";
 import { createKvJobStore } from "./jobs/kv-store";
 import { createMergedJobStore } from "./jobs/merged-store";
+import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
 import { profileCatalog, type ListedProfileCatalog } from "./jobs/profile-catalog";
 import { createJobService, type JobService } from "./jobs/service";
 import { createFileJobEventStore, jobEventLog } from "./jobs/events";
@@ -55,6 +56,24 @@ export interface Execution<P extends ProfileLike> {
 export function jobsDirOf(config: OrchestratorConfig): string {
   const defaultDir = join(config.home, ".service", "jobs");
   return config.sharedFsRoot && config.jobsDir === defaultDir ? join(config.sharedFsRoot, "job-state") : config.jobsDir;
+}
+
+/**
+ * Where queued jobs wait: BullMQ on Redis, shared by every process, when REDIS_URL is set; else
+ * this process's own queue (issue 17).
+ */
+export async function openQueue(config: OrchestratorConfig): Promise<JobQueue> {
+  if (!config.redisUrl) return createEmbeddedQueue({ podName: config.podName, maxParallel: config.maxParallelJobs });
+  // BullMQ loads only when REDIS_URL is set.
+  const { createBullQueue } = await import("./jobs/bullmq-queue");
+  return createBullQueue({
+    url: config.redisUrl,
+    keyPrefix: config.redisKeyPrefix,
+    podName: config.podName,
+    maxParallel: config.maxParallelJobs,
+    lockMs: config.jobLockSeconds * 1000,
+    keepSeconds: config.jobTtl,
+  });
 }
 
 export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyValueStore; store: JobStore }> {
@@ -99,11 +118,13 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     store,
     kv,
     events: jobEventLog(jobEvents),
+    queue: await openQueue(config),
     execute: tracing.trace(execution.execute),
     profiles: execution.profiles,
     podName: config.podName,
     maxParallel: config.maxParallelJobs,
     allowLocalRepos: config.allowLocalRepos,
+    reconcileMs: config.jobLockSeconds * 1000,
     defaultTimeoutSeconds: config.claudeTimeout,
     ...(agentMode && { agentName: agentMode.agent.agentId }),
   });

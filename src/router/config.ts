@@ -16,6 +16,8 @@ export const routerSettings = {
   vault: { env: "VAULT_PATH", fileKey: "VAULT_PATH", default: "./vault", parse: str(), doc: "the vault folder (`--vault` wins); created and scaffolded at start" },
   dataDir: { env: "DATA_DIR", fileKey: "DATA_DIR", default: undefined, defaultDoc: "`<vault>/.brain`", parse: str(), doc: "where the SQLite index lives" },
   databaseUrl: { env: "DATABASE_URL", fileKey: "DATABASE_URL", default: undefined, defaultDoc: "none (SQLite)", parse: url(), secret: true, doc: "Postgres for the index (tsvector + GIN; pgvector when embeddings are configured)" },
+  redisUrl: { env: "REDIS_URL", fileKey: "REDIS_URL", default: undefined, defaultDoc: "none (the signal journal file)", parse: url(), secret: true, doc: "Redis for the signal stream shared by the router processes of one vault (a Redis Stream)" },
+  redisKeyPrefix: { env: "REDIS_KEY_PREFIX", fileKey: "REDIS_KEY_PREFIX", default: "router", parse: str(), doc: "key namespace in Redis (one per vault)" },
   ingestMaxBytes: { env: "INGEST_MAX_BYTES", fileKey: "INGEST_MAX_BYTES", default: String(1024 * 1024), defaultDoc: "1048576 (1 MiB)", parse: int(1, 2 ** 30), doc: "largest `content` POST /ingest accepts; larger → 413" },
   embeddingsUrl: { env: "EMBEDDINGS_URL", fileKey: "EMBEDDINGS_URL", default: undefined, defaultDoc: "none (BM25 only)", parse: url(), doc: "OpenAI-compatible embeddings service (…/v1/embeddings); enables hybrid search" },
   embeddingsModel: { env: "EMBEDDINGS_MODEL", fileKey: "EMBEDDINGS_MODEL", default: "text-embedding-3-small", parse: str(), doc: "embeddings model name" },

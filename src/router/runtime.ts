@@ -15,6 +15,8 @@ import type { MarkerDeps } from "./markers/marker";
 import { createRouterMcp, type RouterMcp } from "./mcp";
 import { SignalHub } from "./signals/hub";
 import { extractTranscripts } from "./markers/extract-on-boot";
+import type { SignalLog } from "./signals/log";
+import { maskRedisUrl } from "../common/kv/redis-store";
 import { BackgroundIndexer } from "./tick/index-refresh";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
@@ -46,6 +48,20 @@ export function embeddingsEndpoint(config: RouterConfig): EmbeddingsEndpoint | u
   return { url: config.embeddingsUrl, apiKey: config.embeddingsApiKey, model: config.embeddingsModel, dim: config.embeddingsDim, timeoutMs: config.llmTimeoutMs };
 }
 
+/** The Redis Stream signal log when REDIS_URL is set and Redis answers; else the journal file (undefined). */
+async function redisSignalLog(config: RouterConfig): Promise<SignalLog | undefined> {
+  if (!config.redisUrl) return undefined;
+  const { redisLog } = await import("./signals/redis-log");
+  try {
+    return await redisLog({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, keep: 5_000 });
+  } catch (err) {
+    logger.warn(
+      `signal stream: Redis at REDIS_URL=${maskRedisUrl(config.redisUrl)} is not reachable (${(err as Error).message}); using the signal journal file, which only processes sharing DATA_DIR follow`,
+    );
+    return undefined;
+  }
+}
+
 export async function createRouterRuntime(config: RouterConfig): Promise<RouterRuntime> {
   await scaffold(config.vault);
   await mkdir(config.dataDir, { recursive: true });
@@ -60,7 +76,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   logger.info(`index: ${index.kind}${index.hasVectors ? ` with ${index.embeddingDim}-dim vectors` : ""}; briefs: ${chatEp ? `model ${chatEp.model}` : "extractive"}`);
 
   const search = { index, embed: embedFn, chat: chatEp };
-  const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl") });
+  const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl"), log: await redisSignalLog(config) });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
   const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.written(path), signalTtlHours: config.signalTtlHours };

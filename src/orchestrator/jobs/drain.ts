@@ -5,6 +5,7 @@
 // The flag names the drain that set it: a second drain meanwhile (say `timeout=0`) waits and
 // answers, but only the drain that set the flag clears it when it ends (or an explicit undrain,
 // DELETE /admin/drain).
+import { withDeadline } from "../../common/deadline";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { scanJobs, type JobStore } from "./store";
@@ -18,7 +19,7 @@ export const DRAIN_RETRY_AFTER_SECONDS = 30;
 const flagKey = (pod: string) => `draining:${pod}`;
 
 export async function isDraining(kv: KeyValueStore, pod: string): Promise<boolean> {
-  return (await kv.get(flagKey(pod))) !== null;
+  return (await withDeadline(kv.get(flagKey(pod)), 3_000, "reading the draining flag")) !== null;
 }
 
 const ownerOf = (value: string | null): string | undefined => {

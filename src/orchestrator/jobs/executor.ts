@@ -64,6 +64,8 @@ export type Executor<P> = (req: ExecuteRequest<P>) => Promise<ExecutionResult>;
 export interface ProfileLike {
   name: string;
   timeout_seconds?: number;
+  /** Shared queue: times a job whose pod died is queued again instead of failed (default 0: never run twice). */
+  retries?: number;
 }
 
 export interface ProfileCatalog<P extends ProfileLike> {

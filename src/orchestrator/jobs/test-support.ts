@@ -14,6 +14,7 @@ import type { JobStore } from "./store";
 export interface TestProfile {
   name: string;
   timeout_seconds?: number;
+  retries?: number;
 }
 
 export const testProfiles: ProfileCatalog<TestProfile> & { list(): ProfileList } = {

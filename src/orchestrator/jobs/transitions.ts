@@ -7,6 +7,9 @@ import type { Job, JobSubmission } from "./schema";
 export const CANCELLED_BY_REQUEST = "cancelled by request";
 export const INTERRUPTED_BY_RESTART = "interrupted: the service restarted while this job ran";
 export const INTERRUPTED_BY_STOP = "interrupted: the service stopped while this job ran (drain the pod first to let jobs finish)";
+/** Why a running job failed when its pod disappeared (shared queue): names the pod. */
+export const ownerLost = (pod: string, how: string): string =>
+  `interrupted: pod ${pod} stopped while this job ran (${how}; killed, evicted or cut off from Redis); not run again`;
 /** Stored output is capped; the agent's result text is rarely near it. */
 export const MAX_OUTPUT_CHARS = 1_000_000;
 
