@@ -1,29 +1,11 @@
 // router-cli: the knowledge router's command-line client (spec: knowledge-router.md, "Client tool").
-// Each command is its own file under cli/router/, loaded only when it runs.
-import "./_tty";
-import { defineCommand } from "citty";
-import { VERSION } from "../src/common/version";
-import { runCli } from "./_shared";
+// The Claude Code hooks (`router-cli hook <event>`) run on every prompt, so they skip the
+// command parser and load only their own module; everything else goes through router/_main.ts.
+import { HOOK_EVENTS, type HookEvent } from "./router/hook/events";
 
-const command = (load: () => Promise<{ default: any }>) => () => load().then((m) => m.default);
-
-void runCli(
-  defineCommand({
-    meta: { name: "router-cli", version: VERSION, description: "Client for the brain-stack knowledge router" },
-    subCommands: {
-      build: command(() => import("./router/build")),
-      up: command(() => import("./router/up")),
-      down: command(() => import("./router/down")),
-      uninstall: command(() => import("./router/uninstall")),
-      logs: command(() => import("./router/logs")),
-      status: command(() => import("./router/status")),
-      install: command(() => import("./router/install")),
-      check: command(() => import("./router/check")),
-      tick: command(() => import("./router/tick")),
-      sync: command(() => import("./router/sync")),
-      scaffold: command(() => import("./router/scaffold")),
-      migrate: command(() => import("./router/migrate")),
-      version: command(() => import("./router/version")),
-    },
-  }),
-);
+const [first, second] = process.argv.slice(2);
+if (first === "hook" && (HOOK_EVENTS as readonly string[]).includes(second ?? "")) {
+  void import("./router/hook/run").then((m) => m.runHook(second as HookEvent));
+} else {
+  void import("./router/_main");
+}

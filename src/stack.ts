@@ -78,6 +78,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       logger.info(`router MCP on http://${routerConfig.host}:${mcpServer.port} (Streamable HTTP at /mcp, HTTP+SSE at /sse)`);
     }
     if (orchestratorConfig) {
+      // One process: the orchestrator's jobs feed this router unless ROUTER_URL names another.
+      if (stack.router && !orchestratorConfig.routerUrl && routerConfig?.tokens[0]) {
+        const host = ["0.0.0.0", "::", ""].includes(routerConfig.host) ? "127.0.0.1" : routerConfig.host;
+        orchestratorConfig.routerUrl = `http://${host.includes(":") ? `[${host}]` : host}:${stack.router.server.port}`;
+        orchestratorConfig.routerToken ??= routerConfig.tokens[0];
+      }
       const { createOrchestratorRuntime } = await import("./orchestrator/runtime");
       const runtime = await createOrchestratorRuntime(orchestratorConfig).catch((err: Error) => {
         throw new StartupError(`orchestrator: ${err.message}`);

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { existsSync } from "node:fs";
 import { chmod, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createParser } from "eventsource-parser";
 import OpenAI, { RateLimitError } from "openai";
 import { createClient } from "redis";
 import { registerAgentModeRoutes } from "../src/orchestrator/agent-mode/routes";
@@ -380,6 +381,28 @@ describe("correlation id, models, /completions and errors", () => {
     await streamed.text();
     const starts = await h.starts();
     expect(starts.map((s) => s.env.SERVICE_CORRELATION_ID)).toEqual([generated, "relay-77", undefined]);
+  });
+
+  it("GET /v1/relay/{correlation_id} replays a non-streaming turn's events as SSE, resumes after Last-Event-ID, ends with done", async () => {
+    const id = `relay-${crypto.randomUUID()}`;
+    const reply = await h.chat({ messages: [user("hi")] }, { "x-conversation-id": crypto.randomUUID(), "x-correlation-id": id });
+    const answer = ((await reply.json()) as Json).choices[0].message.content;
+    const read = async (headers: Record<string, string> = {}) => {
+      const res = await h.s.call(`/v1/relay/${id}`, { headers });
+      expect(res.headers.get("content-type")).toContain("text/event-stream");
+      const events: Array<{ id?: string; event?: string; data: string }> = [];
+      createParser({ onEvent: (e) => events.push(e) }).feed(await res.text());
+      return events;
+    };
+    const all = await read();
+    expect(all.at(-1)!.event).toBe("done");
+    expect(all.map((e) => Number(e.id))).toEqual(all.map((_, i) => i + 1));
+    expect(JSON.parse(all.find((e) => e.event === "final")!.data).text).toBe(answer);
+    const rest = await read({ "last-event-id": "2" });
+    expect(rest.map((e) => e.id)).toEqual(all.slice(2).map((e) => e.id));
+    const unknown = await h.s.call(`/v1/relay/${crypto.randomUUID()}`);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as Json).error.code).toBe("relay_not_found");
   });
 
   it("GET /v1/models lists the agent (and the openai client reads it)", async () => {

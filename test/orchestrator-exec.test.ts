@@ -306,6 +306,8 @@ describe("executeJob: a private repository through the GitHub App identity", () 
     try {
       const t = setup({
         GITHOST_API_URL: `http://127.0.0.1:${github.port}`,
+        // The git host is another server (port) than the API here: name it.
+        GITHOST_URL: new URL(host.url).origin,
         GITHOST_APP_ID: "4242",
         GITHOST_APP_INSTALLATION_ID: "99",
         GITHOST_APP_PRIVATE_KEY_BASE64: Buffer.from(pem).toString("base64"),

@@ -220,7 +220,7 @@ describe("restart recovery", () => {
     const record = (status: Job["status"], pod: string, task: string): Job => ({
       id: Bun.randomUUIDv7(), status, profile: "review", task, repo_url: null, base_ref: null, session_id: null, exit_code: null,
       pr_url: null, branch: null, error: null, output: null, pod_name: pod, created_at: now, started_at: status === "running" ? now : null,
-      finished_at: null, updated_at: now, usage: null, cost_usd: null, api_retry: null,
+      finished_at: null, updated_at: now, usage: null, cost_usd: null, total_cost_usd: null, num_turns: null, duration_ms: null, max_budget_usd: null, api_retry: null,
     });
     const crashed = record("running", "pod-test", "Explain the crash");
     const queued = record("queued", "pod-test", "Explain the queue");
@@ -243,7 +243,7 @@ describeWithRedis("jobs in Redis", () => {
   beforeAll(async () => {
     await redis.connect();
     relay = startTcpRelay({ host: new URL(REDIS_URL).hostname, port: Number(new URL(REDIS_URL).port || 6379) });
-    o = await start({ env: { REDIS_URL: `redis://127.0.0.1:${relay.port}`, REDIS_KEY_PREFIX: prefix, SERVICE_JOB_TTL: "3600" } });
+    o = await start({ startTimeoutMs: 60_000, env: { REDIS_URL: `redis://127.0.0.1:${relay.port}`, REDIS_KEY_PREFIX: prefix, SERVICE_JOB_TTL: "3600" } });
   });
   afterAll(async () => {
     relay.stop();
@@ -251,41 +251,40 @@ describeWithRedis("jobs in Redis", () => {
     await redis.close();
   });
 
-  it("stores each job under REDIS_KEY_PREFIX:job:{id} with the TTL, and no job file", async () => {
+  it("stores each job under REDIS_KEY_PREFIX:job:{id} with the TTL, and as a job file too", async () => {
     const job = await o.until((await o.submit({ task: "Explain Redis" })).id, finished);
     expect(job.status).toBe("succeeded");
     const ttl = await redis.ttl(`${prefix}:job:${job.id}`);
     expect(ttl).toBeGreaterThan(3500);
     expect(ttl).toBeLessThanOrEqual(3600);
-    expect(existsSync(join(o.jobsDir, `${job.id}.json`))).toBe(false);
+    expect(existsSync(join(o.jobsDir, `${job.id}.json`))).toBe(true);
   });
 
-  it("while Redis is down, new jobs land in the job files and stay readable; once it is back, both are listed", async () => {
+  it("while Redis is down, new jobs are acknowledged into the job files and readable; once it is back they run, and both are listed", async () => {
     const before = await o.until((await o.submit({ task: "Explain before the outage" })).id, finished);
     relay.cut();
     const during = await o.submit({ task: "Explain during the outage" });
-    const done = await o.until(during.id, finished);
-    expect(done.status).toBe("succeeded");
     expect(readdirSync(o.jobsDir)).toContain(`${during.id}.json`);
+    expect((await o.job(during.id)).status).toBe("queued");
     const listed = (await (await o.call("/jobs")).json()) as { jobs: Job[] };
     expect(listed.jobs.map((j) => j.id)).toContain(during.id);
 
     relay.restore();
-    await until(async () => {
-      const all = (await (await o.call("/jobs?limit=1000")).json()) as { jobs: Job[] };
-      return all.jobs.some((j) => j.id === before.id) && all.jobs.some((j) => j.id === during.id);
-    }, 15_000);
-    expect((await o.job(during.id)).status).toBe("succeeded");
+    expect((await o.until(during.id, finished, 30_000)).status).toBe("succeeded");
+    const all = (await (await o.call("/jobs?limit=1000")).json()) as { jobs: Job[] };
+    expect(all.jobs.some((j) => j.id === before.id) && all.jobs.some((j) => j.id === during.id)).toBe(true);
   });
 
-  it("starts with Redis down and keeps jobs in the files", async () => {
+  it("starts with Redis down, acknowledges jobs into the files and keeps them queued until Redis answers", async () => {
     const dead = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const port = dead.port;
     dead.stop(true);
-    const down = await start({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: prefix } });
+    const down = await start({ startTimeoutMs: 60_000, env: { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: prefix } });
     expect(down.main.output()).toContain("Starting on the file fallback");
-    const job = await down.until((await down.submit({ task: "Explain without Redis" })).id, finished);
-    expect(job.status).toBe("succeeded");
+    const res = await down.call("/jobs", { method: "POST", json: { task: "Explain without Redis" } });
+    expect(res.status).toBe(202);
+    const job = (await res.json()) as Job;
     expect(readdirSync(down.jobsDir)).toContain(`${job.id}.json`);
+    expect((await down.job(job.id)).status).toBe("queued");
   });
 });

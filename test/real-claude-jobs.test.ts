@@ -69,8 +69,14 @@ describe("a code job through the real CLI", () => {
     // The branch reached the bare repository with the file the CLI's Bash tool wrote.
     expect(remote.ref(`refs/heads/${job.branch}`)).toBeDefined();
     expect(gitSync(["show", `${job.branch}:CONTRIBUTING.md`], remote.bare)).toBe("# Contributing\n\nOpen a PR.");
-    // Usage and cost come from the real result line: the sums of the two answered requests.
-    expect(job.usage).toEqual({ prompt_tokens: 100 + 7 + 3 + 200 + 5, completion_tokens: 20 + 10, total_tokens: 345 });
+    // Usage and cost come from the real result line: the sums of the two answered requests, with
+    // the cache tokens (issue 18) beside the OpenAI-style counts.
+    expect(job.usage).toEqual({
+      input_tokens: 300, output_tokens: 30, cache_creation_input_tokens: 3, cache_read_input_tokens: 12,
+      prompt_tokens: 100 + 7 + 3 + 200 + 5, completion_tokens: 20 + 10, total_tokens: 345,
+    });
+    expect(job.num_turns).toBeGreaterThanOrEqual(2);
+    expect(job.total_cost_usd).toBe(job.cost_usd);
     expect(job.cost_usd).toBeGreaterThan(0);
     // What the CLI sent: the task, its tools, then the Bash result.
     const sent = requestsOf(job).filter((r) => r.scripted);

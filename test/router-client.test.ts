@@ -42,6 +42,18 @@ describe("RouterClient", () => {
     expect((err as ApiError).details).toMatchObject({ bundle_id: expect.any(String) });
   });
 
+  it("note(), noteIfChanged(), notes(), recent() and context() read what ingest wrote", async () => {
+    const ing = await client.ingest({ content: "# Pager rota\nWho holds the pager this week.", tags: ["oncall"] });
+    const path = ing.paths[0]!;
+    const note = await client.note(path);
+    expect(note).toMatchObject({ path, title: "Pager rota", tags: ["oncall"], indexed: true });
+    expect(await client.noteIfChanged(path, note.hash)).toBeNull();
+    expect((await client.notes({ paths: [path] })).notes[0]?.hash).toBe(note.hash);
+    expect((await client.recent({ tag: "oncall", since: new Date(Date.now() - 60_000) })).notes.map((n) => n.path)).toEqual([path]);
+    expect((await client.context(path)).notes[0]).toMatchObject({ path, distance: 0, via: null });
+    expect(await client.note("raw/absent.md").catch((e) => e)).toMatchObject({ status: 404, code: "note_not_found" });
+  });
+
   it("marker(), tick(), getTick(), feed(), healthDeep() and healthPipeline() round-trip with types", async () => {
     const first = await client.marker({ type: "lesson", content: "Typed clients catch drift.", attrs: { source: "client-test" } }, { idempotencyKey: "client-k1" });
     expect(first.created).toBe(true);

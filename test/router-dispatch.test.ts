@@ -1,7 +1,7 @@
 // POST /dispatch: the bundle is assembled and kept (vault or object store) and submitted to
 // the job orchestrator; an unreachable orchestrator loses nothing.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ObjectStore, startObjectStore } from "./fixtures/object-store";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
@@ -39,6 +39,22 @@ describe("POST /dispatch to the real job orchestrator", () => {
     expect(job.task).toContain("Flaky deploy test (ingest/");
     // The orchestrator trims the task it stores; the bundle file ends with a newline.
     expect(readFileSync(join(vault, bundle), "utf8").trimEnd()).toBe(job.task.trimEnd());
+  });
+
+  it("bundles the notes its sources link to with include_linked, and not without", async () => {
+    mkdirSync(join(vault, "raw"), { recursive: true });
+    writeFileSync(join(vault, "raw", "healthcheck-race.md"), "# Healthcheck race\nThe probe fires before warmup; see [[backoff-policy]].\n");
+    writeFileSync(join(vault, "raw", "backoff-policy.md"), "# Backoff policy\nRetry three times, doubling from 200 ms.\n");
+    expect((await api.call("/tick", { wait: true })).body.status).toBe("succeeded");
+    const res = await api.call("/dispatch", { task: "Fix the probe", query: "probe warmup", include_linked: true });
+    expect(res.status).toBe(202);
+    expect(res.body.sources).toEqual(["raw/healthcheck-race.md"]);
+    expect(res.body.linked).toEqual(["raw/backoff-policy.md"]);
+    const bundle = readFileSync(join(vault, res.body.bundle), "utf8");
+    expect(bundle).toContain("## Linked notes\n\n### Backoff policy (raw/backoff-policy.md), linked from [1]\n\n# Backoff policy\nRetry three times");
+    const plain = await api.call("/dispatch", { task: "Fix the probe", query: "probe warmup" });
+    expect(plain.body.linked).toBeUndefined();
+    expect(readFileSync(join(vault, plain.body.bundle), "utf8")).not.toContain("## Linked notes");
   });
 
   it("answers 400 job_rejected when the orchestrator refuses the job's input, keeping the bundle", async () => {

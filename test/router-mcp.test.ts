@@ -52,9 +52,9 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
     (await client.callTool({ name: tool, arguments: args }, undefined, { timeout: 30_000 })) as ToolResult;
 
   describe(`router MCP over ${name}`, () => {
-    it("lists search, brief, ingest, marker, feed and tick", async () => {
+    it("lists search, brief, ingest, marker, feed, tick, get, multi_get, recent and context", async () => {
       const { tools } = await (await connect()).listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(["brief", "feed", "ingest", "marker", "search", "tick"]);
+      expect(tools.map((t) => t.name).sort()).toEqual(["brief", "context", "feed", "get", "ingest", "marker", "multi_get", "recent", "search", "tick"]);
     });
 
     it("ingests, then finds it with search and brief", async () => {

@@ -1,7 +1,7 @@
 // GET /health/pipeline: every rule of the spec's table, each from a vault built into the
 // broken state, plus the fresh vault (all ok) and the capped scan.
 import { describe, expect, it } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { putFile, useTestRouters, type TestRouter } from "./support/router-runtime";
 
@@ -30,6 +30,19 @@ describe("GET /health/pipeline", () => {
       expect(typeof s.evidence).toBe("object");
     }
     expect(rep.status).toBe("ok");
+  });
+
+  it("is all ok or warn right after one ingest and one marker of each kind, before any tick", async () => {
+    const r = await router();
+    expect((await r.call("/ingest", { content: "# Rollbacks\nRoll back with make rollback.", tags: [] })).status).toBeLessThan(300);
+    for (const body of [lesson(), { type: "signal", content: "Pipeline red", attrs: { severity: "high" } }, { type: "decision", content: "Use Postgres" }, { type: "milestone", content: "v1 shipped" }]) {
+      expect((await r.call("/marker", body)).status).toBe(201);
+    }
+    const rep = await report(r);
+    expect(rep.stages.filter((s) => s.verdict === "fail")).toEqual([]);
+    expect(rep.stage("index").verdict).toBe("ok");
+    expect(rep.stage("signals").verdict).toBe("ok");
+    expect(rep.status).not.toBe("fail");
   });
 
   it("stays all ok after markers of every kind and a tick", async () => {
@@ -137,9 +150,22 @@ describe("GET /health/pipeline", () => {
       expect(s.evidence.misplaced_logs).toEqual(["raw/old/lessons-2026-01-05.md"]);
     });
 
-    it("fails when lessons exist but the feed is missing", async () => {
+    it("warns while a lesson waits for the first tick, naming when the next one is due", async () => {
+      const r = await router({ TICK_INTERVAL_SECONDS: "3600" });
+      await r.call("/marker", lesson());
+      const s = (await report(r)).stage("lessons");
+      expect(s.verdict).toBe("warn");
+      expect(s.message).toContain("wait for the next tick");
+      const due = Date.parse(s.evidence.next_tick_at);
+      expect(due).toBeGreaterThan(Date.now() + 3_500_000);
+      expect(s.message).toContain(s.evidence.next_tick_at);
+    });
+
+    it("fails when lessons exist but the feed is missing after a tick ran", async () => {
       const r = await router();
       await r.call("/marker", lesson());
+      expect((await r.call("/tick", { wait: true })).body.status).toBe("succeeded");
+      rmSync(join(r.vault, "brain-feed", "tick-lessons.md"));
       const s = (await report(r)).stage("lessons");
       expect(s.verdict).toBe("fail");
       expect(s.message).toContain("the feed is missing");
@@ -166,9 +192,18 @@ describe("GET /health/pipeline", () => {
   });
 
   describe("signals", () => {
+    it("has the signal in signals.md (and the feed) as soon as it is recorded", async () => {
+      const r = await router();
+      await r.call("/marker", { type: "signal", content: "Disk full on db-1", attrs: { severity: "critical", source: "pager" } });
+      expect(readFileSync(join(r.vault, "signals.md"), "utf8")).toContain("Disk full on db-1");
+      expect((await r.call("/feed")).body.signals.map((x: Json) => x.title)).toContain("Disk full on db-1");
+      expect((await report(r)).stage("signals").verdict).toBe("ok");
+    });
+
     it("fails when signal files exist but signals.md was never written", async () => {
       const r = await router();
       await r.call("/marker", { type: "signal", content: "Disk full on db-1", attrs: { severity: "critical", source: "pager" } });
+      rmSync(join(r.vault, "signals.md"));
       const s = (await report(r)).stage("signals");
       expect(s.verdict).toBe("fail");
       expect(s.message).toContain("signals.md was never written");

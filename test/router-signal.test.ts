@@ -3,54 +3,9 @@
 // subscribers at once.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
-import { createParser } from "eventsource-parser";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
 import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
-
-type Json = Record<string, any>;
-
-interface Stream {
-  status: number;
-  events: Array<{ id?: string; event?: string; data: Json }>;
-  comments: string[];
-  waitFor(pred: () => boolean, what: string, timeoutMs?: number): Promise<void>;
-  close(): void;
-}
-
-async function subscribe(base: string, opts: { lastEventId?: string; query?: string } = {}): Promise<Stream> {
-  const ctrl = new AbortController();
-  const res = await fetch(`${base}/signal${opts.query ?? ""}`, {
-    headers: { authorization: `Bearer ${TOKEN}`, ...(opts.lastEventId ? { "last-event-id": opts.lastEventId } : {}) },
-    signal: ctrl.signal,
-  });
-  const stream: Stream = {
-    status: res.status,
-    events: [],
-    comments: [],
-    async waitFor(pred, what, timeoutMs = 5_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!pred()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(stream.events)}`);
-        await Bun.sleep(5);
-      }
-    },
-    close: () => ctrl.abort(),
-  };
-  if (res.status !== 200 || !res.body) return stream;
-  const parser = createParser({
-    onEvent: (e) => stream.events.push({ id: e.id, event: e.event, data: JSON.parse(e.data) }),
-    onComment: (c) => stream.comments.push(c.trim()),
-  });
-  void (async () => {
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of res.body!) parser.feed(decoder.decode(chunk, { stream: true }));
-    } catch {
-      // aborted
-    }
-  })();
-  return stream;
-}
+import { subscribe } from "./support/signal-stream";
 
 describe("GET /signal", () => {
   let main: MainProcess;

@@ -128,21 +128,47 @@ describe("run", () => {
     expect(r.stdout).toContain("Profile:  code");
     expect(r.stdout).toMatch(/PR:\s+https:\/\/github\.example\/owner\/repo\/pull\/\d+/);
     expect(r.stdout).toContain(`Repo:     ${remote.url} (main)`);
-    // Not a terminal: no spinner frames, one line per status.
-    expect(r.stderr).toMatch(/job [0-9a-f]{8}: queued \(\d+s\)|job [0-9a-f]{8}: running \(\d+s\)/);
-    expect(r.stderr).toMatch(/job [0-9a-f]{8}: succeeded \(\d+s\)/);
+    // Not a terminal: plain lines (a status line per status change and per usage), no redraws, no colour.
+    expect(r.stderr).toMatch(/job [0-9a-f]{8}: running · \d+s · 0 turns · 0 tokens/);
+    expect(r.stderr).toMatch(/job [0-9a-f]{8}: succeeded · \d+s · 1 turn · 38,080 tokens · \$0\.0412/);
     expect(r.stderr).not.toContain("\r");
+    expect(r.stderr).not.toContain("\x1b[");
   });
 
-  it("-w on a terminal: a spinner line with the status and the elapsed time, redrawn in place", async () => {
+  it("-w piped: the agent's text, thinking and tool calls one line each, as they happen, then the result", async () => {
+    const tools = await start({ env: { FAKE_CLAUDE_SCENARIO: "thinking-tool-final" } });
+    const r = await svc(["run", "Find the failing test", "-w"], envFor(tools));
+    expect(r.code).toBe(0);
+    const shown = lines(r.stderr);
+    const at = (re: RegExp) => shown.findIndex((l) => re.test(l));
+    const order = [
+      /: queued · /,
+      /: running · /,
+      /^thinking: The user wants the failing test/,
+      /^Let me run the tests first\.$/,
+      /^→ Bash bun test test\/jobs\.test\.ts$/,
+      /^✓ \(fail\) cancel > sends SIGTERM \[12\.01ms\] 41 pass 1 fail$/,
+      /^One test fails/,
+      /: succeeded · \d+s · 2 turns · 38,185 tokens · \$0\.0412$/,
+    ].map(at);
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(r.stderr).not.toContain("\x1b[");
+    expect(r.stdout).toContain("Status:   succeeded");
+  });
+
+  it("-w on a terminal: tool calls as lines, and one status line (elapsed, turns, tokens) redrawn in place", async () => {
     const tmux = tmuxBinary();
     if (!tmux) return;
-    const hang = await start({ env: { FAKE_CLAUDE_HANG: "1" } });
+    const hang = await start({ env: { FAKE_CLAUDE_HANG: "1", FAKE_CLAUDE_SCENARIO: "thinking-tool-final" } });
     const term = tmuxSession(tmux, { ...envFor(hang), TERM: "xterm-256color" }, [join(await compiledClis(), "service-cli"), "run", "Explain slowly", "-w"], { x: 120, y: 20 });
     try {
-      await term.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] job [0-9a-f]{8}: running · [1-9]s/);
-      // One line, redrawn: the spinner never scrolls.
-      expect(term.screen().split("\n").filter((l) => l.includes("job ")).length).toBe(1);
+      await term.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] job [0-9a-f]{8}: running · [1-9]s · 2 turns · 40,\d{3} tokens/);
+      const screen = term.screen();
+      expect(screen).toContain("→ Bash bun test test/jobs.test.ts");
+      expect(screen).toContain("Let me run the tests first.");
+      // One status line, redrawn: it never scrolls.
+      expect(screen.split("\n").filter((l) => / job [0-9a-f]{8}: /.test(l)).length).toBe(1);
       const [job] = ((await (await hang.call("/jobs")).json()) as { jobs: Job[] }).jobs;
       await hang.call(`/jobs/${job!.id}`, { method: "DELETE" });
       await term.waitFor("EXITED:1");
@@ -150,6 +176,15 @@ describe("run", () => {
     } finally {
       term.kill();
     }
+  });
+
+  it("job --follow replays a finished job's events and exits with its outcome", async () => {
+    const [job] = ((await (await o.call("/jobs?status=succeeded&limit=1")).json()) as { jobs: Job[] }).jobs;
+    const r = await svc(["job", job!.id, "--follow"], env);
+    expect(r.code).toBe(0);
+    expect(lines(r.stderr)[0]).toMatch(/: queued · /);
+    expect(r.stderr).toMatch(/: succeeded · /);
+    expect(r.stdout).toContain("Status:   succeeded");
   });
 
   it("sends --profile, --base-ref and --session-id", async () => {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
@@ -21,6 +22,7 @@ const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   "v1/PersistentVolumeClaim": PersistentVolumeClaim,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
   "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
+  "keda.sh/v1alpha1/ScaledObject": ScaledObject,
 };
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any; stringData?: Record<string, string> };
@@ -135,5 +137,24 @@ describe("the orchestrator Deployment", () => {
     expect(envOf("SERVICE_API_KEYS").valueFrom.secretKeyRef.optional).toBeUndefined();
     // No key is written into the Deployment itself.
     for (const e of container().env) if (/KEY|TOKEN|SECRET/.test(e.name)) expect(e.value).toBeUndefined();
+  });
+});
+
+describe("the KEDA ScaledObject (issue 17)", () => {
+  const scaled = () => find("ScaledObject", "brain-stack-orchestrator");
+  it("scales the orchestrator Deployment on the BullMQ queue in the shipped Redis, one pod per SERVICE_MAX_PARALLEL_JOBS jobs", () => {
+    const s = scaled();
+    expect(s.spec.scaleTargetRef.name).toBe(orchestrator().metadata.name);
+    expect(s.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
+    const redis = find("Service", "brain-stack-redis");
+    const k = parseAllDocuments(readFileSync(join(DIR, "kustomization.yaml"), "utf8"))[0]!.toJS() as { namespace: string };
+    const prefix = envOf("REDIS_KEY_PREFIX")?.value ?? "service"; // the setting's default
+    const lists = s.spec.triggers.map((t: { type: string; metadata: Record<string, string> }) => {
+      expect(t.type).toBe("redis");
+      expect(t.metadata.address).toBe(`${redis.metadata.name}.${k.namespace}.svc.cluster.local:${redis.spec.ports[0].port}`);
+      expect(t.metadata.listLength).toBe(envOf("SERVICE_MAX_PARALLEL_JOBS").value);
+      return t.metadata.listName;
+    });
+    expect(lists).toEqual([`${prefix}:bull:jobs:wait`, `${prefix}:bull:jobs:active`]);
   });
 });

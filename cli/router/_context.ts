@@ -5,7 +5,8 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { consola } from "consola";
-import { readDotenv } from "../../src/common/config/files";
+import { existsSync, readFileSync } from "node:fs";
+import { parse as parseDotenv } from "dotenv";
 import { ApiError, ConnectionError, RouterClient } from "../../src/router/client";
 
 export const connectionArgs = {
@@ -16,7 +17,8 @@ export const connectionArgs = {
 export const home = (): string => process.env.HOME || homedir();
 export const routerDir = (): string => join(home(), ".router");
 export const envFilePath = (): string => join(routerDir(), ".env");
-export const readEnvFile = (): Record<string, string> => readDotenv(envFilePath());
+// dotenv directly (not common/config/files.ts): that would load the services' settings and zod into every command.
+export const readEnvFile = (): Record<string, string> => (existsSync(envFilePath()) ? parseDotenv(readFileSync(envFilePath(), "utf8")) : {});
 
 export function connection(args: { "brain-url"?: string; token?: string }): { baseUrl: string; token?: string } {
   const file = readEnvFile();

@@ -15,7 +15,9 @@ import { VERSION } from "../../src/common/version";
 import { envFilePath, home, routerDir } from "./_context";
 import { bringDownOthers, composeArgs, detectDeployment, docker, type Deployment } from "./_docker";
 import { MODEL_KEYS, clientDefaults, completeEnv, composeDefaults, generateToken, retiredDefaults } from "./install/env-file";
-import { PROFILES, TARGETS, linkProfile, writeProfile } from "./install/profile";
+import { installMemoryImport, memoryPath } from "./install/claude-memory";
+import { installClaudeSettings, userSettingsPath } from "./install/claude-settings";
+import { PROFILES, TARGETS, linkProfile, profileDir, writeProfile } from "./install/profile";
 import { DEFAULT_IMAGE, ensureImage, findCheckout } from "./install/image";
 import { renderCompose } from "./install/render";
 
@@ -42,8 +44,9 @@ export default defineCommand({
     "for-target": { type: "string", default: "claude", description: `agent the profile is for (${TARGETS.join(", ")})` },
     source: { type: "string", description: "brain-stack checkout to build the image from when it is not present locally" },
     "no-stack": { type: "boolean", description: "do not start the stack" },
-    "no-link": { type: "boolean", description: "do not link the profile" },
+    "no-link": { type: "boolean", description: "do not link the profile (nor touch ~/.claude at all: no hooks, no profile import)" },
     "no-init": { type: "boolean", description: "do not scaffold the vault" },
+    "no-hooks": { type: "boolean", description: "do not merge the hooks into ~/.claude/settings.json (nor the profile into ~/.claude/CLAUDE.md)" },
     "dry-run": { type: "boolean", description: "print the plan, write nothing" },
   },
   async run({ args }) {
@@ -52,6 +55,7 @@ export default defineCommand({
     const noStack = a["no-stack"] === true || a.stack === false;
     const noLink = a["no-link"] === true || a.link === false;
     const noInit = a["no-init"] === true || a.init === false;
+    const noHooks = a["no-hooks"] === true || a.hooks === false;
     const dry = a["dry-run"] === true;
     const brainUrl = (args["brain-url"] || process.env.BRAIN_URL) as string | undefined;
     const clientOnly = Boolean(args["brain-url"]);
@@ -172,6 +176,21 @@ export default defineCommand({
         run: async () => {
           await writeProfile(h, args.profile);
           await linkProfile(h, args.profile, args.name);
+        },
+      });
+    }
+
+    // 6. The hooks Claude Code runs, and the profile's words in the memory file it reads.
+    if (!noHooks && !noLink) {
+      const final = parseDotenv(completion.text);
+      const settingsPath = userSettingsPath(h);
+      steps.push({
+        title: `merge brain-stack's hooks (session-start, prompt, stop) and BRAIN_URL, KB_ROUTER_TOKEN, BRAIN_OUTBOX into ${settingsPath}; import the profile in ${memoryPath(h)}`,
+        run: async () => {
+          await writeProfile(h, args.profile);
+          const env = { BRAIN_URL: final.BRAIN_URL!, KB_ROUTER_TOKEN: final.KB_ROUTER_TOKEN!, BRAIN_OUTBOX: final.BRAIN_OUTBOX ?? outbox };
+          await installClaudeSettings(h, settingsPath, env);
+          await installMemoryImport(h, join(profileDir(h, args.profile), "CLAUDE.md"));
         },
       });
     }

@@ -1,5 +1,5 @@
 // service-cli run <task> [-r URL] [-p NAME] [--base-ref main] [-w] [--session-id UUID] [--json]:
-// submit a job. With --wait, follow it to the end (progress on stderr) and exit 0 when it
+// submit a job. With --wait, follow it to the end (its events live on stderr, _watch.ts) and exit 0 when it
 // succeeded, 1 when it failed or was cancelled. A body the server rejects (bad repository URL,
 // unknown profile, …) is invalid input: exit 2.
 import { defineCommand } from "citty";
@@ -7,10 +7,7 @@ import { consola } from "consola";
 import type { Job } from "../../src/orchestrator/client";
 import { client, guarded, jsonArg, printJson, usage } from "./_context";
 import { jobDetails } from "./_job-view";
-import { startProgress } from "./_progress";
-
-const POLL_MS = 500;
-const finished = (j: Job) => j.status !== "queued" && j.status !== "running";
+import { watchJob } from "./_watch";
 
 export default defineCommand({
   meta: { name: "run", description: "Submit a job (and with --wait, follow it to the end)" },
@@ -21,18 +18,22 @@ export default defineCommand({
     "base-ref": { type: "string", default: "main", description: "branch, tag or commit to start from (with --repo)" },
     wait: { type: "boolean", alias: "w", description: "wait until the job has finished, showing progress" },
     "session-id": { type: "string", description: "agent session UUID: a new session with this id, or the one to resume" },
+    "max-budget-usd": { type: "string", description: "spending cap in USD for this job (overrides the profile's); the job fails when it is reached" },
     ...jsonArg,
   },
   run: ({ args }) =>
     guarded(async () => {
       const task = String(args.task ?? "").trim();
       if (!task) usage("the task must not be empty");
+      const budget = args["max-budget-usd"] === undefined ? undefined : Number(args["max-budget-usd"]);
+      if (budget !== undefined && !(Number.isFinite(budget) && budget > 0)) usage(`--max-budget-usd must be a positive number of US dollars, got ${JSON.stringify(args["max-budget-usd"])}`);
       const c = client();
       const submitted = await c.submitJob({
         task,
         profile: args.profile || "auto",
         ...(args.repo ? { repo_url: args.repo, base_ref: args["base-ref"] || undefined } : {}),
         ...(args["session-id"] ? { session_id: args["session-id"] } : {}),
+        ...(budget !== undefined && { max_budget_usd: budget }),
       });
       if (!args.wait) {
         if (args.json) return printJson(submitted);
@@ -49,23 +50,11 @@ export default defineCommand({
 });
 
 async function follow(c: ReturnType<typeof client>, submitted: Job): Promise<Job> {
-  const progress = startProgress(`job ${submitted.id.slice(0, 8)}`);
   // Ctrl-C stops watching, not the job.
   process.once("SIGINT", () => {
-    progress.stop();
-    consola.info(`job ${submitted.id} keeps running: \`service-cli job ${submitted.id}\` shows it, \`service-cli cancel ${submitted.id}\` stops it`);
+    process.stderr.write("\n");
+    consola.info(`job ${submitted.id} keeps running: \`service-cli job ${submitted.id} --follow\` watches it again, \`service-cli cancel ${submitted.id}\` stops it`);
     process.exit(130);
   });
-  let job = submitted;
-  try {
-    progress.update(job.status);
-    while (!finished(job)) {
-      await Bun.sleep(POLL_MS);
-      job = await c.getJob(job.id);
-      progress.update(job.status);
-    }
-  } finally {
-    progress.stop();
-  }
-  return job;
+  return watchJob(c, submitted);
 }

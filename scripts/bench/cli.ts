@@ -4,7 +4,9 @@
 //   /health/deep and /health/pipeline; "n/a" otherwise), service-cli version, and
 //   service-cli jobs against an orchestrator holding 1,000 jobs,
 // and the binaries' sizes. Targets: router-cli --version < 40 ms and check --json < 150 ms
-// (issue 7); service-cli version < 40 ms, jobs < 150 ms (issue 8).
+// (issue 7); service-cli version < 40 ms, jobs < 150 ms (issue 8). Then the Claude Code hooks
+// (issue 16): `router-cli hook session-start | prompt | stop` p50/p99 with the router up
+// (< 40 ms) and down (never > 2 s), beside the floor of a compiled Bun binary that does nothing.
 //
 //   bun run bench cli
 //   BENCH_CLI_RUNS=50 BENCH_CLI_JOBS=5000 bun scripts/bench/cli.ts
@@ -13,7 +15,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort } from "./lib/ports.ts";
 import { startAndWait, type Started } from "./lib/proc.ts";
-import { median } from "./lib/stats.ts";
+import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -26,7 +28,7 @@ const RUNS = envNum("BENCH_CLI_RUNS", 30);
 const STORED = envNum("BENCH_CLI_JOBS", 1000);
 const KEY = "bench-cli-key";
 const TOKEN = "bench-cli-router-token";
-const TARGET = { versionMs: 40, jobsMs: 150, routerVersionMs: 40, checkMs: 150 };
+const TARGET = { versionMs: 40, jobsMs: 150, routerVersionMs: 40, checkMs: 150, hookUpMs: 40, hookDownMs: 2000 };
 
 const tmp = mkdtempSync(join(tmpdir(), "brain-bench-cli-"));
 const servers: Started[] = [];
@@ -121,6 +123,60 @@ async function startRouter(): Promise<string | undefined> {
   return url;
 }
 
+/** Wall times of `argv` fed `stdin`, RUNS times after one warm-up run. */
+async function samples(argv: string[], env: Record<string, string>, stdin: string): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i <= RUNS; i++) {
+    const t0 = performance.now();
+    const proc = Bun.spawn(argv, { env, cwd: tmp, stdin: new Blob([stdin]), stdout: "pipe", stderr: "pipe" });
+    await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).arrayBuffer()]);
+    await proc.exited;
+    if (i > 0) out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** The floor: a compiled Bun binary that reads stdin and exits, built like router-cli. */
+async function floorBinary(): Promise<string> {
+  const src = join(tmp, "floor.ts");
+  writeFileSync(src, "await Bun.stdin.text();\n");
+  const out = join(tmp, "floor");
+  const proc = Bun.spawn([process.execPath, "build", src, "--compile", "--outfile", out, "--minify", "--bytecode", "--format=esm"], { stdout: "pipe", stderr: "pipe" });
+  if ((await proc.exited) !== 0) throw new Error(`floor binary build failed: ${await new Response(proc.stderr).text()}`);
+  return out;
+}
+
+async function hookRows(router: string, routerUrl: string | undefined): Promise<string[][]> {
+  const home = join(tmp, "hook-home");
+  mkdirSync(home, { recursive: true });
+  const transcript = join(tmp, "transcript.jsonl");
+  const entry = { type: "assistant", uuid: "bench-entry", timestamp: new Date().toISOString(), message: { content: [{ type: "text", text: "<!-- @lesson -->\nBench lesson.\n<!-- @/lesson -->" }] } };
+  writeFileSync(transcript, `${JSON.stringify({ type: "user", message: { content: "hi" } })}\n${JSON.stringify(entry)}\n`);
+  const input = JSON.stringify({ session_id: "bench-session", transcript_path: transcript, cwd: tmp });
+  const floor = await samples([await floorBinary()], { PATH: "/usr/bin:/bin" }, input);
+  const fmt = (xs: number[]) => `${num(percentile(xs, 50), 1)} / ${num(percentile(xs, 99), 1)} ms`;
+  const rows: string[][] = [["hook (p50 / p99, spawn to exit)", "router up", "router down", "target"]];
+  const down = { PATH: "/usr/bin:/bin", HOME: home, BRAIN_URL: `http://127.0.0.1:${freePort()}`, KB_ROUTER_TOKEN: TOKEN };
+  const up = routerUrl ? { ...down, BRAIN_URL: routerUrl } : undefined;
+  if (routerUrl) {
+    for (let i = 0; i < 5; i++) {
+      await fetch(`${routerUrl}/marker`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ type: "lesson", content: `Bench feed lesson ${i}.` }) });
+    }
+  }
+  for (const event of ["session-start", "prompt", "stop"]) {
+    const u = up ? await samples([router, "hook", event], up, input) : undefined;
+    const d = await samples([router, "hook", event], down, input);
+    rows.push([
+      `router-cli hook ${event}`,
+      u ? judged(fmt(u), percentile(u, 50) < TARGET.hookUpMs) : "n/a",
+      judged(fmt(d), Math.max(...d) < TARGET.hookDownMs),
+      `< ${TARGET.hookUpMs} ms up; < ${TARGET.hookDownMs} ms down`,
+    ]);
+  }
+  rows.push(["floor: compiled Bun binary, reads stdin", fmt(floor), "", ""]);
+  return rows;
+}
+
 const mib = (path: string) => `${(statSync(path).size / 1024 / 1024).toFixed(1)} MiB`;
 
 async function main(): Promise<number> {
@@ -152,6 +208,7 @@ async function main(): Promise<number> {
       [`service-cli jobs (${STORED} stored)`, judged(ms(jobs), jobs.medianMs < TARGET.jobsMs), `< ${TARGET.jobsMs} ms`],
     ]),
   );
+  console.log(`\n${table(await hookRows(router, routerUrl))}`);
   console.log(`\n${table([["binary", "size"], ["router-cli", mib(router)], ["service-cli", mib(service)]])}`);
   return 0;
 }

@@ -13,11 +13,15 @@
 //   BENCH_JOBS=500 BENCH_PARALLEL=4 BENCH_STORED=5000 bun scripts/bench/jobs.ts
 //   BENCH_REAL_JOBS=0 bun scripts/bench/jobs.ts   (skip part 4; default 10 jobs)
 //   BENCH_REDIS_URL=redis://127.0.0.1:6379 bun scripts/bench/jobs.ts   (job store on Redis)
+//   5. the shared queue (issue 17, lib/queue-scaling.ts): jobs/s with 1, 2, 3 processes on one Redis
+//      (BENCH_REDIS_URL, else REDIS_URL, else 127.0.0.1:6379), the scaling ratio, and the queue's
+//      overhead per job against the embedded queue. BENCH_QUEUE_JOBS=90 jobs per process count.
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "redis";
 import { freePort } from "./lib/ports.ts";
+import { queueScaling } from "./lib/queue-scaling.ts";
 import { logTail, rssMb, startAndWait, type Started } from "./lib/proc.ts";
 import { benchRealCli, imageSize, REAL_CLAUDE } from "./lib/real-cli.ts";
 import { median } from "./lib/stats.ts";
@@ -337,7 +341,20 @@ async function main(): Promise<number> {
   ];
   console.log(table(rows));
   console.log(`\nmedians: serial start ${num(median(serialStart), 1)} ms, load start ${num(median(loadStart), 1)} ms`);
+  await sharedQueueSection();
   return 0;
+}
+
+/** Issue 17: the BullMQ queue with 1, 2, 3 processes, and its overhead against the embedded queue (lib/queue-scaling.ts). */
+async function sharedQueueSection(): Promise<void> {
+  const url = settings.redisUrl ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+  console.log(`\nshared queue: BullMQ on ${url.replace(/\/\/[^@/]*@/, "//****@")}`);
+  try {
+    const rows = await queueScaling({ redisUrl: url, jobs: envNum("BENCH_QUEUE_JOBS", 90), parallel: settings.parallel, serial: settings.serial });
+    console.log(table([["figure", "value", "peer / floor"], ...rows]));
+  } catch (err) {
+    console.log(`skipped: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 let code = 1;

@@ -3,12 +3,16 @@
 // then the real server (`bun src/main.ts --only router`) on that index: POST /search latency
 // and throughput under wrk rotating a fixed query set, POST /ingest of a few thousand new
 // notes with concurrency (a loader in its own process), and the server's RSS. ripgrep over
-// raw/ for the same queries is the no-index baseline. Prints a table with the issue's targets
-// (100k on SQLite) beside the figures; asserts nothing.
+// raw/ for the same queries is the no-index baseline. Issue 20 adds the read endpoints, one
+// request at a time beside GET /health (the floor): GET /notes, GET /notes/{path}, and
+// GET /notes/{path}/context at depth 2 — each generated note carries BENCH_LINKS links (5 by
+// default; 0 writes the link-free vault of earlier runs). Prints a table with the issue's
+// targets (100k on SQLite) beside the figures; asserts nothing.
 //
 //   bun run bench search                       # 10k notes
 //   bun scripts/bench/search.ts --large        # 10k and 100k (or BENCH_LARGE=1)
 //   BENCH_SIZES=2000 BENCH_BACKENDS=sqlite bun scripts/bench/search.ts
+//   BENCH_LINKS=0 …                            # the vault without links (build cost before/after links)
 //   BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres (default; a scratch database is created and dropped)
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
@@ -28,7 +32,8 @@ import { refreshRaw, type RefreshResult } from "./lib/raw-index.ts";
 import { ensureRipgrep, timeRipgrep, type RgTiming } from "./lib/ripgrep.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
-import { BENCH_QUERIES, ingestBodies, writeVault } from "./lib/vault-gen.ts";
+import { timeNotesEndpoints, type NotesLatency } from "./lib/notes-latency.ts";
+import { BENCH_QUERIES, generateNote, ingestBodies, prng, writeVault } from "./lib/vault-gen.ts";
 import { runWrkPost } from "./lib/wrk-post.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -55,6 +60,8 @@ const settings = {
   buildConcurrency: envNum("BENCH_BUILD_CONCURRENCY", 8),
   refreshRuns: envNum("BENCH_REFRESH_RUNS", 3),
   seed: envNum("BENCH_SEED", 1),
+  /** Links per generated note (issue 20's context bench); BENCH_LINKS=0 writes the link-free vault of earlier runs. */
+  links: process.env.BENCH_LINKS === undefined ? 5 : Math.max(0, Math.floor(Number(process.env.BENCH_LINKS)) || 0),
 };
 const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const TARGET = { p50Ms: 5, p99Ms: 25, refreshMs: 2_000, ingestRps: 500 };
@@ -80,6 +87,7 @@ interface Cell {
   latency?: LoadResult;
   throughput?: LoadResult;
   rssAfterSearchMb?: number;
+  notes?: NotesLatency;
   ingest?: PostResult;
   rssAfterIngestMb?: number;
   sample?: string;
@@ -210,6 +218,11 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     cell.throughput = await runWrkPost({ ...load, seconds: settings.seconds, connections: settings.connections });
     cell.rssAfterSearchMb = rssMb(server.pid);
 
+    console.log(`  GET /notes, /notes/{path}, /notes/{path}/context?depth=2: one request at a time…`);
+    const rng = prng(cell.size + 17);
+    const paths = Array.from({ length: 100 }, () => generateNote(settings.seed, Math.floor(rng() * cell.size)).path);
+    cell.notes = await timeNotesEndpoints(base, AUTH, paths);
+
     console.log(`  /ingest: ${settings.ingestDocs} notes, ${settings.ingestConcurrency} in flight…`);
     const docs = ingestBodies(settings.ingestDocs, 1000 + cell.size + (cell.backend === "postgres" ? 1 : 0));
     cell.ingest = await runPostLoader(
@@ -258,6 +271,13 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
     row("POST /ingest p50 / p99 (ms)", (c) => c.ingest?.p50Ms ?? NA, 1, "—"),
     row("", (c) => c.ingest?.p99Ms ?? NA, 1, ""),
     row("/ingest failures", (c) => (c.ingest ? c.ingest.requests - ingestOk(c) + c.ingest.errors : NA), 0, "0"),
+    row("GET /health p50, sequential (ms)", (c) => c.notes?.healthP50 ?? NA, 2, "(floor)"),
+    row("GET /notes?limit=50 p50 (ms)", (c) => c.notes?.listP50 ?? NA, 2, "—"),
+    row("GET /notes/{path} p50 (ms)", (c) => c.notes?.getP50 ?? NA, 2, "—"),
+    row(`GET …/context?depth=2 p50 (ms), ${settings.links} links/note`, (c) => c.notes?.contextP50 ?? NA, 2, "—"),
+    row("  context depth 2: notes reached / returned", (c) => c.notes?.contextReached ?? NA, 0, "(median)"),
+    row("", (c) => c.notes?.contextReturned ?? NA, 0, ""),
+    row("notes endpoints non-200", (c) => c.notes?.failures ?? NA, 0, "0"),
     row("server start → /health 200 (ms)", (c) => c.startupMs ?? NA, 0, "—"),
     row("server RSS idle after start (MB)", (c) => c.rssIdleMb ?? NA, 1, "—"),
     row("server RSS after /search load (MB)", (c) => c.rssAfterSearchMb ?? NA, 1, "—"),
@@ -294,8 +314,8 @@ async function main(): Promise<number> {
   for (const size of sizes) {
     const vault = join(tmp, `vault-${size}`);
     mkdirSync(vault, { recursive: true });
-    const gen = writeVault(vault, size, settings.seed);
-    console.log(`\n${size} notes: wrote ${num(gen.bytes / 1024 / 1024, 1)} MB into raw/ in ${num(gen.ms / 1000, 1)} s`);
+    const gen = writeVault(vault, size, settings.seed, { linksPerNote: settings.links });
+    console.log(`\n${size} notes (${settings.links} links each): wrote ${num(gen.bytes / 1024 / 1024, 1)} MB into raw/ in ${num(gen.ms / 1000, 1)} s`);
     if (rgPath) {
       await timeRipgrep(rgPath, join(vault, "raw"), BENCH_QUERIES.slice(0, 3)); // warm the page cache
       rg.set(size, await timeRipgrep(rgPath, join(vault, "raw"), BENCH_QUERIES));

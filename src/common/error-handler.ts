@@ -26,13 +26,13 @@ const OPENAI_TYPES: Partial<Record<number, string>> = {
 };
 
 /** The body of an error answer on `path`: OpenAI's shape under /v1 (as `openAi` says), else ours. */
-export function errorPayload(path: string, status: number, code: string, message: string, details?: ErrorDetails, openAi: OpenAiPathTest = isOpenAiPath): unknown {
+export function errorPayload(path: string, status: number, code: string, message: string, details?: unknown, openAi: OpenAiPathTest = isOpenAiPath): unknown {
   if (openAi(path)) {
     const type = OPENAI_TYPES[status] ?? (status >= 500 ? "server_error" : "invalid_request_error");
     const param = Array.isArray(details) && details.length > 0 ? String(details[0]?.path ?? "") || null : null;
     return { error: { message, type, param, code } };
   }
-  return errorBody(code, message, details);
+  return errorBody(code, message, details as ErrorDetails);
 }
 
 export function renderError(
@@ -40,7 +40,7 @@ export function renderError(
   status: ContentfulStatusCode,
   code: string,
   message: string,
-  details?: ErrorDetails,
+  details?: unknown,
   openAi: OpenAiPathTest = isOpenAiPath,
 ): Response {
   return c.json(errorPayload(c.req.path, status, code, message, details, openAi) as object, status);

@@ -1,21 +1,8 @@
 // The one error shape of both services: {"error":{"code","message","details?"}}.
 // Domain code throws HttpError; the shared handler (error-handler.ts) renders it.
 import { z } from "@hono/zod-openapi";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-export class HttpError extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    readonly code: string,
-    message: string,
-    readonly details?: ErrorDetails,
-    /** Extra response headers, e.g. Retry-After. */
-    readonly headers?: Record<string, string>,
-  ) {
-    super(message);
-    this.name = "HttpError";
-  }
-}
+export { HttpError } from "./http-error";
 
 /** One failing field of a 400 invalid_request (validation.ts builds them). */
 export const FieldIssue = z

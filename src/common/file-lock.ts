@@ -2,7 +2,10 @@
 // shared filesystem) may write at once: the file key-value store, the repo clone cache.
 // Built on proper-lockfile: the lock is a `<path>.lock` directory (mkdir is atomic everywhere,
 // NFS included) whose mtime the holder refreshes, so a crashed holder's lock goes stale.
-import { mkdir } from "node:fs/promises";
+// Beside it, `<lock>.owner` names the holder (pid and host): a lock whose owner process on this
+// host is gone is stale at once, so a restart after a crash does not wait out staleMs.
+import { hostname } from "node:os";
+import { mkdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import lockfile from "proper-lockfile";
 import { log } from "./logger.ts";
@@ -60,7 +63,10 @@ export async function acquireFileLock(path: string, opts: FileLockOptions = {}):
         // (its directory removed or taken over while we hold it) is worth a loud log, not a crash.
         onCompromised: (err) => logger.error(`file lock ${lockPath} was compromised: ${err.message}`),
       });
+      const owner = ownerPath(lockPath);
+      await writeFile(owner, JSON.stringify({ pid: process.pid, host: HOST })).catch(() => {});
       return async () => {
+        await unlink(owner).catch(() => {});
         await release().catch((err: NodeJS.ErrnoException) => {
           // Already released or compromised: the lock is not ours either way.
           if (err.code !== "ERELEASED" && err.code !== "ENOTACQUIRED") throw err;
@@ -68,6 +74,7 @@ export async function acquireFileLock(path: string, opts: FileLockOptions = {}):
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ELOCKED") throw err;
+      if (await takeOverFromDeadOwner(lockPath)) continue;
     }
     const left = deadline - Date.now();
     if (left <= 0) throw new FileLockTimeoutError(lockPath, timeoutMs, staleMs);
@@ -75,6 +82,46 @@ export async function acquireFileLock(path: string, opts: FileLockOptions = {}):
     await Bun.sleep(Math.min(left, wait * (0.5 + Math.random())));
     wait = Math.min(wait * 2, MAX_WAIT_MS);
   }
+}
+
+const HOST = hostname();
+const ownerPath = (lockPath: string) => `${lockPath}.owner`;
+
+/** True when `pid` is a live process on this host. */
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** The holder recorded for a lock when it is a process of this host that is gone. */
+export async function deadOwner(lockPath: string): Promise<boolean> {
+  const text = await readFile(ownerPath(lockPath), "utf8").catch(() => null);
+  if (text === null) return false;
+  try {
+    const o = JSON.parse(text) as { pid?: number; host?: string };
+    return o.host === HOST && typeof o.pid === "number" && o.pid !== process.pid && !processAlive(o.pid);
+  } catch {
+    return false;
+  }
+}
+
+/** Removes a lock whose owner died (owner file first, so no one else reads it as dead twice). */
+async function takeOverFromDeadOwner(lockPath: string): Promise<boolean> {
+  if (!(await deadOwner(lockPath))) return false;
+  logger.warn(`taking over the lock ${lockPath}: its holder process is gone`);
+  await unlink(ownerPath(lockPath)).catch(() => {});
+  await rm(lockPath, { recursive: true, force: true }).catch(() => {});
+  return true;
+}
+
+/** Removes a lock left by a crashed process of this host (start-up cleanup); true when it did. */
+export async function removeDeadLock(lockPath: string): Promise<boolean> {
+  return takeOverFromDeadOwner(lockPath);
 }
 
 /** Runs `fn` holding the lock on `path`; releases it however `fn` ends. */

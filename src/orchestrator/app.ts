@@ -1,6 +1,7 @@
 // The job orchestrator's Hono sub-app: middleware and routes, nothing else.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerHealth } from "../common/health";
+import { edgeProtection } from "../common/config/edge-settings";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
@@ -13,12 +14,19 @@ import { registerAgentModeRoutes, type AgentModeDeps } from "./agent-mode/routes
 import { registerAdminRoutes } from "./routes/admin";
 import { exceptTeamChat, registerTeamChatRoute, type TeamChatDeps } from "./routes/teamchat";
 import { registerJobRoutes } from "./routes/jobs";
+import { registerJobEventRoutes } from "./routes/job-events";
+import { registerAdminStatusRoute } from "./routes/admin-status";
+import { registerOrchestratorConsole } from "./console";
+import type { JobEventStore } from "./jobs/events";
 import { McpSseSessions, registerMcpRoutes } from "./routes/mcp";
+import { registerMetricsRoute } from "./routes/metrics";
 import { registerProfileRoutes } from "./routes/profiles";
 
 export interface OrchestratorDeps {
   config: OrchestratorConfig;
   jobs: JobService;
+  /** The jobs' event logs (GET /jobs/{id}/events, get_job's last events); undefined = none kept. */
+  jobEvents?: JobEventStore;
   profiles: { list(): ProfileList | Promise<ProfileList> };
   companions: CompanionSync;
   /** Open MCP SSE sessions; the runtime ends them on shutdown. */
@@ -57,22 +65,28 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
     authorize: exceptTeamChat(
       bearerAuth({
         tokens: deps.config.apiKeys,
-        openPaths: ["/health", "/openapi.json", "/docs"],
+        // /console is the page shell only: it calls the API with the key the user pastes.
+        openPaths: ["/health", "/openapi.json", "/docs", "/console"],
         // With no keys the process only binds loopback (enforced in main.ts), so open is safe.
         whenUnset: { mode: "open" },
       }),
       deps.teamChat,
     ),
+    ...edgeProtection(deps.config, deps.config.apiKeys.length > 0),
     bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);
   registerJobRoutes(app);
+  registerJobEventRoutes(app);
   registerProfileRoutes(app);
   registerAdminRoutes(app);
+  registerAdminStatusRoute(app);
+  registerMetricsRoute(app);
   registerMcpRoutes(app, deps, deps.mcpSessions ?? new McpSseSessions());
   // Always registered, so there is one API document: with agent mode off they answer 503.
   registerAgentModeRoutes(app, deps.agentMode);
   registerTeamChatRoute(app, deps.teamChat);
   serveDocs(app, SERVICE_API_INFO);
+  registerOrchestratorConsole(app);
   return app;
 }

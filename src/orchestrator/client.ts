@@ -2,6 +2,7 @@
 // request and response types are the routes' own zod schemas (type-only imports, so no server
 // code comes along). Errors: ApiError (status + code) or ConnectionError.
 import type { z } from "@hono/zod-openapi";
+import { createParser } from "eventsource-parser";
 import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
 import type { HealthResponse } from "../common/health";
 import type { JobStatus, Job as JobSchema, JobList as JobListSchema, JobSubmission } from "./jobs/schema";
@@ -21,6 +22,16 @@ export interface JobListOptions {
   /** 1–1000; the server's default is 20. */
   limit?: number;
   status?: JobStatus;
+  /** Only jobs created at or after this time (ISO 8601). */
+  since?: string;
+  /** By created time: desc (default) or asc. */
+  order?: "asc" | "desc";
+}
+/** One event of GET /jobs/{id}/events: its id (for resuming), its type and its fields. */
+export interface JobStreamEvent {
+  id: number;
+  type: "status" | "text" | "thinking" | "tool_use" | "tool_result" | "usage" | "error" | "cut";
+  data: Record<string, unknown> & { at: string };
 }
 export type ProfileList = z.infer<typeof ProfileListSchema>;
 export type SyncTarget = "all" | "agentihooks" | "bundle" | "agentihub";
@@ -74,7 +85,42 @@ export class ServiceClient {
 
   /** GET /jobs: newest first. */
   listJobs(opts: JobListOptions = {}): Promise<JobList> {
-    return this.http.json("GET", "/jobs", undefined, { query: { limit: opts.limit, status: opts.status } });
+    return this.http.json("GET", "/jobs", undefined, { query: { limit: opts.limit, status: opts.status, since: opts.since, order: opts.order } });
+  }
+
+  /**
+   * GET /jobs/{id}/events: the job's events from the start (or after lastEventId), then live,
+   * until the job has finished. Ends early if the connection drops: resume with the last id seen.
+   */
+  async *jobEvents(id: string, opts: { lastEventId?: number; signal?: AbortSignal } = {}): AsyncGenerator<JobStreamEvent> {
+    const signal = opts.signal ?? new AbortController().signal;
+    const res = await this.http.raw("GET", `/jobs/${encodeURIComponent(id)}/events`, undefined, {
+      headers: { accept: "text/event-stream", ...(opts.lastEventId ? { "last-event-id": String(opts.lastEventId) } : {}) },
+      signal,
+    });
+    if (!res.ok) {
+      const text = await res.text();
+      let err: { code?: string; message?: string; details?: unknown } | undefined;
+      try {
+        err = (JSON.parse(text) as { error?: typeof err }).error;
+      } catch {}
+      throw new ApiError(res.status, err?.code ?? `http_${res.status}`, err?.message ?? (text.slice(0, 200) || res.statusText), err?.details);
+    }
+    if (!res.body) return;
+    const queue: JobStreamEvent[] = [];
+    const parser = createParser({
+      onEvent: (m) => queue.push({ id: Number(m.id), type: (m.event ?? "message") as JobStreamEvent["type"], data: JSON.parse(m.data) }),
+    });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body) {
+        parser.feed(decoder.decode(chunk, { stream: true }));
+        while (queue.length > 0) yield queue.shift()!;
+      }
+    } catch (err) {
+      if (signal.aborted) return;
+      if ((err as Error).name !== "TypeError" && !/closed|terminated|reset|aborted/i.test((err as Error).message)) throw err;
+    }
   }
 
   /** GET /jobs/{id}. */
@@ -100,6 +146,11 @@ export class ServiceClient {
   /** POST /admin/drain: waits up to timeoutSeconds for this pod's running jobs. */
   drain(timeoutSeconds = 300): Promise<DrainResult> {
     return this.http.json("POST", "/admin/drain", undefined, { query: { timeout: timeoutSeconds }, timeoutMs: timeoutSeconds * 1000 + WAIT_MARGIN_MS });
+  }
+
+  /** DELETE /admin/drain: ends a drain now, whoever started it. */
+  undrain(): Promise<{ was_draining: boolean }> {
+    return this.http.json("DELETE", "/admin/drain");
   }
 
   /** POST /completions (agent mode): one message, the agent's whole answer. */

@@ -44,7 +44,7 @@ describe("orchestrator configuration", () => {
     const c = loadOrchestratorConfig({}, h);
     expect(c).toMatchObject({
       host: "127.0.0.1", port: 8200, transport: "sse", apiKeys: [], claudeBinary: "claude", claudeTimeout: 3600,
-      hooksProfile: "coding", claudeHomeDir: h, reposRoot: join(h, "service-repos"), maxParallelJobs: 3, jobTtl: 86400,
+      hooksProfile: "coding", claudeHomeDir: join(h, ".service/agent-home"), reposRoot: join(h, "service-repos"), maxParallelJobs: 3, jobTtl: 86400,
       jobsDir: join(h, ".service/jobs"), worktreeRoot: join(h, ".service/worktrees"), cloneRoot: "", redisKeyPrefix: "service",
       otelEnabled: true, otelEndpoint: "http://otel-collector:4317", otelProtocol: "grpc", otelLogPrompts: false,
       otelLogToolDetails: true, convHashFallback: true, sessionTtl: 86400, k8sEnabled: false, k8sNamespaces: [],

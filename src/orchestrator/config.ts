@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { readYamlFlat } from "../common/config/files";
 import { z } from "zod";
 import { bool, int, list, oneOf, port, str, url } from "../common/config/parsers";
+import { edgeSettings } from "../common/config/edge-settings";
 import { loadSettings, type ConfigOf, type Settings } from "../common/config/settings";
 
 /** "Name <email>" → {name, email}. */
@@ -29,7 +30,8 @@ export const orchestratorSettings = {
   claudeTimeout: { env: "SERVICE_CLAUDE_TIMEOUT", fileKey: "claude.timeout", default: "3600", parse: int(1, 7 * 86400), doc: "max seconds per job" },
   hooksProfile: { env: "HOOKS_PROFILE", fileKey: "agentihooks_profile", default: "coding", parse: str(), doc: "active execution profile of the hooks package" },
   claudeConfigDir: { env: "SERVICE_CLAUDE_CONFIG_DIR", fileKey: "claude.config_dir", default: undefined, defaultDoc: "none", parse: str(), doc: "deprecated; use MODEL_CLI_HOME_DIR" },
-  claudeHomeDir: { env: "MODEL_CLI_HOME_DIR", fileKey: "claude.claude_home_dir", default: "$HOME", defaultDoc: "`$HOME`", parse: str(), doc: "home root; the agent uses <dir>/.claude/" },
+  claudeHomeDir: { env: "MODEL_CLI_HOME_DIR", fileKey: "claude.claude_home_dir", default: "~/.service/agent-home", parse: str(), doc: "the agent's HOME (its own, not the service's); the agent uses <dir>/.claude/, where the service's ~/.claude/.credentials.json is copied" },
+  allowLocalRepos: { env: "SERVICE_ALLOW_LOCAL_REPOS", fileKey: null, default: "false", parse: bool(), doc: "1 = a job's repo_url may be a file:// URL or a local path (tests, local development); else only https, ssh and git URLs" },
   reposRoot: { env: "SERVICE_REPOS_ROOT", fileKey: "repos.root", default: "~/service-repos", parse: str(), doc: "cloned repos root" },
   maxParallelJobs: { env: "SERVICE_MAX_PARALLEL_JOBS", fileKey: "repos.max_parallel_jobs", default: "3", parse: int(1, 1024), doc: "concurrent jobs" },
   jobTtl: { env: "SERVICE_JOB_TTL", fileKey: "repos.job_ttl_seconds", default: "86400", parse: int(1, 365 * 86400), doc: "job TTL seconds" },
@@ -40,6 +42,7 @@ export const orchestratorSettings = {
   cloneRoot: { env: "SERVICE_CLONE_ROOT", fileKey: "repos.clone_root", default: "", defaultDoc: "empty", parse: str(), doc: "clone parent for companion repos; falls back to the shared root" },
   redisUrl: { env: "REDIS_URL", fileKey: "redis.url", default: undefined, defaultDoc: "none", parse: url(), secret: true, doc: "key-value store URL; unset = file stores" },
   redisKeyPrefix: { env: "REDIS_KEY_PREFIX", fileKey: "redis.key_prefix", default: "service", parse: str(), doc: "key namespace prefix" },
+  jobLockSeconds: { env: "SERVICE_JOB_LOCK_SECONDS", fileKey: "redis.job_lock_seconds", default: "30", parse: int(1, 3600), doc: "with REDIS_URL: how long a pod's hold on a running job lasts unrenewed; a dead pod's jobs are failed within 3× this" },
   otelEnabled: { env: "SERVICE_OTEL_ENABLED", fileKey: "otel.enabled", default: "true", parse: bool(), doc: "telemetry on/off" },
   otelEndpoint: { env: "OTEL_EXPORTER_OTLP_ENDPOINT", fileKey: "otel.endpoint", default: "http://otel-collector:4317", parse: url(), doc: "collector" },
   otelProtocol: { env: "OTEL_EXPORTER_OTLP_PROTOCOL", fileKey: "otel.protocol", default: "grpc", parse: oneOf(["grpc", "http", "http/protobuf", "http/json"]), doc: "grpc or http" },
@@ -50,6 +53,7 @@ export const orchestratorSettings = {
   modelBaseUrl: { env: ["MODEL_BASE_URL", "ANTHROPIC_BASE_URL"], fileKey: null, default: undefined, defaultDoc: "none", parse: url(), doc: "custom API endpoint (ANTHROPIC_BASE_URL for the agent)" },
   githostToken: { env: "GITHOST_TOKEN", fileKey: "github.token", default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "PAT for auto-PR and private repos" },
   githostApiUrl: { env: "GITHOST_API_URL", fileKey: "github.api_url", default: "https://api.github.com", parse: url(), doc: "git host API (App installation tokens); GITHOST_TOKEN and App tokens are only sent to this host (\"api.\" dropped)" },
+  githostUrl: { env: "GITHOST_URL", fileKey: "github.url", default: undefined, defaultDoc: "from GITHOST_API_URL (\"api.\" dropped)", parse: url(), doc: "the git host (scheme, host, port) GITHOST_TOKEN and App tokens are sent to, over https only (plain http only on a loopback address)" },
   gitAuthor: { env: "SERVICE_GIT_AUTHOR", fileKey: "repos.git_author", default: "brain-stack agent <agent@brain-stack.invalid>", parse: gitIdentity(), doc: "author and committer (`Name <email>`) of the agent's commits" },
   githostAppId: { env: "GITHOST_APP_ID", fileKey: "github.app_id", default: undefined, defaultDoc: "none", parse: str(), doc: "app identity: app id" },
   githostAppInstallationId: { env: "GITHOST_APP_INSTALLATION_ID", fileKey: "github.app_installation_id", default: undefined, defaultDoc: "none", parse: str(), doc: "app identity: installation id" },
@@ -90,7 +94,11 @@ export const orchestratorSettings = {
   teamchatConversationTtl: { env: "TEAMCHAT_CONVERSATION_TTL", fileKey: null, default: "86400", parse: int(1, 365 * 86400), doc: "seconds team-chat history is kept after the last message" },
   k8sEnabled: { env: "SERVICE_K8S_ENABLED", fileKey: null, default: "false", defaultDoc: "off", parse: bool(), doc: "opt-in Kubernetes backend for the agents command" },
   k8sNamespaces: { env: "SERVICE_K8S_NAMESPACES", fileKey: null, default: "", defaultDoc: "none", parse: list(), doc: "namespaces for the agents command" },
+  routerUrl: { env: "ROUTER_URL", fileKey: "router.url", default: undefined, defaultDoc: "none (the one-process stack: its own router)", parse: url(), doc: "knowledge router jobs and agent-mode turns feed (hooks in the agent's settings, a milestone per job); with KB_ROUTER_TOKEN" },
+  routerToken: { env: "KB_ROUTER_TOKEN", fileKey: null, default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "bearer token for ROUTER_URL" },
+  routerCli: { env: "ROUTER_CLI_BINARY", fileKey: "router.cli", default: "router-cli", parse: str(), doc: "the router-cli the agent's hooks run (`router-cli hook …`)" },
   dockerRegistry: { env: "DOCKER_REGISTRY", fileKey: null, default: undefined, defaultDoc: "none", parse: str(), doc: "required by the push command" },
+  ...edgeSettings("yaml"),
 } satisfies Settings;
 
 export type OrchestratorConfig = ConfigOf<typeof orchestratorSettings> & {

@@ -14,6 +14,7 @@ import { buildAgentEnv } from "./agent/env";
 import type { TokenUsage } from "./agent/outcome";
 import { startAgent, type AgentRun } from "./agent/process";
 import { chooseSession } from "./agent/session";
+import { writeLoopSettings } from "./loop/job-loop";
 import type { AgentEvent } from "./agent/stream-json";
 import type { OrchestratorConfig } from "./config";
 import type { Profile } from "./profiles/profile";
@@ -35,6 +36,8 @@ export interface JobToRun {
   repo_url?: string;
   base_ref?: string;
   session_id?: string;
+  /** The job's spending cap; else the profile's (--max-budget-usd). */
+  max_budget_usd?: number;
   /** When the job was submitted (ISO 8601): the clone cache skips a fetch that a sibling job began after it. */
   created_at?: string;
 }
@@ -90,6 +93,7 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
   let scratch: string | undefined;
   let branch: string | undefined;
   let run: AgentRun | undefined;
+  let loopSettings: Awaited<ReturnType<typeof writeLoopSettings>>;
   const cancelled = (): ExecutionResult => ({ status: "cancelled", exit_code: null, output: "", error: "cancelled", ...(branch && { branch }) });
 
   try {
@@ -127,16 +131,20 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
       extra: { ...telemetryEnv(config, { jobId: job.id, profile: profile.name, podName: config.podName }, env.OTEL_RESOURCE_ATTRIBUTES), ...identity },
     });
     const timeoutMs = (profile.timeout_seconds ?? config.claudeTimeout) * 1000;
+    // The loop (issue 16): brain-stack's hooks in a settings file of the job's own.
+    loopSettings = await writeLoopSettings(config, `job-${job.id}`);
     run = startAgent({
       binary: config.claudeBinary,
       args: {
         prompt: job.task,
         model: profile.model,
         maxTurns: profile.max_turns,
+        maxBudgetUsd: job.max_budget_usd ?? profile.max_budget_usd,
         permissionMode: profile.permission_mode,
         ...(session.resume ? { resume: session.sessionId } : { sessionId: session.sessionId }),
         appendSystemPrompt: await systemPromptOf(profile),
         allowedTools: profile.allowed_tools,
+        ...(loopSettings && { extraArgs: ["--settings", loopSettings.path] }),
       },
       cwd,
       env: agentEnv,
@@ -232,6 +240,7 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
   } finally {
     if (cached && worktree) await removeWorktree(cached, worktree.path, env).catch((err) => logger.warn(`job ${job.id}: worktree not removed: ${(err as Error).message}`));
     if (scratch) await rm(scratch, { recursive: true, force: true }).catch(() => {});
+    await loopSettings?.remove().catch(() => {});
   }
 }
 

@@ -6,6 +6,7 @@
 // and recorded failed ("interrupted: the service stopped …"). To let running jobs finish,
 // drain first (POST /admin/drain or `service-cli drain`, e.g. from a preStop hook).
 import { join } from "node:path";
+import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { createFileStore } from "../common/kv/file-store";
 import type { KeyValueStore } from "../common/kv/store";
 import { log } from "../common/logger";
@@ -17,13 +18,19 @@ import type { Executor, ProfileLike } from "./jobs/executor";
 import { createFileJobStore } from "./jobs/file-store";
 import { createKvJobStore } from "./jobs/kv-store";
 import { createMergedJobStore } from "./jobs/merged-store";
+import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
 import { profileCatalog, type ListedProfileCatalog } from "./jobs/profile-catalog";
 import { createJobService, type JobService } from "./jobs/service";
+import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import type { JobStore } from "./jobs/store";
 import { executeJob } from "./execute";
+import { afterSync } from "./hooks-package/after-sync";
+import { prepareHooksPackage } from "./hooks-package/hooks-package";
+import { recordJobEnd } from "./loop/job-loop";
 import type { Profile } from "./profiles";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { McpSseSessions } from "./routes/mcp";
+import { mcpLimitsOf } from "../common/config/edge-settings";
 import { createTeamChatDeps, type TeamChatDeps } from "./routes/teamchat";
 import { createJobTracing } from "./telemetry/spans";
 
@@ -51,7 +58,27 @@ export function jobsDirOf(config: OrchestratorConfig): string {
   return config.sharedFsRoot && config.jobsDir === defaultDir ? join(config.sharedFsRoot, "job-state") : config.jobsDir;
 }
 
+/**
+ * Where queued jobs wait: BullMQ on Redis, shared by every process, when REDIS_URL is set; else
+ * this process's own queue (issue 17).
+ */
+export async function openQueue(config: OrchestratorConfig): Promise<JobQueue> {
+  if (!config.redisUrl) return createEmbeddedQueue({ podName: config.podName, maxParallel: config.maxParallelJobs });
+  // BullMQ loads only when REDIS_URL is set.
+  const { createBullQueue } = await import("./jobs/bullmq-queue");
+  return createBullQueue({
+    url: config.redisUrl,
+    keyPrefix: config.redisKeyPrefix,
+    podName: config.podName,
+    maxParallel: config.maxParallelJobs,
+    lockMs: config.jobLockSeconds * 1000,
+    keepSeconds: config.jobTtl,
+  });
+}
+
 export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyValueStore; store: JobStore }> {
+  // Temp files and locks a crashed process left (its pid gone) in the job and key-value folders.
+  for (const dir of [jobsDirOf(config), join(config.stateDir, "kv")]) await cleanCrashLeftovers(dir);
   const files = await createFileJobStore({ dir: jobsDirOf(config), ttlSeconds: config.jobTtl });
   if (!config.redisUrl) {
     return { kv: await createFileStore({ dir: join(config.stateDir, "kv") }), store: files };
@@ -67,6 +94,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   const execution = await jobExecution(config);
   const tracing = createJobTracing(config);
   const { kv, store } = await openStores(config);
+  await prepareHooksPackage(config);
   // A broken agent package stops start-up with a message naming the file.
   const agentMode = await createAgentModeDeps(config, kv).catch(async (err) => {
     await store.close();
@@ -83,13 +111,20 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     await kv.close();
     throw err;
   }
+  const jobEvents = config.redisUrl
+    ? (await import("./jobs/events/redis-store")).createRedisJobEventStore({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, ttlSeconds: config.jobTtl })
+    : createFileJobEventStore({ dir: jobsDirOf(config), ttlSeconds: config.jobTtl });
   const jobs = createJobService({
     store,
     kv,
+    events: jobEventLog(jobEvents),
+    queue: await openQueue(config),
     execute: tracing.trace(execution.execute),
     profiles: execution.profiles,
     podName: config.podName,
     maxParallel: config.maxParallelJobs,
+    allowLocalRepos: config.allowLocalRepos,
+    reconcileMs: config.jobLockSeconds * 1000,
     defaultTimeoutSeconds: config.claudeTimeout,
     ...(agentMode && { agentName: agentMode.agent.agentId }),
   });
@@ -97,16 +132,17 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   if (removed > 0) logger.info(`removed ${removed} expired job record(s)`);
   await jobs.recover();
 
-  const mcpSessions = new McpSseSessions();
+  const mcpSessions = new McpSseSessions(mcpLimitsOf(config));
   const companionSync = createCompanionSync(config);
   const companions: CompanionSync = {
     async sync(target) {
       const results = await companionSync.sync(target);
       await execution.profiles.list(); // the hooks package may have brought profiles
+      await afterSync(config, results, agentMode);
       return results;
     },
   };
-  const app = createOrchestratorApp({ config, jobs, profiles: execution.profiles, companions, mcpSessions, agentMode, teamChat });
+  const app = createOrchestratorApp({ config, jobs, jobEvents, profiles: execution.profiles, companions, mcpSessions, agentMode, teamChat });
   return {
     app,
     jobs,
@@ -120,6 +156,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
       await agentMode?.close();
       await teamChat?.close();
       await jobs.close();
+      await jobEvents.close();
       await tracing.shutdown();
       await store.close();
       await kv.close();
@@ -130,7 +167,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
 /** The real runner: clone cache, worktree, the agent CLI, auto-PR (execute.ts). */
 async function jobExecution(config: OrchestratorConfig): Promise<Execution<Profile>> {
   return {
-    execute: (req) => executeJob({ ...req, config }),
+    execute: (req) => executeJob({ ...req, config }).then((result) => recordJobEnd(config, req, result)),
     profiles: await profileCatalog(config),
   };
 }

@@ -1,6 +1,7 @@
 // The knowledge router's Hono sub-app: middleware and routes, nothing else.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerHealth } from "../common/health";
+import { edgeProtection } from "../common/config/edge-settings";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
@@ -14,6 +15,7 @@ import type { FeedDeps } from "./feed/feed";
 import type { DeepDeps } from "./health/deep";
 import type { PipelineDeps } from "./health/pipeline";
 import type { MarkerDeps } from "./markers/marker";
+import type { NotesDeps } from "./notes/file";
 import type { SignalHub } from "./signals/hub";
 import type { TickQueue } from "./tick/queue";
 import { registerBrief } from "./routes/brief";
@@ -22,8 +24,10 @@ import { registerFeed } from "./routes/feed";
 import { registerHealthReports } from "./routes/health-reports";
 import { registerIngest } from "./routes/ingest";
 import { registerMarker } from "./routes/marker";
+import { registerNotes } from "./routes/notes";
 import { registerSearch } from "./routes/search";
 import { registerSignal } from "./routes/signal";
+import { registerRouterConsole } from "./console";
 import { registerTick } from "./routes/tick";
 
 export interface RouterDeps {
@@ -34,6 +38,8 @@ export interface RouterDeps {
   search: BriefDeps;
   dispatch: DispatchDeps;
   markers: MarkerDeps;
+  /** Reading notes by path, their links, recent changes. */
+  notes: NotesDeps;
   ticks: TickQueue;
   signals: SignalHub;
   feed: FeedDeps;
@@ -50,7 +56,7 @@ export const ROUTER_API_INFO = {
   title: "brain-stack knowledge router",
   version: VERSION,
   description:
-    "HTTP API in front of a knowledge vault: ingest, federated search, briefs, dispatch, markers, ticks, feed and health reports. " +
+    "HTTP API in front of a knowledge vault: ingest, federated search, reading notes and their links, briefs, dispatch, markers, ticks, feed and health reports. " +
     "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503.",
   server: "http://127.0.0.1:8103",
 };
@@ -62,18 +68,21 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
     authorize: bearerAuth({
       tokens: deps.config.tokens,
       // spec: knowledge-router, Authentication: only GET /health is open; the documents hold no data.
-      openPaths: ["/health", "/openapi.json", "/docs"],
+      // /console is the page shell only: it calls the API with the token the user pastes.
+      openPaths: ["/health", "/openapi.json", "/docs", "/console"],
       whenUnset: {
         mode: "fail-closed",
         code: "server_token_unset",
         message: "KB_ROUTER_TOKEN is not set: the router refuses every request until it is (set KB_ROUTER_TOKEN or KB_ROUTER_TOKENS and restart)",
       },
     }),
+    ...edgeProtection(deps.config, deps.config.tokens.length > 0),
     bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);
   registerIngest(app);
   registerSearch(app);
+  registerNotes(app);
   registerBrief(app);
   registerDispatch(app);
   registerMarker(app);
@@ -82,5 +91,6 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
   registerSignal(app);
   registerHealthReports(app);
   serveDocs(app, ROUTER_API_INFO);
+  registerRouterConsole(app);
   return app;
 }

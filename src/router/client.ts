@@ -11,6 +11,7 @@ import type { IngestRequest, IngestResponse } from "./routes/ingest";
 import type { FeedResponse } from "./routes/feed";
 import type { DeepReportSchema, PipelineReportSchema } from "./routes/health-reports";
 import type { MarkerRecordSchema, MarkerRequest } from "./routes/marker";
+import type { ContextResponse, NoteSchema, NotesBatchRequest, NotesBatchResponse, RecentResponse } from "./routes/notes";
 import type { SearchRequest, SearchResponse } from "./routes/search";
 import type { SEVERITIES } from "./signals/signal-files";
 import type { TickRecordSchema, TickRequest } from "./routes/tick";
@@ -30,6 +31,25 @@ export type MarkerRecord = z.infer<typeof MarkerRecordSchema>;
 export type TickInput = z.input<typeof TickRequest>;
 export type TickRecord = z.infer<typeof TickRecordSchema>;
 export type Feed = z.infer<typeof FeedResponse>;
+export type Note = z.infer<typeof NoteSchema>;
+export type NotesBatchInput = z.input<typeof NotesBatchRequest>;
+export type NotesBatch = z.infer<typeof NotesBatchResponse>;
+export type RecentNotes = z.infer<typeof RecentResponse>;
+export type NoteContext = z.infer<typeof ContextResponse>;
+export interface NoteOptions {
+  /** Body lines "START-END", "START-" or "START" (1 = the first line after the frontmatter). */
+  lines?: string;
+  maxChars?: number;
+}
+export interface RecentInput {
+  /** A Date or an ISO 8601 string. */
+  since?: Date | string;
+  producer?: string;
+  tag?: string;
+  prefix?: string;
+  limit?: number;
+  cursor?: string;
+}
 export type DeepReport = z.infer<typeof DeepReportSchema>;
 export type PipelineReport = z.infer<typeof PipelineReportSchema>;
 
@@ -62,6 +82,14 @@ async function errorOf(res: Response): Promise<ApiError> {
   }
   return new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? (text.slice(0, 200) || res.statusText), e?.details);
 }
+
+/**
+ * A vault path in a URL: each segment encoded, the slashes kept — or, when it holds "." or ".."
+ * segments, as one encoded segment, so the URL parser does not resolve them away and the server
+ * judges the path as given.
+ */
+const notePathSegment = (path: string) =>
+  path.split("/").some((s) => s === "." || s === "..") ? encodeURIComponent(path) : path.split("/").map(encodeURIComponent).join("/");
 
 export class RouterClient {
   protected readonly http: HttpClient;
@@ -108,6 +136,38 @@ export class RouterClient {
 
   getTick(id: string): Promise<TickRecord> {
     return this.http.json("GET", `/tick/${encodeURIComponent(id)}`);
+  }
+
+  /** One note by vault path (GET /notes/{path}). */
+  note(path: string, opts: NoteOptions = {}): Promise<Note> {
+    return this.http.json("GET", `/notes/${notePathSegment(path)}`, undefined, { query: { lines: opts.lines, max_chars: opts.maxChars } });
+  }
+
+  /** The note unless its ETag is still `etag` (a previous note's hash): then null (304). */
+  async noteIfChanged(path: string, etag: string, opts: NoteOptions = {}): Promise<Note | null> {
+    const res = await this.http.raw("GET", `/notes/${notePathSegment(path)}`, undefined, {
+      query: { lines: opts.lines, max_chars: opts.maxChars },
+      headers: { "if-none-match": etag.startsWith('"') ? etag : `"${etag}"` },
+    });
+    if (res.status === 304) return null;
+    if (!res.ok) throw await errorOf(res);
+    return (await res.json()) as Note;
+  }
+
+  /** Several notes in one call, by paths or a glob (POST /notes/batch). */
+  notes(input: NotesBatchInput): Promise<NotesBatch> {
+    return this.http.json("POST", "/notes/batch", input);
+  }
+
+  /** Notes changed since a time, newest first; follow next_cursor for more (GET /notes). */
+  recent(input: RecentInput = {}): Promise<RecentNotes> {
+    const since = input.since instanceof Date ? input.since.toISOString() : input.since;
+    return this.http.json("GET", "/notes", undefined, { query: { ...input, since } });
+  }
+
+  /** A note with the notes it links to and that link to it (GET /notes/{path}/context). */
+  context(path: string, opts: { depth?: number; maxChars?: number } = {}): Promise<NoteContext> {
+    return this.http.json("GET", `/notes/${notePathSegment(path)}/context`, undefined, { query: { depth: opts.depth, max_chars: opts.maxChars } });
   }
 
   feed(): Promise<Feed> {

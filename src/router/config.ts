@@ -2,7 +2,8 @@
 // Built once in main.ts, passed down.
 import { join, resolve } from "node:path";
 import { readDotenv } from "../common/config/files";
-import { int, list, port, str, url } from "../common/config/parsers";
+import { bool, int, list, port, str, url } from "../common/config/parsers";
+import { edgeSettings } from "../common/config/edge-settings";
 import { loadSettings, type ConfigOf, type Settings } from "../common/config/settings";
 
 export const routerSettings = {
@@ -15,6 +16,8 @@ export const routerSettings = {
   vault: { env: "VAULT_PATH", fileKey: "VAULT_PATH", default: "./vault", parse: str(), doc: "the vault folder (`--vault` wins); created and scaffolded at start" },
   dataDir: { env: "DATA_DIR", fileKey: "DATA_DIR", default: undefined, defaultDoc: "`<vault>/.brain`", parse: str(), doc: "where the SQLite index lives" },
   databaseUrl: { env: "DATABASE_URL", fileKey: "DATABASE_URL", default: undefined, defaultDoc: "none (SQLite)", parse: url(), secret: true, doc: "Postgres for the index (tsvector + GIN; pgvector when embeddings are configured)" },
+  redisUrl: { env: "REDIS_URL", fileKey: "REDIS_URL", default: undefined, defaultDoc: "none (the signal journal file)", parse: url(), secret: true, doc: "Redis for the signal stream shared by the router processes of one vault (a Redis Stream)" },
+  redisKeyPrefix: { env: "REDIS_KEY_PREFIX", fileKey: "REDIS_KEY_PREFIX", default: "router", parse: str(), doc: "key namespace in Redis (one per vault)" },
   ingestMaxBytes: { env: "INGEST_MAX_BYTES", fileKey: "INGEST_MAX_BYTES", default: String(1024 * 1024), defaultDoc: "1048576 (1 MiB)", parse: int(1, 2 ** 30), doc: "largest `content` POST /ingest accepts; larger → 413" },
   embeddingsUrl: { env: "EMBEDDINGS_URL", fileKey: "EMBEDDINGS_URL", default: undefined, defaultDoc: "none (BM25 only)", parse: url(), doc: "OpenAI-compatible embeddings service (…/v1/embeddings); enables hybrid search" },
   embeddingsModel: { env: "EMBEDDINGS_MODEL", fileKey: "EMBEDDINGS_MODEL", default: "text-embedding-3-small", parse: str(), doc: "embeddings model name" },
@@ -40,6 +43,9 @@ export const routerSettings = {
   pipelineMarkerQuietHours: { env: "PIPELINE_MARKER_QUIET_HOURS", fileKey: "PIPELINE_MARKER_QUIET_HOURS", default: "72", parse: int(1, 87_600), doc: "the pipeline's ingest stage warns when no marker arrived for this long" },
   pipelineDrainStaleMinutes: { env: "PIPELINE_DRAIN_STALE_MINUTES", fileKey: "PIPELINE_DRAIN_STALE_MINUTES", default: "30", parse: int(1, 525_600), doc: "the drain stage fails when a tick request has waited this long unconsumed" },
   pipelineScanLimit: { env: "PIPELINE_SCAN_LIMIT", fileKey: "PIPELINE_SCAN_LIMIT", default: "20000", parse: int(100, 10_000_000), doc: "most directory entries one pipeline report reads (its evidence says when it stopped short)" },
+  extractOnBoot: { env: "EXTRACT_ON_BOOT", fileKey: "EXTRACT_ON_BOOT", default: "false", parse: bool(), doc: "1 = at start, harvest markers once from the Claude Code transcripts under CLAUDE_TRANSCRIPTS_DIR" },
+  transcriptsDir: { env: "CLAUDE_TRANSCRIPTS_DIR", fileKey: "CLAUDE_TRANSCRIPTS_DIR", default: "~/.claude/projects", parse: str(), doc: "where EXTRACT_ON_BOOT looks for transcripts (<project>/<session>.jsonl)" },
+  ...edgeSettings("dotenv"),
 } satisfies Settings;
 
 export type RouterConfig = Omit<ConfigOf<typeof routerSettings>, "token" | "tokens" | "dataDir"> & {

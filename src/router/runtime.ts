@@ -1,5 +1,6 @@
 // Builds everything the router needs at start-up from its config (vault, index, gateway
 // clients, bundle store) and hands it to the app; close() releases it all on shutdown.
+import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../common/logger";
@@ -13,6 +14,9 @@ import { scaffold } from "./vault/scaffold";
 import type { MarkerDeps } from "./markers/marker";
 import { createRouterMcp, type RouterMcp } from "./mcp";
 import { SignalHub } from "./signals/hub";
+import { extractTranscripts } from "./markers/extract-on-boot";
+import type { SignalLog } from "./signals/log";
+import { maskRedisUrl } from "../common/kv/redis-store";
 import { BackgroundIndexer } from "./tick/index-refresh";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
@@ -44,9 +48,26 @@ export function embeddingsEndpoint(config: RouterConfig): EmbeddingsEndpoint | u
   return { url: config.embeddingsUrl, apiKey: config.embeddingsApiKey, model: config.embeddingsModel, dim: config.embeddingsDim, timeoutMs: config.llmTimeoutMs };
 }
 
+/** The Redis Stream signal log when REDIS_URL is set and Redis answers; else the journal file (undefined). */
+async function redisSignalLog(config: RouterConfig): Promise<SignalLog | undefined> {
+  if (!config.redisUrl) return undefined;
+  const { redisLog } = await import("./signals/redis-log");
+  try {
+    return await redisLog({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, keep: 5_000 });
+  } catch (err) {
+    logger.warn(
+      `signal stream: Redis at REDIS_URL=${maskRedisUrl(config.redisUrl)} is not reachable (${(err as Error).message}); using the signal journal file, which only processes sharing DATA_DIR follow`,
+    );
+    return undefined;
+  }
+}
+
 export async function createRouterRuntime(config: RouterConfig): Promise<RouterRuntime> {
   await scaffold(config.vault);
   await mkdir(config.dataDir, { recursive: true });
+  // Temp files and locks a crashed process left (its pid gone): before anything waits on them.
+  await cleanCrashLeftovers(config.vault);
+  if (!config.dataDir.startsWith(`${config.vault}/`)) await cleanCrashLeftovers(config.dataDir);
   // Vectors exist only when an embeddings service is configured.
   const index = await openIndexStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddingDim: config.embeddingsUrl ? config.embeddingsDim : undefined });
   const chatEp = chatEndpoint(config);
@@ -55,10 +76,10 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   logger.info(`index: ${index.kind}${index.hasVectors ? ` with ${index.embeddingDim}-dim vectors` : ""}; briefs: ${chatEp ? `model ${chatEp.model}` : "extractive"}`);
 
   const search = { index, embed: embedFn, chat: chatEp };
-  const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl") });
+  const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl"), log: await redisSignalLog(config) });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
-  const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.schedule(path) };
+  const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.written(path), signalTtlHours: config.signalTtlHours };
   const ticks = new TickQueue({
     vault: config.vault,
     run: (opts) =>
@@ -71,6 +92,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const scheduler = new TickScheduler({ vault: config.vault, intervalSeconds: config.tickIntervalSeconds, queue: ticks });
   await scheduler.start();
   const deps: RouterDeps = {
+    notes: { vault: config.vault, index },
     config,
     index,
     search,
@@ -81,7 +103,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       maxBytes: config.ingestMaxBytes,
       embed: embedFn,
       signals,
-      written: (path) => indexer.schedule(path),
+      written: (path) => indexer.written(path),
+      signalTtlHours: config.signalTtlHours,
       refine: chatEp
         ? async (content) => {
             const answer = await chat(chatEp, [
@@ -97,6 +120,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       bundles: config.s3Bucket
         ? s3BundleStore({ bucket: config.s3Bucket, endpoint: config.s3Endpoint, region: config.s3Region, accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey })
         : vaultBundleStore(config.vault),
+      notes: { vault: config.vault, index },
       orchestratorUrl: config.orchestratorUrl,
       serviceApiKey: config.serviceApiKey,
       timeoutMs: 30_000,
@@ -112,9 +136,17 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       drainStaleMinutes: config.pipelineDrainStaleMinutes,
       signalTtlHours: config.signalTtlHours,
       scanLimit: config.pipelineScanLimit,
+      nextTickAt: () => scheduler.nextDueAt,
     },
     deep: { vault: config.vault, databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddings: embedEp, chat: chatEp, timeoutMs: Math.min(config.llmTimeoutMs, 15_000) },
   };
+  if (config.extractOnBoot) {
+    // In the background: start-up does not wait for a machine's worth of transcripts.
+    void extractTranscripts(markers, config.transcriptsDir).then(
+      (c) => logger.info(`EXTRACT_ON_BOOT: ${c.transcripts} transcript(s) in ${config.transcriptsDir}: ${c.recorded} marker(s) recorded, ${c.known} already known, ${c.refused} refused`),
+      (err) => logger.error(`EXTRACT_ON_BOOT: ${(err as Error).message}`),
+    );
+  }
   const app = createRouterApp(deps);
   const mcp = createRouterMcp(deps);
   let streamsEnded: Promise<void> | undefined;

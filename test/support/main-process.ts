@@ -51,7 +51,8 @@ export async function startMain(
   const expect = opts.expect ?? ["router", "orchestrator"];
   const proc = Bun.spawn(["bun", MAIN, ...args], {
     cwd: home,
-    env: { PATH: process.env.PATH ?? "", HOME: home, PORT_BRAIN_API: "0", PORT_BRAIN_MCP: "0", SERVICE_PORT: "0", ...env },
+    // SERVICE_ALLOW_LOCAL_REPOS=1: the suites' repositories are local bare repos (file://).
+    env: { PATH: process.env.PATH ?? "", HOME: home, PORT_BRAIN_API: "0", PORT_BRAIN_MCP: "0", SERVICE_PORT: "0", SERVICE_ALLOW_LOCAL_REPOS: "1", ...env },
     stdout: "pipe",
     stderr: "pipe",
   });

@@ -30,6 +30,8 @@ export interface OrchestratorOptions {
   env?: Record<string, string>;
   /** Reuse a HOME (and so its jobs directory) from an earlier process. */
   home?: string;
+  /** How long start-up may take (default 15 s; several processes starting at once on a busy machine need more). */
+  startTimeoutMs?: number;
 }
 
 export async function startOrchestrator(opts: OrchestratorOptions = {}): Promise<Orchestrator> {
@@ -58,7 +60,7 @@ export async function startOrchestrator(opts: OrchestratorOptions = {}): Promise
       GIT_COMMITTER_EMAIL: "test@example.com",
       ...opts.env,
     },
-    { expect: ["orchestrator"] },
+    { expect: ["orchestrator"], ...(opts.startTimeoutMs !== undefined && { timeoutMs: opts.startTimeoutMs }) },
   );
   const url = main.orchestratorUrl!;
   const call: Orchestrator["call"] = (path, init = {}) => {

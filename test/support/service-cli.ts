@@ -52,6 +52,10 @@ export function jobRecord(overrides: Partial<Job> = {}): Job {
     updated_at: now,
     usage: null,
     cost_usd: null,
+    total_cost_usd: null,
+    num_turns: null,
+    duration_ms: null,
+    max_budget_usd: null,
     api_retry: null,
     ...overrides,
   };

@@ -6,7 +6,7 @@
 // Word choice is skewed (a few words in each list are common, most are rare), so some queries
 // match a fifth of the vault and others a handful of notes, as in a real one.
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 /** mulberry32: small, fast, good enough for text generation. */
 export function prng(seed: number): () => number {
@@ -292,10 +292,22 @@ export interface VaultStats {
   ms: number;
 }
 
+export interface WriteVaultOptions {
+  /**
+   * Links appended to each note under "## Related" (issue 20's context bench): all but one
+   * are [[wikilinks]] by file name, one a relative markdown link; targets mostly near the
+   * note's number (a neighbourhood), some anywhere. 0 (default) writes no links.
+   */
+  linksPerNote?: number;
+}
+
 /** Writes notes [0, count) of `seed` under `vault` (creating raw/…); returns what it wrote. */
-export function writeVault(vault: string, count: number, seed = 1): VaultStats {
+export function writeVault(vault: string, count: number, seed = 1, opts: WriteVaultOptions = {}): VaultStats {
   const t0 = performance.now();
   const made = new Set<string>();
+  const links = opts.linksPerNote ?? 0;
+  // Linking needs every note's path first: one pass for the paths, then the writing pass.
+  const paths = links > 0 ? Array.from({ length: count }, (_, i) => generateNote(seed, i).path) : [];
   let bytes = 0;
   for (let i = 0; i < count; i++) {
     const note = generateNote(seed, i);
@@ -305,10 +317,24 @@ export function writeVault(vault: string, count: number, seed = 1): VaultStats {
       mkdirSync(dir, { recursive: true });
       made.add(dir);
     }
-    writeFileSync(abs, note.content);
-    bytes += Buffer.byteLength(note.content);
+    const content = links > 0 ? note.content + relatedSection(note.path, paths, i, links, seed) : note.content;
+    writeFileSync(abs, content);
+    bytes += Buffer.byteLength(content);
   }
   return { notes: count, bytes, ms: performance.now() - t0 };
+}
+
+function relatedSection(path: string, paths: readonly string[], i: number, links: number, seed: number): string {
+  const rng = prng((seed * 7_919 + i * 1_000_003) >>> 0);
+  const n = paths.length;
+  const lines: string[] = [];
+  for (let k = 0; k < links; k++) {
+    const j = rng() < 0.8 ? (i + int(rng, 1, 60) * (rng() < 0.5 ? -1 : 1) + n) % n : Math.floor(rng() * n);
+    const target = paths[j]!;
+    const name = target.slice(target.lastIndexOf("/") + 1, -".md".length);
+    lines.push(k === 0 ? `- [${name}](${relative(dirname(path), target)})` : `- [[${name}]]`);
+  }
+  return `\n## Related\n\n${lines.join("\n")}\n`;
 }
 
 /**

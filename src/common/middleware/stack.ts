@@ -10,8 +10,11 @@ import { getPath } from "hono/utils/url";
 import { errorPayload, type OpenAiPathTest } from "../error-handler";
 import { HttpError } from "../errors";
 import { infoLine, log } from "../logger";
+import type { AuthThrottle } from "./auth-throttle";
 import type { Authorize, EdgeRequest } from "./bearer-auth";
 import { bodyLimit } from "./body-limit";
+import type { BrowserGuard } from "./browser-guard";
+import { clientAddress, type AddressServer } from "./client-address";
 
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 
@@ -24,7 +27,7 @@ export function requestIdFrom(header: string | null | undefined): string {
 export interface EdgeBindings {
   requestId: string;
   /** Bun's server when served by Bun.serve (undefined under app.request in tests). */
-  server?: { timeout?: (req: Request, seconds: number) => void };
+  server?: { timeout?: (req: Request, seconds: number) => void } & AddressServer;
 }
 
 export interface EdgeOptions {
@@ -34,6 +37,10 @@ export interface EdgeOptions {
   maxBodyBytes: number;
   /** Which paths answer refusals in OpenAI's error shape. */
   openAi: OpenAiPathTest;
+  /** Host, Origin, content-type and CORS (browser-guard.ts); before auth. */
+  guard?: BrowserGuard;
+  /** Failed bearer attempts per client address (auth-throttle.ts). */
+  throttle?: AuthThrottle;
   /** The app's own bindings (its deps), handed to every request as c.env with the edge's. */
   bindings?: Record<string, unknown>;
 }
@@ -44,7 +51,7 @@ const BODY_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
 export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
   app.on(BODY_METHODS, "*", bodyLimit(opts.maxBodyBytes));
   const dispatch = app.fetch;
-  const { logTag, authorize, openAi } = opts;
+  const { logTag, authorize, openAi, guard, throttle } = opts;
   const logger = log(logTag);
   const bindings = opts.bindings ?? {};
 
@@ -58,13 +65,28 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
     if (logger.level >= 4) logger.debug(`-> ${method} ${path}`);
     let res: Response | Promise<Response>;
     try {
-      const edgeReq: EdgeRequest = { method, path, header: (name) => headers.get(name) };
-      authorize(edgeReq);
-      res = dispatch(req, { ...bindings, requestId: id, server }, ctx as never);
+      const early = guard?.check(req, method);
+      if (early) {
+        res = early;
+      } else {
+        const address = throttle ? clientAddress(req, server as AddressServer | undefined) : "";
+        throttle?.check(address);
+        const edgeReq: EdgeRequest = { method, path, header: (name) => headers.get(name) };
+        try {
+          authorize(edgeReq);
+        } catch (err) {
+          if (err instanceof HttpError && err.status === 401) throttle?.failed(address);
+          throw err;
+        }
+        guard?.checkBody(req, method);
+        res = dispatch(req, { ...bindings, requestId: id, server }, ctx as never);
+      }
     } catch (err) {
       res = refusal(err, path, openAi, logger);
     }
+    const origin = guard ? headers.get("origin") : null;
     const done = (r: Response): Response => {
+      if (origin !== null) guard!.decorate(r, origin);
       try {
         r.headers.set("X-Request-Id", id);
       } catch {

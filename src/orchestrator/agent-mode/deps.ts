@@ -9,11 +9,19 @@ import { createSessionStore } from "../chat/sessions";
 import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
 import { createVisibilityStore } from "../chat/visibility";
 import type { OrchestratorConfig } from "../config";
+import { join } from "node:path";
+import { createFileStore } from "../../common/kv/file-store";
+import { EventRelay, RELAY_DONE_TTL_SECONDS } from "../relay/relay";
+import { runHooksInit } from "../hooks-package/hooks-package";
 import { loadAgentMode, type AgentMode } from "./load";
 
 export interface AgentModeDeps {
   agent: AgentMode;
   chat: ChatService;
+  /** Takes up the hub again without a restart: package copied, runners re-run, system prompt reloaded. */
+  reload?: () => Promise<void>;
+  /** Where non-streaming turns' events go for GET /v1/relay/{correlation_id}. */
+  relay?: EventRelay;
   /** The Responses API's response id → conversation map. */
   responseLinks: ResponseLinks;
   /** SERVICE_CONV_HASH_FALLBACK. */
@@ -42,24 +50,36 @@ export async function createAgentModeDeps(
   const env = opts.env ?? process.env;
   const agent = opts.agent ?? (await loadAgentMode(config, { env }));
   if (!agent) return undefined;
+  const chatAgent = {
+    agentId: agent.agentId,
+    model: agent.manifest.model,
+    maxTurns: agent.manifest.max_turns,
+    permissionMode: agent.manifest.permission_mode,
+    packageDir: agent.packageDir,
+    systemPrompt: agent.systemPrompt,
+  };
+  let mcpCategories = agent.manifest.mcp_categories;
   const chat = new ChatService({
-    agent: {
-      agentId: agent.agentId,
-      model: agent.manifest.model,
-      maxTurns: agent.manifest.max_turns,
-      permissionMode: agent.manifest.permission_mode,
-      packageDir: agent.packageDir,
-      systemPrompt: agent.systemPrompt,
-    },
+    agent: chatAgent,
+    // spec: "in agent mode the MCP whitelist render reruns hooks init before every completion".
+    beforeTurn: () => runHooksInit(config, { mcpCategories, target: chatAgent.packageDir, env }).then(() => {}),
     config,
     sessions: createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl }),
     visibility: createVisibilityStore({ kv, stateDir: config.stateDir, defaults: { live_text: config.streamText === "live" } }),
     env,
     killGraceMs: opts.killGraceMs,
   });
+  const relay = new EventRelay(kv ?? (await createFileStore({ dir: join(config.stateDir, "kv") })), config.claudeTimeout + RELAY_DONE_TTL_SECONDS);
   return {
     agent,
     chat,
+    relay,
+    async reload() {
+      const next = await loadAgentMode(config, { env });
+      if (!next) return;
+      Object.assign(chatAgent, { model: next.manifest.model, maxTurns: next.manifest.max_turns, permissionMode: next.manifest.permission_mode, packageDir: next.packageDir, systemPrompt: next.systemPrompt });
+      mcpCategories = next.manifest.mcp_categories;
+    },
     responseLinks: new ResponseLinks(createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl, fileName: "response_links.json" }), agent.agentId),
     hashFallback: config.convHashFallback,
     keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,

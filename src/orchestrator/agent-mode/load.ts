@@ -40,6 +40,8 @@ export type AgentModeConfig = Pick<
   | "sharedFsRoot"
   | "stateDir"
   | "githostToken"
+  | "githostApiUrl"
+  | "githostUrl"
   | "hooksUrl"
   | "hooksPath"
   | "hooksBranch"
@@ -48,6 +50,7 @@ export type AgentModeConfig = Pick<
   | "modelAuthToken"
   | "modelBaseUrl"
   | "claudeHomeDir"
+  | "home"
   | "claudeConfigDir"
 >;
 

@@ -16,6 +16,8 @@ export interface AgentArgs {
   /** Replaces the default system prompt. */
   systemPrompt?: string;
   allowedTools?: string[];
+  /** --max-budget-usd: the CLI stops with subtype error_max_budget_usd once the session cost reaches it. */
+  maxBudgetUsd?: number;
   /** Appended as-is, before nothing else. */
   extraArgs?: string[];
 }
@@ -43,6 +45,7 @@ export function buildAgentArgv(a: AgentArgs): AgentCommand {
   if (a.appendSystemPrompt) argv.push("--append-system-prompt", a.appendSystemPrompt);
   // One comma-separated value: the flag is variadic and would swallow a following positional.
   if (a.allowedTools && a.allowedTools.length > 0) argv.push("--allowedTools", a.allowedTools.join(","));
+  if (a.maxBudgetUsd !== undefined) argv.push("--max-budget-usd", String(a.maxBudgetUsd));
   if (a.extraArgs) argv.push(...a.extraArgs);
   return viaStdin ? { argv, stdin: a.prompt } : { argv };
 }

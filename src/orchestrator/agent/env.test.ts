@@ -9,6 +9,7 @@ const config = (c: Partial<AgentEnvConfig> = {}): AgentEnvConfig => ({
   modelAuthToken: none,
   modelBaseUrl: none,
   claudeHomeDir: "/home/agent",
+  home: "/home/agent",
   claudeConfigDir: none,
   ...c,
 });

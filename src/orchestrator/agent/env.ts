@@ -5,8 +5,9 @@
 import { orchestratorSettings, type OrchestratorConfig } from "../config";
 import { routerSettings } from "../../router/config";
 import type { Settings } from "../../common/config/settings";
+import { prepareAgentHome, type AgentHomeConfig } from "./home";
 
-export type AgentEnvConfig = Pick<OrchestratorConfig, "modelOauthToken" | "modelAuthToken" | "modelBaseUrl" | "claudeHomeDir" | "claudeConfigDir">;
+export type AgentEnvConfig = Pick<OrchestratorConfig, "modelOauthToken" | "modelAuthToken" | "modelBaseUrl"> & AgentHomeConfig;
 
 const envNames = (settings: Settings, pick: (s: Settings[string]) => boolean) =>
   Object.values(settings)
@@ -36,7 +37,8 @@ export function buildAgentEnv({ base, config, extra }: AgentEnvInput): Record<st
   for (const k of MODEL_ENDPOINT_VARS) delete env[k];
   for (const [k, v] of Object.entries(extra ?? {})) if (v !== undefined) env[k] = v;
 
-  env.HOME = config.claudeHomeDir;
+  // The agent's own home, not the service's (agent/home.ts).
+  env.HOME = prepareAgentHome(config);
   if (config.claudeConfigDir) env.CLAUDE_CONFIG_DIR = config.claudeConfigDir;
 
   if (config.modelOauthToken) {

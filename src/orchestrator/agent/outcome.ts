@@ -139,6 +139,9 @@ export class OutcomeCollector {
     if (end.cancelled) return "cancelled";
     if (ROOT_REFUSAL.test(end.stderrTail)) return `${ROOT_WITHOUT_SANDBOX} (the CLI said: ${end.stderrTail.split("\n").find((l) => ROOT_REFUSAL.test(l))?.trim()})`;
     if (end.timedOut) return `the agent ran past its timeout (${Math.round((end.timeoutMs ?? 0) / 1000)} s) and was killed`;
+    // A limit reached is never a success, whatever is_error says (older CLIs sent false with error_max_turns).
+    const limit = r?.subtype ? LIMIT_REACHED[r.subtype] : undefined;
+    if (r && limit) return `${limit} (${r.subtype})${r.errors && r.errors.length > 0 ? `: ${r.errors.join("; ")}` : ""}`;
     if (r?.is_error) {
       if (r.errors && r.errors.length > 0) return r.errors.join("; ");
       if (r.result) return r.result;
@@ -151,6 +154,12 @@ export class OutcomeCollector {
     return undefined;
   }
 }
+
+/** Result subtypes that mean the run hit one of its limits, named after the setting that sets it. */
+const LIMIT_REACHED: Record<string, string> = {
+  error_max_turns: "the turn limit (max_turns) was reached before the agent finished",
+  error_max_budget_usd: "the spending limit (max_budget_usd) was reached before the agent finished",
+};
 
 const lastLine = (text: string) =>
   text

@@ -26,13 +26,17 @@ export interface StartAgentOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * The agent CLI could not be started. The message goes into job records and answers, so it
+ * names no local path and no argument (the prompt); `detail` has both, for the service log.
+ */
 export class AgentSpawnError extends Error {
   readonly code = "agent_spawn_failed";
+  readonly detail: string;
   constructor(binary: string, cause: unknown) {
-    super(
-      `cannot start the agent CLI ${JSON.stringify(binary)}: ${(cause as Error).message ?? cause}; ` +
-        "install it or point SERVICE_CLAUDE_BINARY at it",
-    );
+    const reason = (cause as { code?: string }).code ?? "spawn failed";
+    super(`cannot start the agent CLI (${reason}); install it or point SERVICE_CLAUDE_BINARY at it (the service log has the details)`);
+    this.detail = `cannot start ${JSON.stringify(binary)}: ${(cause as Error).message ?? cause}`;
     this.name = "AgentSpawnError";
   }
 }
@@ -65,7 +69,9 @@ export function startAgent(opts: StartAgentOptions): AgentRun {
       detached: true,
     });
   } catch (err) {
-    throw new AgentSpawnError(opts.binary, err);
+    const spawnError = new AgentSpawnError(opts.binary, err);
+    logger.error(spawnError.detail);
+    throw spawnError;
   }
   if (cmd.stdin !== undefined && proc.stdin) {
     const sink = proc.stdin;

@@ -13,13 +13,15 @@ export interface BufferedReply {
   costUsd?: number;
 }
 
-export async function bufferReply(opening: ChatOpening): Promise<BufferedReply> {
+/** `relay`, when given, receives every event as it comes (the non-streaming event relay). */
+export async function bufferReply(opening: ChatOpening, relay?: (event: string, data: unknown) => void): Promise<BufferedReply> {
   if (opening.kind === "config") return { content: JSON.stringify(opening.visibility), usage: ZERO_USAGE };
   let final: string | undefined;
   let usage: ChatUsage = ZERO_USAGE;
   let costUsd: number | undefined;
   let error: { code: string; message: string } | undefined;
   for await (const ev of opening.events) {
+    relay?.(ev.type, ev);
     if (ev.type === "final") final = ev.text;
     else if (ev.type === "usage") {
       usage = ev.usage;

@@ -13,6 +13,7 @@ import type { AgentOutcome } from "../agent/outcome";
 import type { AgentArgs } from "../agent/argv";
 import { AgentSpawnError, startAgent, type AgentRun } from "../agent/process";
 import type { OrchestratorConfig } from "../config";
+import { writeLoopSettings } from "../loop/job-loop";
 import { telemetryEnv } from "../telemetry/otel-env";
 import { transcriptPath } from "../telemetry/transcript";
 import { clientTask, TASK_SYSTEM_PROMPT } from "./client-tasks";
@@ -54,6 +55,7 @@ export type ChatConfig = Pick<
   | "modelAuthToken"
   | "modelBaseUrl"
   | "claudeHomeDir"
+  | "home"
   | "claudeConfigDir"
   | "otelEnabled"
   | "otelEndpoint"
@@ -64,7 +66,9 @@ export type ChatConfig = Pick<
   | "podName"
   | "stateDir"
   | "taskModel"
->;
+> &
+  // The loop (issue 16): set, turns run with brain-stack's hooks (loop/job-loop.ts).
+  Partial<Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli">>;
 
 export interface ChatServiceDeps {
   agent: ChatAgent;
@@ -75,6 +79,8 @@ export interface ChatServiceDeps {
   env: Record<string, string | undefined>;
   /** Between SIGTERM and SIGKILL when a turn is cancelled. */
   killGraceMs?: number;
+  /** Runs before each turn's agent starts (the hooks package's MCP whitelist render); a failure fails the turn. */
+  beforeTurn?: () => Promise<void>;
 }
 
 export interface ChatRequest {
@@ -152,6 +158,10 @@ export class ChatService {
     const last = req.messages[req.messages.length - 1];
     if (!last || last.role !== "user") {
       throw new HttpError(400, "invalid_request", "messages: the last message must have role user (the message the agent answers)");
+    }
+    if (req.messages.some((m) => messageText(m.content).includes("\0"))) {
+      // The prompt goes to the agent CLI, where a NUL ends it.
+      throw new HttpError(400, "invalid_request", "messages: a message contains a NUL character");
     }
     // Before slash tokens: a task prompt embeds the chat history, tokens included, which are not the user's toggles now.
     const task = req.visibilityScope === undefined ? clientTask(req.messages, req.metadata) : undefined;
@@ -275,6 +285,14 @@ export class ChatService {
         `session=${sessionId} ${resumed ? "resume" : opening ? "new (opening message)" : "new"}${req.correlationId ? ` correlation=${req.correlationId}` : ""}` +
         `${caller ? ` caller=${caller}` : ""}`,
     );
+    const loop = await this.loopSettings();
+    if (this.deps.beforeTurn) {
+      try {
+        await this.deps.beforeTurn();
+      } catch (err) {
+        throw new HttpError(502, "hooks_init_failed", `the hooks package's init failed before the turn: ${(err as Error).message}`);
+      }
+    }
     return this.spawnTurn({
       info,
       visibility,
@@ -286,11 +304,28 @@ export class ChatService {
         permissionMode: agent.permissionMode,
         appendSystemPrompt: agent.systemPrompt || undefined,
         ...(resumed ? { resume: sessionId } : { sessionId }),
+        ...(loop && { extraArgs: ["--settings", loop] }),
       },
       correlationId: req.correlationId,
       release,
       storeSession: conversation.stateless ? undefined : conversation.convKey,
     });
+  }
+
+  private loopFile: Promise<string | undefined> | undefined;
+
+  /** The agent's hooks settings (written once per agent; undefined when no router is known). */
+  private loopSettings(): Promise<string | undefined> {
+    const { routerUrl, routerToken, routerCli, stateDir } = this.deps.config;
+    if (!routerUrl || !routerToken || !routerCli || !stateDir) return Promise.resolve(undefined);
+    this.loopFile ??= writeLoopSettings({ routerUrl, routerToken, routerCli, stateDir }, `agent-${this.deps.agent.agentId}`)
+      .then((w) => w?.path)
+      .catch((err) => {
+        this.loopFile = undefined;
+        logger.warn(`the loop's settings were not written (turns run without the hooks): ${(err as Error).message}`);
+        return undefined;
+      });
+    return this.loopFile;
   }
 
   private spawnTurn(t: {

@@ -9,8 +9,8 @@ const se = (event: Record<string, unknown>, parent: string | null = null) =>
 const result = (over: Record<string, unknown> = {}) =>
   JSON.stringify({ type: "result", subtype: "success", is_error: false, session_id: "s", usage: { input_tokens: 1, output_tokens: 2 }, ...over });
 
-function map(lines: string[], end = true): TurnEvent[] {
-  const m = new TurnMapper();
+function map(lines: string[], end = true, frames = false): TurnEvent[] {
+  const m = new TurnMapper({ frames });
   const out: TurnEvent[] = [];
   for (const l of lines) {
     const ev = parseAgentLine(l);
@@ -115,5 +115,18 @@ describe("TurnMapper", () => {
     const m = new TurnMapper();
     const out = m.end({ failed: true, error: "the model API refused the agent's credentials", errorCode: "authentication_failed", exitCode: 143, signal: null, garbageLines: 0, cancelled: false, timedOut: false });
     expect(out[0]).toEqual({ type: "error", code: "authentication_failed", message: "the model API refused the agent's credentials" });
+  });
+});
+
+describe("TurnMapper without partial messages (background jobs)", () => {
+  it("maps the assistant frames of a recorded turn to the same events, a block at a time", () => {
+    const file = `${import.meta.dir}/../../../test/fixtures/claude-stream-json/thinking-tool-final.jsonl`;
+    const lines = require("node:fs").readFileSync(file, "utf8").split("\n").filter((l: string) => l.trim() !== "" && !l.includes('"type":"stream_event"'));
+    const events = map(lines, true, true);
+    expect(events.map((e) => e.type)).toEqual(["thinking", "narration", "tool_call", "tool_result", "final", "usage"]);
+    // The chat stream keeps the spec's legacy text for a run without partial messages.
+    expect(map(lines).map((e) => e.type)).toEqual(["tool_result", "final", "usage"]);
+    expect(events[2]).toMatchObject({ type: "tool_call", name: "Bash", input: { command: "bun test test/jobs.test.ts" } });
+    expect(events[4]).toMatchObject({ type: "final", text: expect.stringContaining("One test fails") });
   });
 });

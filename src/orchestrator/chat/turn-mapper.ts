@@ -39,16 +39,24 @@ export class TurnMapper {
   private finalSent = false;
   private resultSeen = false;
   private usageSent = false;
+  /** A stream_event line was seen: blocks come as deltas, and assistant frames only repeat them. */
+  private streamed = false;
   private readonly errors = new Set<string>();
 
-  /** live: main-thread text deltas also go out as text_delta events as they arrive. */
-  constructor(private readonly opts: { live?: boolean } = {}) {}
+  /**
+   * live: main-thread text deltas also go out as text_delta events as they arrive.
+   * frames: map whole assistant frames when no partial messages come (background jobs run
+   * without --include-partial-messages). Off for the chat stream, whose spec keeps the result
+   * text as legacy assistant text then.
+   */
+  constructor(private readonly opts: { live?: boolean; frames?: boolean } = {}) {}
 
   /** The events one agent line maps to (often none). */
   push(ev: AgentEvent): TurnEvent[] {
     const out: TurnEvent[] = [];
     switch (ev.type) {
       case "stream_event":
+        this.streamed = true;
         this.onStreamEvent(ev.event, ev.parent_tool_use_id, out);
         break;
       case "user":
@@ -63,6 +71,9 @@ export class TurnMapper {
             .join("\n")
             .trim();
           this.error(ev.error, text || `the model API answered with an error (${ev.error})`, out);
+        } else if (this.opts.frames && !this.streamed) {
+          // Without --include-partial-messages (background jobs) the frames are all there is.
+          this.onFrame(ev.message.content, ev.parent_tool_use_id, out);
         }
         break;
       case "rate_limit_event":
@@ -176,6 +187,22 @@ export class TurnMapper {
       default:
         // message_start, message_delta, message_stop, ping, …
         break;
+    }
+  }
+
+  /** A whole block per assistant frame: the same events the deltas would have made, a block at a time. */
+  private onFrame(content: ContentBlock[], parent: ParentToolUseId, out: TurnEvent[]): void {
+    if (this.resultSeen) return;
+    for (const b of content) {
+      if (parent === null) this.flushHeld("narration", out);
+      if (b.type === "thinking" && typeof b.thinking === "string" && b.thinking !== "") {
+        out.push({ type: "thinking", text: b.thinking, parentToolUseId: parent });
+      } else if (b.type === "text" && typeof b.text === "string" && b.text !== "") {
+        if (parent === null) this.held = b.text;
+        else out.push({ type: "narration", text: b.text, parentToolUseId: parent });
+      } else if (b.type === "tool_use" || b.type === "server_tool_use" || b.type === "mcp_tool_use") {
+        out.push({ type: "tool_call", id: String(b.id ?? ""), name: String(b.name ?? "tool"), input: b.input ?? {}, parentToolUseId: parent });
+      }
     }
   }
 

@@ -10,6 +10,9 @@ import { dirname, join } from "node:path";
 import { withFileLock } from "../../common/file-lock";
 import type { OrchestratorConfig } from "../config";
 import { dirFromUrl } from "../profiles/load";
+import { gitAuthFor, gitOrigin } from "../repos/credentials";
+import { gitEnv, type GitAuth } from "../repos/git";
+import { parseRepoUrl } from "../repos/url";
 
 export const SYNC_TARGETS = ["agentihooks", "bundle", "agentihub"] as const;
 export type SyncTarget = (typeof SYNC_TARGETS)[number];
@@ -22,7 +25,7 @@ export interface SyncResult {
 
 type CompanionConfig = Pick<
   OrchestratorConfig,
-  "hooksUrl" | "hooksPath" | "hooksBranch" | "hooksBundleUrl" | "hubUrl" | "cloneRoot" | "sharedFsRoot" | "stateDir" | "githostToken"
+  "hooksUrl" | "hooksPath" | "hooksBranch" | "hooksBundleUrl" | "hubUrl" | "cloneRoot" | "sharedFsRoot" | "stateDir" | "githostToken" | "githostApiUrl" | "githostUrl"
 >;
 
 interface Source {
@@ -70,7 +73,7 @@ async function syncOne(config: CompanionConfig, target: SyncTarget): Promise<Syn
   const source = sourceOf(config, target);
   if ("skip" in source) return { target, status: "skipped", detail: source.skip };
   const dir = join(companionParent(config), dirFromUrl(source.url));
-  const git = gitRunner(config.githostToken);
+  const git = gitRunner(companionAuth(config, source.url), config.githostToken);
   try {
     await mkdir(dirname(dir), { recursive: true });
     // Two pods on one shared filesystem never clone into the same directory at once.
@@ -101,16 +104,29 @@ async function syncOne(config: CompanionConfig, target: SyncTarget): Promise<Syn
 }
 
 /**
- * Runs git without a prompt. GITHOST_TOKEN goes in as an HTTP header through git's
- * GIT_CONFIG_* environment: never on the command line, never in a stored remote URL.
+ * GITHOST_TOKEN for a companion URL under the same rule as a job's clone (repos/credentials.ts):
+ * only over https, only to the git host of GITHOST_API_URL on its port.
  */
-function gitRunner(token: string | undefined) {
-  const env: Record<string, string | undefined> = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "true" };
-  if (token) {
-    env.GIT_CONFIG_COUNT = "1";
-    env.GIT_CONFIG_KEY_0 = "http.extraHeader";
-    env.GIT_CONFIG_VALUE_0 = `Authorization: Basic ${btoa(`x-access-token:${token}`)}`;
+function companionAuth(config: Pick<CompanionConfig, "githostToken" | "githostApiUrl" | "githostUrl">, url: string): GitAuth | undefined {
+  if (!config.githostToken) return undefined;
+  let repo;
+  try {
+    repo = parseRepoUrl(url);
+  } catch {
+    return undefined;
   }
+  const origin = gitOrigin(config);
+  const creds = { token: config.githostToken, source: "pat" as const, hostname: new URL(origin).hostname, origin };
+  return gitAuthFor(repo, creds);
+}
+
+/**
+ * Runs git without a prompt. The token goes in as an HTTP header scoped to its origin
+ * (http.<origin>.extraHeader) through git's GIT_CONFIG_* environment: never on the command
+ * line, never in a stored remote URL.
+ */
+function gitRunner(auth: GitAuth | undefined, token: string | undefined) {
+  const env = gitEnv({ ...process.env, GIT_ASKPASS: "true" }, auth);
   return async (args: string[], cwd?: string): Promise<string> => {
     const proc = Bun.spawn(["git", ...args], { cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: GIT_TIMEOUT_MS });
     const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

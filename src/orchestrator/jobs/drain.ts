@@ -2,6 +2,10 @@
 // draining, wait until no job with this pod's name is running, clear the flag. The flag lives
 // in the key-value store as `draining:{pod}`, so `service-cli drain` (another process) and the
 // service see the same one; while it is set, POST /jobs answers 503 and queued jobs wait.
+// The flag names the drain that set it: a second drain meanwhile (say `timeout=0`) waits and
+// answers, but only the drain that set the flag clears it when it ends (or an explicit undrain,
+// DELETE /admin/drain).
+import { withDeadline } from "../../common/deadline";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { scanJobs, type JobStore } from "./store";
@@ -15,7 +19,23 @@ export const DRAIN_RETRY_AFTER_SECONDS = 30;
 const flagKey = (pod: string) => `draining:${pod}`;
 
 export async function isDraining(kv: KeyValueStore, pod: string): Promise<boolean> {
-  return (await kv.get(flagKey(pod))) !== null;
+  return (await withDeadline(kv.get(flagKey(pod)), 3_000, "reading the draining flag")) !== null;
+}
+
+const ownerOf = (value: string | null): string | undefined => {
+  try {
+    return value === null ? undefined : (JSON.parse(value) as { owner?: string }).owner;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Ends the pod's drain now, whoever set it (DELETE /admin/drain). */
+export async function undrainPod(kv: KeyValueStore, pod: string): Promise<boolean> {
+  const was = await isDraining(kv, pod);
+  await kv.delete(flagKey(pod));
+  if (was) logger.info(`pod ${pod}: drain ended by an explicit undrain`);
+  return was;
 }
 
 export interface DrainResult {
@@ -40,9 +60,15 @@ export async function drainPod(opts: DrainOptions): Promise<DrainResult> {
   const pollMs = opts.pollMs ?? 500;
   // The flag outlives a drainer that dies mid-drain by a minute at most.
   const ttlSeconds = opts.timeoutSeconds + 60;
-  await opts.kv
-    .set(flagKey(opts.pod), JSON.stringify({ since: new Date().toISOString() }), { ttlSeconds })
-    .catch((err: Error) => logger.warn(`could not store the draining flag (${err.message}); draining this process only`));
+  const owner = crypto.randomUUID();
+  const key = flagKey(opts.pod);
+  // A drain already under way keeps the flag: this one waits with it and leaves it set.
+  const mine = (await opts.kv.get(key).catch(() => null)) === null;
+  if (mine) {
+    await opts.kv
+      .set(key, JSON.stringify({ since: new Date().toISOString(), owner }), { ttlSeconds })
+      .catch((err: Error) => logger.warn(`could not store the draining flag (${err.message}); draining this process only`));
+  }
   const deadline = Date.now() + opts.timeoutSeconds * 1000;
   let running = await opts.countRunning();
   logger.info(`draining pod ${opts.pod}: ${running} running job(s), waiting up to ${opts.timeoutSeconds} s`);
@@ -53,7 +79,12 @@ export async function drainPod(opts: DrainOptions): Promise<DrainResult> {
       running = await opts.countRunning();
     }
   } finally {
-    await opts.kv.delete(flagKey(opts.pod)).catch((err: Error) => logger.warn(`could not clear the draining flag: ${err.message}`));
+    if (mine) {
+      await opts.kv
+        .get(key)
+        .then((v) => (ownerOf(v) === owner ? opts.kv.delete(key) : undefined))
+        .catch((err: Error) => logger.warn(`could not clear the draining flag: ${err.message}`));
+    }
   }
   if (running > 0) logger.warn(`drain of pod ${opts.pod} timed out with ${running} job(s) still running`);
   else logger.info(`pod ${opts.pod} drained`);

@@ -1,5 +1,6 @@
 // What the job service needs from the execution half (agent runner, repos, profiles), as
 // plain contracts: runtime.ts plugs in the real ones, tests plug in small in-test fakes.
+import type { AgentEvent } from "../agent/stream-json";
 
 /** The job as the executor sees it. */
 export interface ExecutionJob {
@@ -8,6 +9,8 @@ export interface ExecutionJob {
   repo_url?: string;
   base_ref?: string;
   session_id?: string;
+  /** Spending cap (the job's own, else the profile's): --max-budget-usd. */
+  max_budget_usd?: number;
   /** When the job was submitted (ISO 8601): a repository fetch begun after it need not be repeated. */
   created_at?: string;
 }
@@ -22,6 +25,7 @@ export interface ExecutionResult {
   session_id?: string;
   usage?: unknown;
   cost_usd?: number;
+  num_turns?: number;
   timed_out?: boolean;
 }
 
@@ -38,6 +42,8 @@ export interface ExecuteRequest<P> {
   /** Aborted on cancel or shutdown: the executor stops the agent (SIGTERM, then SIGKILL) and resolves. */
   signal: AbortSignal;
   onStarted?: (info: StartedInfo) => void;
+  /** Every agent event as it arrives (the job's event log and running totals are made from them). */
+  onEvent?: (event: AgentEvent) => void;
   /** The agent retries the model API; null once the API answered again. */
   onRetry?: (retry: ApiRetryInfo | null) => void;
 }
@@ -58,6 +64,8 @@ export type Executor<P> = (req: ExecuteRequest<P>) => Promise<ExecutionResult>;
 export interface ProfileLike {
   name: string;
   timeout_seconds?: number;
+  /** Shared queue: times a job whose pod died is queued again instead of failed (default 0: never run twice). */
+  retries?: number;
 }
 
 export interface ProfileCatalog<P extends ProfileLike> {

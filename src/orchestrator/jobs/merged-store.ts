@@ -1,23 +1,25 @@
-// Redis with the file fallback under it (issue 4: "With Redis configured but down, writes land
-// in the file store and are not lost; reads merge both"). A write goes to the primary; when
-// that fails it goes to the files instead. Reads ask both and keep, per job, the copy written
-// last (updated_at), so a job written to files during an outage and to Redis after it reads
-// as its latest state.
+// Redis with the job files beside it (issue 4, issue 17: "nothing lost when Redis fails").
+// Every write goes to both: Redis is what every pod reads fast, the files (SERVICE_JOBS_DIR,
+// on the shared volume in Kubernetes) are what survives Redis losing its data (a restart
+// without persistence). A write succeeds when either store took it; only when both fail does it
+// throw, and then POST /jobs answers 503 instead of acknowledging a job nobody could find.
+// Reads ask both and keep, per job, the copy written last (updated_at), so a job written only
+// to the files during an outage reads as its latest state once Redis is back.
+import { withDeadline } from "../../common/deadline";
 import { log } from "../../common/logger";
 import { newer, type JobStore } from "./store";
 
 const logger = log("jobs");
+/** A primary that has not answered by then counts as down for that call. */
+const PRIMARY_DEADLINE_MS = 3_000;
 
 export function createMergedJobStore(primary: JobStore, fallback: JobStore): JobStore {
   let primaryDown = false;
-  // Jobs this process wrote to the files: once the primary takes a later write, the stale
-  // copy goes (the merge would hide it anyway; this keeps the directory small).
-  const inFallback = new Set<string>();
 
   /** The primary's answer, or `otherwise` when it fails (logged once per outage). */
   const fromPrimary = async <T>(what: string, op: () => Promise<T>, otherwise: T): Promise<T> => {
     try {
-      const value = await op();
+      const value = await withDeadline(op(), PRIMARY_DEADLINE_MS, `${primary.kind} ${what}`);
       if (primaryDown) logger.info(`${primary.kind} job store is back`);
       primaryDown = false;
       return value;
@@ -37,13 +39,17 @@ export function createMergedJobStore(primary: JobStore, fallback: JobStore): Job
       return newer(p, f);
     },
     async put(job) {
-      const ok = await fromPrimary("write", () => primary.put(job).then(() => true), false);
-      if (!ok) {
-        await fallback.put(job);
-        inFallback.add(job.id);
-      } else if (inFallback.delete(job.id)) {
-        await fallback.remove(job.id).catch(() => {});
-      }
+      const [inPrimary, inFiles] = await Promise.all([
+        fromPrimary("write", () => primary.put(job).then(() => true), false),
+        fallback.put(job).then(
+          () => true,
+          (err: Error) => {
+            logger.warn(`job file write failed (${err.message})`);
+            return false;
+          },
+        ),
+      ]);
+      if (!inPrimary && !inFiles) throw new Error(`neither ${primary.kind} nor the job files took job ${job.id}`);
     },
     async remove(id) {
       await Promise.all([fromPrimary("remove", () => primary.remove(id), undefined), fallback.remove(id)]);

@@ -32,6 +32,7 @@ export async function profileCatalog(config: OrchestratorConfig): Promise<Listed
           auto_pr: p.auto_pr,
           permission_mode: p.permission_mode,
           timeout_seconds: p.timeout_seconds ?? config.claudeTimeout,
+          max_budget_usd: p.max_budget_usd ?? null,
           source: p.source,
         })),
         errors: set.errors.map((e) => ({ name: e.name, path: e.path, message: e.message })),

@@ -48,8 +48,18 @@ export const Job = z
     usage: z
       .record(z.string(), z.unknown())
       .nullable()
-      .openapi({ description: "Token usage as the agent reported it", example: { input_tokens: 1200, output_tokens: 340 } }),
-    cost_usd: z.number().nullable().openapi({ example: 0.0123 }),
+      .openapi({
+        description:
+          "Token usage, updated while the job runs: input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens " +
+          "(and, once finished, prompt_tokens, completion_tokens, total_tokens in OpenAI's terms)",
+        example: { input_tokens: 1200, output_tokens: 340, cache_creation_input_tokens: 2048, cache_read_input_tokens: 18000 },
+      }),
+    cost_usd: z.number().nullable().openapi({ description: "Same as total_cost_usd (kept for older clients)", example: 0.0123 }),
+    // Added with the job's event log (issue 18): absent in records written before, hence the defaults.
+    total_cost_usd: z.number().nullable().default(null).openapi({ description: "What the agent reported it cost (its result line); null until it ends", example: 0.0123 }),
+    num_turns: z.number().int().nullable().default(null).openapi({ description: "Model turns so far (the result line's count once finished)", example: 3 }),
+    duration_ms: z.number().int().nullable().default(null).openapi({ description: "How long the agent has run (so far, while running)", example: 8123 }),
+    max_budget_usd: z.number().nullable().default(null).openapi({ description: "The spending cap the job runs with (its own, else its profile's); null = none", example: 2 }),
     api_retry: ApiRetry.nullable()
       .default(null)
       .openapi({ description: "Set while the agent retries the model API (its last retry); null once the API answered again" }),
@@ -68,7 +78,13 @@ const checkedBy = (validate: (value: string) => unknown) => (value: string, ctx:
 
 export const JobSubmission = z
   .object({
-    task: z.string().trim().min(1, "must not be empty").openapi({ description: "What the agent should do", example: "Add a --json flag to the export command" }),
+    task: z
+      .string()
+      .trim()
+      .min(1, "must not be empty")
+      // A NUL cannot reach the agent (an argument or prompt ends at it).
+      .refine((t) => !t.includes("\0"), "must not contain a NUL character")
+      .openapi({ description: "What the agent should do", example: "Add a --json flag to the export command" }),
     repo_url: z
       .string()
       .trim()
@@ -97,6 +113,12 @@ export const JobSubmission = z
       .superRefine(checkedBy(validateSessionId))
       .optional()
       .openapi({ description: "Agent session UUID: a new session with this id, or the one to resume" }),
+    max_budget_usd: z
+      .number()
+      .positive()
+      .max(100_000)
+      .optional()
+      .openapi({ description: "Spending cap in USD for this job (the CLI's --max-budget-usd); overrides the profile's. A job that reaches it fails (error_max_budget_usd)", example: 2 }),
     wait: z
       .boolean()
       .default(false)
@@ -126,6 +148,15 @@ export const JobListQuery = z.object({
     .default(JOB_LIST_DEFAULT)
     .openapi({ param: { name: "limit", in: "query" }, description: `At most this many jobs (1–${JOB_LIST_MAX})`, example: JOB_LIST_DEFAULT }),
   status: JobStatus.optional().openapi({ param: { name: "status", in: "query" }, description: "Only jobs in this status" }),
+  since: z
+    .string()
+    .datetime({ offset: true, message: "must be an ISO 8601 date-time, e.g. 2025-01-01T12:00:00Z" })
+    .optional()
+    .openapi({ param: { name: "since", in: "query" }, description: "Only jobs created at or after this time (ISO 8601)", example: "2025-01-01T00:00:00Z" }),
+  order: z
+    .enum(["desc", "asc"])
+    .default("desc")
+    .openapi({ param: { name: "order", in: "query" }, description: "By created time: desc (newest first, the default) or asc (oldest first)" }),
 });
 export type JobListQuery = z.infer<typeof JobListQuery>;
 

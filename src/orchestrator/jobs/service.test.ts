@@ -29,7 +29,7 @@ function storedJob(id: string, fields: Partial<Job>): Job {
   return {
     id, status: "queued", profile: "code", task: "t", repo_url: null, base_ref: null, session_id: null, exit_code: null,
     pr_url: null, branch: null, error: null, output: null, pod_name: "pod-a", created_at: at, started_at: null,
-    finished_at: null, updated_at: at, usage: null, cost_usd: null, api_retry: null, ...fields,
+    finished_at: null, updated_at: at, usage: null, cost_usd: null, total_cost_usd: null, num_turns: null, duration_ms: null, max_budget_usd: null, api_retry: null, ...fields,
   };
 }
 
@@ -40,7 +40,7 @@ describe("submit", () => {
     expect(job).toMatchObject({ status: "queued", profile: "code", task: "Fix the parser", repo_url: "https://github.com/acme/w.git", base_ref: "main", pod_name: "pod-a" });
     expect(Object.keys(job).sort()).toEqual(
       ["id", "status", "profile", "task", "repo_url", "base_ref", "session_id", "exit_code", "pr_url", "branch", "error", "output",
-        "pod_name", "created_at", "started_at", "finished_at", "updated_at", "usage", "cost_usd", "api_retry"].sort(),
+        "pod_name", "created_at", "started_at", "finished_at", "updated_at", "usage", "cost_usd", "total_cost_usd", "num_turns", "duration_ms", "max_budget_usd", "api_retry"].sort(),
     );
     const file = join(h.dir, "jobs", `${job.id}.json`);
     expect(existsSync(file)).toBe(true);

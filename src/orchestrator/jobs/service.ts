@@ -1,18 +1,23 @@
-// The job service: submission, the gate (at most SERVICE_MAX_PARALLEL_JOBS running, the rest
-// FIFO), cancel, wait, restart recovery, drain and shutdown. Records live in the JobStore; the
-// queue and the running set live in this process, and every state change is written through.
+// The job service: submission, cancel, wait, restart recovery, drain and shutdown. Records live
+// in the JobStore (the source of truth); which process runs a job, and when, is the JobQueue's
+// (queue.ts: in this process without Redis, BullMQ shared by every pod with it), which calls
+// back here with at most SERVICE_MAX_PARALLEL_JOBS at once. Every state change is written through.
 import { HttpError } from "../../common/errors";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
-import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, type DrainResult } from "./drain";
-import type { ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
+import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
+import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, undrainPod, type DrainResult } from "./drain";
+import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { listJobs, scanJobs, type JobQuery, type JobStore } from "./store";
+import { createEmbeddedQueue, type JobQueue } from "./queue";
 import { Waiters } from "./waiters";
+import type { JobEventLog, JobProgress } from "./events";
 import {
   CANCELLED_BY_REQUEST,
   INTERRUPTED_BY_RESTART,
   INTERRUPTED_BY_STOP,
+  ownerLost,
   finished,
   laterThan,
   newJob,
@@ -22,15 +27,27 @@ import {
 } from "./transitions";
 
 const logger = log("jobs");
+/** Seconds a client is told to wait when no store could record its job. */
+export const STORE_RETRY_AFTER_SECONDS = 5;
 
 export interface JobServiceOptions<P extends ProfileLike> {
   store: JobStore;
+  /** SERVICE_ALLOW_LOCAL_REPOS: a repo_url may be file:// or a local path. */
+  allowLocalRepos?: boolean;
   /** Holds the draining flag (Redis or the file key-value store). */
   kv: KeyValueStore;
   execute: Executor<P>;
   profiles: ProfileCatalog<P>;
   podName: string;
   maxParallel: number;
+  /** Where queued jobs wait (default: the embedded in-process queue). */
+  queue?: JobQueue;
+  /**
+   * Shared queue only: how often every live job is checked for a lost owner (a dead pod) and a
+   * lost queue entry (Redis restarted empty); default 15 s. A lost owner is failed once it has
+   * been missing for this long twice.
+   */
+  reconcileMs?: number;
   /** Job timeout when the profile sets none (SERVICE_CLAUDE_TIMEOUT): bounds wait=true. */
   defaultTimeoutSeconds: number;
   /**
@@ -38,6 +55,8 @@ export interface JobServiceOptions<P extends ProfileLike> {
    * is cloned, so a job naming one is refused; a job without one still runs.
    */
   agentName?: string;
+  /** The jobs' event logs (GET /jobs/{id}/events); without it no events are kept. */
+  events?: JobEventLog;
   /** How often running jobs are checked for a cancel made by another process, and the drain flag re-read. */
   watchMs?: number;
   /** How often expired job files are swept (default: 10 minutes). */
@@ -64,23 +83,42 @@ export interface JobService {
   /** Start-up: this pod's running jobs become failed, its queued jobs are queued again. */
   recover(): Promise<{ failed: number; requeued: number }>;
   drain(timeoutSeconds: number): Promise<DrainResult>;
+  /** Ends a drain now (DELETE /admin/drain): new jobs are taken and queued ones start. */
+  undrain(): Promise<{ was_draining: boolean }>;
   isDraining(): Promise<boolean>;
-  stats(): { running: number; queued: number; maxParallel: number };
+  stats(): JobStats;
+  /** Jobs waiting to start: the whole shared queue, or this process's embedded one. */
+  queueDepth(): Promise<number>;
   /** Stops starting jobs; running ones are stopped and recorded failed; queued ones stay queued. */
   close(): Promise<void>;
+}
+
+export interface JobStats {
+  /** Jobs running in this process. */
+  running: number;
+  /** Jobs waiting in this process's embedded queue (0 with a shared queue: see queueDepth). */
+  queued: number;
+  maxParallel: number;
+  /** Jobs this process finished since it started, by final status. */
+  finished: Record<FinalStatus, number>;
 }
 
 export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<P>): JobService {
   const { store, kv, podName: pod } = opts;
   const now = opts.now ?? Date.now;
   const iso = () => new Date(now()).toISOString();
-  const queue: string[] = [];
+  const jobQueue = opts.queue ?? createEmbeddedQueue({ podName: pod, maxParallel: opts.maxParallel });
+  const reconcileMs = opts.reconcileMs ?? 15_000;
   const running = new Map<string, Running>();
   const waiters = new Waiters((id) => !running.has(id));
   const slotFreed = new Set<() => void>();
-  let drainingHere = false; // a drain in this process
+  const finishedHere: Record<FinalStatus, number> = { succeeded: 0, failed: 0, cancelled: 0 };
+  /** Recorded jobs the queue did not take (Redis down): added again every watch until it does. */
+  const unqueued = new Set<string>();
+  const drainsHere = new Set<symbol>(); // drains under way in this process
   let drainingFlag = false; // the flag in the store (set by service-cli drain), re-read every watchMs
   let closed = false;
+  let paused = false;
 
   // --- writes, serialized per job so a cancel and a finish never lose each other's fields
   const chains = new Map<string, Promise<unknown>>();
@@ -93,6 +131,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       if (changed === null || changed === current) return current;
       const written = { ...changed, updated_at: laterThan(current.updated_at, iso()) };
       await store.put(written);
+      // In the chain: once a reader sees the record finished, its final status is in the log.
+      if (written.status !== current.status) await opts.events?.status(written);
       return written;
     });
     const tail = next.catch(() => {});
@@ -103,24 +143,47 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     return next;
   }
 
-  // --- the gate
-  function pump(): void {
-    if (closed || drainingHere || drainingFlag) return;
-    while (running.size < opts.maxParallel && queue.length > 0) {
-      const id = queue.shift()!;
-      const entry: Running = { controller: new AbortController(), done: Promise.resolve() };
-      running.set(id, entry);
-      entry.done = run(id, entry)
-        .catch((err) => {
-          logger.error(`job ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-          return null;
-        })
-        .then((final) => {
-          running.delete(id);
-          if (final) waiters.notify(final);
-          for (const wake of [...slotFreed]) wake();
-          pump();
-        });
+  /** Stopping, or draining here or by the flag: this process's worker takes no new jobs. */
+  function updatePause(): void {
+    const want = closed || drainsHere.size > 0 || drainingFlag;
+    if (want === paused) return;
+    paused = want;
+    void jobQueue.setPaused(want).catch((err: Error) => logger.warn(`could not ${want ? "pause" : "resume"} the job queue: ${err.message}`));
+  }
+
+  /** Queues a recorded job; when the queue is unreachable, remembers it and tries again on every watch. */
+  async function enqueue(id: string, again = false): Promise<boolean> {
+    try {
+      await jobQueue.add(id, again);
+      unqueued.delete(id);
+      return true;
+    } catch (err) {
+      if (!unqueued.has(id)) logger.warn(`job ${id} is recorded but not queued yet (${(err as Error).message}); it is queued as soon as the queue answers`);
+      unqueued.add(id);
+      return false;
+    }
+  }
+
+  // --- what the queue hands this process
+  async function runFromQueue(id: string): Promise<void> {
+    if (running.has(id)) return; // never twice at once here
+    const entry: Running = { controller: new AbortController(), done: Promise.resolve() };
+    running.set(id, entry);
+    let final: Job | null = null;
+    entry.done = run(id, entry).then(
+      (job) => void (final = job),
+      (err) => logger.error(`job ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
+    );
+    try {
+      await entry.done;
+    } finally {
+      running.delete(id);
+      const job = final as Job | null;
+      if (job) {
+        waiters.notify(job);
+        if (isFinished(job.status)) finishedHere[job.status as FinalStatus]++;
+      }
+      for (const wake of [...slotFreed]) wake();
     }
   }
 
@@ -133,16 +196,18 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       return mutate(id, (j) => finish(j, "failed", { error: `profile ${queued.profile} no longer exists (GET /profiles lists them)` }));
     }
     const started = await mutate(id, (j) => (j.status === "queued" ? { ...j, status: "running", started_at: iso(), pod_name: pod } : null));
-    if (started === null || started.status !== "running") return null;
+    if (started === null || started.status !== "running" || started.pod_name !== pod) return null;
 
     // Stopped (close, cancel) before the agent was spawned: nothing to run.
+    const recorder = opts.events?.recorder(id, (p) => void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, ...progressFields(j, p) })).catch(() => {}));
     const result: ExecutionResult = entry.controller.signal.aborted
       ? { status: "cancelled", exit_code: null, output: "" }
-      : await runAgent(started, profile, entry.controller.signal);
-    return mutate(id, (j) => withResult(j, result, entry.abortedFor, iso()));
+      : await runAgent(started, profile, entry.controller.signal, recorder?.push);
+    const totals = await recorder?.finish(result);
+    return mutate(id, (j) => withResult(totals ? { ...j, ...progressFields(j, totals) } : j, result, entry.abortedFor, iso()));
   }
 
-  async function runAgent(job: Job, profile: P, signal: AbortSignal): Promise<ExecutionResult> {
+  async function runAgent(job: Job, profile: P, signal: AbortSignal, onEvent?: ExecuteRequest<P>["onEvent"]): Promise<ExecutionResult> {
     const id = job.id;
     try {
       return await opts.execute({
@@ -152,10 +217,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           repo_url: job.repo_url ?? undefined,
           base_ref: job.base_ref ?? undefined,
           session_id: job.session_id ?? undefined,
+          ...(job.max_budget_usd !== null && { max_budget_usd: job.max_budget_usd }),
           created_at: job.created_at,
         },
         profile,
         signal,
+        ...(onEvent && { onEvent }),
         onStarted: (info: StartedInfo) => {
           const session = typeof info.session_id === "string" ? info.session_id : undefined;
           const branch = typeof info.branch === "string" ? info.branch : undefined;
@@ -177,7 +244,84 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
   const finish = (job: Job, status: FinalStatus, fields: Partial<Job>): Job => finished(job, status, fields, iso());
 
-  // --- the watch: cancels made by another process, the drain flag set by another process
+  function stopHere(id: string): void {
+    const entry = running.get(id);
+    if (!entry || entry.controller.signal.aborted) return;
+    entry.abortedFor = "cancel";
+    entry.controller.abort(new Error(CANCELLED_BY_REQUEST));
+  }
+
+  // --- jobs whose pod is gone (shared queue only): failed naming the pod, or queued again when
+  // the profile allows retries. One process settles each (a claim in the key-value store).
+  async function settleOrphan(job: Job, why: string): Promise<void> {
+    if (running.has(job.id)) return;
+    const retries = opts.profiles.select(job.task, job.profile)?.retries ?? 0;
+    const tried = Number((await kv.get(`attempts:${job.id}`).catch(() => null)) ?? 0);
+    const claimed = await kv.setIfAbsent(`orphan:${job.id}:${tried}`, pod, { ttlSeconds: 3600 }).catch(() => false);
+    if (!claimed) return;
+    const lost = (j: Job) => j.status === "running" && j.pod_name === job.pod_name;
+    if (tried < retries) {
+      const requeued = await mutate(job.id, (j) =>
+        lost(j) ? { ...j, status: "queued", started_at: null, error: `${why}; queued again (retry ${tried + 1} of ${retries})` } : null,
+      );
+      if (requeued?.status !== "queued") return;
+      await kv.set(`attempts:${job.id}`, String(tried + 1), { ttlSeconds: 7 * 86_400 }).catch(() => {});
+      logger.warn(`job ${job.id}: ${why}; queued again (retry ${tried + 1} of ${retries})`);
+      await enqueue(job.id, true);
+      return;
+    }
+    const failed = await mutate(job.id, (j) => (lost(j) ? finish(j, "failed", { error: why }) : null));
+    if (failed?.status === "failed" && failed.error === why) {
+      logger.warn(`job ${job.id}: ${why}`);
+      waiters.notify(failed);
+    }
+  }
+
+  /** BullMQ reported the job stalled: its pod stopped renewing the lock. */
+  async function onStalled(id: string): Promise<void> {
+    const job = await store.get(id).catch(() => null);
+    if (job?.status !== "running" || running.has(id)) return;
+    // A live pod that lost Redis for a moment keeps its job and records how it ends.
+    if (await jobQueue.podAlive(job.pod_name).catch(() => true)) return;
+    await settleOrphan(job, ownerLost(job.pod_name, "its hold on the job expired"));
+  }
+
+  const suspects = new Map<string, number>(); // running job id → when its pod was first seen gone
+  let reconciling = false;
+  /** Every live job: queued ones the queue lost are queued again; running ones without a live pod are settled. */
+  async function reconcile(): Promise<void> {
+    if (reconciling || closed) return;
+    reconciling = true;
+    try {
+      const live = await scanJobs(store, (j) => j.status === "queued" || j.status === "running");
+      const gone = new Set<string>();
+      for (const job of live) {
+        if (closed) return;
+        if (job.status === "queued") {
+          if (!unqueued.has(job.id) && !(await jobQueue.has(job.id))) await enqueue(job.id, true);
+          continue;
+        }
+        if (running.has(job.id) || (await jobQueue.podAlive(job.pod_name))) continue;
+        gone.add(job.id);
+        const since = suspects.get(job.id);
+        if (since === undefined) suspects.set(job.id, now());
+        else if (now() - since >= reconcileMs) await settleOrphan(job, ownerLost(job.pod_name, "it sent no heartbeat"));
+      }
+      for (const id of suspects.keys()) if (!gone.has(id)) suspects.delete(id);
+    } catch (err) {
+      logger.debug(`reconciling jobs with the queue: ${(err as Error).message}`);
+    } finally {
+      reconciling = false;
+    }
+  }
+
+  jobQueue.onCancel(stopHere);
+  jobQueue.onStalled((id) => void onStalled(id).catch((err: Error) => logger.warn(`job ${id} stalled: ${err.message}`)));
+  jobQueue.start(runFromQueue);
+  const reconcileTimer = jobQueue.shared ? setInterval(() => void reconcile(), reconcileMs) : undefined;
+  reconcileTimer?.unref?.();
+
+  // --- the watch: cancels made by another process, the drain flag set by another process, jobs not queued yet
   const watchTimer = setInterval(() => void watch(), opts.watchMs ?? 2_000);
   watchTimer.unref?.();
   let watching = false;
@@ -186,15 +330,13 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     watching = true;
     try {
       drainingFlag = await isDraining(kv, pod).catch(() => drainingFlag);
+      updatePause();
+      for (const id of [...unqueued]) await enqueue(id);
       for (const [id, entry] of running) {
         if (entry.controller.signal.aborted) continue;
         const job = await store.get(id).catch(() => null);
-        if (job?.status === "cancelled") {
-          entry.abortedFor = "cancel";
-          entry.controller.abort(new Error(CANCELLED_BY_REQUEST));
-        }
+        if (job?.status === "cancelled") stopHere(id);
       }
-      pump();
     } finally {
       watching = false;
     }
@@ -205,6 +347,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       (n) => n > 0 && logger.info(`removed ${n} expired job record(s)`),
       (err: Error) => logger.warn(`sweeping expired jobs failed: ${err.message}`),
     );
+    void opts.events?.store.sweep(async (id) => (await store.get(id).catch(() => null)) !== null).catch(() => {});
   }, opts.sweepMs ?? 10 * 60_000);
   sweepTimer.unref?.();
 
@@ -231,6 +374,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           [{ path: "repo_url", message: "not accepted in agent mode" }],
         );
       }
+      if (input.repo_url) assertRepoAllowed(parseRepoUrl(input.repo_url), opts.allowLocalRepos ?? false);
       const profile = opts.profiles.select(input.task, input.profile);
       if (profile === undefined) {
         throw new HttpError(400, "unknown_profile", `no profile named ${input.profile}; use auto or one of: ${opts.profiles.names().join(", ")}`, [
@@ -238,9 +382,18 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         ]);
       }
       const job = newJob(input, { profile: profile.name, pod, at: iso() });
-      await store.put(job);
-      queue.push(job.id);
-      pump();
+      // Acknowledged only once recorded where every reader finds it; queued (now, or once the
+      // queue answers again) after that.
+      try {
+        await store.put(job);
+      } catch (err) {
+        logger.warn(`a job could not be recorded: ${(err as Error).message}`);
+        throw new HttpError(503, "store_unavailable", "the job store cannot record the job right now; nothing was queued, submit it again shortly", undefined, {
+          "Retry-After": String(STORE_RETRY_AFTER_SECONDS),
+        });
+      }
+      await opts.events?.status(job);
+      await enqueue(job.id);
       return job;
     },
 
@@ -251,8 +404,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     async cancel(id) {
       const job = await getJob(id);
       if (isFinished(job.status)) throw finishedError(job);
-      const index = queue.indexOf(id);
-      if (index >= 0) queue.splice(index, 1);
+      unqueued.delete(id);
       let conflict: Job | undefined;
       const cancelled = await mutate(id, (j) => {
         if (isFinished(j.status)) {
@@ -263,14 +415,15 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       });
       if (conflict) throw finishedError(conflict);
       if (cancelled === null) throw new HttpError(404, "job_not_found", `no job ${id}`);
+      await jobQueue.remove(id).catch(() => {});
       // spec: States and transitions, cancel row: a running agent gets SIGTERM (the executor's
-      // abort), then SIGKILL after its grace period. On another pod, its watch does the same.
-      const entry = running.get(id);
-      if (entry && !entry.controller.signal.aborted) {
-        entry.abortedFor = "cancel";
-        entry.controller.abort(new Error(CANCELLED_BY_REQUEST));
+      // abort), then SIGKILL after its grace period. On another pod: the cancel channel tells it
+      // at once, and its watch sees the record within seconds should the message be lost.
+      if (running.has(id)) stopHere(id);
+      else {
+        waiters.notify(cancelled);
+        if (job.status === "running") void jobQueue.broadcastCancel(id).catch(() => {});
       }
-      if (!entry) waiters.notify(cancelled);
       return cancelled;
     },
 
@@ -289,22 +442,24 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const requeue: string[] = [];
       for (const job of mine) {
         if (job.status === "running" && !running.has(job.id)) {
-          await mutate(job.id, (j) => (j.status === "running" ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null));
+          await mutate(job.id, (j) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null));
           failed++;
-        } else if (job.status === "queued" && !queue.includes(job.id) && !running.has(job.id)) {
+        } else if (job.status === "queued" && !unqueued.has(job.id) && !(await jobQueue.has(job.id).catch(() => true))) {
           requeue.push(job.id);
         }
       }
-      queue.unshift(...requeue.sort()); // oldest first, ahead of anything submitted since start
+      for (const id of requeue.sort()) await enqueue(id, true); // oldest first
       if (failed > 0 || requeue.length > 0) {
         logger.info(`recovered pod ${pod}: ${failed} interrupted job(s) marked failed, ${requeue.length} queued job(s) picked up`);
       }
-      pump();
+      if (jobQueue.shared) void reconcile();
       return { failed, requeued: requeue.length };
     },
 
     async drain(timeoutSeconds) {
-      drainingHere = true;
+      const me = Symbol("drain");
+      drainsHere.add(me);
+      updatePause();
       try {
         return await drainPod({
           kv,
@@ -317,25 +472,40 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           })),
         });
       } finally {
-        drainingHere = false;
-        drainingFlag = false;
-        pump();
+        drainsHere.delete(me);
+        // Another drain (here or elsewhere) may still hold the flag.
+        drainingFlag = await isDraining(kv, pod).catch(() => false);
+        updatePause();
       }
     },
 
+    async undrain() {
+      const here = drainsHere.size > 0;
+      drainsHere.clear();
+      const flagged = await undrainPod(kv, pod);
+      drainingFlag = false;
+      updatePause();
+      return { was_draining: here || flagged };
+    },
+
     async isDraining() {
-      if (drainingHere) return true;
+      if (drainsHere.size > 0) return true;
       drainingFlag = await isDraining(kv, pod).catch(() => drainingFlag);
+      updatePause();
       return drainingFlag;
     },
 
-    stats: () => ({ running: running.size, queued: queue.length, maxParallel: opts.maxParallel }),
+    stats: () => ({ running: running.size, queued: jobQueue.localDepth(), maxParallel: opts.maxParallel, finished: { ...finishedHere } }),
+
+    queueDepth: () => jobQueue.depth(),
 
     async close() {
       if (closed) return;
       closed = true;
+      updatePause();
       clearInterval(watchTimer);
       clearInterval(sweepTimer);
+      clearInterval(reconcileTimer);
       const entries = [...running.values()];
       if (entries.length > 0) logger.warn(`stopping ${entries.length} running job(s): ${INTERRUPTED_BY_STOP}`);
       for (const entry of entries) {
@@ -347,9 +517,22 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const outcome = await Promise.race([Promise.all(entries.map((e) => e.done)).then(() => "done" as const), grace]);
       if (outcome === "timeout") logger.warn("some jobs did not stop in time; they will be marked failed on the next start");
       await Promise.all([...chains.values()]);
+      await jobQueue.close();
     },
   };
   return service;
+}
+
+/** The running totals as job record fields (issue 18, part 2). */
+function progressFields(job: Job, p: JobProgress): Partial<Job> {
+  return {
+    usage: { ...job.usage, ...p.usage },
+    total_cost_usd: p.total_cost_usd ?? job.total_cost_usd,
+    cost_usd: p.total_cost_usd ?? job.cost_usd,
+    num_turns: p.num_turns,
+    duration_ms: p.duration_ms,
+    session_id: p.session_id ?? job.session_id,
+  };
 }
 
 function finishedError(job: Job): HttpError {

@@ -31,7 +31,7 @@ function job(fields: Partial<Job> = {}): Job {
   return {
     id: Bun.randomUUIDv7(), status: "queued", profile: "code", task: "t", repo_url: null, base_ref: null, session_id: null,
     exit_code: null, pr_url: null, branch: null, error: null, output: null, pod_name: "p", created_at: at, started_at: null,
-    finished_at: null, updated_at: at, usage: null, cost_usd: null, api_retry: null, ...fields,
+    finished_at: null, updated_at: at, usage: null, cost_usd: null, total_cost_usd: null, num_turns: null, duration_ms: null, max_budget_usd: null, api_retry: null, ...fields,
   };
 }
 
@@ -138,11 +138,24 @@ describeWithRedis("Redis job store", () => {
     createMergedJobStore(await openRedisJobs(ttlSeconds), await createFileJobStore({ dir: join(await tempDir(), "jobs"), ttlSeconds })),
   );
 
-  it("writes to Redis only while Redis answers", async () => {
+  it("writes every record to the files too, so Redis losing its data loses no job", async () => {
     const dir = join(await tempDir(), "jobs");
-    const store = createMergedJobStore(await openRedisJobs(3600), await createFileJobStore({ dir, ttlSeconds: 3600 }));
-    await store.put(job());
-    expect(readdirSync(dir)).toEqual([]);
+    const redis = await openRedisJobs(3600);
+    const store = createMergedJobStore(redis, await createFileJobStore({ dir, ttlSeconds: 3600 }));
+    const j = job();
+    await store.put(j);
+    expect(readdirSync(dir)).toEqual([`${j.id}.json`]);
+    await redis.remove(j.id); // Redis restarted without persistence
+    expect(await store.get(j.id)).toEqual(j);
+  });
+
+  it("refuses a write that neither store took", async () => {
+    const dir = join(await tempDir(), "jobs");
+    const redis = flaky(await openRedisJobs(3600));
+    redis.state.down = true;
+    const files = await createFileJobStore({ dir, ttlSeconds: 3600 });
+    const store = createMergedJobStore(redis.store, { ...files, put: async () => Promise.reject(new Error("disk full")) });
+    await expect(store.put(job())).rejects.toThrow(/neither redis nor the job files/);
   });
 });
 
@@ -175,7 +188,7 @@ describe("Redis + files when Redis is down", () => {
     return { store: createMergedJobStore(failing, files), state, filesDir, primary };
   }
 
-  it("lands writes in the files, and reads them back while Redis is still down", async () => {
+  it("lands writes in the files, and reads them (and those written before the outage) while Redis is down", async () => {
     const { store, state, filesDir } = await open();
     const before = job({ task: "before" });
     await store.put(before);
@@ -184,7 +197,7 @@ describe("Redis + files when Redis is down", () => {
     await store.put(during);
     expect(existsSync(join(filesDir, `${during.id}.json`))).toBe(true);
     expect(await store.get(during.id)).toEqual(during);
-    expect((await listJobs(store, { limit: 10 })).map((j) => j.task)).toEqual(["during"]);
+    expect((await listJobs(store, { limit: 10 })).map((j) => j.task)).toEqual(["during", "before"]);
   });
 
   it("merges both once Redis is back: every job listed once, the latest copy wins", async () => {

@@ -20,6 +20,10 @@ export interface JobStore {
 export interface JobQuery {
   limit: number;
   status?: JobStatus;
+  /** Only jobs created at or after this time (ISO 8601). */
+  since?: string;
+  /** By created time; default desc (newest first). */
+  order?: "asc" | "desc";
 }
 
 /** Of two copies of one job, the one written last wins. */
@@ -37,13 +41,17 @@ export const newestFirst = (ids: Iterable<string>): string[] => [...new Set(ids)
  * at a time until the query is satisfied, so 20 out of thousands costs a few dozen reads.
  */
 export async function listJobs(store: JobStore, query: JobQuery): Promise<Job[]> {
-  const ids = newestFirst(await store.ids());
+  let ids = newestFirst(await store.ids());
+  // UUIDv7 ids sort by creation time, so the order needs no reads.
+  if (query.order === "asc") ids = ids.reverse();
+  const since = query.since === undefined ? undefined : Date.parse(query.since);
   const out: Job[] = [];
   const batch = Math.max(query.limit, 16);
   for (let i = 0; i < ids.length && out.length < query.limit; i += batch) {
     const jobs = await Promise.all(ids.slice(i, i + batch).map((id) => store.get(id)));
     for (const job of jobs) {
       if (job === null || (query.status !== undefined && job.status !== query.status)) continue;
+      if (since !== undefined && Date.parse(job.created_at) < since) continue;
       out.push(job);
       if (out.length === query.limit) break;
     }

@@ -14,6 +14,7 @@ import type { JobStore } from "./store";
 export interface TestProfile {
   name: string;
   timeout_seconds?: number;
+  retries?: number;
 }
 
 export const testProfiles: ProfileCatalog<TestProfile> & { list(): ProfileList } = {
@@ -112,6 +113,8 @@ export async function serviceHarness(opts: Partial<JobServiceOptions<TestProfile
       podName: "pod-a",
       maxParallel: 3,
       defaultTimeoutSeconds: 60,
+      // The suites' repositories are local bare repos (file://).
+      allowLocalRepos: true,
       watchMs: 50,
       closeGraceMs: 2_000,
       ...opts,

@@ -7,6 +7,9 @@ import type { Job, JobSubmission } from "./schema";
 export const CANCELLED_BY_REQUEST = "cancelled by request";
 export const INTERRUPTED_BY_RESTART = "interrupted: the service restarted while this job ran";
 export const INTERRUPTED_BY_STOP = "interrupted: the service stopped while this job ran (drain the pod first to let jobs finish)";
+/** Why a running job failed when its pod disappeared (shared queue): names the pod. */
+export const ownerLost = (pod: string, how: string): string =>
+  `interrupted: pod ${pod} stopped while this job ran (${how}; killed, evicted or cut off from Redis); not run again`;
 /** Stored output is capped; the agent's result text is rarely near it. */
 export const MAX_OUTPUT_CHARS = 1_000_000;
 
@@ -35,6 +38,10 @@ export function newJob(input: JobSubmission, opts: { profile: string; pod: strin
     updated_at: opts.at,
     usage: null,
     cost_usd: null,
+    total_cost_usd: null,
+    num_turns: null,
+    duration_ms: null,
+    max_budget_usd: input.max_budget_usd ?? null,
     api_retry: null,
   };
 }
@@ -54,8 +61,11 @@ export function withResult(job: Job, result: ExecutionResult, abortedFor: AbortR
     pr_url: result.pr_url ?? job.pr_url,
     branch: result.branch ?? job.branch,
     session_id: result.session_id ?? job.session_id,
-    usage: isRecord(result.usage) ? result.usage : job.usage,
+    // The running totals (cache tokens) and the result's OpenAI-style counts, side by side.
+    usage: isRecord(result.usage) ? { ...job.usage, ...result.usage } : job.usage,
     cost_usd: typeof result.cost_usd === "number" ? result.cost_usd : job.cost_usd,
+    total_cost_usd: typeof result.cost_usd === "number" ? result.cost_usd : job.total_cost_usd,
+    num_turns: typeof result.num_turns === "number" ? result.num_turns : job.num_turns,
   };
   // A cancel already wrote status, error and finished_at; keep them, add what the agent left.
   if (job.status === "cancelled") return { ...job, ...fields };

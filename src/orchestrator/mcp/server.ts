@@ -9,9 +9,12 @@ import { VERSION } from "../../common/version";
 import type { ProfileList } from "../jobs/profile-listing";
 import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JobStatus, JobSubmission } from "../jobs/schema";
 import type { JobService } from "../jobs/service";
+import { flatten, type JobEventStore } from "../jobs/events";
 
 export interface McpDeps {
   jobs: JobService;
+  /** The jobs' event logs: get_job adds the last events. */
+  jobEvents?: JobEventStore;
   profiles: { list(): ProfileList | Promise<ProfileList> };
 }
 
@@ -56,6 +59,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
         profile: submission.profile.describe("Profile name (list_profiles) or auto (default)"),
         base_ref: submission.base_ref.describe("Branch, tag or commit to start from (default: the remote's default branch)"),
         session_id: submission.session_id.describe("Agent session UUID to start or resume"),
+        max_budget_usd: submission.max_budget_usd.describe("Spending cap in USD (overrides the profile's); the job fails when the agent reaches it"),
         wait: submission.wait.describe("Block until the job finishes (bounded by the job timeout)"),
       },
     },
@@ -88,11 +92,21 @@ export function createMcpServer(deps: McpDeps): McpServer {
     "get_job",
     {
       title: "Get a job",
-      description: "Status, output, error, branch, PR URL, timestamps and usage of one job.",
-      inputSchema: { job_id: jobId },
+      description:
+        "Status, output, error, branch, PR URL, timestamps, and what it has cost so far (usage with cache tokens, total_cost_usd, num_turns, " +
+        "duration_ms), with its last events (text, tool calls and results, status changes), so progress shows while it runs.",
+      inputSchema: {
+        job_id: jobId,
+        events: z.number().int().min(0).max(200).default(20).describe("How many of the job's last events to include (0–200, default 20)"),
+      },
       annotations: { readOnlyHint: true },
     },
-    async ({ job_id }) => answer(() => jobs.get(job_id)),
+    async ({ job_id, events }) =>
+      answer(async () => {
+        const job = await jobs.get(job_id);
+        const last = deps.jobEvents && events > 0 ? await deps.jobEvents.last(job.id, events) : [];
+        return { ...job, events: last.map(flatten) };
+      }),
   );
 
   server.registerTool(

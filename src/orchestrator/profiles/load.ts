@@ -129,8 +129,10 @@ async function readProfileDir(dir: string, source: ProfileSource): Promise<Profi
     auto_pr: p.auto_pr,
     permission_mode: p.permission_mode,
     ...(p.timeout_seconds !== undefined && { timeout_seconds: p.timeout_seconds }),
+    ...(p.retries !== undefined && { retries: p.retries }),
     ...(p.append_system_prompt !== undefined && { append_system_prompt: p.append_system_prompt }),
     ...(p.allowed_tools !== undefined && { allowed_tools: p.allowed_tools }),
+    ...(p.max_budget_usd !== undefined && { max_budget_usd: p.max_budget_usd }),
     source,
     dir,
   };

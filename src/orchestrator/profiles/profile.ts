@@ -23,10 +23,14 @@ export interface Profile {
   permission_mode: PermissionMode;
   /** Kills the agent after this long; unset = SERVICE_CLAUDE_TIMEOUT. */
   timeout_seconds?: number;
+  /** With REDIS_URL: times a job whose pod died while it ran is queued again (default 0: failed, never re-run). */
+  retries?: number;
   /** Appended to the agent's system prompt (with the profile directory's CLAUDE.md, if any). */
   append_system_prompt?: string;
   /** Passed as --allowedTools (e.g. "Read", "Bash(git diff:*)"). */
   allowed_tools?: string[];
+  /** Passed as --max-budget-usd: the agent stops (error_max_budget_usd) once it has spent this much. */
+  max_budget_usd?: number;
   source: ProfileSource;
   /** The profile's directory (not for bundled profiles). */
   dir?: string;
@@ -41,8 +45,10 @@ export const ProfileFile = z.object({
   auto_pr: z.boolean().default(false),
   permission_mode: z.enum(PERMISSION_MODES).default("default"),
   timeout_seconds: z.number().int().min(1).max(7 * 86400).optional(),
+  retries: z.number().int().min(0).max(10).optional(),
   append_system_prompt: z.string().optional(),
   allowed_tools: z.array(z.string().min(1)).optional(),
+  max_budget_usd: z.number().positive().max(100_000).optional(),
 });
 
 export const BUNDLED_PROFILES: readonly Profile[] = [

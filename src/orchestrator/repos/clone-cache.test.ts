@@ -124,7 +124,7 @@ describe("clone cache", () => {
       const denied = await ensureClone(repo, { root, env }).catch((e) => e);
       expect(denied).toBeInstanceOf(GitError);
 
-      const auth = gitAuthFor(repo, { token, source: "pat", hostname: "127.0.0.1" });
+      const auth = gitAuthFor(repo, { token, source: "pat", hostname: "127.0.0.1", origin: repo.origin! });
       const cloned = await ensureClone(repo, { root, env, auth, secrets: [token] });
       expect(cloned.action).toBe("cloned");
       expect(server.authorizations).toContain(header);
@@ -141,7 +141,7 @@ describe("clone cache", () => {
     const { env, root } = setup();
     const token = "ghp_failingCloneSecret";
     const repo = parseRepoUrl("http://127.0.0.1:9/org/repo.git");
-    const auth = gitAuthFor(repo, { token, source: "pat", hostname: "127.0.0.1" });
+    const auth = gitAuthFor(repo, { token, source: "pat", hostname: "127.0.0.1", origin: "http://127.0.0.1:9/" });
     const err = (await ensureClone(repo, { root, env: { ...env, GIT_CURL_VERBOSE: "1", GIT_TRACE: "1" }, auth, secrets: [token] }).catch((e) => e)) as GitError;
     expect(err).toBeInstanceOf(GitError);
     expect(err.stderr.length).toBeGreaterThan(0);

@@ -42,6 +42,7 @@ afterEach(() => api.stop(true));
 const config = (c: Partial<CredentialsConfig>): CredentialsConfig => ({
   githostToken: none,
   githostApiUrl: `http://127.0.0.1:${api.port}`,
+  githostUrl: none,
   githostAppId: none,
   githostAppInstallationId: none,
   githostAppPrivateKeyPath: none,
@@ -55,7 +56,7 @@ describe("git host credentials", () => {
     const path = join(mkdtempSync(join(tmpdir(), "app-key-")), "app.pem");
     writeFileSync(path, PEM);
     const c = config({ githostAppId: "1234", githostAppInstallationId: "42", githostAppPrivateKeyPath: path, githostToken: "ghp_ignored" });
-    expect(await resolveGitCredentials(c)).toEqual({ token: "ghs_installation_token", source: "app", hostname: "127.0.0.1" });
+    expect(await resolveGitCredentials(c)).toMatchObject({ token: "ghs_installation_token", source: "app", hostname: "127.0.0.1" });
     expect(calls).toEqual([{ path: "/app/installations/42/access_tokens", iss: "1234", ok: true }]);
     await resolveGitCredentials(c);
     expect(calls).toHaveLength(1);
@@ -76,18 +77,21 @@ describe("git host credentials", () => {
   });
 
   it("uses GITHOST_TOKEN without an app, and nothing without either", async () => {
-    expect(await resolveGitCredentials(config({ githostToken: "ghp_pat", githostApiUrl: "https://api.github.com" }))).toEqual({ token: "ghp_pat", source: "pat", hostname: "github.com" });
+    expect(await resolveGitCredentials(config({ githostToken: "ghp_pat", githostApiUrl: "https://api.github.com" }))).toEqual({ token: "ghp_pat", source: "pat", hostname: "github.com", origin: "https://github.com/" });
     expect(await resolveGitCredentials(config({}))).toBeUndefined();
   });
 
   it("sends the token only to the git host, as a header scoped to the repository's origin", () => {
-    const creds = { token: "ghp_pat", source: "pat" as const, hostname: "github.com" };
+    const creds = { token: "ghp_pat", source: "pat" as const, hostname: "github.com", origin: "https://github.com/" };
     expect(gitAuthFor(parseRepoUrl("https://github.com/org/repo.git"), creds)).toEqual({
       origin: "https://github.com/",
       header: `Authorization: Basic ${Buffer.from("x-access-token:ghp_pat").toString("base64")}`,
     });
     expect(gitAuthFor(parseRepoUrl("https://evil.example/org/repo.git"), creds)).toBeUndefined();
     expect(gitAuthFor(parseRepoUrl("git@github.com:org/repo.git"), creds)).toBeUndefined();
+    // Plain http and another port of the same host get nothing.
+    expect(gitAuthFor(parseRepoUrl("http://github.com/org/repo.git"), creds)).toBeUndefined();
+    expect(gitAuthFor(parseRepoUrl("https://github.com:8443/org/repo.git"), creds)).toBeUndefined();
     expect(gitAuthFor(parseRepoUrl("https://github.com/org/repo.git"), undefined)).toBeUndefined();
   });
 });

@@ -1,11 +1,13 @@
 // The git host credentials a job uses for private repositories, push and `gh`: a GitHub App
 // installation token when the App identity is configured (app id + installation id + PEM key
 // as path, text or base64), else GITHOST_TOKEN. The token only goes to the git host (the host
-// of GITHOST_API_URL, "api." dropped), never to another host a job names.
+// of GITHOST_API_URL, "api." dropped), over https, on that host's port: never to another host
+// or port a job names, and never over plain http.
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { SignJWT } from "jose";
 import { HttpError } from "../../common/errors";
+import { isLoopback } from "../../common/server";
 import type { OrchestratorConfig } from "../config";
 import type { GitAuth } from "./git";
 import type { RepoUrl } from "./url";
@@ -14,6 +16,7 @@ export type CredentialsConfig = Pick<
   OrchestratorConfig,
   | "githostToken"
   | "githostApiUrl"
+  | "githostUrl"
   | "githostAppId"
   | "githostAppInstallationId"
   | "githostAppPrivateKeyPath"
@@ -26,6 +29,11 @@ export interface GitCredentials {
   source: "pat" | "app";
   /** The only host name the token is sent to. */
   hostname: string;
+  /**
+   * The only origin it is sent to: https://<git host>[:port]/ (the port of GITHOST_API_URL).
+   * http:// only when GITHOST_API_URL itself is plain http on a loopback address (a local test host).
+   */
+  origin: string;
 }
 
 export class GitCredentialsError extends HttpError {
@@ -38,19 +46,32 @@ export class GitCredentialsError extends HttpError {
 /** api.github.com → github.com; ghe.example.com/api/v3 → ghe.example.com. */
 export const gitHostname = (apiUrl: string): string => new URL(apiUrl).hostname.toLowerCase().replace(/^api\./, "");
 
+/**
+ * The one origin git credentials go to: GITHOST_URL, else GITHOST_API_URL with "api." dropped
+ * (https://api.github.com → https://github.com/; https://ghe.example.com:8443/api/v3 →
+ * https://ghe.example.com:8443/). Always https, except plain http on a loopback address.
+ */
+export const gitOrigin = (config: Pick<CredentialsConfig, "githostApiUrl" | "githostUrl">): string => {
+  const u = new URL(config.githostUrl ?? config.githostApiUrl);
+  const hostname = config.githostUrl ? u.hostname.toLowerCase() : gitHostname(config.githostApiUrl);
+  const scheme = u.protocol === "http:" && isLoopback(u.hostname) ? "http:" : "https:";
+  return `${scheme}//${hostname}${u.port ? `:${u.port}` : ""}/`;
+};
+
 const appConfigured = (c: CredentialsConfig) =>
   Boolean(c.githostAppId || c.githostAppInstallationId || c.githostAppPrivateKeyPath || c.githostAppPrivateKey || c.githostAppPrivateKeyBase64);
 
 export async function resolveGitCredentials(config: CredentialsConfig, now: () => number = Date.now): Promise<GitCredentials | undefined> {
-  const hostname = gitHostname(config.githostApiUrl);
-  if (appConfigured(config)) return { token: await installationToken(config, now), source: "app", hostname };
-  if (config.githostToken) return { token: config.githostToken, source: "pat", hostname };
+  const origin = gitOrigin(config);
+  const hostname = new URL(origin).hostname;
+  if (appConfigured(config)) return { token: await installationToken(config, now), source: "app", hostname, origin };
+  if (config.githostToken) return { token: config.githostToken, source: "pat", hostname, origin };
   return undefined;
 }
 
-/** The auth header for a repository, when the credentials may go to its host. */
+/** The auth header for a repository, when the credentials may go to it: https, the git host, its port. */
 export function gitAuthFor(repo: RepoUrl, creds: GitCredentials | undefined): GitAuth | undefined {
-  if (!creds || !repo.origin || repo.hostname !== creds.hostname) return undefined;
+  if (!creds || !repo.origin || repo.origin.toLowerCase() !== creds.origin) return undefined;
   const basic = Buffer.from(`x-access-token:${creds.token}`).toString("base64");
   return { origin: repo.origin, header: `Authorization: Basic ${basic}` };
 }

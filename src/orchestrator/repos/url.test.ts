@@ -12,6 +12,7 @@ describe("parseRepoUrl", () => {
     ["ssh://git@github.com/org/repo.git", "ssh", "ssh://github.com/org/repo"],
     ["file:///srv/git/repo.git", "file", "file:///srv/git/repo.git"],
     ["/srv/git/repo.git/", "file", "file:///srv/git/repo.git"],
+    ["git://git.example.org/org/repo.git", "git", "git://git.example.org/org/repo"],
   ])("accepts %s", (url, kind, key) => {
     expect(parseRepoUrl(url)).toMatchObject({ kind, key });
   });
@@ -30,7 +31,9 @@ describe("parseRepoUrl", () => {
     ["relative/path", "not a URL"],
     ["--upload-pack=touch", "'-'"],
     ["ext::sh -c touch% /tmp/pwned", "whitespace"],
-    ["git://github.com/org/repo", "scheme git:"],
+    ["ssh://-oProxyCommand=touch%20pwned/repo", "starting with '-'"],
+    ["git@-oProxy:org/repo", "starting with '-'"],
+    ["git://-x/org/repo", "starting with '-'"],
     ["ftp://host/repo", "scheme ftp:"],
     ["https://github.com", "no repository path"],
     ["https://x-access-token:ghp_secret@github.com/org/repo", "credentials"],

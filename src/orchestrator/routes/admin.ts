@@ -85,7 +85,29 @@ const drain = createRoute({
   },
 });
 
+export const UndrainResponse = z
+  .object({ was_draining: z.boolean().openapi({ description: "True when the pod was draining (a drain here, or the flag set by another process)" }) })
+  .openapi("UndrainResponse");
+
+const undrain = createRoute({
+  method: "delete",
+  path: "/admin/drain",
+  operationId: "undrainPod",
+  tags: ["admin"],
+  summary: "End a drain",
+  description:
+    "Clears this pod's draining flag whoever set it: POST /jobs takes jobs again and queued jobs start. A drain still waiting answers when " +
+    "its timeout passes or the jobs end, as before. Without this, the flag is cleared only by the drain that set it when it ends " +
+    "(a second drain meanwhile waits with it and leaves it set).",
+  security: [{ bearer: [] }],
+  responses: {
+    200: { description: "The drain is over", content: { "application/json": { schema: UndrainResponse } } },
+    ...authResponses,
+  },
+});
+
 export function registerAdminRoutes(app: OrchestratorApp): void {
+  app.openapi(undrain, async (c) => c.json(await c.env.deps.jobs.undrain(), 200));
   app.openapi(sync, async (c) => {
     keepOpen(c);
     return c.json({ results: await c.env.deps.companions.sync(c.req.valid("query").target) }, 200);

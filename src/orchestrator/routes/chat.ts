@@ -109,18 +109,39 @@ export function correlationIdOf(c: Context): string {
   return given && CORRELATION_ID.test(given) ? given : crypto.randomUUID();
 }
 
+/** A header value as sent: printable ASCII as is, anything else (non-ASCII, line breaks, NUL) percent-encoded. */
+export const headerSafe = (v: string): string => (/^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v));
+
 export function turnHeaders(opening: ChatOpening, correlationId?: string): Record<string, string> {
   const h: Record<string, string> = {};
   if (opening.kind === "turn" && opening.info.task !== undefined) {
     // A client's background task: no conversation, no session.
     h["x-client-task"] = opening.info.task;
   } else if (opening.kind === "turn") {
-    h["x-conversation-id"] = opening.info.conversation.key;
+    h["x-conversation-id"] = headerSafe(opening.info.conversation.key);
     h["x-conversation-tier"] = opening.info.conversation.tier;
     h["x-session-id"] = opening.info.sessionId;
   }
   if (correlationId) h["x-correlation-id"] = correlationId;
   return h;
+}
+
+/**
+ * Builds the answer to an opened turn; if that fails, the turn is cancelled and run to its end
+ * (which releases the conversation's lock) before the error goes on.
+ */
+export function settled<T>(opening: ChatOpening, answer: () => T): T {
+  try {
+    return answer();
+  } catch (err) {
+    if (opening.kind === "turn") {
+      opening.cancel();
+      void (async () => {
+        for await (const _ of opening.events);
+      })().catch(() => {});
+    }
+    throw err;
+  }
 }
 
 export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
@@ -139,11 +160,20 @@ export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | un
     if (body.stream) {
       // The turn may be silent for minutes: no idle timeout for this request; keep-alives cover proxies.
       keepOpen(c);
-      const stream = sseStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), { keepAliveMs: deps.keepAliveMs });
-      return new Response(stream, { status: 200, headers: { ...SSE_HEADERS, ...turnHeaders(opening) } }) as never;
+      return settled(opening, () => {
+        const stream = sseStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), { keepAliveMs: deps.keepAliveMs });
+        return new Response(stream, { status: 200, headers: { ...SSE_HEADERS, ...turnHeaders(opening) } });
+      }) as never;
     }
     keepOpen(c);
-    const reply = await bufferReply(opening);
+    // The non-streaming event relay: the turn's events, as they come, under its correlation id.
+    const relay = correlationId && opening.kind === "turn" ? deps.relay?.writer(correlationId) : undefined;
+    let reply;
+    try {
+      reply = await bufferReply(opening, relay?.append);
+    } finally {
+      await relay?.done().catch(() => {});
+    }
     return c.json(chatCompletion(`chatcmpl-${crypto.randomUUID()}`, model, reply), 200, turnHeaders(opening, correlationId));
   });
 }

@@ -42,7 +42,7 @@ describe("POST /jobs", () => {
     ["a repository URL that is not one", { task: "x", repo_url: "not a url" }, "repo_url"],
     ["a repository URL with a password", { task: "x", repo_url: "https://me:secret@github.com/a/b.git" }, "repo_url"],
     ["a repository URL that is an option", { task: "x", repo_url: "--upload-pack=evil" }, "repo_url"],
-    ["a git:// repository URL (unauthenticated, refused by the runner)", { task: "x", repo_url: "git://host/r.git" }, "repo_url"],
+    ["a host that starts with - (an ssh option)", { task: "x", repo_url: "ssh://-oProxyCommand=x/r.git" }, "repo_url"],
     ["a relative repository path", { task: "x", repo_url: "some/dir" }, "repo_url"],
     ["a base_ref that is an option", { task: "x", base_ref: "--output=/etc/passwd" }, "base_ref"],
     ["a base_ref with ..", { task: "x", base_ref: "main..evil" }, "base_ref"],

@@ -44,12 +44,12 @@ const list = createRoute({
   operationId: "listJobs",
   tags: ["jobs"],
   summary: "List jobs",
-  description: "Newest first. Jobs expire SERVICE_JOB_TTL seconds after their last change.",
+  description: "Newest first (order=asc: oldest first); since= keeps jobs created at or after a time. Jobs expire SERVICE_JOB_TTL seconds after their last change.",
   security: [{ bearer: [] }],
   request: { query: JobListQuery },
   responses: {
     200: json(JobList, "The jobs"),
-    400: errorResponse("limit outside 1–1000, or an unknown status"),
+    400: errorResponse("limit outside 1–1000, an unknown status or order, or since not an ISO 8601 date-time"),
     ...authResponses,
   },
 });
@@ -101,8 +101,8 @@ export function registerJobRoutes(app: OrchestratorApp): void {
   });
 
   app.openapi(list, async (c) => {
-    const { limit, status } = c.req.valid("query");
-    return c.json({ jobs: await c.env.deps.jobs.list({ limit, status }) }, 200);
+    const { limit, status, since, order } = c.req.valid("query");
+    return c.json({ jobs: await c.env.deps.jobs.list({ limit, status, since, order }) }, 200);
   });
 
   app.openapi(get, async (c) => c.json(await c.env.deps.jobs.get(c.req.valid("param").job_id), 200));

@@ -1,9 +1,9 @@
-// Bun closes a connection idle for idleTimeout seconds (255 at most); a request that waits for
-// a job or streams MCP events can be silent far longer (DESIGN, Known pitfalls). The edge hands
-// Bun's server in as c.env.server, which can lift the timeout for one request.
+// Lifts Bun's idle timeout for one request (a wait for a job, a stream): the shared helper
+// (common/http/sse.ts), given the route's context.
 import type { Context } from "hono";
+import { keepOpen as keepRequestOpen } from "../../common/http/sse";
 import type { EdgeBindings } from "../../common/middleware/stack";
 
 export function keepOpen(c: Context): void {
-  (c.env as Partial<EdgeBindings> | undefined)?.server?.timeout?.(c.req.raw, 0);
+  keepRequestOpen((c.env as Partial<EdgeBindings> | undefined)?.server, c.req.raw);
 }

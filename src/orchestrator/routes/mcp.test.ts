@@ -45,7 +45,7 @@ for (const [name, make] of Object.entries(transports)) {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(["cancel_job", "get_job", "list_jobs", "list_profiles", "run_task"]);
       const run = tools.find((t) => t.name === "run_task")!;
-      expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(["base_ref", "profile", "repo_url", "session_id", "task", "wait"]);
+      expect(Object.keys(run.inputSchema.properties ?? {}).sort()).toEqual(["base_ref", "max_budget_usd", "profile", "repo_url", "session_id", "task", "wait"]);
       expect(run.inputSchema.required).toEqual(["task"]);
     });
 

@@ -3,13 +3,17 @@
 // before the submission, so an unreachable orchestrator loses nothing.
 import { HttpError } from "../../common/errors";
 import { brief, type BriefDeps } from "../brief/brief";
+import type { NotesDeps } from "../notes/file";
 import type { BundleStore } from "./bundle-store";
+import { linkedNotes, renderLinked } from "./linked";
 
 export interface DispatchRequest {
   task: string;
   query?: string;
   repo_url?: string;
   profile?: string;
+  /** Also bundle the notes the top sources link to and are linked from. */
+  include_linked?: boolean;
 }
 
 export interface DispatchResult {
@@ -19,10 +23,14 @@ export interface DispatchResult {
   job_id: string;
   status: string;
   sources: string[];
+  /** Linked notes the bundle carries (include_linked). */
+  linked?: string[];
 }
 
 export interface DispatchDeps extends BriefDeps {
   bundles: BundleStore;
+  /** For include_linked: reading notes and their links. */
+  notes?: NotesDeps;
   orchestratorUrl: string;
   serviceApiKey?: string;
   timeoutMs: number;
@@ -34,7 +42,7 @@ export function bundleId(now: Date): string {
   return `${stamp}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-export function renderBundle(task: string, context: { text: string; synthesis: string; query: string }, sources: Array<{ n: number; path: string; title: string }>): string {
+export function renderBundle(task: string, context: { text: string; synthesis: string; query: string }, sources: Array<{ n: number; path: string; title: string }>, linked = ""): string {
   const list = sources.map((s) => `- [${s.n}] ${s.title} (${s.path})`).join("\n") || "- (none)";
   return [
     "# Task",
@@ -49,6 +57,7 @@ export function renderBundle(task: string, context: { text: string; synthesis: s
     "",
     list,
     "",
+    ...(linked ? [linked] : []),
   ].join("\n");
 }
 
@@ -56,7 +65,8 @@ export async function dispatch(deps: DispatchDeps, req: DispatchRequest): Promis
   const query = req.query?.trim() || req.task;
   const context = await brief(deps, query);
   const id = bundleId((deps.now ?? (() => new Date()))());
-  const markdown = renderBundle(req.task, context, context.citations);
+  const linked = req.include_linked && deps.notes ? await linkedNotes(deps.notes, context.citations.map((c) => c.path)) : [];
+  const markdown = renderBundle(req.task, context, context.citations, renderLinked(linked, context.citations));
   const where = await deps.bundles.put(id, markdown);
 
   const body = { task: markdown, ...(req.repo_url ? { repo_url: req.repo_url } : {}), ...(req.profile ? { profile: req.profile } : {}) };
@@ -78,5 +88,5 @@ export async function dispatch(deps: DispatchDeps, req: DispatchRequest): Promis
     const status = res.status === 400 || res.status === 422 ? 400 : 502;
     throw new HttpError(status, status === 400 ? "job_rejected" : "orchestrator_error", `the job orchestrator answered ${res.status}: ${why}; bundle ${id} is kept at ${where}`, { bundle_id: id, bundle: where, orchestrator_status: res.status });
   }
-  return { bundle_id: id, bundle: where, job_id: answer.id, status: answer.status ?? "queued", sources: context.citations.map((c) => c.path) };
+  return { bundle_id: id, bundle: where, job_id: answer.id, status: answer.status ?? "queued", sources: context.citations.map((c) => c.path), ...(req.include_linked ? { linked: linked.map((l) => l.path) } : {}) };
 }

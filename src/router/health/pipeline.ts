@@ -14,6 +14,8 @@ export interface PipelineDeps {
   drainStaleMinutes: number;
   signalTtlHours: number;
   scanLimit: number;
+  /** When the scheduler's next tick is due (undefined: none is scheduled). */
+  nextTickAt?: () => Date | undefined;
   now?: () => Date;
 }
 

@@ -21,8 +21,17 @@ export interface StageContext {
   markerQuietHours: number;
   drainStaleMinutes: number;
   signalTtlHours: number;
+  nextTickAt?: () => Date | undefined;
   now: Date;
   budget: ScanBudget;
+}
+
+/** When the newest completed tick finished, if one did. */
+async function lastCompletedTick(ctx: StageContext): Promise<Date | undefined> {
+  const { names: list } = await names(ctx, TICK_FOLDERS.completed);
+  const newest = list.filter((n) => n.endsWith(".json")).at(-1);
+  const r = newest ? await readRecord(join(ctx.vault, TICK_FOLDERS.completed, newest)) : undefined;
+  return r?.finished_at ? new Date(r.finished_at) : undefined;
 }
 
 const LISTED = 10;
@@ -161,12 +170,28 @@ export async function lessonsStage(ctx: StageContext): Promise<StageReport> {
     recent_days: RECENT_LESSON_DAYS,
     feed_entry: entry ? { path: entry.path, items, expired, expires_at: entry.expires_at } : null,
     truncated: scan.truncated,
+    // This walk covers the whole vault: the symlinks no walk or read follows (out of the vault, to a folder, dangling, looping).
+    symlinks_skipped: { count: scan.skippedLinks.length, examples: scan.skippedLinks.slice(0, LISTED) },
   };
   if (misplaced.length > 0) {
     return { name: "lessons", verdict: "fail", evidence, message: `${misplaced.length} lesson log(s) sit outside ${LESSONS_DIR}/ (the only place they may sit): ${misplaced.slice(0, 3).join(", ")}` };
   }
   if (logs.length === 0) return { name: "lessons", verdict: "ok", evidence, message: "no lessons yet (nothing to check)" };
   if (!entry) {
+    // A lesson written after the last completed tick (or before any) waits for the next one:
+    // that is the pipeline working, not broken (issue 16 part 5). Once a tick has run over it
+    // and left no entry, the spec's rule fails.
+    const newestLog = logs[0] ? await mtimeOf(join(ctx.vault, LESSONS_DIR, logs[0])) : null;
+    const ticked = await lastCompletedTick(ctx);
+    if (!ticked || (newestLog && newestLog > ticked)) {
+      const due = ctx.nextTickAt?.();
+      return {
+        name: "lessons",
+        verdict: "warn",
+        evidence: { ...evidence, last_tick_at: ticked?.toISOString() ?? null, next_tick_at: due?.toISOString() ?? null },
+        message: `${logs.length} lesson log(s) wait for the next tick to reach the feed: ${due ? `it is due at ${due.toISOString()}` : "no tick is scheduled (TICK_INTERVAL_SECONDS=0): run router-cli tick"}`,
+      };
+    }
     return { name: "lessons", verdict: "fail", evidence, message: `${logs.length} lesson log(s) exist but the feed is missing: no lessons entry in ${FEED_DIR}/ (a tick writes ${TICK_ENTRIES.lessons})` };
   }
   if (recent && (items === 0 || expired)) {
@@ -258,10 +283,13 @@ export async function indexStage(ctx: StageContext): Promise<StageReport> {
     }
   }
   const missing = withFiles.filter((p) => (rows[p] ?? 0) === 0);
-  const evidence = { index: ctx.index.kind, rows, producers_with_files: withFiles, missing, truncated };
+  // Links whose target no note carries: worth seeing (a rename, a typo), never a failure.
+  const links = await ctx.index.linkCounts().catch((err: Error) => ({ error: err.message }));
+  const evidence = { index: ctx.index.kind, rows, producers_with_files: withFiles, missing, truncated, links };
   if (missing.length > 0) {
     return { name: "index", verdict: "fail", evidence, message: `source files exist for ${missing.join(", ")} but the index holds no rows for ${missing.length === 1 ? "it" : "them"}: run a tick (it refreshes the index)` };
   }
   const total = PRODUCERS.reduce((n, p) => n + (rows[p] ?? 0), 0);
-  return { name: "index", verdict: "ok", evidence, message: withFiles.length ? `${total} indexed document(s) across ${withFiles.length} producer(s) with files` : "no source files yet (nothing to check)" };
+  const linkLine = "links" in links && links.links > 0 ? `; ${links.links} link(s), ${links.dangling} dangling` : "";
+  return { name: "index", verdict: "ok", evidence, message: withFiles.length ? `${total} indexed document(s) across ${withFiles.length} producer(s) with files${linkLine}` : "no source files yet (nothing to check)" };
 }

@@ -1,9 +1,9 @@
 // The index's failures as values with a code, so routes map them without knowing the stores.
-import { type ErrorDetails, HttpError } from "../../common/errors.ts";
+import { HttpError } from "../../common/http-error.ts";
 
 /** The query string cannot be understood (e.g. an unknown producer). → 400. */
 export class QueryError extends HttpError {
-  constructor(message: string, details?: ErrorDetails) {
+  constructor(message: string, details?: unknown) {
     super(400, "invalid_query", message, details);
     this.name = "QueryError";
   }

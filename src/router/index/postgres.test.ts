@@ -6,10 +6,12 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { corpus, PARITY_QUERIES } from "../../../test/fixtures/index-corpus.ts";
 import { chunkDocument } from "./chunk.ts";
+import { documentFromFile } from "./document.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 import { parseQuery } from "./query.ts";
+import { describeLinkStore } from "./links-suite.ts";
 import { describeIndexStore } from "./search-suite.ts";
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
@@ -18,6 +20,7 @@ import type { IndexStore } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {
   describeIndexStore("Postgres index (tsvector + GIN)", async () => postgresLab(), { vectors: false });
+  describeLinkStore("Postgres index: links and listings", async () => postgresLab());
 
   describe("migrate", () => {
     const sql = postgres(PG_URL, { max: 4, onnotice: () => {} });
@@ -98,6 +101,31 @@ describeWithPostgres("Postgres index", () => {
         await migrated.close();
         await upserted.close();
         await freshLab.cleanup();
+      }
+    });
+
+    it("upgrades an index of 0002 to links: its rows wait for a link pass, which an unchanged upsert makes", async () => {
+      const schema = fresh();
+      await sql.unsafe(`CREATE SCHEMA "${schema}"`);
+      await sql.unsafe(`CREATE TABLE "${schema}".index_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL search_path TO "${schema}", public`);
+        for (const m of MIGRATIONS.slice(0, 2)) {
+          await tx.unsafe(m.sql).simple();
+          await tx`INSERT INTO index_migrations (version) VALUES (${m.version})`;
+        }
+        await tx`INSERT INTO index_docs (path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, tsv)
+                 VALUES ('raw/a.md', 'raw', 'a', '{}', '{}', now(), ${documentFromFile({ path: "raw/a.md", producer: "raw", content: "see [[b]]", mtimeMs: 5 }).hash}, 5, '')`;
+      });
+      const store = await openPostgresIndex({ url: PG_URL, schema });
+      try {
+        expect([...(await sql.unsafe(`SELECT name, mtime_ms FROM "${schema}".index_docs`))]).toEqual([{ name: null, mtime_ms: -1 }] as never);
+        await store.upsert(documentFromFile({ path: "raw/b.md", producer: "raw", content: "b", mtimeMs: 5 }));
+        expect(await store.upsert(documentFromFile({ path: "raw/a.md", producer: "raw", content: "see [[b]]", mtimeMs: 5 }))).toBe(false);
+        expect(await store.linksFrom(["raw/a.md"])).toEqual([{ source: "raw/a.md", kind: "wiki", target: "b", name: "b" }]);
+        expect([...(await sql.unsafe(`SELECT name, mtime_ms FROM "${schema}".index_docs WHERE path = 'raw/a.md'`))]).toEqual([{ name: "a", mtime_ms: 5 }] as never);
+      } finally {
+        await store.close();
       }
     });
 

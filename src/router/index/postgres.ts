@@ -7,6 +7,7 @@ import { chunkDocument, embeddingInputs } from "./chunk.ts";
 import { checkVector, resolveEmbeddings } from "./embeddings.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
+import { extractLinks, noteName, type DocLink } from "./links.ts";
 import { migrate, quoteSchema } from "./migrate.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import {
@@ -16,10 +17,14 @@ import {
   type HitSnippet,
   type IndexDoc,
   type IndexStore,
+  type LinkCounts,
+  type NoteMeta,
   type Producer,
+  type RecentQuery,
   type SearchFilters,
   type SearchHit,
   type SearchOptions,
+  type StoredLink,
   type UpsertOptions,
 } from "./types.ts";
 
@@ -44,6 +49,15 @@ const RANK_WEIGHTS = "{0.1, 0.1, 0.1, 1.0}";
  */
 const RANK_NORMALIZATION = 32;
 const HEADLINE = `StartSel=${SNIPPET_MARK.open}, StopSel=${SNIPPET_MARK.close}, MinWords=12, MaxWords=24, ShortWord=2`;
+
+interface MetaRow {
+  path: string;
+  producer: Producer;
+  title: string;
+  tags: string[];
+  updated_at: Date;
+  hash: string;
+}
 
 interface HitRow {
   seq: number;
@@ -74,6 +88,7 @@ export class PostgresIndexStore implements IndexStore {
   private readonly sql: Sql;
   private readonly docs: string;
   private readonly chunks: string;
+  private readonly links: string;
   /** Schema of the pgvector extension, once migrate() has seen it. */
   private vectorSchema: string | undefined;
 
@@ -82,6 +97,7 @@ export class PostgresIndexStore implements IndexStore {
     const s = quoteSchema(this.schema);
     this.docs = `${s}.index_docs`;
     this.chunks = `${s}.index_chunks`;
+    this.links = `${s}.index_links`;
     this.embeddingDim = opts.embeddingDim;
     this.sql = postgres(opts.url, {
       max: opts.max ?? 10,
@@ -104,12 +120,20 @@ export class PostgresIndexStore implements IndexStore {
     const mtimeMs = doc.mtimeMs ?? doc.updatedAt.getTime();
     const title = clean(doc.title);
     const tags = doc.tags.map(clean);
-    const [old] = await sql<{ id: string; hash: string; title: string; producer: string; tags: string[]; mtime_ms: number }[]>`
-      SELECT id, hash, title, producer, tags, mtime_ms FROM ${sql.unsafe(this.docs)} WHERE path = ${doc.path}`;
+    const [old] = await sql<{ id: string; hash: string; title: string; producer: string; tags: string[]; mtime_ms: number; name: string | null }[]>`
+      SELECT id, hash, title, producer, tags, mtime_ms, name FROM ${sql.unsafe(this.docs)} WHERE path = ${doc.path}`;
     if (old && old.hash === doc.hash && old.title === title && old.producer === doc.producer && sameList(old.tags, tags)) {
-      if (old.mtime_ms !== mtimeMs) await sql`UPDATE ${sql.unsafe(this.docs)} SET mtime_ms = ${mtimeMs} WHERE id = ${old.id}`;
+      if (old.name === null) {
+        // Indexed before links were kept: record them now, the text stays as it is.
+        const links = extractLinks(doc.path, doc.body);
+        await sql.begin(async (tx) => {
+          await tx`UPDATE ${tx.unsafe(this.docs)} SET mtime_ms = ${mtimeMs}, name = ${noteName(doc.path)} WHERE id = ${old.id}`;
+          await this.insertLinks(tx, old.id, links);
+        });
+      } else if (old.mtime_ms !== mtimeMs) await sql`UPDATE ${sql.unsafe(this.docs)} SET mtime_ms = ${mtimeMs} WHERE id = ${old.id}`;
       return false;
     }
+    const links = extractLinks(doc.path, doc.body);
     const chunks = chunkDocument(doc);
     const embeddings = await resolveEmbeddings(opts, chunks.length, this.hasVectors ? this.embeddingDim : undefined, () =>
       embeddingInputs(doc),
@@ -117,17 +141,19 @@ export class PostgresIndexStore implements IndexStore {
     await sql.begin(async (tx) => {
       const bodies = chunks.map((c) => clean(c.text));
       const [row] = await tx<{ id: string }[]>`
-        INSERT INTO ${tx.unsafe(this.docs)} (path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, tsv)
+        INSERT INTO ${tx.unsafe(this.docs)} (path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, name, tsv)
         VALUES (${doc.path}, ${doc.producer}, ${title}, ${tags}, ${tags.map((t) => t.toLowerCase())},
-                ${doc.updatedAt}, ${doc.hash}, ${mtimeMs},
+                ${doc.updatedAt}, ${doc.hash}, ${mtimeMs}, ${noteName(doc.path)},
                 setweight(to_tsvector('english', ${searchable(title)}), 'A') ||
                   setweight(to_tsvector('english', ${searchable(bodies.join("\n\n"))}), 'B'))
         ON CONFLICT (path) DO UPDATE SET producer = excluded.producer, title = excluded.title, tags = excluded.tags,
           tag_keys = excluded.tag_keys, updated_at = excluded.updated_at, hash = excluded.hash, mtime_ms = excluded.mtime_ms,
-          tsv = excluded.tsv
+          name = excluded.name, tsv = excluded.tsv
         RETURNING id`;
       const id = row!.id;
       await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ${id}`;
+      await tx`DELETE FROM ${tx.unsafe(this.links)} WHERE doc_id = ${id}`;
+      await this.insertLinks(tx, id, links);
       const vector = embeddings ? tx.unsafe(`, u.emb::${quoteSchema(this.vectorSchema!)}.vector`) : tx``;
       const vectorCol = embeddings ? tx.unsafe(", embedding") : tx``;
       const vectorArg = embeddings ? tx`, ${embeddings.map((e) => JSON.stringify(e))}::text[]` : tx``;
@@ -205,6 +231,57 @@ export class PostgresIndexStore implements IndexStore {
     return new Map(rows.map((r) => [r.path, { hash: r.hash, mtimeMs: r.mtime_ms }]));
   }
 
+  async notes(paths: string[]): Promise<NoteMeta[]> {
+    return this.metaWhere("d.path", paths);
+  }
+
+  async notesNamed(names: string[]): Promise<NoteMeta[]> {
+    return this.metaWhere("d.name", names);
+  }
+
+  async linksFrom(paths: string[]): Promise<StoredLink[]> {
+    return this.linksWhere("d.path", paths);
+  }
+
+  async linksNamed(names: string[]): Promise<StoredLink[]> {
+    return this.linksWhere("l.name", names);
+  }
+
+  async recent(q: RecentQuery): Promise<NoteMeta[]> {
+    const sql = this.sql;
+    const since = q.since ? sql`AND d.updated_at >= ${q.since}` : sql``;
+    const producer = q.producer ? sql`AND d.producer = ${q.producer}` : sql``;
+    const tag = q.tag ? sql`AND d.tag_keys @> ${[clean(q.tag).toLowerCase()]}::text[]` : sql``;
+    const prefix = q.prefix ? sql`AND starts_with(d.path, ${clean(q.prefix)})` : sql``;
+    const after = q.after ? sql`AND (d.updated_at, d.path) < (${q.after.updatedAt}, ${q.after.path})` : sql``;
+    const rows = await sql<MetaRow[]>`
+      SELECT ${this.metaColumns()} FROM ${sql.unsafe(this.docs)} d
+       WHERE true ${since} ${producer} ${tag} ${prefix} ${after}
+       ORDER BY d.updated_at DESC, d.path DESC LIMIT ${q.limit}`;
+    return rows.map(noteMeta);
+  }
+
+  async pathsUnder(prefix: string, limit: number): Promise<string[]> {
+    const sql = this.sql;
+    const rows = await sql<{ path: string }[]>`
+      SELECT path FROM ${sql.unsafe(this.docs)} WHERE starts_with(path, ${clean(prefix)}) ORDER BY path COLLATE "C" LIMIT ${limit}`;
+    return rows.map((r) => r.path);
+  }
+
+  async linkCounts(): Promise<LinkCounts> {
+    const sql = this.sql;
+    const dangling = sql`
+      FROM ${sql.unsafe(this.links)} l JOIN ${sql.unsafe(this.docs)} d ON d.id = l.doc_id
+     WHERE CASE l.kind WHEN 'path' THEN NOT EXISTS (SELECT 1 FROM ${sql.unsafe(this.docs)} t WHERE t.path = l.target)
+                       ELSE NOT EXISTS (SELECT 1 FROM ${sql.unsafe(this.docs)} t WHERE t.name = l.name) END`;
+    const [[{ n }], [{ m }], examples] = await Promise.all([
+      sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${sql.unsafe(this.links)}`,
+      sql<{ m: number }[]>`SELECT count(*)::int AS m ${dangling}`,
+      sql<{ source: string; target: string }[]>`SELECT d.path AS source, l.target ${dangling} ORDER BY d.path COLLATE "C" LIMIT 5`,
+    ]) as unknown as [[{ n: number }], [{ m: number }], Array<{ source: string; target: string }>];
+    return { links: n, dangling: m, examples: [...examples] };
+  }
+
   async countByProducer(): Promise<Record<Producer, number>> {
     const counts = Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number>;
     const rows = await this.sql<{ producer: Producer; n: number }[]>`
@@ -246,6 +323,39 @@ export class PostgresIndexStore implements IndexStore {
             FROM top t JOIN ${sql.unsafe(this.docs)} d ON d.id = t.id
            ORDER BY t.score DESC, d.path`;
     return rows.map(rowHit);
+  }
+
+  private metaColumns(): PendingQuery<Row[]> {
+    return this.sql`d.path, d.producer, d.title, d.tags, d.updated_at, d.hash`;
+  }
+
+  /** Documents whose `column` is one of `values`. */
+  private async metaWhere(column: "d.path" | "d.name", values: string[]): Promise<NoteMeta[]> {
+    if (values.length === 0) return [];
+    const sql = this.sql;
+    const rows = await sql<MetaRow[]>`
+      SELECT ${this.metaColumns()} FROM ${sql.unsafe(this.docs)} d WHERE ${sql.unsafe(column)} = ANY(${[...new Set(values)]}::text[])`;
+    return rows.map(noteMeta);
+  }
+
+  /** Stored links (with their document's path) whose `column` is one of `values`. */
+  private async linksWhere(column: "d.path" | "l.name", values: string[]): Promise<StoredLink[]> {
+    if (values.length === 0) return [];
+    const sql = this.sql;
+    return [
+      ...(await sql<StoredLink[]>`
+        SELECT d.path AS source, l.kind, l.target, l.name FROM ${sql.unsafe(this.links)} l JOIN ${sql.unsafe(this.docs)} d ON d.id = l.doc_id
+         WHERE ${sql.unsafe(column)} = ANY(${[...new Set(values)]}::text[])`),
+    ];
+  }
+
+  private async insertLinks(tx: TransactionSql, docId: string, links: DocLink[]): Promise<void> {
+    if (links.length === 0) return;
+    await tx`
+      INSERT INTO ${tx.unsafe(this.links)} (doc_id, kind, target, name)
+      SELECT ${docId}, u.kind, u.target, u.name
+        FROM unnest(${links.map((l) => l.kind)}::text[], ${links.map((l) => clean(l.target))}::text[], ${links.map((l) => clean(l.name))}::text[]) AS u(kind, target, name)
+      ON CONFLICT DO NOTHING`;
   }
 
   /** The CTE `q`: q.q the clauses joined by `op`, q.any joined by OR. */
@@ -323,4 +433,8 @@ function rowHit(r: HitRow): SearchHit {
     score: Number(r.score),
     snippet: r.snippet,
   });
+}
+
+function noteMeta(r: MetaRow): NoteMeta {
+  return { path: r.path, producer: r.producer, title: r.title, tags: r.tags, updatedAt: r.updated_at, hash: r.hash };
 }

@@ -4,6 +4,7 @@
 // only a changed hash costs a re-index. Files gone from the folder leave the index.
 import { readdirSync, statSync, type Dirent } from "node:fs";
 import { join, sep } from "node:path";
+import { linkStaysInVaultSync } from "../vault/contained.ts";
 import { documentFromFile } from "./document.ts";
 import type { IndexStore, Producer } from "./types.ts";
 
@@ -88,36 +89,57 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   return counts;
 }
 
-/** Regular files under vault/folder; dot-files, dot-folders and symlinks are not followed. */
+/**
+ * Regular files under vault/folder; dot-files and dot-folders are skipped, a symlink is taken
+ * only when it is a file inside the vault (vault/contained.ts): no folder behind a link (no
+ * loop), nothing outside. One readdir per folder, iteratively.
+ */
 function* walk(vault: string, folder: string, counts: RefreshCounts): Generator<FileEntry> {
   const root = join(vault, folder);
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(root, { recursive: true, withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // no folder: nothing indexed from it
-    throw err;
-  }
-  // Paths by string ops, not path.relative(): this loop runs once per file of the vault.
   const prefix = folder.split(sep).join("/").replace(/\/+$/, "");
-  for (const entry of entries) {
-    if (!entry.isFile() || !INDEXED.test(entry.name)) continue;
-    const parent = entry.parentPath.length > root.length ? entry.parentPath.slice(root.length + 1) : "";
-    if (entry.name.startsWith(".") || (parent && /(^|[\\/])\./.test(parent))) continue;
-    const abs = `${entry.parentPath}${sep}${entry.name}`;
-    const path = `${prefix}/${parent ? `${parent.split(sep).join("/")}/` : ""}${entry.name}`;
-    let size: number;
-    let mtimeMs: number;
+  const stack: string[] = [""];
+  let first = true;
+  while (stack.length > 0) {
+    const rel = stack.pop()!;
+    const dir = rel ? `${root}${sep}${rel}` : root;
+    let entries: Dirent[];
     try {
-      ({ size, mtimeMs } = statSync(abs));
-    } catch {
-      continue; // deleted while we walked
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (first && code !== "ENOENT" && code !== "ENOTDIR") throw err;
+      first = false;
+      continue; // no folder (or gone meanwhile): nothing indexed from it
     }
-    if (size > MAX_INDEXED_FILE_BYTES) {
-      counts.skipped++;
-      continue;
+    first = false;
+    for (const entry of entries) {
+      if (entry.name.startsWith(".")) continue;
+      const relPath = rel ? `${rel}${sep}${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        stack.push(relPath);
+        continue;
+      }
+      const abs = `${dir}${sep}${entry.name}`;
+      if (entry.isSymbolicLink()) {
+        if (!INDEXED.test(entry.name) || !linkStaysInVaultSync(vault, abs)) {
+          counts.skipped++;
+          continue;
+        }
+      } else if (!entry.isFile() || !INDEXED.test(entry.name)) continue;
+      const path = `${prefix}/${relPath.split(sep).join("/")}`;
+      let size: number;
+      let mtimeMs: number;
+      try {
+        ({ size, mtimeMs } = statSync(abs));
+      } catch {
+        continue; // deleted while we walked
+      }
+      if (size > MAX_INDEXED_FILE_BYTES) {
+        counts.skipped++;
+        continue;
+      }
+      yield { path, abs, mtimeMs, size };
     }
-    yield { path, abs, mtimeMs, size };
   }
 }
 

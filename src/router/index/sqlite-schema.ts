@@ -74,4 +74,20 @@ export const SCHEMA: string[] = [
      tokenize = 'porter unicode61 remove_diacritics 2'
    );
    INSERT INTO docs_fts (docs_fts) VALUES ('rebuild');`,
+  // v4: links between notes (links.ts) and each document's name (what wikilinks name), a
+  // listing index for GET /notes (newest first). A NULL name marks a document whose links were
+  // never extracted: mtime_ms -1 makes the next refresh read every file again, and upsert then
+  // records the links of an unchanged document without re-indexing its text.
+  `ALTER TABLE docs ADD COLUMN name TEXT;
+   CREATE INDEX docs_name ON docs (name);
+   CREATE INDEX docs_updated ON docs (updated_at, path);
+   CREATE TABLE doc_links (
+     doc_id INTEGER NOT NULL REFERENCES docs (id) ON DELETE CASCADE,
+     kind TEXT NOT NULL,            -- wiki | path
+     target TEXT NOT NULL,
+     name TEXT NOT NULL,
+     PRIMARY KEY (doc_id, kind, target)
+   ) WITHOUT ROWID;
+   CREATE INDEX doc_links_name ON doc_links (name);
+   UPDATE docs SET mtime_ms = -1;`,
 ];

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { outgoingOf } from "../notes/graph.ts";
+import { refreshFolder } from "./refresh.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GroupCommit } from "./sqlite-group-commit.ts";
+import { describeLinkStore } from "./links-suite.ts";
 import { describeIndexStore, type StoreLab } from "./search-suite.ts";
 import { parseQuery } from "./query.ts";
 import { filterToken, markedSnippet, openSqliteIndex, splitMarked, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
@@ -22,6 +25,7 @@ async function sqliteLab(extra: { sqliteVec?: boolean } = {}): Promise<StoreLab 
 describeIndexStore("SQLite index (FTS5)", () => sqliteLab(), { vectors: false });
 describeIndexStore("SQLite index with sqlite-vec vectors", () => sqliteLab(), { vectors: true });
 describeIndexStore("SQLite index with the JS vector fallback", () => sqliteLab({ sqliteVec: false }), { vectors: true });
+describeLinkStore("SQLite index: links and listings", () => sqliteLab());
 
 describe("SQLite index file", () => {
   it("lives under the data directory, in WAL mode", async () => {
@@ -159,6 +163,53 @@ describe("SQLite document-level index", () => {
       }
     } finally {
       await lab.cleanup();
+    }
+  });
+});
+
+describe("SQLite index: upgrading to links (v4)", () => {
+  it("marks the rows of a version-3 file for a link pass: no name, mtime unknown", async () => {
+    const lab = await sqliteLab();
+    try {
+      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      db.transaction(() => {
+        for (const sql of SCHEMA.slice(0, 3)) db.run(sql);
+        db.run("PRAGMA user_version = 3");
+        db.run("INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms) VALUES ('raw/a.md', 'raw', 'A', '[]', 0, 'h', 5)");
+      })();
+      db.close();
+      const store = await lab.open();
+      await store.close();
+      const after = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { readonly: true });
+      expect(after.query("SELECT path, name, mtime_ms FROM docs").all()).toEqual([{ path: "raw/a.md", name: null, mtime_ms: -1 }]);
+      after.close();
+    } finally {
+      await lab.cleanup();
+    }
+  });
+
+  it("records the links of such rows at the next refresh, without re-indexing their text", async () => {
+    const lab = await sqliteLab();
+    const vault = await mkdtemp(join(tmpdir(), "index-vault-"));
+    const store = await lab.open();
+    try {
+      await mkdir(join(vault, "raw"), { recursive: true });
+      await writeFile(join(vault, "raw", "a.md"), "# A\nsee [[b]]");
+      await writeFile(join(vault, "raw", "b.md"), "# B\nplain");
+      expect(await refreshFolder(store, { vault })).toMatchObject({ added: 2 });
+      // What the v4 migration leaves of rows indexed before links were kept.
+      const raw = (store as unknown as { db: Database }).db;
+      raw.run("UPDATE docs SET name = NULL, mtime_ms = -1");
+      raw.run("DELETE FROM doc_links");
+      const chunkIds = raw.query("SELECT id FROM chunks ORDER BY id").values();
+      expect((await outgoingOf(store, ["raw/a.md"])).get("raw/a.md")).toEqual([]);
+      expect(await refreshFolder(store, { vault })).toMatchObject({ added: 0, updated: 0, unchanged: 2 });
+      expect((await outgoingOf(store, ["raw/a.md"])).get("raw/a.md")!.map((l) => l.note?.path)).toEqual(["raw/b.md"]);
+      expect(raw.query("SELECT id FROM chunks ORDER BY id").values()).toEqual(chunkIds);
+    } finally {
+      await store.close();
+      await lab.cleanup();
+      await rm(vault, { recursive: true, force: true });
     }
   });
 });

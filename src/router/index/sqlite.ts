@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { chunkDocument, embeddingInputs } from "./chunk.ts";
 import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
+import { extractLinks, noteName, type DocLink } from "./links.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
@@ -19,10 +20,14 @@ import {
   type HitSnippet,
   type IndexDoc,
   type IndexStore,
+  type LinkCounts,
+  type NoteMeta,
   type Producer,
+  type RecentQuery,
   type SearchFilters,
   type SearchHit,
   type SearchOptions,
+  type StoredLink,
   type UpsertOptions,
 } from "./types.ts";
 
@@ -54,7 +59,14 @@ interface DocRow {
   updated_at: number;
   hash: string;
   mtime_ms: number;
+  /** noteName(path); null until the document's links are extracted (schema v4). */
+  name: string | null;
 }
+
+type MetaRow = Pick<DocRow, "path" | "producer" | "title" | "tags" | "updated_at" | "hash">;
+const META_COLUMNS = "d.path, d.producer, d.title, d.tags, d.updated_at, d.hash";
+/** Above every character: `prefix` ≤ path < prefix + MAX_CHAR is "path starts with prefix". */
+const MAX_CHAR = "\u{10FFFF}";
 
 export async function openSqliteIndex(opts: SqliteIndexOptions): Promise<SqliteIndexStore> {
   const store = new SqliteIndexStore(opts);
@@ -136,9 +148,17 @@ export class SqliteIndexStore implements IndexStore {
     const tagsJson = JSON.stringify(doc.tags);
     const old = this.db.query<DocRow, [string]>("SELECT * FROM docs WHERE path = ?").get(doc.path);
     if (old && old.hash === doc.hash && old.title === doc.title && old.producer === doc.producer && old.tags === tagsJson) {
-      if (old.mtime_ms !== mtimeMs) await this.writes.run(() => this.db.query("UPDATE docs SET mtime_ms = ? WHERE id = ?").run(mtimeMs, old.id));
+      // Indexed before links were kept (name null): record them now, the text stays as it is.
+      const links = old.name === null ? extractLinks(doc.path, doc.body) : undefined;
+      if (old.mtime_ms !== mtimeMs || links) {
+        await this.writes.run(() => {
+          this.db.query("UPDATE docs SET mtime_ms = ?, name = ? WHERE id = ?").run(mtimeMs, noteName(doc.path), old.id);
+          if (links) this.insertLinks(old.id, links);
+        });
+      }
       return false;
     }
+    const links = extractLinks(doc.path, doc.body);
     const chunks = chunkDocument(doc);
     const embeddings = await resolveEmbeddings(opts, chunks.length, this.embeddingDim, () => embeddingInputs(doc));
     return this.writes.run(() => {
@@ -146,9 +166,10 @@ export class SqliteIndexStore implements IndexStore {
       if (existing) this.deleteDoc(existing.id);
       const { id } = this.db
         .query<{ id: number }, SQLQueryBindings[]>(
-          "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+          "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
-        .get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs)!;
+        .get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path))!;
+      this.insertLinks(id, links);
       const tag = this.db.query("INSERT OR IGNORE INTO doc_tags (tag, doc_id) VALUES (?, ?)");
       for (const t of doc.tags) tag.run(t.toLowerCase(), id);
       const insert = this.db.query<{ id: number }, SQLQueryBindings[]>(
@@ -216,6 +237,57 @@ export class SqliteIndexStore implements IndexStore {
     return out;
   }
 
+  async notes(paths: string[]): Promise<NoteMeta[]> {
+    return this.metaWhere("d.path", paths);
+  }
+
+  async notesNamed(names: string[]): Promise<NoteMeta[]> {
+    return this.metaWhere("d.name", names);
+  }
+
+  async linksFrom(paths: string[]): Promise<StoredLink[]> {
+    return this.linksWhere("d.path", paths);
+  }
+
+  async linksNamed(names: string[]): Promise<StoredLink[]> {
+    return this.linksWhere("l.name", names);
+  }
+
+  async recent(q: RecentQuery): Promise<NoteMeta[]> {
+    let where = "1 = 1";
+    const params: SQLQueryBindings[] = [];
+    if (q.since) [where, params[params.length]] = [`${where} AND d.updated_at >= ?`, q.since.getTime()];
+    if (q.producer) [where, params[params.length]] = [`${where} AND d.producer = ?`, q.producer];
+    if (q.tag) [where, params[params.length]] = [`${where} AND d.id IN (SELECT doc_id FROM doc_tags WHERE tag = ?)`, q.tag.toLowerCase()];
+    if (q.prefix) {
+      where += " AND d.path >= ? AND d.path < ?";
+      params.push(q.prefix, q.prefix + MAX_CHAR);
+    }
+    if (q.after) {
+      where += " AND (d.updated_at < ? OR (d.updated_at = ? AND d.path < ?))";
+      params.push(q.after.updatedAt.getTime(), q.after.updatedAt.getTime(), q.after.path);
+    }
+    return this.db
+      .query<MetaRow, SQLQueryBindings[]>(`SELECT ${META_COLUMNS} FROM docs d WHERE ${where} ORDER BY d.updated_at DESC, d.path DESC LIMIT ?`)
+      .all(...params, q.limit)
+      .map(noteMeta);
+  }
+
+  async pathsUnder(prefix: string, limit: number): Promise<string[]> {
+    const rows = this.db.query("SELECT path FROM docs WHERE path >= ? AND path < ? ORDER BY path LIMIT ?").values(prefix, prefix + MAX_CHAR, limit);
+    return rows.map((r) => r[0] as string);
+  }
+
+  async linkCounts(): Promise<LinkCounts> {
+    const { n } = this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM doc_links").get()!;
+    const dangling = `FROM doc_links l JOIN docs d ON d.id = l.doc_id
+      WHERE CASE l.kind WHEN 'path' THEN NOT EXISTS (SELECT 1 FROM docs t WHERE t.path = l.target)
+                        ELSE NOT EXISTS (SELECT 1 FROM docs t WHERE t.name = l.name) END`;
+    const { m } = this.db.query<{ m: number }, []>(`SELECT count(*) AS m ${dangling}`).get()!;
+    const examples = this.db.query<{ source: string; target: string }, []>(`SELECT d.path AS source, l.target ${dangling} ORDER BY d.path LIMIT 5`).all();
+    return { links: n, dangling: m, examples };
+  }
+
   async countByProducer(): Promise<Record<Producer, number>> {
     const counts = Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number>;
     const rows = this.db.query<{ producer: Producer; n: number }, []>("SELECT producer, count(*) AS n FROM docs GROUP BY producer").all();
@@ -231,6 +303,32 @@ export class SqliteIndexStore implements IndexStore {
   private requireVectors(): SqliteVectors {
     if (this.vectors) return this.vectors;
     return SqliteVectors.unavailable();
+  }
+
+  /** Documents whose `column` is one of `values`. */
+  private metaWhere(column: "d.path" | "d.name", values: string[]): NoteMeta[] {
+    if (values.length === 0) return [];
+    return this.db
+      .query<MetaRow, [string]>(`SELECT ${META_COLUMNS} FROM docs d WHERE ${column} IN (SELECT value FROM json_each(?))`)
+      .all(JSON.stringify([...new Set(values)]))
+      .map(noteMeta);
+  }
+
+  /** Stored links (with their document's path) whose `column` is one of `values`. */
+  private linksWhere(column: "d.path" | "l.name", values: string[]): StoredLink[] {
+    if (values.length === 0) return [];
+    return this.db
+      .query<StoredLink, [string]>(
+        `SELECT d.path AS source, l.kind, l.target, l.name FROM doc_links l JOIN docs d ON d.id = l.doc_id
+          WHERE ${column} IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify([...new Set(values)]));
+  }
+
+  private insertLinks(docId: number, links: DocLink[]): void {
+    if (links.length === 0) return;
+    const insert = this.db.query("INSERT OR IGNORE INTO doc_links (doc_id, kind, target, name) VALUES (?, ?, ?, ?)");
+    for (const l of links) insert.run(docId, l.kind, l.target, l.name);
   }
 
   private deleteDoc(id: number): void {
@@ -503,7 +601,7 @@ export function markedSnippet(marked: string): string {
 
 const NONE: string[] = [];
 
-function docHit(row: DocRow & { seq: number }, score: number, snippet: string): SearchHit {
+function docHit(row: Omit<DocRow, "name"> & { seq: number }, score: number, snippet: string): SearchHit {
   return toHit({
     path: row.path,
     seq: row.seq,
@@ -514,4 +612,15 @@ function docHit(row: DocRow & { seq: number }, score: number, snippet: string): 
     score,
     snippet,
   });
+}
+
+function noteMeta(row: MetaRow): NoteMeta {
+  return {
+    path: row.path,
+    producer: row.producer,
+    title: row.title,
+    tags: JSON.parse(row.tags) as string[],
+    updatedAt: new Date(row.updated_at),
+    hash: row.hash,
+  };
 }

@@ -1,5 +1,6 @@
 // The search index's vocabulary: what is indexed, what a search returns, and the one
 // interface both stores (sqlite.ts, postgres.ts) implement. Chosen once at start-up.
+import type { DocLink } from "./links.ts";
 import type { ParsedQuery } from "./query.ts";
 
 /** Who wrote a document into the vault; spec: pipeline "index" stage counts rows per producer. */
@@ -76,6 +77,43 @@ export interface UpsertOptions {
   embed?: (texts: string[]) => Promise<number[][]>;
 }
 
+/** An indexed document without its text: what note listings and link resolution need. */
+export interface NoteMeta {
+  path: string;
+  producer: Producer;
+  title: string;
+  tags: string[];
+  updatedAt: Date;
+  /** sha256 (hex) of the file's content when it was indexed. */
+  hash: string;
+}
+
+/** A stored link and the document holding it. */
+export interface StoredLink extends DocLink {
+  source: string;
+}
+
+/** GET /notes: documents changed since a time, newest first (updated_at, then path), a page at a time. */
+export interface RecentQuery {
+  since?: Date;
+  producer?: Producer;
+  /** Case-insensitive. */
+  tag?: string;
+  /** Path prefix, e.g. "raw/runbooks/". */
+  prefix?: string;
+  limit: number;
+  /** Resume after this document (the last of the previous page). */
+  after?: { updatedAt: Date; path: string };
+}
+
+/** Links the index holds, and those whose target no indexed note carries the name of. */
+export interface LinkCounts {
+  links: number;
+  dangling: number;
+  /** A few dangling links, for the pipeline report's evidence. */
+  examples: Array<{ source: string; target: string }>;
+}
+
 export interface IndexStore {
   readonly kind: "sqlite" | "postgres";
   /** The configured embedding dimension; undefined = no vectors. */
@@ -104,6 +142,20 @@ export interface IndexStore {
   vectorSearch(vector: number[], limit: number, filters?: Partial<SearchFilters>): Promise<SearchHit[]>;
   /** path → {hash, mtimeMs} of every document of one producer, for incremental refresh. */
   fingerprints(producer: Producer): Promise<Map<string, Fingerprint>>;
+  /** These documents' metadata (paths not indexed are left out), in no particular order. */
+  notes(paths: string[]): Promise<NoteMeta[]>;
+  /** Documents whose noteName() is one of `names` (link resolution's candidates). */
+  notesNamed(names: string[]): Promise<NoteMeta[]>;
+  /** The stored links of these documents. */
+  linksFrom(paths: string[]): Promise<StoredLink[]>;
+  /** Every stored link whose target's name is one of `names` (backlink candidates). */
+  linksNamed(names: string[]): Promise<StoredLink[]>;
+  /** Documents changed since a time, newest first (see RecentQuery). */
+  recent(query: RecentQuery): Promise<NoteMeta[]>;
+  /** Indexed paths starting with `prefix`, in path order, at most `limit`. */
+  pathsUnder(prefix: string, limit: number): Promise<string[]>;
+  /** Link totals for the pipeline report. */
+  linkCounts(): Promise<LinkCounts>;
   /** Documents per producer; every producer is present (0 when none). */
   countByProducer(): Promise<Record<Producer, number>>;
   close(): Promise<void>;

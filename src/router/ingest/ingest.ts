@@ -2,8 +2,10 @@
 // same content a second time. Order matters for "nothing half-written": the document is
 // indexed (embeddings included) before any file is written, files are written atomically,
 // and the ledger entry that marks the content as ingested comes last.
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { writeSignalsMdNow } from "../signals/signals-md";
+import { SIGNALS_FILE } from "../tick/feed-entries";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { HttpError } from "../../common/errors";
 import { withFileLock } from "../../common/file-lock";
@@ -49,7 +51,9 @@ export interface IngestDeps {
   /** Live signals (GET /signal): a signal fanned out by ingest is published like a marker's. */
   signals?: SignalHub;
   /** Told about every vault file the fan-out wrote, so the background indexer picks it up. */
-  written?: (path: string) => void;
+  written?: (path: string) => void | Promise<void>;
+  /** Set: signals.md is rewritten when ingest routes a signal (SIGNAL_TTL_HOURS). */
+  signalTtlHours?: number;
 }
 
 export function ingestId(content: string): string {
@@ -90,24 +94,38 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
       body,
     );
 
-    // 1. Index first: an embeddings failure leaves the vault untouched.
+    // 1. The note file first, then its index row: a crash between them leaves a file the next
+    // tick indexes, never a search hit without its file. An index failure (embeddings) takes
+    // the file back out, so the vault is left as it was.
     const doc = documentFromFile({ path: notePath, producer: "ingest", content: noteText, mtimeMs: now.getTime() });
-    await deps.index.upsert(doc, deps.embed ? { embed: deps.embed } : undefined);
-    // 2. Then the files; a write failure takes the index row back out.
+    const abs = await safeVaultPath(deps.vault, notePath);
+    await mkdir(join(abs, ".."), { recursive: true });
+    await writeFileAtomic(abs, noteText);
+    try {
+      await deps.index.upsert(doc, deps.embed ? { embed: deps.embed } : undefined);
+    } catch (err) {
+      await unlink(abs).catch(() => {});
+      throw err;
+    }
+    // 2. Then the fan-out files; a write failure takes the note and its row back out.
     const paths = [notePath];
     try {
-      const abs = await safeVaultPath(deps.vault, notePath);
-      await mkdir(join(abs, ".."), { recursive: true });
-      await writeFileAtomic(abs, noteText);
       const record: RecordInput = { content: body, title, source, ts: now, severity: stringOf(data.severity), scope: stringOf(data.scope), session_id: stringOf(data.session_id) };
       const fanned = await fanOut(deps.vault, kind, record);
       if (fanned) {
         paths.push(fanned.path);
-        deps.written?.(fanned.path);
-        if (kind === "signal") publishSignal(deps.signals, id, record, fanned);
+        await deps.written?.(fanned.path);
+        if (kind === "signal") {
+          if (deps.signalTtlHours !== undefined) {
+            await writeSignalsMdNow(deps.vault, deps.signalTtlHours, now);
+            await deps.written?.(SIGNALS_FILE);
+          }
+          publishSignal(deps.signals, id, record, fanned);
+        }
       }
     } catch (err) {
       await deps.index.remove(notePath).catch(() => {});
+      await unlink(abs).catch(() => {});
       throw err;
     }
     const result: IngestResult = { id, kind, paths, indexed: true, duplicate: false };

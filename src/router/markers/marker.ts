@@ -11,6 +11,8 @@ import type { SignalHub } from "../signals/hub";
 import { appendLesson, appendMilestone, writeDecision, writeSignal, type RecordInput, type RecordWrite } from "../vault/records";
 import { slugify } from "../vault/slug";
 import { withVaultLock } from "../vault/vault-lock";
+import { writeSignalsMdNow } from "../signals/signals-md";
+import { SIGNALS_FILE } from "../tick/feed-entries";
 import { appendJournal } from "./journal";
 import { MARKER_MAX_CHARS, type MarkerInput, type MarkerOrigin, type MarkerRecord } from "./types";
 
@@ -19,8 +21,10 @@ export interface MarkerDeps {
   dataDir: string;
   /** Where signal events go (GET /signal). */
   signals?: SignalHub;
-  /** Told about every vault file a marker wrote (the index catches up in the background). */
-  written?: (path: string) => void;
+  /** Told about every vault file a marker wrote; the response waits for what it returns (the index). */
+  written?: (path: string) => void | Promise<void>;
+  /** Set: signals.md is rewritten as each signal is recorded (SIGNAL_TTL_HOURS). */
+  signalTtlHours?: number;
   now?: () => Date;
 }
 
@@ -56,7 +60,16 @@ export function markerTime(ts: unknown, fallback: Date): Date {
   return d;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() ? v.trim() : typeof v === "number" ? String(v) : undefined);
+/**
+ * An attribute as one line: line breaks and other control characters become spaces, so a
+ * source, session id or title can never start a forged entry or heading in a vault file.
+ */
+const str = (v: unknown): string | undefined => {
+  if (typeof v === "number") return String(v);
+  if (typeof v !== "string") return undefined;
+  const line = v.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ").trim().slice(0, 500);
+  return line || undefined;
+};
 
 export async function recordMarker(
   deps: MarkerDeps,
@@ -108,7 +121,11 @@ export async function recordMarker(
     };
     await appendJournal(deps.vault, record);
     await writeFileAtomic(ledger, JSON.stringify(record));
-    deps.written?.(write.path);
+    await deps.written?.(write.path);
+    if (input.type === "signal" && deps.signalTtlHours !== undefined) {
+      await writeSignalsMdNow(deps.vault, deps.signalTtlHours, receivedAt);
+      await deps.written?.(SIGNALS_FILE);
+    }
     if (input.type === "signal" && deps.signals) {
       deps.signals.publish("signal", {
         marker_id: id,

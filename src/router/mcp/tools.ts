@@ -1,4 +1,5 @@
-// The router's MCP tools: search, brief, ingest, marker, feed, tick — the same domain calls
+// The router's MCP tools: search, brief, ingest, marker, feed, tick (and get, multi_get, recent,
+// context: notes-tools.ts) — the same domain calls
 // the HTTP routes make, answered as JSON text (and as structuredContent). A domain error becomes a tool error
 // (isError) carrying its message, as MCP clients expect.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -13,19 +14,8 @@ import { recordMarker } from "../markers/marker";
 import { MARKER_MAX_CHARS, MARKER_TYPES, markerType } from "../markers/types";
 import { search } from "../search/search";
 import { TICK_WAIT_MS } from "../routes/tick";
-
-type ToolResult = { content: Array<{ type: "text"; text: string }>; structuredContent?: Record<string, unknown>; isError?: boolean };
-
-async function answer(fn: () => Promise<unknown>): Promise<ToolResult> {
-  try {
-    const value = await fn();
-    const structured = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-    return { content: [{ type: "text", text: JSON.stringify(value, null, 2) }], ...(structured ? { structuredContent: structured } : {}) };
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    return { content: [{ type: "text", text: `${code ? `${code}: ` : ""}${(err as Error).message}` }], isError: true };
-  }
-}
+import { answer } from "./answer";
+import { registerNoteTools } from "./notes-tools";
 
 export function createRouterMcpServer(deps: RouterDeps): McpServer {
   const server = new McpServer({ name: "brain-stack-router", version: VERSION });
@@ -108,5 +98,6 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
       }),
   );
 
+  registerNoteTools(server, deps);
   return server;
 }

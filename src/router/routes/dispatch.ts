@@ -7,10 +7,16 @@ import { dispatch } from "../dispatch/dispatch";
 
 export const DispatchRequest = z
   .object({
-    task: z.string().refine((s) => s.trim().length > 0, "task is empty").openapi({ example: "Fix the flaky deploy test" }),
+    task: z
+      .string()
+      // The bundle (task + context) must fit the orchestrator's body limit: refused here, not as its 413.
+      .max(1_000_000, "task is longer than 1,000,000 characters")
+      .refine((s) => s.trim().length > 0, "task is empty")
+      .openapi({ example: "Fix the flaky deploy test" }),
     query: z.string().max(2000).optional().openapi({ description: "what to search the vault for (default: the task)" }),
     repo_url: z.string().optional(),
     profile: z.string().optional(),
+    include_linked: z.boolean().default(false).openapi({ description: "also bundle the notes the top 3 sources link to and are linked from (one hop, 12,000 characters at most)" }),
   })
   .openapi("DispatchRequest");
 
@@ -21,6 +27,7 @@ export const DispatchResponse = z
     job_id: z.string(),
     status: z.string().openapi({ example: "queued" }),
     sources: z.array(z.string()).openapi({ description: "vault paths the bundle cites" }),
+    linked: z.array(z.string()).optional().openapi({ description: "with include_linked: the linked notes the bundle carries" }),
   })
   .openapi("DispatchResponse");
 

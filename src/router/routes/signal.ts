@@ -1,7 +1,7 @@
 // GET /signal: server-sent events of signals as they are recorded, resumable with Last-Event-ID.
 import { createRoute, z } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
 import { errorResponse, HttpError } from "../../common/errors";
+import { keepOpen, lastEventIdOf, sseResponse, sseStream } from "../../common/http/sse";
 import type { RouterApp } from "../app";
 import { severityRank, SEVERITIES } from "../signals/signal-files";
 import type { SignalEvent } from "../signals/hub";
@@ -27,6 +27,7 @@ const route = createRoute({
   },
   responses: {
     200: {
+      headers: { "X-Last-Event-Id": { schema: { type: "string" }, description: "the newest event id when the stream opened (0 when none yet): a client resuming can stop reading once it has seen it" } },
       description:
         'text/event-stream. `event: signal`, `id: <n>`, data {marker_id, path, severity, source, session_id, title, content, ts, count, repeat}; repeat is true when an open signal absorbed a duplicate (count went up).',
       content: { "text/event-stream": { schema: z.string() } },
@@ -37,56 +38,57 @@ const route = createRoute({
 });
 
 function parseLastId(v: string | undefined): number | undefined {
-  if (v === undefined || v.trim() === "") return undefined;
-  if (!/^\d+$/.test(v.trim())) throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
-  return Number(v.trim());
+  if (v === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(v)) throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
+  return Number(v);
 }
 
 export const registerSignal = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const hub = c.env.deps.signals;
-    const lastId = parseLastId(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id);
+    const lastId = parseLastId(lastEventIdOf(c.req.raw));
     const min = c.req.valid("query").min_severity;
     const passes = (e: SignalEvent) => !min || typeof e.data.severity !== "string" || severityRank(e.data.severity) <= severityRank(min);
-    const heartbeatMs = c.env.deps.config.signalHeartbeatSeconds * 1000;
     // The stream is meant to stay open: no idle timeout for it (the keep-alives guard proxies).
-    c.env.server?.timeout?.(c.req.raw, 0);
-    return streamSSE(c, async (stream) => {
-      const queue: SignalEvent[] = [];
-      let closed = false;
-      let wake: (() => void) | undefined;
-      const sub = hub.subscribe(
-        lastId,
-        (e) => {
-          queue.push(e);
-          wake?.();
-        },
-        () => {
+    keepOpen(c.env.server, c.req.raw);
+    let stop: (() => void) | undefined;
+    const stream = sseStream({
+      keepAliveMs: c.env.deps.config.signalHeartbeatSeconds * 1000,
+      onCancel: () => stop?.(),
+      run: async (sink) => {
+        const queue: SignalEvent[] = [];
+        let closed = false;
+        let wake: (() => void) | undefined;
+        stop = () => {
           closed = true;
           wake?.();
-        },
-      );
-      stream.onAbort(() => {
-        closed = true;
-        wake?.();
-      });
-      const heartbeat = setInterval(() => void stream.write(": keep-alive\n\n").catch(() => {}), heartbeatMs);
-      try {
-        await stream.write(`retry: 3000\n: connected; last event id ${hub.lastId}\n\n`);
-        if (sub.gap) await stream.writeSSE({ event: "gap", data: JSON.stringify({ last_event_id: lastId, oldest_kept: sub.backlog[0]?.id ?? hub.lastId + 1 }) });
-        queue.unshift(...sub.backlog);
-        while (!closed) {
-          while (queue.length > 0 && !closed) {
-            const e = queue.shift()!;
-            if (passes(e)) await stream.writeSSE({ id: String(e.id), event: e.event, data: JSON.stringify(e.data) });
+        };
+        const sub = hub.subscribe(
+          lastId,
+          (e) => {
+            queue.push(e);
+            wake?.();
+          },
+          stop,
+        );
+        try {
+          sink.write(`retry: 3000\n: connected; last event id ${hub.lastId}\n\n`);
+          if (sub.gap) sink.event({ event: "gap", data: { last_event_id: lastId, oldest_kept: sub.backlog[0]?.id ?? hub.lastId + 1 } });
+          queue.unshift(...sub.backlog);
+          while (!closed && !sink.closed) {
+            while (queue.length > 0 && !closed) {
+              const e = queue.shift()!;
+              if (passes(e)) sink.event({ id: e.id, event: e.event, data: e.data });
+            }
+            if (closed || sink.closed) break;
+            await new Promise<void>((resolve) => (wake = resolve));
+            wake = undefined;
           }
-          if (closed) break;
-          await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
+        } finally {
+          sub.unsubscribe();
         }
-      } finally {
-        clearInterval(heartbeat);
-        sub.unsubscribe();
-      }
-    }) as never;
+      },
+    });
+    // Where the stream starts: a client that only wants what is new resumes from here next time.
+    return sseResponse(stream, { "X-Last-Event-Id": String(hub.lastId) }) as never;
   });

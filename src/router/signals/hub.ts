@@ -1,21 +1,17 @@
-// The signal event stream behind GET /signal: every recorded signal becomes an event with a
-// monotonic id, kept in a ring (and a journal under the data directory, so ids and the
-// backlog survive a restart). A subscriber that comes back with Last-Event-ID gets what it
-// missed from the ring, then live events — registered in the same synchronous step, so
-// nothing falls between the replay and the live feed and nothing arrives twice.
-import { appendFile, mkdir, readFile } from "node:fs/promises";
-import { dirname } from "node:path";
-import { writeFileAtomic } from "../../common/atomic-write";
+// The signal event stream behind GET /signal: every recorded signal becomes an event with an
+// id from the shared signal log (log.ts: Redis Stream, else the journal file under its lock),
+// so ids are unique across the router processes of one vault and every process's subscribers
+// get every event, in id order. A ring of recent events serves resume: a subscriber that comes
+// back with Last-Event-ID gets what it missed from the ring, then live events — registered in
+// the same synchronous step, so nothing falls between the replay and the live feed and nothing
+// arrives twice.
 import { log } from "../../common/logger";
+import { journalLog } from "./journal-log";
+import { memoryLog, type SignalEvent, type SignalLog } from "./log";
+
+export type { SignalEvent } from "./log";
 
 const logger = log("signals");
-
-export interface SignalEvent {
-  id: number;
-  /** SSE event name: "signal". */
-  event: string;
-  data: Record<string, unknown>;
-}
 
 export interface Subscription {
   /** Events after the subscriber's Last-Event-ID, oldest first. */
@@ -26,8 +22,10 @@ export interface Subscription {
 }
 
 export interface SignalHubOptions {
-  /** The journal file (JSON lines); undefined keeps events in memory only. */
+  /** The journal file (JSON lines); undefined keeps events in memory only. Ignored when `log` is given. */
   journal?: string;
+  /** The log shared with other processes (default: the journal, else memory). */
+  log?: SignalLog;
   /** Events kept for resume (default 5,000). */
   ringSize?: number;
 }
@@ -36,53 +34,52 @@ type Listener = { onEvent: (e: SignalEvent) => void; onClose: () => void };
 
 export class SignalHub {
   private ring: SignalEvent[] = [];
-  private nextId = 1;
+  private delivered = 0;
   private readonly listeners = new Set<Listener>();
   private readonly ringSize: number;
-  private writes: Promise<void> = Promise.resolve();
-  private journalLines = 0;
+  private readonly log: SignalLog;
+  private appends = new Set<Promise<unknown>>();
   private closed = false;
 
-  constructor(private readonly opts: SignalHubOptions = {}) {
+  constructor(opts: SignalHubOptions = {}) {
     this.ringSize = opts.ringSize ?? 5_000;
+    this.log = opts.log ?? (opts.journal ? journalLog(opts.journal, { keep: this.ringSize }) : memoryLog());
   }
 
-  /** Loads the journal's tail (ids continue where the last process stopped). */
+  get kind(): string {
+    return this.log.kind;
+  }
+
+  /** Loads the newest events (ids continue where the log stopped) and starts following the log. */
   async open(): Promise<void> {
-    if (!this.opts.journal) return;
-    await mkdir(dirname(this.opts.journal), { recursive: true });
-    const text = await readFile(this.opts.journal, "utf8").catch(() => "");
-    const events: SignalEvent[] = [];
-    for (const line of text.split("\n")) {
-      if (!line.trim()) continue;
-      try {
-        const e = JSON.parse(line) as SignalEvent;
-        if (typeof e.id === "number" && typeof e.event === "string") events.push(e);
-      } catch {
-        // A torn last line (the process died mid-append) is skipped.
-      }
-    }
-    this.journalLines = events.length;
-    this.ring = events.slice(-this.ringSize);
-    this.nextId = (events.at(-1)?.id ?? 0) + 1;
+    this.ring = await this.log.open(this.ringSize);
+    this.delivered = this.ring.at(-1)?.id ?? 0;
+    this.log.follow(this.delivered, (events) => this.deliver(events));
   }
 
   get lastId(): number {
-    return this.nextId - 1;
+    return this.delivered;
   }
 
   get subscribers(): number {
     return this.listeners.size;
   }
 
-  /** Records an event and hands it to every subscriber now; the journal append follows. */
-  publish(event: string, data: Record<string, unknown>): SignalEvent {
-    const e: SignalEvent = { id: this.nextId++, event, data };
-    this.ring.push(e);
-    if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
-    for (const l of this.listeners) l.onEvent(e);
-    if (this.opts.journal) this.writes = this.writes.then(() => this.append(e)).catch((err) => logger.error(`signal journal: ${(err as Error).message}`));
-    return e;
+  /** Records an event in the shared log; every process's subscribers get it from there. */
+  publish(event: string, data: Record<string, unknown>): Promise<SignalEvent | undefined> {
+    const p = this.log.append(event, data).then(
+      (e) => {
+        this.log.kick();
+        return e;
+      },
+      (err: Error) => {
+        logger.error(`signal event not recorded in the ${this.log.kind} log: ${err.message}`);
+        return undefined;
+      },
+    );
+    this.appends.add(p);
+    void p.finally(() => this.appends.delete(p));
+    return p;
   }
 
   subscribe(lastEventId: number | undefined, onEvent: (e: SignalEvent) => void, onClose: () => void = () => {}): Subscription {
@@ -99,24 +96,22 @@ export class SignalHub {
     return { backlog, gap, unsubscribe: () => void this.listeners.delete(listener) };
   }
 
-  /** Ends every subscription (shutdown) and waits for the journal. */
+  /** Ends every subscription (shutdown) and waits for pending appends. */
   async close(): Promise<void> {
     this.closed = true;
     for (const l of [...this.listeners]) l.onClose();
     this.listeners.clear();
-    await this.writes;
+    await Promise.all([...this.appends]);
+    await this.log.close();
   }
 
-  private async append(e: SignalEvent): Promise<void> {
-    const journal = this.opts.journal!;
-    await appendFile(journal, `${JSON.stringify(e)}\n`);
-    this.journalLines++;
-    // Keep the journal about twice the ring: rewrite it with the ring alone when it grows past that.
-    if (this.journalLines > this.ringSize * 2) {
-      // Only events up to this one: later ones are still queued for their own append.
-      const kept = this.ring.filter((x) => x.id <= e.id);
-      await writeFileAtomic(journal, kept.map((x) => JSON.stringify(x)).join("\n") + "\n");
-      this.journalLines = kept.length;
+  private deliver(events: SignalEvent[]): void {
+    for (const e of events) {
+      if (e.id <= this.delivered) continue;
+      this.delivered = e.id;
+      this.ring.push(e);
+      for (const l of this.listeners) l.onEvent(e);
     }
+    if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
   }
 }

@@ -2,6 +2,7 @@
 // read back: severity ranks, liveness under SIGNAL_TTL_HOURS, and the one-line form that
 // signals.md and the feed use.
 import { readFile, readdir, stat } from "node:fs/promises";
+import { containedNames } from "../vault/contained";
 import { join } from "node:path";
 import { splitFrontmatter } from "../index/document";
 
@@ -91,7 +92,9 @@ export interface ReadSignalsOptions {
 /** Every signal file under amygdala/, in name order. */
 export async function readSignals(vault: string, opts: ReadSignalsOptions = {}): Promise<SignalFile[]> {
   const dir = join(vault, "amygdala");
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith(".md") && !n.startsWith(".")).sort();
+  const listed = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith(".md") && !n.startsWith(".")).sort();
+  // A symlinked signal file counts only when it is a file inside the vault.
+  const names = await containedNames(vault, dir, listed);
   const live = opts.liveAt;
   const read = await Promise.all(
     names.map((name) =>

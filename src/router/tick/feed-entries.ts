@@ -21,13 +21,15 @@ export const TICK_ENTRIES = {
 const LISTED = { signals: 20, arcs: 10, lessons: 10, decisions: 10 };
 const DECISION_DAYS = 14;
 
-export function signalsMarkdown(live: SignalFile[], opts: { asOf: Date; ttlHours: number }): string {
+/** `swept` defaults to asOf (the tick sweeps); null leaves it out (never swept yet). */
+export function signalsMarkdown(live: SignalFile[], opts: { asOf: Date; ttlHours: number; swept?: Date | null }): string {
+  const swept = opts.swept === undefined ? opts.asOf : opts.swept;
   const fm = {
     id: "signals",
     title: "Live signals",
     type: "signals",
     generated: opts.asOf.toISOString(),
-    swept: opts.asOf.toISOString(),
+    ...(swept ? { swept: swept.toISOString() } : {}),
     ttl_hours: opts.ttlHours,
     live: live.length,
   };

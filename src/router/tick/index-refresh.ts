@@ -81,6 +81,8 @@ export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[]): Prom
 export class BackgroundIndexer {
   static readonly DELAY_MS = 1000;
   private readonly pending = new Set<string>();
+  /** Producers the index holds rows for (once seen, they stay: rows only go with their files). */
+  private readonly indexed = new Set<Producer>();
   private running: Promise<void> | undefined;
   private closed = false;
 
@@ -96,6 +98,30 @@ export class BackgroundIndexer {
         // Scheduled while the round ran: another round, after another delay.
         if (this.pending.size > 0 && !this.closed) this.schedule(this.pending.values().next().value as string);
       });
+  }
+
+  /**
+   * A file the router just wrote (issue 16 part 5: the pipeline tells the truth right after
+   * use). The first file of a producer the index holds no rows for is indexed before this
+   * resolves, so the index never lags behind files a report can see; later writes go to the
+   * background round (within DELAY_MS), which coalesces a burst of markers into one re-index.
+   */
+  async written(path: string): Promise<void> {
+    const producer = producerOf(path);
+    if (this.closed || !producer) return;
+    if (!this.indexed.has(producer)) {
+      const rows = await this.deps.index.countByProducer().catch(() => undefined);
+      for (const [p, n] of Object.entries(rows ?? {})) if (n > 0) this.indexed.add(p as Producer);
+    }
+    if (this.indexed.has(producer)) return this.schedule(path);
+    try {
+      const st = await Bun.file(join(this.deps.vault, path)).stat();
+      await indexFile(this.deps, producer, { path, mtimeMs: st.mtimeMs });
+      this.indexed.add(producer);
+    } catch (err) {
+      logger.warn(`could not index ${path} now (the next tick will): ${(err as Error).message}`);
+      this.schedule(path);
+    }
   }
 
   /** Resolves once everything scheduled so far is indexed. */

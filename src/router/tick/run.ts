@@ -94,7 +94,9 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
   };
 
   // 1–2. Walk, harvest.
-  const walked = (await walk(deps.vault, "")).files;
+  const walk0 = await walk(deps.vault, "");
+  const walked = walk0.files;
+  for (const link of walk0.skippedLinks.slice(0, 20)) warnings.push(`symlink not followed (it leaves the vault, points at a folder, dangles or loops): ${link}`);
   phase("walk");
   const harvest = await harvestInlineMarkers(deps.markers, walked, { dryRun: opts.dryRun, asOf });
   phase("harvest");

@@ -1,8 +1,10 @@
 // Directory walks over the vault for the tick and the pipeline report. Skips dot-entries (the
-// data directory, temp files, lock directories) and symlinks (a walk never leaves the vault);
-// an optional limit on entries read keeps a report fast however large the vault grows.
+// data directory, temp files, lock directories) and symlinks that lead out of the vault, to a
+// folder (loops) or nowhere (vault/contained.ts), and says which; an optional limit on entries
+// read keeps a report fast however large the vault grows.
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { linkStaysInVault } from "./contained";
 
 export interface WalkedFile {
   /** Vault-relative, forward slashes. */
@@ -32,11 +34,13 @@ export interface WalkResult {
   truncated: boolean;
   /** Directory entries read. */
   entries: number;
+  /** Vault-relative symlinks not followed: they leave the vault, point at a folder, dangle or loop. */
+  skippedLinks: string[];
 }
 
 /** Walks `rel` (a vault-relative folder; "" is the vault itself). A missing folder is empty. */
 export async function walk(vault: string, rel: string, opts: WalkOptions = {}): Promise<WalkResult> {
-  const out: WalkResult = { files: [], truncated: false, entries: 0 };
+  const out: WalkResult = { files: [], truncated: false, entries: 0, skippedLinks: [] };
   const limit = opts.limit ?? Number.POSITIVE_INFINITY;
   const maxFiles = opts.maxFiles ?? Number.POSITIVE_INFINITY;
   const wantStat = opts.stat ?? true;
@@ -58,6 +62,12 @@ export async function walk(vault: string, rel: string, opts: WalkOptions = {}): 
       const path = dir ? `${dir}/${e.name}` : e.name;
       if (e.isDirectory()) {
         if ((opts.recursive ?? true) && !opts.skip?.has(path)) subdirs.push(path);
+        continue;
+      }
+      if (e.isSymbolicLink()) {
+        if (await linkStaysInVault(vault, join(vault, path))) {
+          if (!opts.filter || opts.filter(path)) kept.push(path);
+        } else out.skippedLinks.push(path);
         continue;
       }
       if (e.isFile() && (!opts.filter || opts.filter(path))) kept.push(path);

@@ -2,6 +2,7 @@
 // a test checks that every .sql file in this folder is listed here.
 import init from "./0001_init.sql" with { type: "text" };
 import docTsv from "./0002_doc_tsv.sql" with { type: "text" };
+import links from "./0003_links.sql" with { type: "text" };
 
 export interface Migration {
   version: string;
@@ -11,4 +12,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { version: "0001_init", sql: init },
   { version: "0002_doc_tsv", sql: docTsv },
+  { version: "0003_links", sql: links },
 ];

@@ -1,0 +1,124 @@
+// What the three Claude Code hooks share (`router-cli hook session-start | prompt | stop`):
+// the hook input on stdin, where the router is, one time budget for the whole run, the
+// per-session state file, and the JSON answer Claude Code reads. Kept free of citty and
+// consola: a hook runs on every prompt, so it loads only what it uses.
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { parse as parseDotenv } from "dotenv";
+
+/** The fields of Claude Code's hook input that the hooks read (the rest is ignored). */
+export interface HookInput {
+  session_id?: string;
+  transcript_path?: string;
+  cwd?: string;
+  hook_event_name?: string;
+  source?: string;
+  prompt?: string;
+  stop_hook_active?: boolean;
+}
+
+export interface HookSettings {
+  baseUrl: string;
+  token?: string;
+  outbox: string;
+  /** The whole run's budget for the network (BRAIN_HOOK_TIMEOUT_MS, default 1000). */
+  timeoutMs: number;
+  feedMaxChars: number;
+  signalsEnabled: boolean;
+  minSeverity: string;
+  stateDir: string;
+  home: string;
+}
+
+/** The process env first, then ~/.router/.env (as every router-cli command reads them). */
+export function hookSettings(env: Record<string, string | undefined> = process.env): HookSettings {
+  const home = env.HOME || homedir();
+  const path = join(home, ".router", ".env");
+  const file = existsSync(path) ? parseDotenv(readFileSync(path, "utf8")) : {};
+  const get = (k: string) => env[k] || file[k] || undefined;
+  const num = (k: string, dflt: number, min: number, max: number) => {
+    const n = Number(get(k));
+    return Number.isFinite(n) && n >= min && n <= max ? n : dflt;
+  };
+  return {
+    baseUrl: (get("BRAIN_URL") ?? `http://localhost:${get("PORT_BRAIN_API") ?? "8103"}`).replace(/\/+$/, ""),
+    token: get("KB_ROUTER_TOKEN"),
+    outbox: get("BRAIN_OUTBOX") ?? join(home, ".router", "outbox"),
+    timeoutMs: num("BRAIN_HOOK_TIMEOUT_MS", 1000, 50, 10_000),
+    feedMaxChars: num("BRAIN_FEED_MAX_CHARS", 6000, 200, 200_000),
+    signalsEnabled: !/^(0|false|no|off)$/i.test(get("AMYGDALA_ENABLED") ?? "1"),
+    minSeverity: get("AMYGDALA_MIN_SEVERITY") ?? "high",
+    stateDir: get("BRAIN_HOOK_STATE_DIR") ?? join(home, ".router", "sessions"),
+    home,
+  };
+}
+
+export async function readHookInput(): Promise<HookInput> {
+  const text = await Bun.stdin.text().catch(() => "");
+  if (!text.trim()) return {};
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === "object" ? (v as HookInput) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** fetch against the router with the bearer, aborted when the run's budget is spent. */
+export function routerFetch(s: HookSettings, deadline: AbortSignal) {
+  return (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
+    fetch(`${s.baseUrl}${path}`, {
+      method: init.method ?? "GET",
+      headers: {
+        accept: "application/json",
+        ...(s.token ? { authorization: `Bearer ${s.token}` } : {}),
+        ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
+        ...init.headers,
+      },
+      body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      signal: deadline,
+    });
+}
+
+/** Per-session state: the last signal event seen, how far the transcript was read. */
+export interface SessionState {
+  signal_cursor?: number;
+  transcript_path?: string;
+  transcript_offset?: number;
+}
+
+const SAFE_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+const statePath = (s: HookSettings, sessionId: string | undefined) =>
+  sessionId && SAFE_ID.test(sessionId) && !sessionId.startsWith(".") ? join(s.stateDir, `${sessionId}.json`) : undefined;
+
+export async function loadState(s: HookSettings, sessionId: string | undefined): Promise<SessionState> {
+  const path = statePath(s, sessionId);
+  if (!path) return {};
+  try {
+    return JSON.parse(await readFile(path, "utf8")) as SessionState;
+  } catch {
+    return {};
+  }
+}
+
+export async function saveState(s: HookSettings, sessionId: string | undefined, state: SessionState): Promise<void> {
+  const path = statePath(s, sessionId);
+  if (!path) return;
+  await mkdir(s.stateDir, { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  await writeFile(temp, JSON.stringify(state));
+  await rename(temp, path);
+}
+
+/** The answer Claude Code adds to the model's context (SessionStart, UserPromptSubmit). */
+export function additionalContext(event: "SessionStart" | "UserPromptSubmit", text: string): string {
+  return JSON.stringify({ hookSpecificOutput: { hookEventName: event, additionalContext: text } });
+}
+
+/** A hook never fails the session: what went wrong goes to stderr (Claude Code's debug log). */
+export function warn(message: string): void {
+  process.stderr.write(`router-cli hook: ${message}\n`);
+}

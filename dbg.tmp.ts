@@ -1,0 +1,17 @@
+import { connectRedisLazily } from "./src/orchestrator/jobs/redis-connect";
+import { createBullQueue } from "./src/orchestrator/jobs/bullmq-queue";
+const kv = await connectRedisLazily({ url: "redis://127.0.0.1:23456", keyPrefix: "dbg" });
+const q = createBullQueue({ url: "redis://127.0.0.1:23456", keyPrefix: "dbg", podName: "p", maxParallel: 2, lockMs: 2000, keepSeconds: 60 });
+q.start(async () => {});
+await Bun.sleep(500);
+Bun.spawnSync(["sh", "-c", "kill -9 $(pgrep -f 'redis-server.*23456')"]);
+await Bun.sleep(300);
+const t = (label: string, p: Promise<unknown>) => { const s = Date.now(); return p.then((v) => console.log(label, "ok", Date.now() - s, v), (e) => console.log(label, "err", Date.now() - s, e.message)); };
+await t("kv.get", kv.get("x"));
+await t("kv.set", kv.set("x", "1"));
+await t("q.add", q.add("0194a3b2-6c1e-7f00-8a3b-1c2d3e4f5a6b"));
+await t("q.has", q.has("0194a3b2-6c1e-7f00-8a3b-1c2d3e4f5a6b"));
+await t("podAlive", q.podAlive("other"));
+await t("cancel", q.broadcastCancel("x"));
+await t("close", q.close());
+process.exit(0);

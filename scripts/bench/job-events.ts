@@ -1,0 +1,146 @@
+// Job events benchmark (issue 18): 10,000 agent events (recorded-format stream-json replayed by
+// test/fixtures/fake-claude) delivered through GET /jobs/{id}/events to a client, against the
+// agent's own output of the same events (the floor, measured in the same run: the same agent
+// spawned directly, its stdout read to the end). Both are timed from the agent's own start
+// (its FAKE_CLAUDE_RECORD start line) to the last event read. Target: ratio ≤ 1.3×.
+// Two paces: a burst (the agent prints as fast as it can) and a paced agent (1 ms a line).
+//
+//   bun run bench job-events
+//   BENCH_EVENTS=20000 bun scripts/bench/job-events.ts
+//   BENCH_REDIS_URL=redis://127.0.0.1:6379 bun scripts/bench/job-events.ts   (log in Redis)
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createParser } from "eventsource-parser";
+import { freePort } from "./lib/ports.ts";
+import { startAndWait, type Started } from "./lib/proc.ts";
+import { judged, num, table } from "./lib/table.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const FAKE = join(ROOT, "test/fixtures/fake-claude");
+const KEY = "bench-events-key";
+const AUTH = { authorization: `Bearer ${KEY}` };
+const EVENTS = Number(process.env.BENCH_EVENTS) > 0 ? Number(process.env.BENCH_EVENTS) : 10_000;
+const REDIS = process.env.BENCH_REDIS_URL;
+const TARGET_RATIO = 1.3;
+const tmp = mkdtempSync(join(tmpdir(), "brain-bench-events-"));
+const SESSION = "6f1c2a9e-3b7d-4e2a-9c1f-2d8e5b7a4c10";
+
+/** EVENTS lines in Claude Code's format: text, a tool call, its result, over and over; then the result line. */
+function scenario(): string {
+  const lines: string[] = [JSON.stringify({ type: "system", subtype: "init", cwd: "/", session_id: SESSION, tools: ["Bash"], model: "claude-sonnet-4-5" })];
+  const usage = { input_tokens: 12, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000, output_tokens: 40 };
+  for (let i = 0; lines.length < EVENTS - 1; i++) {
+    const msg = { model: "claude-sonnet-4-5", id: `msg_${i}`, type: "message", role: "assistant", stop_reason: null, usage };
+    const kind = lines.length % 3;
+    if (kind === 1) lines.push(JSON.stringify({ type: "assistant", message: { ...msg, content: [{ type: "text", text: `Step ${i}: looking at the parser and its tests before changing anything.` }] }, parent_tool_use_id: null, session_id: SESSION }));
+    else if (kind === 2) lines.push(JSON.stringify({ type: "assistant", message: { ...msg, content: [{ type: "tool_use", id: `toolu_${i}`, name: "Bash", input: { command: `grep -rn parse src/ | head -${i % 50}`, description: "Find the parser" } }] }, parent_tool_use_id: null, session_id: SESSION }));
+    else lines.push(JSON.stringify({ type: "user", message: { role: "user", content: [{ tool_use_id: `toolu_${i - 1}`, type: "tool_result", content: `src/parser.ts:${i}: export function parse(input: string) {` }] }, parent_tool_use_id: null, session_id: SESSION }));
+  }
+  lines.push(JSON.stringify({ type: "result", subtype: "success", is_error: false, duration_ms: 1000, num_turns: EVENTS / 3, session_id: SESSION, total_cost_usd: 1.23, usage, result: "done" }));
+  const file = join(tmp, "scenario.jsonl");
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return file;
+}
+
+const startOf = (record: string, marker: string): number => {
+  const line = readFileSync(record, "utf8").split("\n").find((l) => l.includes('"start"') && l.includes(marker));
+  if (!line) throw new Error(`the agent never recorded its start for ${marker}`);
+  return JSON.parse(line).at as number;
+};
+
+/** The floor: the agent alone, its stdout read to the end by this process. */
+async function agentAlone(file: string, delayMs: number): Promise<{ ms: number; lines: number }> {
+  const record = join(tmp, `alone-${delayMs}.jsonl`);
+  const cwd = mkdtempSync(join(tmp, "alone-"));
+  const proc = Bun.spawn([FAKE, "-p", "bench-alone", "--output-format", "stream-json", "--verbose"], {
+    cwd,
+    env: { PATH: process.env.PATH, HOME: cwd, FAKE_CLAUDE_SCENARIO: file, FAKE_CLAUDE_RECORD: record, FAKE_CLAUDE_DELAY_MS: String(delayMs) },
+    stdout: "pipe",
+  });
+  let lines = 0;
+  const decoder = new TextDecoder();
+  for await (const chunk of proc.stdout) lines += decoder.decode(chunk, { stream: true }).split("\n").length - 1;
+  const end = Date.now();
+  await proc.exited;
+  return { ms: end - startOf(record, "bench-alone"), lines };
+}
+
+async function service(delayMs: number): Promise<{ url: string; server: Started; record: string }> {
+  const port = freePort();
+  const record = join(tmp, `service-${delayMs}.jsonl`);
+  const server = await startAndWait({
+    cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "orchestrator"],
+    cwd: tmp,
+    env: {
+      PATH: process.env.PATH,
+      HOME: join(tmp, `home-${delayMs}`),
+      SERVICE_PORT: String(port),
+      SERVICE_API_KEYS: KEY,
+      SERVICE_OTEL_ENABLED: "false",
+      SERVICE_CLAUDE_BINARY: FAKE,
+      FAKE_CLAUDE_RECORD: record,
+      FAKE_CLAUDE_DELAY_MS: String(delayMs),
+      FAKE_CLAUDE_SCENARIO: process.env.FAKE_CLAUDE_SCENARIO,
+      LOG_LEVEL: "1",
+      ...(REDIS ? { REDIS_URL: REDIS, REDIS_KEY_PREFIX: `bench-events-${process.pid}` } : {}),
+    },
+    readyUrl: `http://127.0.0.1:${port}/health`,
+    logPath: join(tmp, `service-${delayMs}.log`),
+  });
+  return { url: `http://127.0.0.1:${port}`, server, record };
+}
+
+/** Submits the job, reads its events to the end; times the agent's start → the last event read. */
+async function throughService(file: string, delayMs: number): Promise<{ ms: number; events: number; agentEvents: number; bytes: number }> {
+  const { url, server, record } = await service(delayMs);
+  try {
+    const task = `bench-through-${delayMs}`;
+    const res = await fetch(`${url}/jobs`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ task }) });
+    const job = (await res.json()) as { id: string };
+    const stream = await fetch(`${url}/jobs/${job.id}/events`, { headers: { ...AUTH, accept: "text/event-stream" } });
+    let events = 0;
+    let agentEvents = 0;
+    let bytes = 0;
+    let last = 0;
+    const parser = createParser({
+      onEvent: (m) => {
+        events++;
+        if (m.event !== "status" && m.event !== "usage") agentEvents++;
+        last = Date.now();
+      },
+    });
+    const decoder = new TextDecoder();
+    for await (const chunk of stream.body!) {
+      bytes += chunk.byteLength;
+      parser.feed(decoder.decode(chunk, { stream: true }));
+    }
+    return { ms: last - startOf(record, task), events, agentEvents, bytes };
+  } finally {
+    await server.stop();
+  }
+}
+
+try {
+  const file = scenario();
+  // The service's agent reads its scenario from the environment it inherits.
+  process.env.FAKE_CLAUDE_SCENARIO = file;
+  console.log(`${num(EVENTS)} agent lines (text, tool call, tool result, …), log in ${REDIS ? "Redis" : "a JSONL file"}\n`);
+  const rows = [["pace", "agent alone (floor)", "through /jobs/{id}/events", "events read", "ratio", `target ≤ ${TARGET_RATIO}×`]];
+  for (const delay of [0, 1]) {
+    const alone = await agentAlone(file, delay);
+    const through = await throughService(file, delay);
+    const ratio = through.ms / alone.ms;
+    rows.push([
+      delay === 0 ? "burst" : `${delay} ms a line`,
+      `${num(alone.ms)} ms (${num(alone.lines)} lines)`,
+      `${num(through.ms)} ms (${num(through.bytes / 1024)} KiB)`,
+      `${num(through.events)} (${num(through.agentEvents)} from the agent)`,
+      `${num(ratio, 2)}×`,
+      judged("", ratio <= TARGET_RATIO).trim(),
+    ]);
+  }
+  console.log(table(rows));
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

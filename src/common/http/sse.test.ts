@@ -1,0 +1,56 @@
+// The shared SSE helper over a loopback Bun server: framing, keep-alive, Last-Event-ID, cancel.
+import { afterAll, describe, expect, it } from "bun:test";
+import { formatEvent, lastEventIdOf, sseResponse, sseStream } from "./sse";
+
+let cancelled = 0;
+const server = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch(req) {
+    const path = new URL(req.url).pathname;
+    if (path === "/quiet") {
+      return sseResponse(sseStream({ keepAliveMs: 50, onCancel: () => void cancelled++, run: () => new Promise(() => {}) }));
+    }
+    return sseResponse(
+      sseStream({
+        run: async (sink) => {
+          sink.event({ id: 7, event: "signal\nid: 99", data: "line one\nline two" });
+          sink.event({ data: { last: lastEventIdOf(req) ?? null } });
+        },
+      }),
+    );
+  },
+});
+afterAll(() => server.stop(true));
+const base = `http://127.0.0.1:${server.port}`;
+
+describe("sseStream", () => {
+  it("frames events: one data line per line, no line break in a field, and ends when run resolves", async () => {
+    const res = await fetch(`${base}/`, { headers: { "last-event-id": " 41 " } });
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    expect(res.headers.get("cache-control")).toContain("no-cache");
+    expect(await res.text()).toBe('event: signal id: 99\nid: 7\ndata: line one\ndata: line two\n\ndata: {"last":"41"}\n\n');
+  });
+
+  it("reads Last-Event-ID from ?last_event_id= when the header is absent", async () => {
+    expect(await (await fetch(`${base}/?last_event_id=12`)).text()).toContain('{"last":"12"}');
+  });
+
+  it("sends a keep-alive comment while quiet, and reports the client going away", async () => {
+    const ac = new AbortController();
+    const res = await fetch(`${base}/quiet`, { signal: ac.signal });
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    expect(new TextDecoder().decode(value)).toBe(": keep-alive\n\n");
+    ac.abort();
+    const deadline = Date.now() + 5_000;
+    while (cancelled === 0 && Date.now() < deadline) await Bun.sleep(20);
+    expect(cancelled).toBe(1);
+  });
+});
+
+describe("formatEvent", () => {
+  it("sends a blank data line for empty data", () => {
+    expect(formatEvent({ data: "" })).toBe("data: \n\n");
+  });
+});

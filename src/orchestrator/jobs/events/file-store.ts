@@ -1,0 +1,160 @@
+// Job events as JSONL beside the job file: SERVICE_JOBS_DIR/{id}.events.jsonl, one event a line,
+// appended (O_APPEND: pods sharing the directory never interleave a line). A reader that follows
+// a job keeps where it stopped (line → byte offset), so a live watcher reads only what is new.
+import { appendFile, open, readdir, stat, unlink } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { isJobId } from "../schema";
+import { AppendSignals, DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
+import type { JobEvent, StoredJobEvent } from "./schema";
+
+const SUFFIX = ".events.jsonl";
+/** Line → byte offset checkpoints kept per job (one per reader position). */
+const MAX_CHECKPOINTS = 64;
+/** What this process appended last, per job, served to its own live readers without touching the disk. */
+const TAIL_EVENTS = 4096;
+
+interface Tail {
+  /** Id of the last line in the file, as this process knows it. */
+  last: number;
+  /** Size of the file after this process's last append: another writer changes it, and the tail is dropped. */
+  size: number;
+  events: StoredJobEvent[];
+}
+
+export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number; now?: () => number }): JobEventStore {
+  const dir = resolve(opts.dir);
+  const now = opts.now ?? Date.now;
+  const pathOf = (id: string) => join(dir, id + SUFFIX);
+  const signals = new AppendSignals();
+  const chains = new Map<string, Promise<void>>();
+  const checkpoints = new Map<string, Map<number, number>>();
+  const tails = new Map<string, Tail>();
+
+  /** Counts the lines already in the file (once per job and process, at its first append here). */
+  async function tailOf(id: string): Promise<Tail> {
+    let t = tails.get(id);
+    if (t) return t;
+    let text = "";
+    try {
+      text = await Bun.file(pathOf(id)).text();
+    } catch {}
+    let lines = 0;
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) lines++;
+    t = { last: lines, size: Buffer.byteLength(text), events: [] };
+    tails.set(id, t);
+    return t;
+  }
+
+  /** The events after `after` from this process's tail, when it is current and reaches back that far. */
+  async function fromTail(id: string, after: number, limit: number): Promise<StoredJobEvent[] | undefined> {
+    if (!tails.has(id)) return undefined;
+    const size = await stat(pathOf(id)).then((s) => s.size, () => -1);
+    const t = tails.get(id);
+    if (!t) return undefined;
+    if (size !== t.size) {
+      // Another process appended (the file is the truth from now on), or our own append is between
+      // its write and its bookkeeping (then the file answers this once).
+      if (!chains.has(id)) tails.delete(id);
+      return undefined;
+    }
+    const first = t.events[0]?.id ?? t.last + 1;
+    if (after + 1 < first || after > t.last) return undefined;
+    const start = after + 1 - first;
+    return t.events.slice(start, start + limit);
+  }
+
+  const remember = (id: string, line: number, offset: number) => {
+    let m = checkpoints.get(id);
+    if (!m) checkpoints.set(id, (m = new Map()));
+    m.set(line, offset);
+    if (m.size > MAX_CHECKPOINTS) m.delete(m.keys().next().value!);
+  };
+
+  async function read(id: string, after: number, limit = DEFAULT_READ_LIMIT): Promise<StoredJobEvent[]> {
+    if (!isJobId(id)) return [];
+    const cached = await fromTail(id, after, limit);
+    if (cached) return cached;
+    let handle;
+    try {
+      handle = await open(pathOf(id), "r");
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw err;
+    }
+    try {
+      // Start from the nearest checkpoint at or before `after`.
+      let line = 0;
+      let offset = 0;
+      for (const [l, o] of checkpoints.get(id) ?? []) if (l <= after && l > line) [line, offset] = [l, o];
+      const size = (await handle.stat()).size;
+      if (offset >= size) return [];
+      const buf = Buffer.alloc(size - offset);
+      await handle.read(buf, 0, buf.length, offset);
+      const out: StoredJobEvent[] = [];
+      let start = 0;
+      while (out.length < limit) {
+        const nl = buf.indexOf(10, start);
+        if (nl < 0) break; // a line still being written
+        line++;
+        if (line > after) {
+          try {
+            out.push({ id: line, event: JSON.parse(buf.subarray(start, nl).toString("utf8")) as JobEvent });
+          } catch {
+            // a damaged line keeps its number, so ids stay positions
+          }
+        }
+        start = nl + 1;
+      }
+      remember(id, line, offset + start);
+      return out;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  return {
+    kind: "file",
+    append(id, events) {
+      if (!isJobId(id)) return Promise.reject(new Error(`not a job id: ${JSON.stringify(id)}`));
+      if (events.length === 0) return Promise.resolve();
+      const text = events.map((e) => `${JSON.stringify(e)}\n`).join("");
+      const prev = chains.get(id) ?? Promise.resolve();
+      const next = prev.then(async () => {
+        const t = await tailOf(id);
+        await appendFile(pathOf(id), text, { mode: 0o600 });
+        for (const event of events) t.events.push({ id: ++t.last, event });
+        if (t.events.length > TAIL_EVENTS) t.events.splice(0, t.events.length - TAIL_EVENTS);
+        t.size += Buffer.byteLength(text);
+      });
+      const tail = next.catch(() => {});
+      chains.set(id, tail);
+      void tail.then(() => {
+        if (chains.get(id) === tail) chains.delete(id);
+      });
+      return next.then(() => signals.emit(id));
+    },
+    read,
+    last: async (id, count) => (count <= 0 ? [] : (await read(id, 0, Number.MAX_SAFE_INTEGER)).slice(-count)),
+    onAppend: (id, l) => signals.on(id, l),
+    async sweep(isLive) {
+      let removed = 0;
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names) {
+        if (!name.endsWith(SUFFIX)) continue;
+        const id = name.slice(0, -SUFFIX.length);
+        if (!isJobId(id) || (await isLive(id))) continue;
+        // A log written in the last TTL may belong to a job whose record is still on its way.
+        const info = await stat(join(dir, name)).catch(() => null);
+        if (info && info.mtimeMs + opts.ttlSeconds * 1000 > now()) continue;
+        await unlink(join(dir, name)).catch(() => {});
+        checkpoints.delete(id);
+        tails.delete(id);
+        removed++;
+      }
+      return removed;
+    },
+    async close() {
+      await Promise.all([...chains.values()]);
+    },
+  };
+}

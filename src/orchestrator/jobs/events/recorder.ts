@@ -1,0 +1,216 @@
+// One run's agent events → the job's event log and running totals (issue 18, parts 1 and 2).
+// The mapping is the chat stream's (TurnMapper); the running usage is summed per model message
+// (frames of one message repeat its usage) until the result line gives the final figures.
+import type { AgentEvent } from "../../agent/stream-json";
+import { TurnMapper } from "../../chat/turn-mapper";
+import { log } from "../../../common/logger";
+import { fromTurnEvent, type JobEvent, type RunningUsage } from "./schema";
+import type { JobEventStore } from "./store";
+
+const logger = log("job-events");
+
+/** What the job record carries while the job runs. */
+export interface JobProgress {
+  usage: RunningUsage;
+  total_cost_usd: number | null;
+  num_turns: number;
+  duration_ms: number;
+  session_id?: string;
+}
+
+export interface RecorderOptions {
+  store: JobEventStore;
+  jobId: string;
+  /** The log's size bound: past it, text, thinking and tool events are dropped (with one `cut` event). */
+  maxBytes: number;
+  /** Called with the running totals (and a `usage` event logged), at most every progressMs and once at the end. */
+  onProgress: (p: JobProgress) => void;
+  progressMs?: number;
+  now?: () => number;
+}
+
+/** How the run ended, as far as the mapper needs to know it. */
+export interface RunEnd {
+  status: "succeeded" | "failed" | "cancelled";
+  exit_code: number | null;
+  error?: string;
+  timed_out?: boolean;
+}
+
+const KEPT_AFTER_CUT = new Set<JobEvent["type"]>(["status", "usage", "error"]);
+const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+export class RunRecorder {
+  private readonly mapper = new TurnMapper({ frames: true });
+  private readonly started: number;
+  private readonly now: () => number;
+  private readonly seenMessages = new Set<string>();
+  private usage: RunningUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  private cost: number | null = null;
+  private turns = 0;
+  private finalDuration: number | undefined;
+  private sessionId: string | undefined;
+  private bytes = 0;
+  private cut = false;
+  private pending: JobEvent[] = [];
+  private writing: Promise<void> = Promise.resolve();
+  private lastProgress = 0;
+  private failures = 0;
+
+  constructor(private readonly opts: RecorderOptions) {
+    this.now = opts.now ?? Date.now;
+    this.started = this.now();
+  }
+
+  /** One agent line, as it arrives. Never throws. */
+  push = (ev: AgentEvent): void => {
+    const at = new Date(this.now()).toISOString();
+    let usageChanged = false;
+    if (ev.type === "system" && ev.subtype === "init" && typeof ev.session_id === "string") this.sessionId = ev.session_id;
+    if (ev.type === "assistant") {
+      const id = typeof ev.message.id === "string" ? ev.message.id : undefined;
+      if (id && !this.seenMessages.has(id)) {
+        this.seenMessages.add(id);
+        const u = ev.message.usage ?? {};
+        this.usage = {
+          input_tokens: this.usage.input_tokens + n(u.input_tokens),
+          output_tokens: this.usage.output_tokens + n(u.output_tokens),
+          cache_creation_input_tokens: this.usage.cache_creation_input_tokens + n(u.cache_creation_input_tokens),
+          cache_read_input_tokens: this.usage.cache_read_input_tokens + n(u.cache_read_input_tokens),
+        };
+        if (ev.parent_tool_use_id === null) this.turns++;
+        usageChanged = true;
+      }
+    }
+    if (ev.type === "result") {
+      const u = ev.usage ?? {};
+      this.usage = {
+        input_tokens: n(u.input_tokens),
+        output_tokens: n(u.output_tokens),
+        cache_creation_input_tokens: n(u.cache_creation_input_tokens),
+        cache_read_input_tokens: n(u.cache_read_input_tokens),
+      };
+      if (typeof ev.total_cost_usd === "number") this.cost = ev.total_cost_usd;
+      if (typeof ev.num_turns === "number") this.turns = ev.num_turns;
+      if (typeof ev.duration_ms === "number") this.finalDuration = ev.duration_ms;
+      if (typeof ev.session_id === "string") this.sessionId = ev.session_id;
+      usageChanged = true;
+    }
+    for (const te of this.mapper.push(ev)) {
+      const je = fromTurnEvent(te, at);
+      if (je) this.add(je);
+    }
+    if (usageChanged) {
+      this.dirty = true;
+      this.progress(ev.type === "result");
+    }
+  };
+
+  /** After the agent has exited: what the mapper still holds, the end's error, the last totals; resolves when written. */
+  async finish(end: RunEnd): Promise<JobProgress> {
+    const at = new Date(this.now()).toISOString();
+    const events = this.mapper.end({
+      failed: end.status !== "succeeded",
+      error: end.error,
+      exitCode: end.exit_code,
+      signal: null,
+      garbageLines: 0,
+      cancelled: end.status === "cancelled",
+      timedOut: end.timed_out === true,
+    });
+    for (const te of events) {
+      const je = fromTurnEvent(te, at);
+      if (je) this.add(je);
+    }
+    this.progress(true);
+    await this.flushNow();
+    return this.totals();
+  }
+
+  totals(): JobProgress {
+    return {
+      usage: this.usage,
+      total_cost_usd: this.cost,
+      num_turns: this.turns,
+      duration_ms: this.finalDuration ?? this.now() - this.started,
+      ...(this.sessionId && { session_id: this.sessionId }),
+    };
+  }
+
+  private usageEvent(at: string): JobEvent {
+    const t = this.totals();
+    return { type: "usage", at, usage: t.usage, total_cost_usd: t.total_cost_usd, num_turns: t.num_turns, duration_ms: t.duration_ms };
+  }
+
+  /** Reports the totals now, or at the end of the current window (so the last change is never lost). */
+  private progressTimer: ReturnType<typeof setTimeout> | undefined;
+  private dirty = false;
+  private progress(force: boolean): void {
+    if (!this.dirty) return;
+    const t = this.now();
+    const every = this.opts.progressMs ?? 1_000;
+    if (!force && t - this.lastProgress < every) {
+      this.progressTimer ??= setTimeout(() => {
+        this.progressTimer = undefined;
+        this.progress(true);
+      }, every - (t - this.lastProgress));
+      return;
+    }
+    if (this.progressTimer) clearTimeout(this.progressTimer);
+    this.progressTimer = undefined;
+    this.lastProgress = t;
+    this.dirty = false;
+    this.add(this.usageEvent(new Date(t).toISOString()));
+    try {
+      this.opts.onProgress(this.totals());
+    } catch (err) {
+      logger.warn(`job ${this.opts.jobId}: recording progress failed: ${(err as Error).message}`);
+    }
+  }
+
+  private add(e: JobEvent): void {
+    if (this.cut && !KEPT_AFTER_CUT.has(e.type)) return;
+    const size = JSON.stringify(e).length + 1;
+    if (!this.cut && this.bytes + size > this.opts.maxBytes && !KEPT_AFTER_CUT.has(e.type)) {
+      this.cut = true;
+      this.pending.push({
+        type: "cut",
+        at: e.at,
+        limit_bytes: this.opts.maxBytes,
+        message: `the event log reached its limit (${this.opts.maxBytes} bytes): later text, thinking and tool events are not kept; status, usage and errors still are`,
+      });
+      this.schedule();
+      return;
+    }
+    this.bytes += size;
+    this.pending.push(e);
+    this.schedule();
+  }
+
+  /** One append in flight at a time; what arrives meanwhile goes in the next one (a batch). */
+  private scheduled = false;
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.writing = this.writing.then(() => {
+      this.scheduled = false;
+      return this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      await this.opts.store.append(this.opts.jobId, batch);
+    } catch (err) {
+      if (this.failures++ === 0) logger.warn(`job ${this.opts.jobId}: events not kept: ${(err as Error).message}`);
+    }
+  }
+
+  private async flushNow(): Promise<void> {
+    await this.writing;
+    await this.write();
+  }
+}

@@ -1,0 +1,79 @@
+// GET /jobs/{job_id}/events: the job's events as server-sent events (issue 18, part 1), resumable
+// with Last-Event-ID; a finished job's whole log is replayed, then the stream ends.
+import { createRoute, z } from "@hono/zod-openapi";
+import { streamSSE } from "hono/streaming";
+import { errorResponse, HttpError } from "../../common/errors";
+import type { OrchestratorApp } from "../app";
+import { followJobEvents, type StoredJobEvent } from "../jobs/events";
+import { keepOpen } from "./keep-open";
+import { authResponses } from "./responses";
+
+const KEEP_ALIVE_MS = 15_000;
+
+const route = createRoute({
+  method: "get",
+  path: "/jobs/{job_id}/events",
+  operationId: "streamJobEvents",
+  tags: ["jobs"],
+  summary: "Watch a job (SSE)",
+  description:
+    "The job's events from the start (or after Last-Event-ID / ?last_event_id=), then live until the job has finished: " +
+    "`status` {status, error}, `text` {text, final}, `thinking` {text}, `tool_use` {tool_use_id, name, input}, `tool_result` {tool_use_id, content, is_error}, " +
+    "`usage` {usage, total_cost_usd, num_turns, duration_ms}, `error` {code, message}, and `cut` when the log reached its size bound " +
+    "(8 MiB; later text, thinking and tool events are not kept). Each event has an id, its position in the log; the stream ends after the final status. " +
+    "A `: keep-alive` comment is sent every 15 s of silence. The log lives with the job (a JSONL file beside it, or Redis with its TTL).",
+  security: [{ bearer: [] }],
+  request: {
+    params: z.object({ job_id: z.string().openapi({ param: { name: "job_id", in: "path" } }) }),
+    headers: z.object({ "last-event-id": z.string().optional() }),
+    query: z.object({
+      last_event_id: z.string().optional().openapi({ description: "Same as the Last-Event-ID header (for clients that cannot set headers)" }),
+    }),
+  },
+  responses: {
+    200: { description: "text/event-stream: `event: <type>`, `id: <n>`, data = the event as JSON", content: { "text/event-stream": { schema: z.string() } } },
+    400: errorResponse("Last-Event-ID is not an event id (a whole number)"),
+    ...authResponses,
+    404: errorResponse("No such job (job_not_found)"),
+    503: errorResponse("This service keeps no job events"),
+  },
+});
+
+function parseLastId(v: string | undefined): number {
+  if (v === undefined || v.trim() === "") return 0;
+  if (!/^\d+$/.test(v.trim())) throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
+  return Number(v.trim());
+}
+
+const frame = (e: StoredJobEvent) => `event: ${e.event.type}\nid: ${e.id}\ndata: ${JSON.stringify(e.event)}\n\n`;
+
+export function registerJobEventRoutes(app: OrchestratorApp): void {
+  app.openapi(route, async (c) => {
+    const { jobs, jobEvents } = c.env.deps;
+    if (!jobEvents) throw new HttpError(503, "no_job_events", "this service keeps no job events");
+    const id = c.req.valid("param").job_id;
+    const after = parseLastId(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id);
+    await jobs.get(id); // 404 before the stream opens
+    keepOpen(c);
+    return streamSSE(c, async (stream) => {
+      const abort = new AbortController();
+      stream.onAbort(() => abort.abort());
+      let wrote = true;
+      const heartbeat = setInterval(() => {
+        if (!wrote) void stream.write(": keep-alive\n\n").catch(() => abort.abort());
+        wrote = false;
+      }, KEEP_ALIVE_MS);
+      try {
+        await stream.write("retry: 3000\n\n");
+        const events = followJobEvents({ store: jobEvents, jobId: id, after, signal: abort.signal, getJob: () => jobs.get(id).catch(() => null) });
+        // One write per batch: a fast agent's burst goes out as one chunk.
+        for await (const batch of events) {
+          await stream.write(batch.map(frame).join(""));
+          wrote = true;
+        }
+      } finally {
+        clearInterval(heartbeat);
+      }
+    }) as never;
+  });
+}

@@ -1,0 +1,7 @@
+// The router's /console page (issue 18, part 5).
+import type { Hono } from "hono";
+import { registerConsole } from "../../common/console/serve";
+import script from "./page.client.js" with { type: "text" };
+
+export const registerRouterConsole = (app: Hono<any>) =>
+  registerConsole(app, { service: "knowledge router", title: "Knowledge router", probe: "/feed", tokenHint: "KB_ROUTER_TOKEN", script });

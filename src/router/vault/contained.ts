@@ -1,0 +1,56 @@
+// Symlinks never lead out of the vault: a link found by a walk or named by a read is followed
+// only when its real path is a regular file inside the vault's real path. A link to a folder
+// is never followed (that is how a walk would loop: raw/loop -> ../raw), nor one that leaves
+// the vault or dangles; the walks report what they skipped.
+import { realpathSync, statSync } from "node:fs";
+import { lstat, realpath, stat } from "node:fs/promises";
+import { sep } from "node:path";
+
+const roots = new Map<string, string>();
+
+function rootOf(vault: string): string {
+  let root = roots.get(vault);
+  if (root === undefined) {
+    try {
+      root = realpathSync(vault);
+    } catch {
+      root = vault;
+    }
+    roots.set(vault, root);
+  }
+  return root;
+}
+
+const inside = (root: string, real: string) => real === root || real.startsWith(root.endsWith(sep) ? root : root + sep);
+
+/** True when the symlink at `abs` resolves to a regular file inside the vault. */
+export async function linkStaysInVault(vault: string, abs: string): Promise<boolean> {
+  try {
+    const real = await realpath(abs);
+    return inside(rootOf(vault), real) && (await stat(real)).isFile();
+  } catch {
+    return false; // dangling, a loop (ELOOP), unreadable
+  }
+}
+
+export function linkStaysInVaultSync(vault: string, abs: string): boolean {
+  try {
+    const real = realpathSync(abs);
+    return inside(rootOf(vault), real) && statSync(real).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** `names` in `dir` (absolute) that are not links leaving the vault, or folders behind links. */
+export async function containedNames(vault: string, dir: string, names: string[]): Promise<string[]> {
+  const keep = await Promise.all(
+    names.map(async (n) => {
+      const abs = `${dir}${sep}${n}`;
+      const st = await lstat(abs).catch(() => null);
+      if (!st) return false;
+      return st.isSymbolicLink() ? linkStaysInVault(vault, abs) : true;
+    }),
+  );
+  return names.filter((_, i) => keep[i]);
+}

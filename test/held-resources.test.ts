@@ -1,0 +1,139 @@
+// Limits on held resources (issue 14, part 6), against the real process: MCP sessions and SSE
+// streams are capped per credential and in all, idle ones are closed, the stateless
+// orchestrator holds no GET /mcp stream, and failed bearer attempts are throttled per address.
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { join } from "node:path";
+import { type MainProcess, startMain, tempDir } from "./support/main-process";
+
+const TOKEN = "limits-token-a";
+const OTHER = "limits-token-b";
+type Json = Record<string, any>;
+
+const initialize = (token: string): RequestInit => ({
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+});
+
+async function until<T>(fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await Bun.sleep(50);
+  }
+}
+
+describe("router MCP sessions", () => {
+  let main: MainProcess;
+  const streams: AbortController[] = [];
+  let heldStream: Response | undefined;
+  let otherSession = "";
+  beforeAll(async () => {
+    main = await startMain(["--only", "router", "--vault", join(tempDir("limits-vault"), "v")], {
+      KB_ROUTER_TOKEN: TOKEN,
+      KB_ROUTER_TOKENS: OTHER,
+      TICK_INTERVAL_SECONDS: "0",
+      MCP_MAX_SESSIONS_PER_CLIENT: "3",
+      MCP_MAX_SESSIONS: "5",
+      MCP_SESSION_IDLE_SECONDS: "2",
+      AUTH_FAILURE_LIMIT: "5",
+    }, { expect: ["router"] });
+  });
+  afterAll(async () => {
+    for (const s of streams) s.abort();
+    await main.stop();
+  });
+
+  const openSse = async (token: string) => {
+    const ac = new AbortController();
+    streams.push(ac);
+    return fetch(`${main.mcpUrl}/sse`, { headers: { authorization: `Bearer ${token}` }, signal: ac.signal });
+  };
+
+  it("caps one credential's SSE streams and Streamable sessions with 429 and Retry-After; another credential still gets in", async () => {
+    // Another credential's session, held from the start.
+    const other = await fetch(`${main.mcpUrl}/mcp`, initialize(OTHER));
+    expect(other.status).toBe(200);
+    otherSession = other.headers.get("mcp-session-id")!;
+    expect(otherSession).toBeTruthy();
+    await other.body?.cancel();
+    for (let i = 0; i < 3; i++) {
+      const res = await openSse(TOKEN);
+      expect(res.status).toBe(200);
+      heldStream ??= res;
+    }
+    const over = await openSse(TOKEN);
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await over.json()) as Json).error.code).toBe("too_many_sessions");
+    const init = await fetch(`${main.mcpUrl}/mcp`, initialize(TOKEN));
+    expect(init.status).toBe(429);
+    // Another credential still gets in.
+    const second = await fetch(`${main.mcpUrl}/mcp`, initialize(OTHER));
+    expect(second.status).toBe(200);
+    await second.body?.cancel();
+    // The process-wide cap (5): 1 + 3 + 1 held; the next is refused.
+    const full = await openSse(OTHER);
+    expect(full.status).toBe(429);
+    expect(((await full.json()) as Json).error.message).toContain("MCP_MAX_SESSIONS");
+  });
+
+  it("closes idle sessions: past MCP_SESSION_IDLE_SECONDS the streams end, the sessions are gone, the credential is admitted again", async () => {
+    // Nothing touches the held sessions now; a new stream is refused until they have timed out.
+    const again = await until(async () => {
+      const res = await openSse(TOKEN);
+      if (res.status === 200) return res;
+      await res.body?.cancel();
+      return undefined;
+    });
+    expect(again.headers.get("content-type")).toContain("text/event-stream");
+    expect(heldStream).toBeDefined();
+    // The first held stream was ended by the server.
+    const rest = await heldStream!.text();
+    expect(rest).toContain("event: endpoint");
+    const ping = await fetch(`${main.mcpUrl}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${OTHER}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": otherSession, "mcp-protocol-version": "2025-03-26" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }),
+    });
+    expect(ping.status).toBe(404);
+  });
+
+  it("throttles failed bearer attempts per address: 429 with Retry-After, even for the right token", async () => {
+    for (let i = 0; i < 5; i++) expect((await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: `Bearer wrong-${i}` } })).status).toBe(401);
+    const blocked = await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: "Bearer wrong-again" } });
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await blocked.json()) as Json).error.code).toBe("too_many_auth_failures");
+    expect((await fetch(`${main.mcpUrl}/mcp`, initialize(TOKEN))).status).toBe(429);
+    // The API listener counts its own failures.
+    expect((await fetch(`${main.routerUrl}/feed`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+  });
+});
+
+describe("orchestrator (stateless MCP)", () => {
+  let main: MainProcess;
+  beforeAll(async () => {
+    main = await startMain(["--only", "orchestrator"], { SERVICE_OTEL_ENABLED: "false", SERVICE_API_KEYS: TOKEN, AUTH_FAILURE_LIMIT: "3" }, { expect: ["orchestrator"] });
+  });
+  afterAll(() => main.stop());
+
+  it("answers GET /mcp with a protocol-version header 405 at once instead of holding a stream", async () => {
+    const res = await fetch(`${main.orchestratorUrl}/mcp`, {
+      headers: { authorization: `Bearer ${TOKEN}`, accept: "text/event-stream", "mcp-protocol-version": "2025-03-26" },
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect((await fetch(`${main.orchestratorUrl}/mcp`, { method: "DELETE", headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
+  });
+
+  it("throttles failed bearer attempts", async () => {
+    for (let i = 0; i < 3; i++) expect((await fetch(`${main.orchestratorUrl}/jobs`, { headers: { authorization: `Bearer nope-${i}` } })).status).toBe(401);
+    const res = await fetch(`${main.orchestratorUrl}/jobs`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+  });
+});

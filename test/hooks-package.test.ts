@@ -1,0 +1,110 @@
+// The hooks-package contract (issue 16 part 4) against the fixture package under
+// test/fixtures/hooks-package, with the orchestrator as a real process in agent mode: the
+// package is cloned once to <CLONE_ROOT>/<dir-from-url>, its init runs at start with
+// HOOKS_PROFILE and --bundle <bundle clone>, again before every completion with the agent's
+// mcp_categories (the MCP whitelist render), and after /admin/sync; a synced hub is taken up
+// without a restart (package copied again, system prompt reloaded).
+import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { dirFromUrl } from "../src/orchestrator/profiles/load";
+import { gitEnv, gitSync } from "./fixtures/git-remote";
+import { AGENT, FAKE_CLAUDE, KEY, flagOf, hubFiles, makeHub, recordedStarts } from "./support/agent-mode";
+import { startMain, tempDir, type MainProcess, REPO } from "./support/main-process";
+
+let main: MainProcess;
+let home: string;
+let hub: string;
+const record = () => join(home, "hooks-record.jsonl");
+const inits = (): Array<{ argv: string[]; cwd: string; profile: string }> =>
+  existsSync(record()) ? readFileSync(record(), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+
+function repoOf(dir: string, files: Record<string, string> | undefined, from?: string): string {
+  mkdirSync(dir, { recursive: true });
+  if (from) cpSync(from, dir, { recursive: true });
+  for (const [rel, text] of Object.entries(files ?? {})) writeFileSync(join(dir, rel), text);
+  const env = gitEnv(home);
+  gitSync(["init", "-q", "-b", "main"], dir, env);
+  gitSync(["add", "-A"], dir, env);
+  gitSync(["commit", "-q", "-m", "init"], dir, env);
+  return `file://${dir}`;
+}
+
+const chat = (text: string) =>
+  fetch(`${main.orchestratorUrl}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", "x-conversation-id": crypto.randomUUID() },
+    body: JSON.stringify({ model: AGENT, messages: [{ role: "user", content: text }] }),
+  });
+
+let hooksUrl: string;
+let bundleUrl: string;
+const clones = () => join(home, "clones");
+
+beforeAll(async () => {
+  home = tempDir("hooks-pkg-home");
+  hooksUrl = repoOf(join(home, "src", "team-hooks"), undefined, join(REPO, "test", "fixtures", "hooks-package"));
+  bundleUrl = repoOf(join(home, "src", "team-bundle"), { "README.md": "bundle\n" });
+  hub = join(home, "src", "hub");
+  const hubUrl = await makeHub(hub);
+  main = await startMain(["--only", "orchestrator"], {
+    HOME: home,
+    SERVICE_API_KEYS: KEY,
+    SERVICE_OTEL_ENABLED: "false",
+    SERVICE_HUB_URL: hubUrl,
+    HUB_AGENT: AGENT,
+    SERVICE_CLAUDE_BINARY: FAKE_CLAUDE,
+    FAKE_CLAUDE_RECORD: join(home, "claude-record.jsonl"),
+    SERVICE_CLONE_ROOT: clones(),
+    SERVICE_PACKAGE_DIR: join(home, "package"),
+    SERVICE_HOOKS_URL: hooksUrl,
+    SERVICE_HOOKS_BUNDLE_URL: bundleUrl,
+    HOOKS_PROFILE: "review",
+    HOOKS_RECORD: record(),
+  }, { expect: ["orchestrator"], timeoutMs: 30_000 });
+}, 60_000);
+
+afterAll(async () => {
+  await main?.stop();
+});
+
+describe("the hooks package", () => {
+  it("is cloned to <CLONE_ROOT>/<dir-from-url> and its init runs at start with HOOKS_PROFILE and --bundle", () => {
+    const dir = join(clones(), dirFromUrl(hooksUrl));
+    expect(existsSync(join(dir, "bin", "init"))).toBe(true);
+    const first = inits()[0]!;
+    expect(first.cwd).toBe(dir);
+    expect(first.profile).toBe("review");
+    expect(first.argv).toEqual(["--profile", "review", "--bundle", join(clones(), dirFromUrl(bundleUrl))]);
+  });
+
+  it("renders the MCP whitelist from agent.yml's mcp_categories before every completion", async () => {
+    const before = inits().length;
+    for (const text of ["one", "two"]) expect((await chat(text)).status).toBe(200);
+    const turns = inits().slice(before);
+    expect(turns).toHaveLength(2);
+    for (const t of turns) {
+      expect(flagOf(t.argv, "--mcp-categories")).toBe("knowledge,deploy");
+      expect(flagOf(t.argv, "--target")).toBe(join(home, "package"));
+    }
+    expect(JSON.parse(readFileSync(join(home, "package", ".mcp-whitelist.json"), "utf8"))).toEqual({ mcp_categories: "knowledge,deploy" });
+  });
+
+  it("after /admin/sync re-runs init and takes up the hub's new package without a restart", async () => {
+    const files = hubFiles();
+    const claudeMd = Object.keys(files).find((k) => k.endsWith("package/CLAUDE.md"))!;
+    writeFileSync(join(hub, claudeMd), "You are the deploy helper, version two.\n");
+    gitSync(["commit", "-q", "-am", "v2"], hub, gitEnv(home));
+    const before = inits().length;
+    const res = await fetch(`${main.orchestratorUrl}/admin/sync`, { method: "POST", headers: { authorization: `Bearer ${KEY}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as any;
+    const results = body.results ?? body;
+    expect(results.find((r: any) => r.target === "agentihub")).toMatchObject({ status: "synced" });
+    expect(inits().length).toBeGreaterThan(before);
+    expect(readFileSync(join(home, "package", "CLAUDE.md"), "utf8")).toContain("version two");
+    expect((await chat("three")).status).toBe(200);
+    const last = (await recordedStarts(join(home, "claude-record.jsonl"))).at(-1)!;
+    expect(flagOf(last.argv, "--append-system-prompt")).toContain("version two");
+  });
+});
