@@ -2,13 +2,13 @@
 // from the start or after Last-Event-ID, following the turn live until its done sentinel.
 import { createRoute, z } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
-import { errorResponse, HttpError } from "../../common/errors";
+import { HttpError, openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
 import { RELAY_MAX_ENTRIES } from "../relay/relay";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./responses";
+import { openAiAuthResponses } from "./responses";
 
 const POLL_MS = 100;
 
@@ -29,10 +29,10 @@ const route = createRoute({
   },
   responses: {
     200: { description: "text/event-stream", content: { "text/event-stream": { schema: z.string() } } },
-    400: errorResponse("Not a correlation id, or a bad Last-Event-ID"),
-    404: errorResponse("No turn with this correlation id (never, or over an hour ago)"),
-    503: errorResponse("Agent mode is off"),
-    ...authResponses,
+    400: openAiErrorResponse("Not a correlation id, or a bad Last-Event-ID"),
+    404: openAiErrorResponse("No turn with this correlation id (never, or over an hour ago)"),
+    503: openAiErrorResponse("Agent mode is off"),
+    ...openAiAuthResponses,
   },
 });
 
