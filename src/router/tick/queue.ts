@@ -4,7 +4,7 @@
 // a time: requests run in the order they were requested, each under a cross-process lock. Dry runs never
 // touch the vault, so their records live in memory only. Requests found at start-up run;
 // one left "running" by a process that died is failed with that reason.
-import { mkdir, readFile, readdir, rename, unlink } from "node:fs/promises";
+import { mkdir, readFile, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { HttpError } from "../../common/errors";
@@ -90,6 +90,11 @@ export class TickQueue {
     await withFileLock(this.lockPath(), async () => {
       for (const { name, record } of await this.listRequested()) {
         if (record?.status !== "running") continue;
+        // Killed after its final record was written: only the request is left to remove.
+        if (await this.finishedElsewhere(name)) {
+          await unlink(join(this.deps.vault, TICK_FOLDERS.requested, name)).catch(() => {});
+          continue;
+        }
         const failed: TickRecord = { ...record, status: "failed", finished_at: this.now().toISOString(), error_tail: "the router stopped while this tick was running" };
         await this.finish(name, failed);
       }
@@ -244,6 +249,13 @@ export class TickQueue {
     }
   }
 
+  private async finishedElsewhere(name: string): Promise<boolean> {
+    for (const folder of [TICK_FOLDERS.completed, TICK_FOLDERS.failed]) {
+      if ((await readRecord(join(this.deps.vault, folder, name))) !== undefined) return true;
+    }
+    return false;
+  }
+
   private lockPath(): string {
     return join(this.deps.vault, TICKS_DIR, ".worker");
   }
@@ -262,12 +274,15 @@ export class TickQueue {
     return Promise.all(names.map(async (name) => ({ name, record: await readRecord(join(dir, name)) })));
   }
 
-  /** Rewrites the request with its final state, then moves it to completed/ or failed/. */
+  /**
+   * Writes the final record into completed/ or failed/, then removes the request: a reader that
+   * sees the final state (in either folder) always finds the finished file.
+   */
   private async finish(name: string, record: TickRecord): Promise<void> {
     const from = join(this.deps.vault, TICK_FOLDERS.requested, name);
     const folder = record.status === "succeeded" ? TICK_FOLDERS.completed : TICK_FOLDERS.failed;
-    await writeFileAtomic(from, `${JSON.stringify(record, null, 2)}\n`);
-    await rename(from, join(this.deps.vault, folder, name));
+    await writeFileAtomic(join(this.deps.vault, folder, name), `${JSON.stringify(record, null, 2)}\n`);
+    await unlink(from).catch(() => {});
     await prune(join(this.deps.vault, folder));
   }
 }
