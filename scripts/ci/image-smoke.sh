@@ -169,7 +169,7 @@ container="brain-ci-$$"
 if ! pod run -d --name "$container" --network=host \
     -e ROUTER_HOST=127.0.0.1 -e SERVICE_HOST=127.0.0.1 \
     -e PORT_BRAIN_API="$router_port" -e PORT_BRAIN_MCP="$mcp_port" -e SERVICE_PORT="$service_port" \
-    -e SERVICE_API_KEYS="$key" -e TICK_INTERVAL_SECONDS=0 -e SERVICE_OTEL_ENABLED=false \
+    -e SERVICE_API_KEYS="$key" -e TICK_INTERVAL_SECONDS=0 -e SERVICE_OTEL_ENABLED=false -e SERVICE_ALLOW_LOCAL_REPOS=1 \
     -e MODEL_BASE_URL="$api_url" -e MODEL_AUTH_TOKEN=sk-ant-fixture-key -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
     -e PATH=/opt/fixture-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     -e FAKE_GH_RECORD=/ci-record/gh.jsonl \
