@@ -1,14 +1,12 @@
 // GET /jobs/{job_id}/events: the job's events as server-sent events (issue 18, part 1), resumable
 // with Last-Event-ID; a finished job's whole log is replayed, then the stream ends.
 import { createRoute, z } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
 import { errorResponse, HttpError } from "../../common/errors";
+import { formatEvent, sseResponse, sseStream } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
 import { followJobEvents, type StoredJobEvent } from "../jobs/events";
 import { keepOpen } from "./keep-open";
 import { authResponses } from "./responses";
-
-const KEEP_ALIVE_MS = 15_000;
 
 const route = createRoute({
   method: "get",
@@ -45,7 +43,7 @@ function parseLastId(v: string | undefined): number {
   return Number(v.trim());
 }
 
-const frame = (e: StoredJobEvent) => `event: ${e.event.type}\nid: ${e.id}\ndata: ${JSON.stringify(e.event)}\n\n`;
+const frame = (e: StoredJobEvent) => formatEvent({ event: e.event.type, id: e.id, data: e.event });
 
 export function registerJobEventRoutes(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
@@ -55,25 +53,20 @@ export function registerJobEventRoutes(app: OrchestratorApp): void {
     const after = parseLastId(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id);
     await jobs.get(id); // 404 before the stream opens
     keepOpen(c);
-    return streamSSE(c, async (stream) => {
-      const abort = new AbortController();
-      stream.onAbort(() => abort.abort());
-      let wrote = true;
-      const heartbeat = setInterval(() => {
-        if (!wrote) void stream.write(": keep-alive\n\n").catch(() => abort.abort());
-        wrote = false;
-      }, KEEP_ALIVE_MS);
-      try {
-        await stream.write("retry: 3000\n\n");
+    // The shared SSE helper keeps the connection alive while the agent is silent.
+    const abort = new AbortController();
+    const stream = sseStream({
+      onCancel: () => abort.abort(),
+      run: async (sink) => {
+        sink.write("retry: 3000\n\n");
         const events = followJobEvents({ store: jobEvents, jobId: id, after, signal: abort.signal, getJob: () => jobs.get(id).catch(() => null) });
         // One write per batch: a fast agent's burst goes out as one chunk.
         for await (const batch of events) {
-          await stream.write(batch.map(frame).join(""));
-          wrote = true;
+          if (sink.closed) break;
+          sink.write(batch.map(frame).join(""));
         }
-      } finally {
-        clearInterval(heartbeat);
-      }
-    }) as never;
+      },
+    });
+    return sseResponse(stream) as never;
   });
 }

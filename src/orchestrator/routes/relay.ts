@@ -1,8 +1,8 @@
 // GET /v1/relay/{correlation_id}: the events of a non-streaming turn (relay/relay.ts) as SSE,
 // from the start or after Last-Event-ID, following the turn live until its done sentinel.
 import { createRoute, z } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
 import { HttpError, openAiErrorResponse } from "../../common/errors";
+import { sseResponse, sseStream } from "../../common/http/sse";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
@@ -45,20 +45,21 @@ export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | u
     const first = await relay.read(id, after);
     if (!first.known) throw new HttpError(404, "relay_not_found", `no turn with correlation id ${id} (none ran, or it ended over an hour ago)`);
     keepOpen(c);
-    return streamSSE(c, async (stream) => {
-      let aborted = false;
-      stream.onAbort(() => void (aborted = true));
-      let batch = first;
-      for (;;) {
-        for (const e of batch.entries) {
-          await stream.writeSSE({ id: String(e.seq), event: e.event, data: JSON.stringify(e.data) });
-          after = e.seq;
+    const stream = sseStream({
+      run: async (sink) => {
+        let batch = first;
+        for (;;) {
+          for (const e of batch.entries) {
+            sink.event({ id: e.seq, event: e.event, data: JSON.stringify(e.data) });
+            after = e.seq;
+          }
+          if (batch.done || sink.closed) return;
+          await Bun.sleep(POLL_MS);
+          batch = await relay.read(id, after);
+          if (!batch.known) return; // expired meanwhile
         }
-        if (batch.done || aborted) return;
-        await Bun.sleep(POLL_MS);
-        batch = await relay.read(id, after);
-        if (!batch.known) return; // expired meanwhile
-      }
-    }) as never;
+      },
+    });
+    return sseResponse(stream) as never;
   });
 }
