@@ -1,10 +1,12 @@
 // Start-up cleanup of what a crashed process of this host left behind under a root: temp files
 // of atomic writes (`.<name>.<pid>.<hex>.tmp`, atomic-write.ts) and lock directories
-// (`<path>.lock` with its `.owner`, file-lock.ts) whose owning process is gone. Files of live
-// processes (another service on the same vault) are left alone. Symlinks are not followed.
+// (`<path>.lock` with its `.owner`, file-lock.ts) and claims (`<path>.claim`, claim.ts) whose
+// owning process is gone. Files of live processes (another service on the same vault) are left
+// alone. Symlinks are not followed.
 import { readdir, rm, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { isTempFileName } from "./atomic-write";
+import { isClaimFileName, removeDeadClaim } from "./claim";
 import { processAlive, removeDeadLock } from "./file-lock";
 import { log } from "./logger";
 
@@ -41,6 +43,8 @@ export async function cleanCrashLeftovers(root: string, opts: { maxEntries?: num
           await unlink(abs).catch(() => {});
           out.tempFiles++;
         }
+      } else if (e.isFile() && isClaimFileName(e.name)) {
+        if (removeDeadClaim(abs)) out.locks++;
       } else if (e.isFile() && e.name.endsWith(".lock.owner") && !entries.some((x) => x.name === e.name.slice(0, -".owner".length))) {
         await rm(abs, { force: true }).catch(() => {});
       }

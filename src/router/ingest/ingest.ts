@@ -2,13 +2,14 @@
 // same content a second time. Order matters for "nothing half-written": the document is
 // indexed (embeddings included) before any file is written, files are written atomically,
 // and the ledger entry that marks the content as ingested comes last.
-import { mkdir, readFile, unlink } from "node:fs/promises";
+import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
-import { writeFileAtomic } from "../../common/atomic-write";
+import { writeFileAtomicSync } from "../../common/atomic-write";
+import { withClaim } from "../../common/claim";
 import { HttpError } from "../../common/errors";
-import { withFileLock } from "../../common/file-lock";
 import { log } from "../../common/logger";
 import { documentFromFile, hashContent, splitFrontmatter, deriveTitle, frontmatterTags } from "../index/document";
 import type { IndexStore } from "../index/types";
@@ -68,10 +69,11 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
   if (req.content.trim().length === 0) throw new HttpError(400, "invalid_request", "content is empty");
 
   const id = ingestId(req.content);
-  const ledger = join(deps.dataDir, "ingested", `${id}.json`);
-  await mkdir(join(deps.dataDir, "ingested"), { recursive: true });
-  return withFileLock(ledger, async () => {
-    const seen = await readFile(ledger, "utf8").then((t) => JSON.parse(t) as IngestResult, () => null);
+  const ledger = ledgerPath(deps.dataDir, id);
+  // Same content at once: callers of this process queue on the claim, other processes (the MCP
+  // listener on the same vault) wait for its file; the ledger is read under it.
+  return withClaim(`${ledger}.claim`, async () => {
+    const seen = readLedger(ledger);
     if (seen) return { ...seen, duplicate: true };
 
     const now = (deps.now ?? (() => new Date()))();
@@ -87,7 +89,8 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
       if (refined) kind = refined;
     }
     const source = req.source?.trim() || "api";
-    const notePath = `ingest/${isoDate(now)}/${slugify(title)}-${id.slice(0, 8)}.md`;
+    const noteDir = `ingest/${isoDate(now)}`;
+    const notePath = `${noteDir}/${slugify(title)}-${id.slice(0, 8)}.md`;
     const { title: _t, tags: _g, ...userData } = data;
     const noteText = withFrontmatter(
       { ...userData, id, title, kind, tags, source, created: now.toISOString(), content_hash: hashContent(req.content.trim()) },
@@ -98,13 +101,12 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
     // tick indexes, never a search hit without its file. An index failure (embeddings) takes
     // the file back out, so the vault is left as it was.
     const doc = documentFromFile({ path: notePath, producer: "ingest", content: noteText, mtimeMs: now.getTime() });
-    const abs = await safeVaultPath(deps.vault, notePath);
-    await mkdir(join(abs, ".."), { recursive: true });
-    await writeFileAtomic(abs, noteText);
+    const abs = join(await checkedDir(deps.vault, noteDir), notePath.slice(noteDir.length + 1));
+    writeNote(abs, noteText);
     try {
       await deps.index.upsert(doc, deps.embed ? { embed: deps.embed } : undefined);
     } catch (err) {
-      await unlink(abs).catch(() => {});
+      removeQuietly(abs);
       throw err;
     }
     // 2. Then the fan-out files; a write failure takes the note and its row back out.
@@ -125,14 +127,63 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
       }
     } catch (err) {
       await deps.index.remove(notePath).catch(() => {});
-      await unlink(abs).catch(() => {});
+      removeQuietly(abs);
       throw err;
     }
     const result: IngestResult = { id, kind, paths, indexed: true, duplicate: false };
     // 3. Last, the ledger: from now on the same content is recognised.
-    await writeFileAtomic(ledger, JSON.stringify(result));
+    writeFileAtomicSync(ledger, JSON.stringify(result), { mkdir: true });
     return result;
   });
+}
+
+/** `<DATA_DIR>/ingested/<id>.json`, its folder created once per process (and again if removed). */
+function ledgerPath(dataDir: string, id: string): string {
+  const dir = join(dataDir, "ingested");
+  if (!madeDirs.has(dir)) {
+    mkdirSync(dir, { recursive: true });
+    madeDirs.add(dir);
+  }
+  return join(dir, `${id}.json`);
+}
+const madeDirs = new Set<string>();
+
+function readLedger(path: string): IngestResult | null {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+  return JSON.parse(text) as IngestResult;
+}
+
+/**
+ * The absolute path of a vault folder ingest writes into, created and checked (safeVaultPath:
+ * no symlink out of the vault) the first time this process writes there. The file names in it
+ * are ingest's own (slug and id), and a rename replaces a symlink rather than writing through it.
+ */
+async function checkedDir(vault: string, dir: string): Promise<string> {
+  const key = `${vault}\0${dir}`;
+  const known = checkedDirs.get(key);
+  if (known) return known;
+  const unchecked = join(vault, dir);
+  await mkdir(unchecked, { recursive: true });
+  const abs = await safeVaultPath(vault, dir);
+  checkedDirs.set(key, abs);
+  return abs;
+}
+const checkedDirs = new Map<string, string>();
+
+/** The note, atomically; a folder removed meanwhile (the date folder of a pruned day) is made again. */
+function writeNote(abs: string, text: string): void {
+  writeFileAtomicSync(abs, text, { mkdir: true });
+}
+
+function removeQuietly(abs: string): void {
+  try {
+    unlinkSync(abs);
+  } catch {}
 }
 
 async function fanOut(vault: string, kind: Kind, r: RecordInput): Promise<RecordWrite | undefined> {
