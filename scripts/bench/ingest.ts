@@ -1,0 +1,177 @@
+// Ingest benchmark (issue 21, part 1): POST /ingest docs/s at 1 and 8 connections, beside the
+// bare floor measured in the same run — a small Bun.serve this bench starts itself that does
+// only the minimum (lib/bare-ingest.ts: JSON parse, sha256, ledger lookup, one FTS5 row, two
+// atomic file writes) — and the ratio; then `router-cli import DIR` on a folder of generated
+// notes (10k by default) beside the floor's batch endpoint fed the same files in the same
+// batches. The bodies are notes that classify as `note`, so brain-stack's work per document
+// is the floor's plus what the API promises (auth, validation, frontmatter, the lock, the
+// access log). Each phase uses fresh documents (no duplicates) from a loader in its own process.
+//
+//   bun run bench ingest
+//   BENCH_INGEST_DOCS=3000 BENCH_IMPORT_NOTES=10000 BENCH_ROUNDS=2 bun scripts/bench/ingest.ts
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
+import { classify } from "../../src/router/ingest/classify.ts";
+import { freePort } from "./lib/ports.ts";
+import { runPostLoader, type PostResult } from "./lib/post-loader.ts";
+import { logTail, startAndWait, type Started } from "./lib/proc.ts";
+import { median } from "./lib/stats.ts";
+import { num, table } from "./lib/table.ts";
+import { generateNote, writeVault } from "./lib/vault-gen.ts";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const envNum = (name: string, fallback: number): number => {
+  const n = Number(process.env[name]);
+  return Number.isFinite(n) && n > 0 ? n : fallback;
+};
+const settings = {
+  docs: envNum("BENCH_INGEST_DOCS", 2_000),
+  importNotes: envNum("BENCH_IMPORT_NOTES", 10_000),
+  rounds: envNum("BENCH_ROUNDS", 2),
+};
+const CONNECTIONS = [1, 8] as const;
+const TARGET = { ratio: 0.7, importRate: 5_000 };
+const TOKEN = "bench-router-token";
+const AUTH = { Authorization: `Bearer ${TOKEN}` };
+
+const tmp = mkdtempSync(join(tmpdir(), "brain-bench-ingest-"));
+const running = new Set<Started>();
+const cleanup = async () => {
+  await Promise.all([...running].map((s) => s.stop()));
+  rmSync(tmp, { recursive: true, force: true });
+};
+process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
+
+/** Generated notes that classify as plain notes, each unique (seeded by `seed`). */
+let nextNote = 0;
+function noteBodies(count: number): string[] {
+  const out: string[] = [];
+  while (out.length < count) {
+    const n = generateNote(4242, nextNote++);
+    const content = `${n.content}\n<!-- bench ingest ${nextNote} -->\n`;
+    const { data, body } = splitFrontmatter(content);
+    const tags = ["bench"];
+    if (classify({ tags: [...frontmatterTags(data), ...tags], frontmatter: data, body }).kind !== "note") continue;
+    out.push(JSON.stringify({ content, tags }));
+  }
+  return out;
+}
+
+async function startFloor(): Promise<{ base: string; server: Started }> {
+  const port = freePort();
+  const dir = join(tmp, "floor");
+  mkdirSync(dir, { recursive: true });
+  const server = await startAndWait({
+    cmd: [process.execPath, join(import.meta.dir, "lib/bare-ingest.ts")],
+    env: { ...process.env, PORT: String(port), DIR: dir },
+    readyUrl: `http://127.0.0.1:${port}/health`,
+    logPath: join(tmp, "floor.log"),
+  });
+  running.add(server);
+  return { base: `http://127.0.0.1:${port}`, server };
+}
+
+async function startRouter(): Promise<{ base: string; server: Started }> {
+  const port = freePort();
+  const vault = join(tmp, "vault");
+  // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
+  const env: Record<string, string | undefined> = { ...process.env, HOME: tmp, KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: String(port),
+    PORT_BRAIN_MCP: String(freePort()), ROUTER_HOST: "127.0.0.1", DATA_DIR: join(tmp, "data"), TICK_INTERVAL_SECONDS: "0" };
+  for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH", "DATABASE_URL", "REDIS_URL"]) delete env[key];
+  const server = await startAndWait({ cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "router", "--vault", vault], env, cwd: tmp,
+    readyUrl: `http://127.0.0.1:${port}/health`, logPath: join(tmp, "router.log"), timeoutMs: 60_000 });
+  running.add(server);
+  return { base: `http://127.0.0.1:${port}`, server };
+}
+
+const created = (r: PostResult) => (r.statuses["201"] ?? 0) / r.seconds;
+const failures = (r: PostResult) => r.requests - (r.statuses["201"] ?? 0) + r.errors;
+
+async function post(url: string, headers: Record<string, string>, concurrency: number, label: string): Promise<PostResult> {
+  const r = await runPostLoader({ url, headers, concurrency, bodies: noteBodies(settings.docs) }, join(tmp, `${label}.json`));
+  if (failures(r) > 0) throw new Error(`${label}: ${failures(r)} of ${r.requests} not created; first: ${r.firstError}`);
+  return r;
+}
+
+/** The floor's import: the same files read and posted in the same batches to its batch endpoint. */
+async function floorImport(base: string, dir: string, files: string[], batch: number): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < files.length; i += batch) {
+    const items = files.slice(i, i + batch).map((f) => ({ content: readFileSync(join(dir, f), "utf8") }));
+    const res = await fetch(`${base}/ingest/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ items }) });
+    if (!res.ok) throw new Error(`floor batch: HTTP ${res.status}`);
+    await res.arrayBuffer();
+  }
+  return files.length / ((performance.now() - t0) / 1000);
+}
+
+async function routerImport(base: string, dir: string): Promise<number> {
+  const t0 = performance.now();
+  const proc = Bun.spawn({
+    cmd: [process.execPath, join(ROOT, "cli/router-cli.ts"), "import", dir, "--brain-url", base, "--token", TOKEN],
+    env: { ...process.env, HOME: tmp },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const seconds = (performance.now() - t0) / 1000;
+  if (code !== 0) throw new Error(`router-cli import exited ${code}\n${err}${out}`);
+  return settings.importNotes / seconds;
+}
+
+const loadStart = loadavg();
+const ingest: Record<number, { floor: number[]; router: number[]; p50: number[] }> = { 1: { floor: [], router: [], p50: [] }, 8: { floor: [], router: [], p50: [] } };
+const imports = { floor: [] as number[], router: [] as number[] };
+try {
+  console.log(`ingest: ${settings.docs} new notes per run, ${settings.rounds} round(s) at 1 and 8 connections; import of ${settings.importNotes} notes`);
+  const floor = await startFloor();
+  const router = await startRouter();
+  // Warm both (JIT, first directories, the database's pages).
+  await post(`${floor.base}/ingest`, {}, 8, "warm-floor");
+  await post(`${router.base}/ingest`, AUTH, 8, "warm-router");
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const c of CONNECTIONS) {
+      const f = await post(`${floor.base}/ingest`, {}, c, `floor-${c}-${round}`);
+      const r = await post(`${router.base}/ingest`, AUTH, c, `router-${c}-${round}`);
+      ingest[c]!.floor.push(created(f));
+      ingest[c]!.router.push(created(r));
+      ingest[c]!.p50.push(r.p50Ms);
+      console.log(`  round ${round + 1}, ${c} connection(s): floor ${num(created(f))} docs/s, brain-stack ${num(created(r))} docs/s`);
+    }
+  }
+
+  console.log(`  import: writing ${settings.importNotes} notes…`);
+  for (let round = 0; round < settings.rounds; round++) {
+    const dir = join(tmp, `import-${round}`);
+    // A fresh seed per round, so no note is a duplicate of an earlier round's.
+    writeVault(dir, settings.importNotes, 100 + round);
+    const files = [...new Bun.Glob("**/*.md").scanSync(dir)].sort();
+    imports.floor.push(await floorImport(floor.base, dir, files, 500));
+    imports.router.push(await routerImport(router.base, dir));
+    console.log(`  round ${round + 1}: floor ${num(imports.floor.at(-1)!)} docs/s, router-cli import ${num(imports.router.at(-1)!)} docs/s`);
+  }
+  for (const s of [floor.server, router.server]) {
+    if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`a server exited during the run\n${logTail(s.logPath)}`);
+  }
+} catch (err) {
+  console.error(String((err as Error).stack ?? err));
+  await cleanup();
+  process.exit(1);
+}
+await cleanup();
+
+const ratio = (a: number, b: number) => a / b;
+const rows: string[][] = [["work", "brain-stack", "bare floor", "ratio", "target"]];
+for (const c of CONNECTIONS) {
+  const f = median(ingest[c]!.floor);
+  const r = median(ingest[c]!.router);
+  rows.push([`POST /ingest, ${c} connection${c > 1 ? "s" : ""} (docs/s)`, num(r), num(f), num(ratio(r, f), 2), `≥ ${TARGET.ratio} ${ratio(r, f) >= TARGET.ratio ? "ok" : "MISS"}`]);
+}
+const fi = median(imports.floor);
+const ri = median(imports.router);
+rows.push([`router-cli import, ${num(settings.importNotes)} notes (docs/s)`, num(ri), num(fi), num(ratio(ri, fi), 2), `≥ ${num(TARGET.importRate)}/s ${ri >= TARGET.importRate ? "ok" : "MISS"}`]);
+console.log(`\n${table(rows)}`);
+console.log(`medians of ${settings.rounds} round(s); POST /ingest p50 at 1 connection ${num(median(ingest[1]!.p50), 2)} ms`);
+console.log(`load average: ${loadStart.map((x) => x.toFixed(2)).join(" ")} at start, ${loadavg().map((x) => x.toFixed(2)).join(" ")} at end`);

@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { withClaim } from "./claim.ts";
+import { cleanCrashLeftovers } from "./crash-leftovers.ts";
+import { FileLockTimeoutError } from "./file-lock.ts";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "claim-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function deadPid(): Promise<number> {
+  const p = Bun.spawn(["true"]);
+  await p.exited;
+  return p.pid;
+}
+
+describe("withClaim", () => {
+  it("runs callers of one process one at a time, in order, and leaves no claim file", async () => {
+    const path = join(dir, "k.claim");
+    const log: string[] = [];
+    let inside = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        withClaim(path, async () => {
+          inside++;
+          expect(inside).toBe(1);
+          log.push(`start ${i}`);
+          await Promise.resolve();
+          log.push(`end ${i}`);
+          inside--;
+        }),
+      ),
+    );
+    expect(log).toEqual(Array.from({ length: 20 }, (_, i) => [`start ${i}`, `end ${i}`]).flat());
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("releases the claim when the function throws", async () => {
+    const path = join(dir, "k.claim");
+    await expect(withClaim(path, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(existsSync(path)).toBe(false);
+    expect(await withClaim(path, async () => 7)).toBe(7);
+  });
+
+  it("waits for another live process's claim, and gets it once released", async () => {
+    const path = join(dir, "k.claim");
+    const released = join(dir, "released");
+    const child = Bun.spawn({
+      cmd: [process.execPath, "-e", `
+        const { withClaim } = await import(${JSON.stringify(join(import.meta.dir, "claim.ts"))});
+        await withClaim(${JSON.stringify(path)}, async () => {
+          console.log("held");
+          await Bun.sleep(400);
+          require("node:fs").writeFileSync(${JSON.stringify(released)}, "");
+        });
+      `],
+      stdout: "pipe",
+    });
+    const reader = child.stdout.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("held");
+    const sawRelease = await withClaim(path, async () => existsSync(released));
+    expect(sawRelease).toBe(true);
+    expect(await child.exited).toBe(0);
+  });
+
+  it("takes over at once a claim whose holder process on this host is gone", async () => {
+    const path = join(dir, "k.claim");
+    writeFileSync(path, JSON.stringify({ pid: await deadPid(), host: hostname() }));
+    expect(await withClaim(path, async () => "ours", { timeoutMs: 1_000 })).toBe("ours");
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it("waits for another host's claim until it goes stale, and times out on a fresh one", async () => {
+    const path = join(dir, "k.claim");
+    writeFileSync(path, JSON.stringify({ pid: 1, host: "some-other-host" }));
+    await expect(withClaim(path, async () => "x", { timeoutMs: 150, staleMs: 60_000 })).rejects.toBeInstanceOf(FileLockTimeoutError);
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(path, old, old);
+    expect(await withClaim(path, async () => "ours", { timeoutMs: 1_000, staleMs: 60_000 })).toBe("ours");
+  });
+
+  it("is removed at start-up when a dead process left it, and kept when a live one holds it", async () => {
+    const dead = join(dir, "a.json.claim");
+    const live = join(dir, "b.json.claim");
+    writeFileSync(dead, JSON.stringify({ pid: await deadPid(), host: hostname() }));
+    const holder = Bun.spawn(["sleep", "30"]);
+    try {
+      writeFileSync(live, JSON.stringify({ pid: holder.pid, host: hostname() }));
+      const left = await cleanCrashLeftovers(dir);
+      expect(left.locks).toBe(1);
+      expect(existsSync(dead)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+    } finally {
+      holder.kill();
+    }
+  });
+});
