@@ -23,6 +23,7 @@ void runCli(
       search: command(() => import("./search")),
       get: command(() => import("./get")),
       recent: command(() => import("./recent")),
+      import: command(() => import("./import")),
       sync: command(() => import("./sync")),
       hook: command(() => import("./hook")),
       scaffold: command(() => import("./scaffold")),

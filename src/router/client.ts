@@ -7,7 +7,7 @@ import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../co
 import type { HealthResponse } from "../common/health";
 import type { BriefRequest, BriefResponse } from "./routes/brief";
 import type { DispatchRequest, DispatchResponse } from "./routes/dispatch";
-import type { IngestRequest, IngestResponse } from "./routes/ingest";
+import type { IngestBatchResponse, IngestRequest, IngestResponse } from "./routes/ingest";
 import type { FeedResponse } from "./routes/feed";
 import type { DeepReportSchema, PipelineReportSchema } from "./routes/health-reports";
 import type { MarkerRecordSchema, MarkerRequest } from "./routes/marker";
@@ -20,6 +20,7 @@ export { ApiError, ConnectionError };
 export type Health = z.infer<typeof HealthResponse>;
 export type IngestInput = z.input<typeof IngestRequest>;
 export type IngestResult = z.infer<typeof IngestResponse>;
+export type IngestBatchResult = z.infer<typeof IngestBatchResponse>;
 export type SearchInput = z.input<typeof SearchRequest>;
 export type SearchResult = z.infer<typeof SearchResponse>;
 export type BriefInput = Omit<z.input<typeof BriefRequest>, "stream">;
@@ -108,6 +109,11 @@ export class RouterClient {
 
   ingest(input: IngestInput): Promise<IngestResult> {
     return this.http.json("POST", "/ingest", { tags: [], ...input });
+  }
+
+  /** POST /ingest/batch: every item's outcome in item order (a bad item fails alone, in its result). */
+  ingestBatch(items: IngestInput[]): Promise<IngestBatchResult> {
+    return this.http.json("POST", "/ingest/batch", { items: items.map((i) => ({ tags: [], ...i })) });
   }
 
   search(input: SearchInput | string): Promise<SearchResult> {

@@ -9,7 +9,7 @@ import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
 import { writeFileAtomicSync } from "../../common/atomic-write";
 import { withClaim } from "../../common/claim";
-import { HttpError } from "../../common/errors";
+import { HttpError, type ErrorDetails } from "../../common/errors";
 import { log } from "../../common/logger";
 import { documentFromFile, hashContent, splitFrontmatter, deriveTitle, frontmatterTags } from "../index/document";
 import type { IndexStore } from "../index/types";
@@ -135,6 +135,59 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
     writeFileAtomicSync(ledger, JSON.stringify(result), { mkdir: true });
     return result;
   });
+}
+
+/** Most items one POST /ingest/batch carries (the body is also bounded by MAX_BODY_BYTES). */
+export const INGEST_BATCH_MAX = 1000;
+/** Items of one batch in flight at once: their index rows share the group commit's transactions. */
+const BATCH_IN_FLIGHT = 64;
+
+/** One item's outcome: the answer POST /ingest would give, or its error in the shared shape. */
+export type BatchItemResult =
+  | ({ index: number; status: 200 | 201 } & IngestResult)
+  | { index: number; status: number; error: { code: string; message: string; details?: ErrorDetails } };
+
+/** An item the caller could not even read as a request (bad shape), with why. */
+export interface BatchItemRefusal {
+  refused: { status: number; code: string; message: string; details?: ErrorDetails };
+}
+
+/**
+ * Ingests many items, each exactly as POST /ingest would (its own claim, note, index row,
+ * fan-out and ledger entry: an item is whole or absent, never half-written), up to
+ * BATCH_IN_FLIGHT at a time so their index rows share transactions. A failing item does not
+ * stop the others; results come back in item order.
+ */
+export async function ingestBatch(deps: IngestDeps, items: Array<IngestRequest | BatchItemRefusal>): Promise<BatchItemResult[]> {
+  const results: BatchItemResult[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) {
+      const item = items[i]!;
+      if ("refused" in item) {
+        const { status, code, message, details } = item.refused;
+        results[i] = { index: i, status, error: details === undefined ? { code, message } : { code, message, details } };
+        continue;
+      }
+      try {
+        const r = await ingest(deps, item);
+        results[i] = { index: i, status: r.duplicate ? 200 : 201, ...r };
+      } catch (err) {
+        results[i] = batchError(i, err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BATCH_IN_FLIGHT, items.length) }, worker));
+  return results;
+}
+
+function batchError(index: number, err: unknown): BatchItemResult {
+  if (err instanceof HttpError) {
+    const error = err.details === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, details: err.details as ErrorDetails };
+    return { index, status: err.status, error };
+  }
+  logger.error(`batch item ${index} failed:`, err);
+  return { index, status: 500, error: { code: "internal_error", message: "the server failed to ingest this item; see its log" } };
 }
 
 /** `<DATA_DIR>/ingested/<id>.json`, its folder created once per process (and again if removed). */

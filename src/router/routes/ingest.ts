@@ -1,10 +1,11 @@
 // POST /ingest: classify content and fan it out into the vault, indexed at once.
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponse } from "../../common/errors";
+import { ErrorBody, errorResponse } from "../../common/errors";
+import { describeZodError } from "../../common/validation";
 import type { RouterApp } from "../app";
 import { authResponses } from "./schemas";
 import { KINDS } from "../ingest/classify";
-import { ingest } from "../ingest/ingest";
+import { ingest, ingestBatch, INGEST_BATCH_MAX, type BatchItemRefusal, type IngestRequest as IngestInput } from "../ingest/ingest";
 
 export const IngestRequest = z
   .object({
@@ -42,8 +43,75 @@ const route = createRoute({
   },
 });
 
-export const registerIngest = (app: RouterApp) =>
+export const IngestBatchRequest = z
+  .object({
+    // Each item is checked on its own (a bad one is refused in its result, the rest go in), so
+    // the body's schema takes any item; the document says what an item is.
+    items: z
+      .array(z.unknown())
+      .min(1, "at least one item")
+      .max(INGEST_BATCH_MAX, `at most ${INGEST_BATCH_MAX} items`)
+      .openapi({ type: "array", minItems: 1, maxItems: INGEST_BATCH_MAX, items: { $ref: "#/components/schemas/IngestRequest" }, description: `1–${INGEST_BATCH_MAX} items, each a POST /ingest body` }),
+  })
+  .openapi("IngestBatchRequest");
+
+const IngestBatchItem = z
+  .union([
+    IngestResponse.extend({ index: z.number().int(), status: z.union([z.literal(201), z.literal(200)]).openapi({ description: "201 ingested, 200 already ingested (duplicate)" }) }),
+    z.object({
+      index: z.number().int(),
+      status: z.number().int().openapi({ description: "what POST /ingest would have answered: 400 bad item, 413 content over INGEST_MAX_BYTES, 5xx server failure" }),
+      error: ErrorBody.shape.error,
+    }),
+  ])
+  .openapi("IngestBatchItem", { description: "one item's outcome, in item order (`index` is its position)" });
+
+export const IngestBatchResponse = z
+  .object({
+    results: z.array(IngestBatchItem),
+    created: z.number().int().openapi({ description: "items ingested now (status 201)" }),
+    duplicates: z.number().int().openapi({ description: "items whose content was ingested before (status 200)" }),
+    failed: z.number().int().openapi({ description: "items refused or failed (each with its error); nothing of them was written" }),
+  })
+  .openapi("IngestBatchResponse");
+
+const batchRoute = createRoute({
+  method: "post",
+  path: "/ingest/batch",
+  operationId: "ingestBatch",
+  tags: ["ingest"],
+  summary: "Ingest many items at once (bulk import)",
+  description:
+    `Each item is ingested exactly as POST /ingest would ingest it — classified, written atomically, indexed before the answer, ` +
+    `recognised when its content was ingested before — and is either whole or absent. A bad item does not stop the others: ` +
+    `its result carries the status and error POST /ingest would have answered. At most ${INGEST_BATCH_MAX} items, and the body ` +
+    `at most MAX_BODY_BYTES. \`router-cli import DIR\` sends a folder of notes through this endpoint.`,
+  security: [{ bearer: [] }],
+  request: { body: { required: true, content: { "application/json": { schema: IngestBatchRequest } } } },
+  responses: {
+    200: { description: "Every item's outcome, in item order", content: { "application/json": { schema: IngestBatchResponse } } },
+    400: errorResponse("No items, more than the batch allows, or a body that is not {items: [...]}"),
+    413: errorResponse("Body over MAX_BODY_BYTES"),
+    ...authResponses,
+  },
+});
+
+/** An item as POST /ingest's schema reads it, or why it cannot be read. */
+function readItem(item: unknown): IngestInput | BatchItemRefusal {
+  const parsed = IngestRequest.safeParse(item);
+  if (parsed.success) return parsed.data;
+  const { message, details } = describeZodError(parsed.error);
+  return { refused: { status: 400, code: "invalid_request", message, details } };
+}
+
+export const registerIngest = (app: RouterApp) => {
   app.openapi(route, async (c) => {
     const result = await ingest(c.env.deps.ingest, c.req.valid("json"));
     return c.json(result, result.duplicate ? 200 : 201);
   });
+  app.openapi(batchRoute, async (c) => {
+    const results = await ingestBatch(c.env.deps.ingest, c.req.valid("json").items.map(readItem));
+    const count = (s: number) => results.filter((r) => r.status === s).length;
+    return c.json({ results, created: count(201), duplicates: count(200), failed: results.length - count(201) - count(200) }, 200);
+  });
+};
