@@ -113,4 +113,23 @@ describe("ingest under a failing index", () => {
     expect(files).toEqual([]);
     expect((await api.search("walrusorder")).body.hits).toEqual([]);
   });
+
+  it("leaves neither files nor hits for batch items whose index write fails, and answers each with its error", async () => {
+    gw.failWith(500);
+    const res = await api.call("/ingest/batch", { items: [{ content: "# Walrus one\nThe walrusbatch note." }, { content: "# Walrus two\nAnother walrusbatch note." }] });
+    gw.failWith(0);
+    expect(res.status).toBe(200);
+    expect(res.body.failed).toBe(2);
+    for (const r of res.body.results) {
+      expect(r.status).toBeGreaterThanOrEqual(500);
+      expect(r.error.code).toBeString();
+    }
+    const dir = join(vault, "ingest");
+    const files = existsSync(dir) ? readdirSync(dir, { recursive: true }).filter((f) => String(f).endsWith(".md")) : [];
+    expect(files).toEqual([]);
+    expect((await api.search("walrusbatch")).body.hits).toEqual([]);
+    // The same items go in once the index answers again: nothing was recorded as ingested.
+    const retry = await api.call("/ingest/batch", { items: [{ content: "# Walrus one\nThe walrusbatch note." }] });
+    expect(retry.body.results[0].status).toBe(201);
+  });
 });

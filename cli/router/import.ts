@@ -3,6 +3,7 @@
 // would (classified, written atomically, indexed at once, skipped when imported before), so an
 // interrupted import is run again. A progress bar on a terminal (stderr), plain lines when piped.
 // Exit 0 when every note is in, 2 when some were refused (listed), 1 on a hard failure.
+import { stat } from "node:fs/promises";
 import { relative } from "node:path";
 import { defineCommand } from "citty";
 import { consola } from "consola";
@@ -23,6 +24,11 @@ export default defineCommand({
     const batchSize = Number(args.batch);
     if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 1000) {
       console.error(`--batch ${JSON.stringify(args.batch)}: give a whole number from 1 to 1000`);
+      process.exit(2);
+    }
+    const st = await stat(args.dir).catch(() => null);
+    if (!st?.isDirectory()) {
+      console.error(`${args.dir} is not a folder`);
       process.exit(2);
     }
     const tags = ([] as string[]).concat((args.tag as string | string[] | undefined) ?? []).filter(Boolean);
