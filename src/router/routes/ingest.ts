@@ -43,6 +43,16 @@ const route = createRoute({
   },
 });
 
+/**
+ * An item's schema in the document: IngestRequest as a request reads it, written out in place —
+ * a $ref would make IngestRequest a shared component, and openapi-typescript then types its
+ * defaulted `tags` as required in /ingest's body too (see inlineRequestSchemas).
+ */
+function batchItemSchema(): Record<string, unknown> {
+  const { $schema: _, ...schema } = z.toJSONSchema(IngestRequest, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  return { title: "IngestRequest", ...schema };
+}
+
 export const IngestBatchRequest = z
   .object({
     // Each item is checked on its own (a bad one is refused in its result, the rest go in), so
@@ -51,7 +61,7 @@ export const IngestBatchRequest = z
       .array(z.unknown())
       .min(1, "at least one item")
       .max(INGEST_BATCH_MAX, `at most ${INGEST_BATCH_MAX} items`)
-      .openapi({ type: "array", minItems: 1, maxItems: INGEST_BATCH_MAX, items: { $ref: "#/components/schemas/IngestRequest" }, description: `1–${INGEST_BATCH_MAX} items, each a POST /ingest body` }),
+      .openapi({ type: "array", minItems: 1, maxItems: INGEST_BATCH_MAX, items: batchItemSchema(), description: `1–${INGEST_BATCH_MAX} items, each a POST /ingest body` }),
   })
   .openapi("IngestBatchRequest");
 
