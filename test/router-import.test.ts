@@ -73,6 +73,19 @@ describe("POST /ingest/batch", () => {
     expect(readFileSync(join(vault, r[0].paths[0]), "utf8")).toContain("source: api");
   });
 
+  it("records the batch's signals in signals.md before it answers", async () => {
+    const res = await api.call("/ingest/batch", {
+      items: [
+        { content: "---\nseverity: high\n---\nThe quagga queue is backing up.", tags: ["incident"] },
+        { content: "The quagga cache is cold again.", tags: ["alert"] },
+      ],
+    });
+    expect(res.body.results.map((r: any) => r.kind)).toEqual(["signal", "signal"]);
+    const md = readFileSync(join(vault, "signals.md"), "utf8");
+    expect(md).toContain("quagga queue is backing up");
+    expect(md).toContain("quagga cache is cold again");
+  });
+
   it("answers 400 in the error shape for no items, too many, or a body that is not {items}", async () => {
     for (const body of [{ items: [] }, { items: Array.from({ length: 1001 }, (_, i) => ({ content: `n${i}` })) }, [{ content: "x" }], { content: "x" }]) {
       const res = await api.call("/ingest/batch", body);

@@ -61,7 +61,7 @@ export function ingestId(content: string): string {
   return hashContent(content.trim()).slice(0, 16);
 }
 
-export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<IngestResult> {
+export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signalsMd?: "now" | "caller" } = {}): Promise<IngestResult> {
   const bytes = Buffer.byteLength(req.content, "utf8");
   if (bytes > deps.maxBytes) {
     throw new HttpError(413, "content_too_large", `content is ${bytes} bytes; INGEST_MAX_BYTES is ${deps.maxBytes}`);
@@ -118,7 +118,7 @@ export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<Inge
         paths.push(fanned.path);
         await deps.written?.(fanned.path);
         if (kind === "signal") {
-          if (deps.signalTtlHours !== undefined) {
+          if (deps.signalTtlHours !== undefined && opts.signalsMd !== "caller") {
             await writeSignalsMdNow(deps.vault, deps.signalTtlHours, now);
             await deps.written?.(SIGNALS_FILE);
           }
@@ -156,7 +156,8 @@ export interface BatchItemRefusal {
  * Ingests many items, each exactly as POST /ingest would (its own claim, note, index row,
  * fan-out and ledger entry: an item is whole or absent, never half-written), up to
  * BATCH_IN_FLIGHT at a time so their index rows share transactions. A failing item does not
- * stop the others; results come back in item order.
+ * stop the others; results come back in item order. signals.md is rewritten once, before the
+ * answer, when the batch recorded a signal.
  */
 export async function ingestBatch(deps: IngestDeps, items: Array<IngestRequest | BatchItemRefusal>): Promise<BatchItemResult[]> {
   const results: BatchItemResult[] = new Array(items.length);
@@ -170,7 +171,7 @@ export async function ingestBatch(deps: IngestDeps, items: Array<IngestRequest |
         continue;
       }
       try {
-        const r = await ingest(deps, item);
+        const r = await ingest(deps, item, { signalsMd: "caller" });
         results[i] = { index: i, status: r.duplicate ? 200 : 201, ...r };
       } catch (err) {
         results[i] = batchError(i, err);
@@ -178,6 +179,16 @@ export async function ingestBatch(deps: IngestDeps, items: Array<IngestRequest |
     }
   };
   await Promise.all(Array.from({ length: Math.min(BATCH_IN_FLIGHT, items.length) }, worker));
+  // signals.md once for the batch (it lists every live signal; per signal it was a rewrite each).
+  if (deps.signalTtlHours !== undefined && results.some((r) => "kind" in r && r.kind === "signal" && !r.duplicate)) {
+    try {
+      await writeSignalsMdNow(deps.vault, deps.signalTtlHours, (deps.now ?? (() => new Date()))());
+      await deps.written?.(SIGNALS_FILE);
+    } catch (err) {
+      // The items are in; the next tick's sweep rewrites signals.md.
+      logger.error(`signals.md could not be rewritten after a batch: ${(err as Error).message}`);
+    }
+  }
   return results;
 }
 
