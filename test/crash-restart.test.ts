@@ -55,6 +55,9 @@ describe("a router killed mid-tick", () => {
     const lock = join(vault, "left", "reference", "lessons-2026-01-01.md.lock");
     mkdirSync(lock);
     writeFileSync(`${lock}.owner`, JSON.stringify({ pid, host: (await import("node:os")).hostname() }));
+    // …and a claim (the vault's shared files and ingest's ledger are claimed: common/claim.ts).
+    const claim = join(vault, "left", "reference", "lessons-2026-01-02.md.claim");
+    writeFileSync(claim, JSON.stringify({ pid, host: (await import("node:os")).hostname() }));
 
     // Restarted at once, with the scheduler on.
     main = await start({ TICK_INTERVAL_SECONDS: "1" });
@@ -63,6 +66,7 @@ describe("a router killed mid-tick", () => {
     expect(failed.error_tail).toContain("stopped while this tick was running");
     expect(existsSync(temp)).toBe(false);
     expect(existsSync(lock)).toBe(false);
+    expect(existsSync(claim)).toBe(false);
     // The scheduler is not stuck behind the dead tick: a scheduled one runs and succeeds.
     await until(() => {
       const dir = join(vault, "brain-feed", "ticks", "completed");
@@ -72,11 +76,11 @@ describe("a router killed mid-tick", () => {
   }, 60_000);
 
   it("does not wait on a lock whose holder process is gone", async () => {
-    // A lock on today's lesson log held by a process that died after start-up.
+    // A claim on today's lesson log held by a process that died after start-up.
     const day = new Date().toISOString().slice(0, 10);
-    const lock = join(vault, "left", "reference", `lessons-${day}.md.lock`);
-    mkdirSync(lock, { recursive: true });
-    writeFileSync(`${lock}.owner`, JSON.stringify({ pid: await deadPid(), host: (await import("node:os")).hostname() }));
+    const lock = join(vault, "left", "reference", `lessons-${day}.md.claim`);
+    mkdirSync(join(vault, "left", "reference"), { recursive: true });
+    writeFileSync(lock, JSON.stringify({ pid: await deadPid(), host: (await import("node:os")).hostname() }));
     const res = await fetch(`${main.routerUrl}/marker`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },

@@ -8,7 +8,8 @@
 //   filesystem) once its mtime is older than staleMs — a live holder refreshes it every
 //   staleMs/2 while it holds the claim.
 // - A claim left by a crash is removed at start-up too (crash-leftovers.ts, removeDeadClaim).
-import { readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { hostname } from "node:os";
 import { FileLockTimeoutError, processAlive } from "./file-lock";
 import { log } from "./logger";
@@ -72,7 +73,7 @@ async function held<T>(path: string, fn: () => Promise<T>, opts: ClaimOptions): 
 function tryClaim(path: string, staleMs: number): boolean {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(path, JSON.stringify({ pid: process.pid, host: HOST }), { flag: "wx" });
+      createClaim(path);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
@@ -84,6 +85,18 @@ function tryClaim(path: string, staleMs: number): boolean {
     } catch {}
   }
   return false;
+}
+
+/** The exclusive create; a missing folder is made (as file-lock.ts makes the lock's). */
+function createClaim(path: string): void {
+  const owner = JSON.stringify({ pid: process.pid, host: HOST });
+  try {
+    writeFileSync(path, owner, { flag: "wx" });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, owner, { flag: "wx" });
+  }
 }
 
 async function waitForClaim(path: string, timeoutMs: number, staleMs: number): Promise<void> {
