@@ -57,7 +57,7 @@ describe("a router killed mid-tick", () => {
     writeFileSync(`${lock}.owner`, JSON.stringify({ pid, host: (await import("node:os")).hostname() }));
     // …and a claim (the vault's shared files and ingest's ledger are claimed: common/claim.ts).
     const claim = join(vault, "left", "reference", "lessons-2026-01-02.md.claim");
-    writeFileSync(claim, JSON.stringify({ claim: { pid, host: (await import("node:os")).hostname() } }));
+    writeFileSync(claim, JSON.stringify({ pid, host: (await import("node:os")).hostname() }));
 
     // Restarted at once, with the scheduler on.
     main = await start({ TICK_INTERVAL_SECONDS: "1" });
@@ -80,7 +80,7 @@ describe("a router killed mid-tick", () => {
     const day = new Date().toISOString().slice(0, 10);
     const lock = join(vault, "left", "reference", `lessons-${day}.md.claim`);
     mkdirSync(join(vault, "left", "reference"), { recursive: true });
-    writeFileSync(lock, JSON.stringify({ claim: { pid: await deadPid(), host: (await import("node:os")).hostname() } }));
+    writeFileSync(lock, JSON.stringify({ pid: await deadPid(), host: (await import("node:os")).hostname() }));
     const res = await fetch(`${main.routerUrl}/marker`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { withClaim, withRecordClaim } from "./claim.ts";
+import { withClaim } from "./claim.ts";
 import { cleanCrashLeftovers } from "./crash-leftovers.ts";
 import { FileLockTimeoutError } from "./file-lock.ts";
 
@@ -69,14 +69,14 @@ describe("withClaim", () => {
 
   it("takes over at once a claim whose holder process on this host is gone", async () => {
     const path = join(dir, "k.claim");
-    writeFileSync(path, JSON.stringify({ claim: { pid: await deadPid(), host: hostname() } }));
+    writeFileSync(path, JSON.stringify({ pid: await deadPid(), host: hostname() }));
     expect(await withClaim(path, async () => "ours", { timeoutMs: 1_000 })).toBe("ours");
     expect(existsSync(path)).toBe(false);
   });
 
   it("waits for another host's claim until it goes stale, and times out on a fresh one", async () => {
     const path = join(dir, "k.claim");
-    writeFileSync(path, JSON.stringify({ claim: { pid: 1, host: "some-other-host" } }));
+    writeFileSync(path, JSON.stringify({ pid: 1, host: "some-other-host" }));
     await expect(withClaim(path, async () => "x", { timeoutMs: 150, staleMs: 60_000 })).rejects.toBeInstanceOf(FileLockTimeoutError);
     const old = new Date(Date.now() - 120_000);
     utimesSync(path, old, old);
@@ -86,10 +86,10 @@ describe("withClaim", () => {
   it("is removed at start-up when a dead process left it, and kept when a live one holds it", async () => {
     const dead = join(dir, "a.json.claim");
     const live = join(dir, "b.json.claim");
-    writeFileSync(dead, JSON.stringify({ claim: { pid: await deadPid(), host: hostname() } }));
+    writeFileSync(dead, JSON.stringify({ pid: await deadPid(), host: hostname() }));
     const holder = Bun.spawn(["sleep", "30"]);
     try {
-      writeFileSync(live, JSON.stringify({ claim: { pid: holder.pid, host: hostname() } }));
+      writeFileSync(live, JSON.stringify({ pid: holder.pid, host: hostname() }));
       const left = await cleanCrashLeftovers(dir);
       expect(left.locks).toBe(1);
       expect(existsSync(dead)).toBe(false);
@@ -97,45 +97,5 @@ describe("withClaim", () => {
     } finally {
       holder.kill();
     }
-  });
-});
-
-describe("withRecordClaim", () => {
-  const seen = (text: string) => `seen ${JSON.parse(text).n}`;
-
-  it("runs once for concurrent callers, leaves the record, and answers the others from it", async () => {
-    const path = join(dir, "r.json");
-    let runs = 0;
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        withRecordClaim(path, seen, async () => {
-          runs++;
-          return { value: "made", record: JSON.stringify({ n: 1 }) };
-        }),
-      ),
-    );
-    expect(runs).toBe(1);
-    expect(results).toEqual(["made", "seen 1", "seen 1", "seen 1", "seen 1"]);
-    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ n: 1 });
-    expect(readdirSync(dir)).toEqual(["r.json"]);
-  });
-
-  it("leaves no file when the function throws, so the next caller runs it", async () => {
-    const path = join(dir, "r.json");
-    await expect(withRecordClaim(path, seen, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
-    expect(existsSync(path)).toBe(false);
-    expect(await withRecordClaim(path, seen, async () => ({ value: "second", record: "{\"n\":2}" }))).toBe("second");
-  });
-
-  it("takes over a claim a dead process left in the record's place, and a torn one once it is old", async () => {
-    const path = join(dir, "r.json");
-    writeFileSync(path, JSON.stringify({ claim: { pid: await deadPid(), host: hostname() } }));
-    expect(await withRecordClaim(path, seen, async () => ({ value: "ours", record: "{}" }), { timeoutMs: 1_000 })).toBe("ours");
-    const torn = join(dir, "t.json");
-    writeFileSync(torn, "");
-    await expect(withRecordClaim(torn, seen, async () => ({ value: "x", record: "{}" }), { timeoutMs: 100 })).rejects.toBeInstanceOf(FileLockTimeoutError);
-    const old = new Date(Date.now() - 5_000);
-    utimesSync(torn, old, old);
-    expect(await withRecordClaim(torn, seen, async () => ({ value: "ours", record: "{}" }), { timeoutMs: 1_000 })).toBe("ours");
   });
 });

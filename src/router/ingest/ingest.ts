@@ -2,13 +2,13 @@
 // same content a second time. Order matters for "nothing half-written": the document is
 // indexed (embeddings included) before any file is written, files are written atomically,
 // and the ledger entry that marks the content as ingested comes last.
-import { mkdirSync, unlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
 import { writeFileAtomicSync } from "../../common/atomic-write";
-import { withRecordClaim } from "../../common/claim";
+import { withClaim } from "../../common/claim";
 import { HttpError, type ErrorDetails } from "../../common/errors";
 import { log } from "../../common/logger";
 import { documentFromFile, hashContent, splitFrontmatter, deriveTitle, frontmatterTags } from "../index/document";
@@ -70,12 +70,12 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signa
 
   const id = ingestId(req.content);
   const ledger = ledgerPath(deps.dataDir, id);
-  // The ledger entry is its own claim: one exclusive create finds content ingested before (its
-  // entry answers) or claims it, so the same content at once waits — callers of this process on
-  // a queue, other processes (the MCP listener on the same vault) on the file — and a failure
-  // removes the claim, leaving the content not ingested.
-  const seen = (text: string): IngestResult => ({ ...(JSON.parse(text) as IngestResult), duplicate: true });
-  return withRecordClaim(ledger, seen, async () => {
+  // Same content at once: callers of this process queue on the claim, other processes (the MCP
+  // listener on the same vault) wait for its file; the ledger is read under it.
+  return withClaim(`${ledger}.claim`, async () => {
+    const seen = readLedger(ledger);
+    if (seen) return { ...seen, duplicate: true };
+
     const now = (deps.now ?? (() => new Date()))();
     const { data, body } = splitFrontmatter(req.content);
     const tags = [...new Set([...frontmatterTags(data), ...req.tags.map((t) => t.trim()).filter(Boolean)])];
@@ -131,8 +131,9 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signa
       throw err;
     }
     const result: IngestResult = { id, kind, paths, indexed: true, duplicate: false };
-    // 3. Last, the ledger entry replaces the claim: from now on the same content is recognised.
-    return { value: result, record: JSON.stringify(result) };
+    // 3. Last, the ledger: from now on the same content is recognised.
+    writeFileAtomicSync(ledger, JSON.stringify(result), { mkdir: true });
+    return result;
   });
 }
 
@@ -210,6 +211,16 @@ function ledgerPath(dataDir: string, id: string): string {
   return join(dir, `${id}.json`);
 }
 const madeDirs = new Set<string>();
+
+function readLedger(path: string): IngestResult | null {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return null;
+  }
+  return JSON.parse(text) as IngestResult;
+}
 
 /**
  * The absolute path of a vault folder ingest writes into, created and checked (safeVaultPath:
