@@ -132,7 +132,7 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
     });
     const timeoutMs = (profile.timeout_seconds ?? config.claudeTimeout) * 1000;
     // The loop (issue 16): brain-stack's hooks in a settings file of the job's own.
-    loopSettings = await writeLoopSettings(config, `job-${job.id}`);
+    loopSettings = await writeLoopSettings(config, `job-${job.id}`, { sub: `job:${job.id}`, timeoutSeconds: timeoutMs / 1000 });
     run = startAgent({
       binary: config.claudeBinary,
       args: {

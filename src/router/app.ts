@@ -70,6 +70,8 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
       // spec: knowledge-router, Authentication: only GET /health is open; the documents hold no data.
       // /console is the page shell only: it calls the API with the token the user pastes.
       openPaths: ["/health", "/openapi.json", "/docs", "/console"],
+      // An agent's hooks carry a token minted per job or turn (common/scoped-token.ts), never this one.
+      scopedTokens: true,
       whenUnset: {
         mode: "fail-closed",
         code: "server_token_unset",

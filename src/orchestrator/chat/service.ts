@@ -290,6 +290,7 @@ export class ChatService {
       try {
         await this.deps.beforeTurn();
       } catch (err) {
+        void loop?.remove().catch(() => {});
         throw new HttpError(502, "hooks_init_failed", `the hooks package's init failed before the turn: ${(err as Error).message}`);
       }
     }
@@ -304,28 +305,33 @@ export class ChatService {
         permissionMode: agent.permissionMode,
         appendSystemPrompt: agent.systemPrompt || undefined,
         ...(resumed ? { resume: sessionId } : { sessionId }),
-        ...(loop && { extraArgs: ["--settings", loop] }),
+        ...(loop && { extraArgs: ["--settings", loop.path] }),
       },
       correlationId: req.correlationId,
-      release,
+      // The turn's settings (and its scoped token) go with the turn.
+      release: () => {
+        release();
+        void loop?.remove().catch(() => {});
+      },
       storeSession: conversation.stateless ? undefined : conversation.convKey,
     });
   }
 
-  private loopFile: Promise<string | undefined> | undefined;
-
-  /** The agent's hooks settings (written once per agent; undefined when no router is known). */
-  private loopSettings(): Promise<string | undefined> {
-    const { routerUrl, routerToken, routerCli, stateDir } = this.deps.config;
-    if (!routerUrl || !routerToken || !routerCli || !stateDir) return Promise.resolve(undefined);
-    this.loopFile ??= writeLoopSettings({ routerUrl, routerToken, routerCli, stateDir }, `agent-${this.deps.agent.agentId}`)
-      .then((w) => w?.path)
-      .catch((err) => {
-        this.loopFile = undefined;
-        logger.warn(`the loop's settings were not written (turns run without the hooks): ${(err as Error).message}`);
-        return undefined;
-      });
-    return this.loopFile;
+  /**
+   * The turn's hooks settings, with a token minted for this turn (undefined when no router is
+   * known, or when they could not be written: the turn then runs without the hooks).
+   */
+  private async loopSettings(): Promise<{ path: string; remove: () => Promise<void> } | undefined> {
+    const { routerUrl, routerToken, routerCli, stateDir, claudeTimeout } = this.deps.config;
+    if (!routerUrl || !routerToken || !routerCli || !stateDir) return undefined;
+    const turn = randomUUID();
+    return writeLoopSettings({ routerUrl, routerToken, routerCli, stateDir }, `agent-${this.deps.agent.agentId}-${turn}`, {
+      sub: `turn:${this.deps.agent.agentId}:${turn}`,
+      timeoutSeconds: claudeTimeout,
+    }).catch((err) => {
+      logger.warn(`the loop's settings were not written (the turn runs without the hooks): ${(err as Error).message}`);
+      return undefined;
+    });
   }
 
   private spawnTurn(t: {
