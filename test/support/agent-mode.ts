@@ -198,6 +198,8 @@ export interface RecordedStart {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
+  /** The --settings file's text as the agent found it. */
+  settings?: string;
 }
 
 /** The fake agent's start records (FAKE_CLAUDE_RECORD). */
