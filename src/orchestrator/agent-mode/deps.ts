@@ -9,9 +9,8 @@ import { createSessionStore } from "../chat/sessions";
 import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
 import { createVisibilityStore } from "../chat/visibility";
 import type { OrchestratorConfig } from "../config";
-import { join } from "node:path";
-import { createFileStore } from "../../common/kv/file-store";
-import { EventRelay, RELAY_DONE_TTL_SECONDS } from "../relay/relay";
+import type { EventRelay } from "../relay/relay";
+import { openEventRelay } from "../relay/open";
 import { runHooksInit } from "../hooks-package/hooks-package";
 import { loadAgentMode, type AgentMode } from "./load";
 
@@ -69,7 +68,7 @@ export async function createAgentModeDeps(
     env,
     killGraceMs: opts.killGraceMs,
   });
-  const relay = new EventRelay(kv ?? (await createFileStore({ dir: join(config.stateDir, "kv") })), config.claudeTimeout + RELAY_DONE_TTL_SECONDS);
+  const relay = await openEventRelay(config, kv?.kind === "redis");
   return {
     agent,
     chat,
@@ -83,6 +82,9 @@ export async function createAgentModeDeps(
     responseLinks: new ResponseLinks(createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl, fileName: "response_links.json" }), agent.agentId),
     hashFallback: config.convHashFallback,
     keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
-    close: () => chat.close(),
+    async close() {
+      await chat.close();
+      await relay.close();
+    },
   };
 }

@@ -1,16 +1,18 @@
 // GET /v1/relay/{correlation_id}: the events of a non-streaming turn (relay/relay.ts) as SSE,
-// from the start or after Last-Event-ID, following the turn live until its done sentinel.
+// from the start or after Last-Event-ID, following the turn live until its done sentinel
+// (XREAD BLOCK on Redis, so a reader on any pod sees the events as they are appended).
 import { createRoute, z } from "@hono/zod-openapi";
 import { HttpError, openAiErrorResponse } from "../../common/errors";
 import { sseResponse, sseStream } from "../../common/http/sse";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
-import { RELAY_MAX_ENTRIES } from "../relay/relay";
+import { CURSOR_PATTERN, parseCursor, RELAY_MAX_ENTRIES, truncation, type Cursor } from "../relay/relay";
 import { keepOpen } from "./keep-open";
 import { openAiAuthResponses } from "./responses";
 
-const POLL_MS = 100;
+/** One wait of a follower; between two, it notices a reader gone or a stream expired. */
+const FOLLOW_WAIT_MS = 5_000;
 
 const route = createRoute({
   method: "get",
@@ -20,12 +22,14 @@ const route = createRoute({
   summary: "Follow a non-streaming turn's events (SSE)",
   description:
     "The events of the non-streaming /v1/chat/completions turn sent with this X-Correlation-Id (or echoed back in it), as they happen: " +
-    "`event: <type>` (thinking, narration, tool_use, tool_result, final, usage, error…), `id: <n>`, data the event as JSON, then `event: done`. " +
-    `Reconnect with Last-Event-ID to resume. At most ${RELAY_MAX_ENTRIES} events are kept, for an hour after done.`,
+    "`event: <type>` (thinking, narration, tool_use, tool_result, final, usage, error…), `id:` the entry's cursor (a Redis stream entry id `<ms>-<n>` with REDIS_URL, " +
+    "else its sequence number), data the event as JSON, then `event: done`. " +
+    `Reconnect with Last-Event-ID (an entry id or a sequence number) to resume. At most ${RELAY_MAX_ENTRIES} events are kept, for an hour after done; ` +
+    "when older ones were dropped before the reader saw them, the stream first says so: `event: truncated`, data `{max_entries, first_seq, missed?}`.",
   security: [{ bearer: [] }],
   request: {
     params: z.object({ correlation_id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }) }),
-    headers: z.object({ "last-event-id": z.string().regex(/^\d+$/, "an event id from this stream").optional() }),
+    headers: z.object({ "last-event-id": z.string().regex(CURSOR_PATTERN, "an event id from this stream (a stream entry id <ms>-<n>, or a sequence number)").optional() }),
   },
   responses: {
     200: { description: "text/event-stream", content: { "text/event-stream": { schema: z.string() } } },
@@ -41,22 +45,30 @@ export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | u
     if (!deps?.relay) throw agentModeOff();
     const relay = deps.relay;
     const id = c.req.valid("param").correlation_id;
-    let after = Number(c.req.valid("header")["last-event-id"] ?? 0);
+    let after: Cursor | undefined = parseCursor(c.req.valid("header")["last-event-id"]);
     const first = await relay.read(id, after);
     if (!first.known) throw new HttpError(404, "relay_not_found", `no turn with correlation id ${id} (none ran, or it ended over an hour ago)`);
     keepOpen(c);
     const stream = sseStream({
       run: async (sink) => {
-        let batch = first;
-        for (;;) {
-          for (const e of batch.entries) {
-            sink.event({ id: e.seq, event: e.event, data: JSON.stringify(e.data) });
-            after = e.seq;
+        const cut = truncation(first.oldest, after);
+        if (cut) sink.event({ event: "truncated", data: JSON.stringify(cut) });
+        let batch = first.entries;
+        let follower: Awaited<ReturnType<typeof relay.follow>> | undefined;
+        try {
+          for (;;) {
+            for (const e of batch) {
+              sink.event({ id: e.id, event: e.event, data: JSON.stringify(e.data) });
+              after = parseCursor(e.id);
+              if (e.event === "done") return;
+            }
+            if (sink.closed) return;
+            follower ??= await relay.follow(id);
+            batch = await follower.next(after, FOLLOW_WAIT_MS);
+            if (batch.length === 0 && !(await relay.read(id, after)).known) return; // expired meanwhile
           }
-          if (batch.done || sink.closed) return;
-          await Bun.sleep(POLL_MS);
-          batch = await relay.read(id, after);
-          if (!batch.known) return; // expired meanwhile
+        } finally {
+          await follower?.close();
         }
       },
     });
