@@ -153,6 +153,23 @@ describe.skipIf(!redisUp)("the relay on a Redis Stream, two pods on one Redis", 
     }
   }, 30_000);
 
+  it("frees a reader's follower connection when the reader goes away mid-turn", async () => {
+    const id = `relay-${crypto.randomUUID()}`;
+    const followers = () => redis(async (r) => String(await r.sendCommand(["CLIENT", "LIST"])).split("\n").filter((l) => l.includes(`name=${p.prefix}:stream-follower`)).length);
+    const w = a().deps.relay!.writer(id);
+    w.append("narration", { text: "working" });
+    const ac = new AbortController();
+    const res = await b().call(`/v1/relay/${id}`, { signal: ac.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    await reader.read(); // the first event: the reader is attached and now waits for more
+    await until(async () => (await followers()) === 1, 5_000);
+    ac.abort();
+    // Well within the follower's 5 s wait: it is closed when the reader leaves, not when the wait ends.
+    await until(async () => (await followers()) === 0, 3_000);
+    await w.done();
+  });
+
   it("keeps at most 2,000 entries, and tells a reader who missed some", async () => {
     const id = `relay-${crypto.randomUUID()}`;
     await writeMany(a(), id, 2299);

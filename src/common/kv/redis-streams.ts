@@ -72,7 +72,8 @@ export async function createRedisStreams(opts: { url: string; keyPrefix: string;
     },
     pttl: (key) => client.pTTL(full(key)),
     async follower() {
-      const own = client.duplicate();
+      // Named, so CLIENT LIST shows what holds the connection.
+      const own = client.duplicate({ name: `${opts.keyPrefix.replace(/\s/g, "_")}:stream-follower` });
       own.on("error", (err: Error) => logger.debug(`Redis stream follower (${where}): ${err.message}`));
       await own.connect();
       followers.add(own);

@@ -108,7 +108,8 @@ export async function createAgentModeDeps(
     env,
     killGraceMs: opts.killGraceMs,
   });
-  const relay = await openEventRelay(config, kv?.kind === "redis");
+  // A Redis not answering at start-up (the job store runs on files meanwhile) leaves the relay on files too.
+  const relay = await openEventRelay(config, kv?.kind === "redis" && (await kv.ping()));
   return {
     agent,
     chat,

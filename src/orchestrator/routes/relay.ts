@@ -49,12 +49,12 @@ export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | u
     const first = await relay.read(id, after);
     if (!first.known) throw new HttpError(404, "relay_not_found", `no turn with correlation id ${id} (none ran, or it ended over an hour ago)`);
     keepOpen(c);
+    let follower: Awaited<ReturnType<typeof relay.follow>> | undefined;
     const stream = sseStream({
       run: async (sink) => {
         const cut = truncation(first.oldest, after);
         if (cut) sink.event({ event: "truncated", data: JSON.stringify(cut) });
         let batch = first.entries;
-        let follower: Awaited<ReturnType<typeof relay.follow>> | undefined;
         try {
           for (;;) {
             for (const e of batch) {
@@ -64,13 +64,20 @@ export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | u
             }
             if (sink.closed) return;
             follower ??= await relay.follow(id);
-            batch = await follower.next(after, FOLLOW_WAIT_MS);
+            try {
+              batch = await follower.next(after, FOLLOW_WAIT_MS);
+            } catch (err) {
+              if (sink.closed) return; // the reader left and its follower was closed under the wait
+              throw err;
+            }
             if (batch.length === 0 && !(await relay.read(id, after)).known) return; // expired meanwhile
           }
         } finally {
           await follower?.close();
         }
       },
+      // A reader gone mid-wait: free its follower (a blocked XREAD holds a connection) now.
+      onCancel: () => void follower?.close().catch(() => {}),
     });
     return sseResponse(stream) as never;
   });
