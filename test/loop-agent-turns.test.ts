@@ -20,7 +20,8 @@ beforeAll(async () => {
     home: home.home,
     hubUrl,
     kv: "file",
-    agentEnv: { ...process.env, FAKE_CLAUDE_RECORD: record() },
+    // The service's own environment holds the token too (as in the one-process stack): the agent must not inherit it.
+    agentEnv: { ...process.env, KB_ROUTER_TOKEN: ROUTER_TOKEN, FAKE_CLAUDE_RECORD: record() },
     // A router that is not there: the hooks would buffer; what matters here is what the agent holds.
     configEnv: { ROUTER_URL: "http://127.0.0.1:9", KB_ROUTER_TOKEN: ROUTER_TOKEN, ROUTER_CLI_BINARY: "/usr/local/bin/router-cli" },
   });
@@ -40,7 +41,9 @@ describe("an agent-mode turn with a router known", () => {
     const starts = await recordedStarts(record());
     expect(starts).toHaveLength(2);
     const tokens = starts.map((st) => {
+      // Neither in its environment (recorded: KB_ROUTER_*, SERVICE_*, …) nor in its settings.
       expect(JSON.stringify(st)).not.toContain(ROUTER_TOKEN);
+      expect(st.env.KB_ROUTER_TOKEN).toBeUndefined();
       const settings = JSON.parse(st.settings!);
       expect(settings.hooks.SessionStart[0].hooks[0].command).toBe("/usr/local/bin/router-cli hook session-start");
       expect(settings.env.BRAIN_URL).toBe("http://127.0.0.1:9");
