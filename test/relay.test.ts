@@ -221,6 +221,10 @@ describe("the relay on files (no REDIS_URL)", () => {
     expect(all.at(-1)!.event).toBe("done");
     expect(all.map((e) => e.id)).toEqual(all.map((_, i) => String(i + 1)));
     expect((await readRelay(s(), id, "2")).events.map((e) => e.id)).toEqual(all.slice(2).map((e) => e.id));
+    // A Redis entry id means nothing here: said, not followed forever.
+    const foreign = await readRelay(s(), id, "1732500000000-0");
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.error.message).toContain("sequence number");
     // One JSONL line per entry.
     const file = readdirSync(relayDir()).find((n) => n.endsWith(".jsonl") && readFileSync(join(relayDir(), n), "utf8").includes('"done"') && readFileSync(join(relayDir(), n), "utf8").split("\n").filter(Boolean).length === all.length);
     expect(file).toBeDefined();

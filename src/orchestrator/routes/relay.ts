@@ -46,6 +46,9 @@ export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | u
     const relay = deps.relay;
     const id = c.req.valid("param").correlation_id;
     let after: Cursor | undefined = parseCursor(c.req.valid("header")["last-event-id"]);
+    if (after?.kind === "id" && relay.log.kind === "file") {
+      throw new HttpError(400, "invalid_request", `Last-Event-ID ${after.id} is a Redis stream entry id, but this service keeps the relay in files (no REDIS_URL): resume with the sequence number it sent as the event id`);
+    }
     const first = await relay.read(id, after);
     if (!first.known) throw new HttpError(404, "relay_not_found", `no turn with correlation id ${id} (none ran, or it ended over an hour ago)`);
     keepOpen(c);
