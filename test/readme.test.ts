@@ -37,14 +37,14 @@ describe("README", () => {
   const tableCommands = (section: string) => {
     const start = readme.indexOf(`\n## ${section}\n`);
     const body = readme.slice(start + 1, readme.indexOf("\n## ", start + 1));
-    const firstCells = [...body.matchAll(/^\| ([^|]*`[^|]*)\|/gm)].map((m) => m[1]);
-    return new Set(firstCells.flatMap((cell) => [...cell.matchAll(/`([a-z][a-z-]*)/g)].map((m) => m[1])));
+    const firstCells = [...body.matchAll(/^\| ([^|]*`[^|]*)\|/gm)].map((m) => m[1] ?? "");
+    return new Set(firstCells.flatMap((cell) => [...cell.matchAll(/`([a-z][a-z-]*)/g)].map((m) => m[1] ?? "")));
   };
   /** The commands a CLI declares, from its --help USAGE line. */
   const cliCommands = (entry: string) => {
     const out = Bun.spawnSync(["bun", join(REPO, "cli", entry), "--help"], { cwd: REPO, env: { ...process.env, NO_COLOR: "1" } });
     const usage = out.stdout.toString().split("\n").find((l) => l.startsWith("USAGE "))!;
-    return new Set(usage.split(" ")[2].split("|"));
+    return new Set((usage.split(" ")[2] ?? "").split("|"));
   };
 
   it("lists exactly the commands each CLI has", () => {
@@ -54,7 +54,7 @@ describe("README", () => {
 
   it("points at nothing outside the repository, and the repository files it names exist", () => {
     expect(readme).not.toMatch(/\.\.\/shared|\]\(\.\.\//);
-    const named = [...readme.matchAll(/`((?:src|test|scripts|cli|examples|openapi|deploy)\/[\w./-]+\.(?:ts|md|json|yaml|yml|env|sh|py))`/g)].map((m) => m[1]);
+    const named = [...readme.matchAll(/`((?:src|test|scripts|cli|examples|openapi|deploy)\/[\w./-]+\.(?:ts|md|json|yaml|yml|env|sh|py))`/g)].map((m) => m[1] ?? "");
     expect(named.length).toBeGreaterThan(10);
     expect(named.filter((path) => !existsSync(join(REPO, path)))).toEqual([]);
   });
