@@ -30,7 +30,7 @@ describe("applyGuide", () => {
       const json = JSON.parse(readFileSync(join(root, document), "utf8")) as { paths: Record<string, Record<string, { operationId: string; description?: string }>> };
       const ops = Object.values(json.paths).flatMap((item) => Object.values(item));
       for (const [, id, firstLine] of text.matchAll(/^## (\S+)\n\n(.+)$/gm)) {
-        expect(ops.find((op) => op.operationId === id)?.description).toContain(firstLine);
+        expect(ops.find((op) => op.operationId === id)?.description).toContain(firstLine ?? "");
       }
     }
   });
