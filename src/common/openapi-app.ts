@@ -73,7 +73,7 @@ export function applyGuide(doc: GuidedDoc, guide: string): void {
   const ops = new Map<string, { description?: string }>();
   for (const item of Object.values(doc.paths ?? {})) for (const op of Object.values(item)) if (op?.operationId) ops.set(op.operationId, op);
   const append = (base: string | undefined, more: string) => (base ? `${base}\n\n${more}` : more);
-  const [preamble, ...sections] = guide.replace(/^<!--[\s\S]*?-->\s*/, "").split(/^## /m);
+  const [preamble = "", ...sections] = guide.replace(/^<!--[\s\S]*?-->\s*/, "").split(/^## /m);
   if (preamble.trim()) doc.info.description = append(doc.info.description, preamble.trim());
   for (const section of sections) {
     const newline = section.indexOf("\n");

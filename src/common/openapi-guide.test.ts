@@ -26,8 +26,8 @@ describe("applyGuide", () => {
   it("leaves no section of the checked-in documents' guides out", () => {
     for (const [guide, document] of [["src/router/routes/api-guide.md", "openapi/router.json"], ["src/orchestrator/routes/api-guide.md", "openapi/service.json"]]) {
       const root = join(import.meta.dir, "..", "..");
-      const text = readFileSync(join(root, guide), "utf8");
-      const json = JSON.parse(readFileSync(join(root, document), "utf8")) as { paths: Record<string, Record<string, { operationId: string; description?: string }>> };
+      const text = readFileSync(join(root, guide as string), "utf8");
+      const json = JSON.parse(readFileSync(join(root, document as string), "utf8")) as { paths: Record<string, Record<string, { operationId: string; description?: string }>> };
       const ops = Object.values(json.paths).flatMap((item) => Object.values(item));
       for (const [, id, firstLine] of text.matchAll(/^## (\S+)\n\n(.+)$/gm)) {
         expect(ops.find((op) => op.operationId === id)?.description).toContain(firstLine ?? "");
