@@ -52,7 +52,10 @@ const head = (dir: string) => gitSync(["rev-parse", "HEAD"], dir, gitEnv(home)).
 
 beforeAll(async () => {
   home = tempDir("hooks-pkg-home");
-  hooksUrl = repoOf(join(home, "src", "team-hooks"), undefined, join(REPO, "test", "fixtures", "hooks-package"));
+  // The package as a team would host it: a bare repository (pushed to from a working copy).
+  repoOf(join(home, "src", "team-hooks"), undefined, join(REPO, "test", "fixtures", "hooks-package"));
+  gitSync(["clone", "-q", "--bare", join(home, "src", "team-hooks"), join(home, "src", "team-hooks.git")], home, gitEnv(home));
+  hooksUrl = `file://${join(home, "src", "team-hooks.git")}`;
   bundleUrl = repoOf(join(home, "src", "team-bundle"), { "README.md": "bundle\n" });
   hub = join(home, "src", "hub");
   hubUrl = await makeHub(hub, hubFiles({ [`agents/${AGENT}/package/runners/01-first.sh`]: runner("v1") }));
@@ -152,7 +155,8 @@ describe("the hooks package", () => {
     writeFileSync(join(src, "CHANGELOG"), "upstream moved\n");
     gitSync(["add", "-A"], src, gitEnv(home));
     gitSync(["commit", "-q", "-m", "moved"], src, gitEnv(home));
-    expect(head(src)).not.toBe(commit);
+    gitSync(["push", "-q", join(home, "src", "team-hooks.git"), "main"], src, gitEnv(home));
+    expect(head(join(home, "src", "team-hooks.git"))).not.toBe(commit);
 
     await main.stop();
     const before = inits().length;
