@@ -14,19 +14,9 @@ import { openEventRelay } from "../relay/open";
 import { runHooksInit } from "../hooks-package/hooks-package";
 import { loadAgentMode, type AgentMode } from "./load";
 import { log } from "../../common/logger";
+import { gitHead } from "./git-head";
 
 const logger = log("agent-mode");
-
-/** The hub checkout's commit; undefined when it is no git checkout (SERVICE_HUB_PATH may be a plain directory). */
-async function gitHead(dir: string): Promise<string | undefined> {
-  try {
-    const proc = Bun.spawn(["git", "rev-parse", "--verify", "--quiet", "HEAD"], { cwd: dir, stdin: "ignore", stdout: "pipe", stderr: "ignore" });
-    const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-    return code === 0 ? out.trim() || undefined : undefined;
-  } catch {
-    return undefined; // no such directory
-  }
-}
 
 export interface AgentModeDeps {
   agent: AgentMode;
