@@ -9,6 +9,10 @@
 // sequence number (1, 2, 3…, kept in every entry) on files; a sequence number is accepted on
 // Redis too.
 
+import { log } from "../../common/logger";
+
+const logger = log("relay");
+
 export const RELAY_MAX_ENTRIES = 2000;
 export const RELAY_DONE_TTL_SECONDS = 3600;
 
@@ -87,11 +91,19 @@ export class EventRelay {
     let chain = Promise.resolve();
     const push = (event: string, data: unknown, ttlSeconds: number) => {
       const entry = { seq: ++seq, event, data };
-      chain = chain.then(() => this.log.append(correlationId, entry, ttlSeconds));
-      return chain;
+      // In order; one failed append (a Redis blip) does not sink the ones after it.
+      const appended = chain.then(() => this.log.append(correlationId, entry, ttlSeconds));
+      chain = appended.catch(() => {});
+      return appended;
     };
+    let warned = false;
     return {
-      append: (event: string, data: unknown) => void push(event, data, this.liveTtlSeconds).catch(() => {}),
+      // The turn goes on without its relay: said once per turn, not per event.
+      append: (event: string, data: unknown) =>
+        void push(event, data, this.liveTtlSeconds).catch((err) => {
+          if (!warned) logger.warn(`relay ${correlationId}: events not kept (${(err as Error).message}); the turn goes on`);
+          warned = true;
+        }),
       done: (data: unknown = {}) => push("done", data, RELAY_DONE_TTL_SECONDS),
     };
   }
