@@ -58,11 +58,18 @@ export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | u
         const cut = truncation(first.oldest, after);
         if (cut) sink.event({ event: "truncated", data: JSON.stringify(cut) });
         let batch = first.entries;
+        let seen: number | undefined;
         try {
           for (;;) {
+            // A follower the writer outran by more than the cap: the gap is said, as at the start.
+            const head = batch[0];
+            if (seen !== undefined && head && head.seq > seen + 1) {
+              sink.event({ event: "truncated", data: JSON.stringify({ max_entries: RELAY_MAX_ENTRIES, first_seq: head.seq, missed: head.seq - seen - 1 }) });
+            }
             for (const e of batch) {
               sink.event({ id: e.id, event: e.event, data: JSON.stringify(e.data) });
               after = parseCursor(e.id);
+              seen = e.seq;
               if (e.event === "done") return;
             }
             if (sink.closed) return;
