@@ -58,7 +58,8 @@ export const ROUTER_API_INFO = {
   version: VERSION,
   description:
     "HTTP API in front of a knowledge vault: ingest, federated search, reading notes and their links, briefs, dispatch, markers, ticks, feed and health reports. " +
-    "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503.",
+    "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503. " +
+    "GET /feed, GET /signal and POST /marker also take the scoped token an agent's hooks carry (minted by the orchestrator per job or turn; 403 on any other route, 401 once expired).",
   server: "http://127.0.0.1:8103",
   guide: apiGuide,
 };
