@@ -5,7 +5,7 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { existsSync, readFileSync } from "node:fs";
-import { parse as parseDotenv } from "dotenv";
+import { parseEnv } from "node:util";
 import { RouterClient } from "../../src/router/client";
 import { connecting, type Server } from "../_errors";
 
@@ -17,8 +17,9 @@ export const connectionArgs = {
 export const home = (): string => process.env.HOME || homedir();
 export const routerDir = (): string => join(home(), ".router");
 export const envFilePath = (): string => join(routerDir(), ".env");
-// dotenv directly (not common/config/files.ts): that would load the services' settings and zod into every command.
-export const readEnvFile = (): Record<string, string> => (existsSync(envFilePath()) ? parseDotenv(readFileSync(envFilePath(), "utf8")) : {});
+// node:util's parseEnv (dotenv's syntax) rather than common/config/files.ts, which would load the
+// services' settings and zod into every command.
+export const readEnvFile = (): Record<string, string> => (existsSync(envFilePath()) ? (parseEnv(readFileSync(envFilePath(), "utf8")) as Record<string, string>) : {});
 
 /** The router, in the words of router-cli's failure lines (cli/_errors.ts). */
 export const ROUTER: Server = {

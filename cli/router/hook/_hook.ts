@@ -1,12 +1,15 @@
 // What the three Claude Code hooks share (`router-cli hook session-start | prompt | stop`):
 // the hook input on stdin, where the router is, one time budget for the whole run, the
 // per-session state file, and the JSON answer Claude Code reads. Kept free of citty and
-// consola: a hook runs on every prompt, so it loads only what it uses.
+// consola: a hook runs on every prompt, so it loads only what it uses (the router's client
+// library is a thin fetch wrapper; its types come from the routes as type-only imports).
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { parse as parseDotenv } from "dotenv";
+// node:util's parseEnv reads the same syntax as the dotenv package, without loading it (~2 ms a hook).
+import { parseEnv } from "node:util";
+import { RouterClient } from "../../../src/router/client";
 
 /** The fields of Claude Code's hook input that the hooks read (the rest is ignored). */
 export interface HookInput {
@@ -36,7 +39,7 @@ export interface HookSettings {
 export function hookSettings(env: Record<string, string | undefined> = process.env): HookSettings {
   const home = env.HOME || homedir();
   const path = join(home, ".router", ".env");
-  const file = existsSync(path) ? parseDotenv(readFileSync(path, "utf8")) : {};
+  const file = existsSync(path) ? (parseEnv(readFileSync(path, "utf8")) as Record<string, string>) : {};
   const get = (k: string) => env[k] || file[k] || undefined;
   const num = (k: string, dflt: number, min: number, max: number) => {
     const n = Number(get(k));
@@ -66,20 +69,9 @@ export async function readHookInput(): Promise<HookInput> {
   }
 }
 
-/** fetch against the router with the bearer, aborted when the run's budget is spent. */
-export function routerFetch(s: HookSettings, deadline: AbortSignal) {
-  return (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
-    fetch(`${s.baseUrl}${path}`, {
-      method: init.method ?? "GET",
-      headers: {
-        accept: "application/json",
-        ...(s.token ? { authorization: `Bearer ${s.token}` } : {}),
-        ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-        ...init.headers,
-      },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      signal: deadline,
-    });
+/** The router's typed client with the bearer; every call ends when the run's budget is spent. */
+export function routerClient(s: HookSettings, deadline: AbortSignal): RouterClient {
+  return new RouterClient({ baseUrl: s.baseUrl, token: s.token, timeoutMs: s.timeoutMs, signal: deadline });
 }
 
 /** Per-session state: the last signal event seen, how far the transcript was read. */
