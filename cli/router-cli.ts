@@ -1,6 +1,8 @@
 // router-cli: the knowledge router's command-line client (spec: knowledge-router.md, "Client tool").
 // The Claude Code hooks (`router-cli hook <event>`) run on every prompt, so they skip the
 // command parser and load only their own module; everything else goes through router/_main.ts.
+// _tty decides on colour before citty and consola load.
+import "./_tty";
 import { HOOK_EVENTS, type HookEvent } from "./router/hook/events";
 
 const [first, second] = process.argv.slice(2);

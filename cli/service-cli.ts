@@ -1,45 +1,6 @@
 // service-cli: the job orchestrator's command-line client (spec: job-orchestrator.md,
-// "Command-line client"). Each command is its own file under cli/service/, loaded only when it runs.
+// "Command-line client"). _tty decides on colour before citty and consola load (in the split
+// build a static import would not be evaluated first), then the commands: service/_main.ts.
 import "./_tty";
-import { defineCommand } from "citty";
-import { consola } from "consola";
-import { VERSION } from "../src/common/version";
-import { lazyCommands, runCli } from "./_shared";
 
-// consola picks its level from NODE_ENV, which `bun build` inlines from the build's environment
-// (a binary built under `bun test` would print no info or success lines): say it here.
-consola.level = Number(process.env.CONSOLA_LEVEL ?? 3);
-
-// Commands that run service modules here: those log info lines to stdout, and a client command
-// keeps stdout for its own output. The level is set before the modules load, because their
-// tagged loggers copy it when they are created (and loaded only then: `version` stays fast).
-const WITH_SERVICE_MODULES = new Set(["init-shared-fs", "drain", "agents", "hooks"]);
-const quietServiceModules = async (name: string) => {
-  if (WITH_SERVICE_MODULES.has(name)) (await import("../src/common/logger")).setLogLevel(Number(process.env.LOG_LEVEL ?? 1));
-};
-
-void runCli(
-  defineCommand({
-    meta: { name: "service-cli", version: VERSION, description: "Client for the brain-stack job orchestrator" },
-    subCommands: lazyCommands(
-      {
-        serve: () => import("./service/serve"),
-        run: () => import("./service/run"),
-        jobs: () => import("./service/jobs"),
-        job: () => import("./service/job"),
-        cancel: () => import("./service/cancel"),
-        profiles: () => import("./service/profiles"),
-        status: () => import("./service/status"),
-        "init-shared-fs": () => import("./service/init-shared-fs"),
-        drain: () => import("./service/drain"),
-        update: () => import("./service/update"),
-        version: () => import("./service/version"),
-        agent: () => import("./service/agent"),
-        push: () => import("./service/push"),
-        agents: () => import("./service/agents"),
-        hooks: () => import("./service/hooks"),
-      },
-      quietServiceModules,
-    ),
-  }),
-);
+void import("./service/_main");

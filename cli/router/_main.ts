@@ -1,6 +1,5 @@
 // router-cli's commands (spec: knowledge-router.md, "Client tool"), each its own file under
 // cli/router/, loaded only when it runs. router-cli.ts starts here for everything but hooks.
-import "../_tty";
 import { defineCommand } from "citty";
 import { VERSION } from "../../src/common/version";
 import { lazyCommands, runCli } from "../_shared";
