@@ -161,7 +161,9 @@ async function floorBinary(): Promise<string> {
 
 async function hookRows(router: string, routerUrl: string | undefined): Promise<string[][]> {
   const home = join(tmp, "hook-home");
-  mkdirSync(home, { recursive: true });
+  // As after `router-cli install`: the hooks read ~/.router/.env beside the settings' env.
+  mkdirSync(join(home, ".router"), { recursive: true });
+  writeFileSync(join(home, ".router", ".env"), "AMYGDALA_MIN_SEVERITY=high\nBRAIN_FEED_MAX_CHARS=6000\n");
   const transcript = join(tmp, "transcript.jsonl");
   const entry = { type: "assistant", uuid: "bench-entry", timestamp: new Date().toISOString(), message: { content: [{ type: "text", text: "<!-- @lesson -->\nBench lesson.\n<!-- @/lesson -->" }] } };
   writeFileSync(transcript, `${JSON.stringify({ type: "user", message: { content: "hi" } })}\n${JSON.stringify(entry)}\n`);

@@ -15,7 +15,7 @@ const handlers: Record<HookEvent, () => Promise<Handler>> = {
 };
 
 export async function runHook(event: HookEvent): Promise<never> {
-  const s = hookSettings();
+  const s = await hookSettings();
   const deadline = AbortSignal.timeout(s.timeoutMs);
   // A backstop: the network calls end at the deadline; whatever still hangs after it (a slow
   // disk, a stuck stdin) is left behind. Stop's buffering to the outbox comes before it.
