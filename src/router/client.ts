@@ -268,14 +268,4 @@ export class RouterClient {
       if (res.body && !res.body.locked) await res.body.cancel().catch(() => {});
     }
   }
-
-  /** The raw response, for callers that need the status itself (e.g. 200 vs 201). */
-  raw(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, headers?: Record<string, string>): Promise<Response> {
-    return this.http.raw(method, path, body, { headers });
-  }
-
-  /** Any other endpoint, typed by the caller (GET when body is undefined). */
-  request<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, query?: Record<string, string | number | boolean | undefined>): Promise<T> {
-    return this.http.json<T>(method, path, body, { query });
-  }
 }
