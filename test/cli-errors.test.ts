@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { compiledClis, runCompiled } from "./support/cli";
 import { startMain, tempDir, type MainProcess } from "./support/main-process";
 import { startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
-import { KEY, deadPort, envFor, lines } from "./support/service-cli";
+import { deadPort, envFor, jobRecord, lines, writeJob } from "./support/service-cli";
 
 setDefaultTimeout(30_000);
 
@@ -140,5 +140,19 @@ describe("router-cli: the credential's source in the refused line", () => {
     const { code, line } = await failing(CLIS[0]!, [...CLIS[0]!.call, "--token", "wrong"], CLIS[0]!.noCredential());
     expect(code).toBe(1);
     expect(line).toStartWith("the router token from --token was refused (401 unauthorized)");
+  });
+});
+
+describe("the exit after a command", () => {
+  it("never cuts a long answer to a slow reader short (service-cli jobs --json, ~4 MB)", async () => {
+    for (let i = 0; i < 1000; i++) writeJob(orchestrator.jobsDir, jobRecord({ task: `Long ${i}`, output: "o".repeat(4_000) }));
+    const cli = join(await compiledClis(), "service-cli");
+    // The reader starts late on purpose: that is the slow consumer under test (a pager, a busy
+    // pipeline). A write still queued when the CLI exits would be lost.
+    const proc = Bun.spawn(["sh", "-c", `"${cli}" jobs --json --limit 1000 | (sleep 0.5; cat)`], { env: { ...envFor(orchestrator), PATH: "/usr/bin:/bin" }, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    expect(stdout.length).toBeGreaterThan(4_000_000);
+    expect((JSON.parse(stdout) as { jobs: unknown[] }).jobs).toHaveLength(1000);
   });
 });

@@ -93,9 +93,13 @@ export function client(timeoutMs = 30_000): ServiceClient {
   return new ServiceClient({ ...c, timeoutMs });
 }
 
-/** The machine output of --json: pretty JSON on stdout and nothing else there. */
+/**
+ * The machine output of --json: pretty JSON on stdout and nothing else there. console.log, not
+ * process.stdout.write: Bun writes it synchronously, so the exit that follows a command cannot
+ * cut a long answer to a slow pipe short.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  console.log(JSON.stringify(value, null, 2));
 }
 
 /** A whole number within bounds from a flag, or exit 2 naming the flag. */

@@ -26,7 +26,8 @@ export async function runHook(event: HookEvent): Promise<never> {
   try {
     const [input, handler] = await Promise.all([readHookInput(), handlers[event]()]);
     const out = await handler(input, s, deadline);
-    if (out) process.stdout.write(`${out}\n`);
+    // console.log: written synchronously, so the exit below cannot cut a long feed short.
+    if (out) console.log(out);
   } catch (err) {
     warn(`${event}: ${(err as Error).message}`);
   }
