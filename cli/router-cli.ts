@@ -5,8 +5,11 @@
 import "./_tty";
 import { HOOK_EVENTS, type HookEvent } from "./router/hook/events";
 
-const [first, second] = process.argv.slice(2);
-if (first === "hook" && (HOOK_EVENTS as readonly string[]).includes(second ?? "")) {
+// Exactly `hook <event>`: anything more (--help, a stray flag) goes through the parser, which
+// answers it or refuses it like any command's.
+const args = process.argv.slice(2);
+const [first, second] = args;
+if (args.length === 2 && first === "hook" && (HOOK_EVENTS as readonly string[]).includes(second ?? "")) {
   void import("./router/hook/run").then((m) => m.runHook(second as HookEvent));
 } else {
   void import("./router/_main");

@@ -135,6 +135,16 @@ for (const cli of CLIS) {
   });
 }
 
+describe("router-cli hook: its fast path takes exactly `hook <event>`", () => {
+  it("refuses a stray flag after the event like any command (exit 2), and never runs the hook then", async () => {
+    const r = await runCompiled("router-cli", ["hook", "prompt", "--wiat"], { env: CLIS[0]!.env() });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("unknown flag --wiat");
+    expect(r.stderr).not.toContain("router-cli hook:");
+  });
+});
+
 describe("router-cli: the credential's source in the refused line", () => {
   it("names --token when the token came from the command line", async () => {
     const { code, line } = await failing(CLIS[0]!, [...CLIS[0]!.call, "--token", "wrong"], CLIS[0]!.noCredential());
