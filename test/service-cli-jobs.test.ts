@@ -99,7 +99,7 @@ describe("connection", () => {
     const { SERVICE_API_KEY: _, ...noKey } = env;
     const r = await svc(["profiles"], noKey);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("no key was sent");
+    expect(r.stderr).toContain("no API key: set SERVICE_API_KEY");
   });
 });
 

@@ -1,7 +1,8 @@
 // router-cli search QUERY [-n 10] [--read N] [--json]: federated search; --read also reads the
 // top N hits in full, in one batch call.
 import { defineCommand } from "citty";
-import { client, connectionArgs, reportFailure } from "./_context";
+import { usage } from "../_errors";
+import { client, connectionArgs } from "./_context";
 import { formatNote } from "./_notes-view";
 
 export default defineCommand({
@@ -16,30 +17,23 @@ export default defineCommand({
   },
   async run({ args }) {
     const read = args.read === undefined ? 0 : Number(args.read);
-    if (!Number.isInteger(read) || read < 0 || read > 50) {
-      console.error(`--read ${JSON.stringify(args.read)}: give a whole number from 1 to 50`);
-      process.exit(2);
-    }
+    if (!Number.isInteger(read) || read < 0 || read > 50) usage(`--read ${JSON.stringify(args.read)}: give a whole number from 1 to 50`);
     const maxChars = args["max-chars"] === undefined ? undefined : Number(args["max-chars"]);
-    try {
-      const c = client(args);
-      const query = args._.length > 0 ? args._.join(" ") : args.query;
-      const result = await c.search({ query, limit: Number(args.limit) });
-      const top = result.hits.slice(0, read).map((h) => h.path);
-      const batch = top.length ? await c.notes({ paths: top, max_chars: maxChars }) : undefined;
-      if (args.json) {
-        console.log(JSON.stringify(batch ? { ...result, notes: batch.notes, errors: batch.errors } : result));
-        return;
-      }
-      if (result.hits.length === 0) console.log(`no hits for ${JSON.stringify(query)}`);
-      for (const [i, h] of result.hits.entries()) {
-        console.log(`${String(i + 1).padStart(2)}. ${h.path} — ${h.title}  (${h.producer}, score ${h.score})`);
-        if (h.snippet) console.log(`    ${h.snippet.replaceAll("<mark>", "").replaceAll("</mark>", "").replace(/\s+/g, " ")}`);
-      }
-      for (const note of batch?.notes ?? []) console.log(`\n${formatNote(note)}`);
-      for (const e of batch?.errors ?? []) console.error(`${e.path}: ${e.code}: ${e.message}`);
-    } catch (err) {
-      process.exit(reportFailure(err));
+    const c = client(args);
+    const query = args._.length > 0 ? args._.join(" ") : args.query;
+    const result = await c.search({ query, limit: Number(args.limit) });
+    const top = result.hits.slice(0, read).map((h) => h.path);
+    const batch = top.length ? await c.notes({ paths: top, max_chars: maxChars }) : undefined;
+    if (args.json) {
+      console.log(JSON.stringify(batch ? { ...result, notes: batch.notes, errors: batch.errors } : result));
+      return;
     }
+    if (result.hits.length === 0) console.log(`no hits for ${JSON.stringify(query)}`);
+    for (const [i, h] of result.hits.entries()) {
+      console.log(`${String(i + 1).padStart(2)}. ${h.path} — ${h.title}  (${h.producer}, score ${h.score})`);
+      if (h.snippet) console.log(`    ${h.snippet.replaceAll("<mark>", "").replaceAll("</mark>", "").replace(/\s+/g, " ")}`);
+    }
+    for (const note of batch?.notes ?? []) console.log(`\n${formatNote(note)}`);
+    for (const e of batch?.errors ?? []) console.error(`${e.path}: ${e.code}: ${e.message}`);
   },
 });

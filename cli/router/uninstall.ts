@@ -50,6 +50,6 @@ export default defineCommand({
       if (await uninstallMemoryImport(home())) consola.success(`took the profile import out of ${memoryPath(home())}`);
     }
     consola.info("kept: ~/.router/.env, the vault and the stack's volumes");
-    process.exit(failed ? 1 : 0);
+    return failed ? 1 : 0;
   },
 });

@@ -62,6 +62,7 @@ export type SignalEvent =
       data: { marker_id: string; path: string; severity: Severity; source: string; session_id: string | null; title: string; content: string; ts: string; count: number; repeat: boolean };
     }
   | { event: "gap"; id?: string; data: { last_event_id: number; oldest_kept: number } };
+export type SignalRecorded = Extract<SignalEvent, { event: "signal" }>;
 export interface SignalOptions {
   /** Resume after this event id (sent as Last-Event-ID): what was missed comes first. */
   lastEventId?: string | number;
@@ -170,8 +171,9 @@ export class RouterClient {
     return this.http.json("GET", `/notes/${notePathSegment(path)}/context`, undefined, { query: { depth: opts.depth, max_chars: opts.maxChars } });
   }
 
-  feed(): Promise<Feed> {
-    return this.http.json("GET", "/feed");
+  /** The feed; `maxChars` bounds its inject_blocks (GET /feed?max_chars=). */
+  feed(opts: { maxChars?: number } = {}): Promise<Feed> {
+    return this.http.json("GET", "/feed", undefined, { query: { max_chars: opts.maxChars } });
   }
 
   healthDeep(): Promise<DeepReport> {
@@ -217,13 +219,53 @@ export class RouterClient {
     }
   }
 
-  /** The raw response, for callers that need the status itself (e.g. 200 vs 201). */
-  raw(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, headers?: Record<string, string>): Promise<Response> {
-    return this.http.raw(method, path, body, { headers });
-  }
-
-  /** Any other endpoint, typed by the caller (GET when body is undefined). */
-  request<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, query?: Record<string, string | number | boolean | undefined>): Promise<T> {
-    return this.http.json<T>(method, path, body, { query });
+  /**
+   * The signals recorded after `lastEventId` (sent as Last-Event-ID), read up to the newest
+   * event the router had when asked (its X-Last-Event-Id header), then the stream is closed.
+   * The answer's `lastEventId` is where to resume next time. Without `lastEventId`: no events,
+   * and the newest id (start looking from now). A catch-up for callers that poll, such as the
+   * prompt hook; `signals()` is the live stream.
+   */
+  async signalsSince(lastEventId?: number): Promise<{ events: SignalRecorded[]; lastEventId: number }> {
+    const res = await this.http.raw("GET", "/signal", undefined, {
+      headers: { accept: "text/event-stream", ...(lastEventId !== undefined ? { "last-event-id": String(lastEventId) } : {}) },
+    });
+    try {
+      if (!res.ok || !res.body) throw await errorOf(res);
+      const newest = Number(res.headers.get("x-last-event-id"));
+      if (!Number.isInteger(newest)) throw new ApiError(res.status, "no_last_event_id", "GET /signal sent no X-Last-Event-Id header");
+      if (lastEventId === undefined || lastEventId >= newest) return { events: [], lastEventId: lastEventId === undefined ? newest : Math.max(lastEventId, newest) };
+      const events: SignalRecorded[] = [];
+      let seen = lastEventId;
+      const parser = createParser({
+        onEvent: (e) => {
+          const id = Number(e.id);
+          if (Number.isInteger(id)) seen = Math.max(seen, id);
+          if (e.event !== "signal") return;
+          try {
+            events.push({ event: "signal", id: e.id ?? String(id), data: JSON.parse(e.data) as SignalRecorded["data"] });
+          } catch {
+            // a malformed event is skipped
+          }
+        },
+      });
+      const decoder = new TextDecoder();
+      const reader = res.body.getReader();
+      try {
+        while (seen < newest) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          parser.feed(decoder.decode(value, { stream: true }));
+        }
+      } catch (err) {
+        throw new ConnectionError(this.baseUrl, err);
+      } finally {
+        await reader.cancel().catch(() => {});
+      }
+      return { events, lastEventId: seen };
+    } finally {
+      // Hang up: the stream would stay open for live events.
+      if (res.body && !res.body.locked) await res.body.cancel().catch(() => {});
+    }
   }
 }
