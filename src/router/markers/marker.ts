@@ -42,6 +42,15 @@ export interface MarkerResult {
 
 export const markerId = (key: string) => `mk_${hashContent(key).slice(0, 16)}`;
 
+/**
+ * A marker's idempotency key: the client's own key when it sent one (X-Idempotency-Key, the MCP
+ * tool's idempotency_key), else the sha256 of the marker as sent, so the same marker twice is
+ * one marker. `sent` is what the client sent, as parsed: its whitespace does not make a new key.
+ */
+export function markerKey(clientKey: string | undefined, sent: unknown): MarkerKey {
+  return clientKey ? { key: `header:${clientKey}`, source: "header" } : { key: `body:${hashContent(JSON.stringify(sent))}`, source: "body" };
+}
+
 /** attrs.ts: ISO 8601, or epoch seconds (< 10^11) / milliseconds. */
 export function markerTime(ts: unknown, fallback: Date): Date {
   if (ts === undefined || ts === null || ts === "") return fallback;

@@ -8,9 +8,8 @@ import { VERSION } from "../../common/version";
 import type { RouterDeps } from "../app";
 import { brief } from "../brief/brief";
 import { buildFeed } from "../feed/feed";
-import { hashContent } from "../index/document";
 import { ingest } from "../ingest/ingest";
-import { recordMarker } from "../markers/marker";
+import { markerKey, recordMarker } from "../markers/marker";
 import { MARKER_MAX_CHARS, MARKER_TYPES, markerType } from "../markers/types";
 import { search } from "../search/search";
 import { TICK_WAIT_MS } from "../routes/tick";
@@ -67,9 +66,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     },
     ({ type, content, attrs, idempotency_key }) =>
       answer(async () => {
-        const key = idempotency_key
-          ? { key: `header:${idempotency_key}`, source: "header" as const }
-          : { key: `body:${hashContent(JSON.stringify({ type, content, attrs }))}`, source: "body" as const };
+        const key = markerKey(idempotency_key, { type, content, attrs });
         const { record, replayed } = await recordMarker(deps.markers, { type: markerType(type)!, content, attrs }, key, { origin: "mcp", defaultSource: "mcp" });
         return { ...record, replayed };
       }),

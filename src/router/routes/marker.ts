@@ -2,8 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { HttpError, errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
-import { hashContent } from "../index/document";
-import { recordMarker } from "../markers/marker";
+import { markerKey, recordMarker } from "../markers/marker";
 import { markerType, MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
 import { authResponses } from "./schemas";
 
@@ -73,9 +72,8 @@ export const registerMarker = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const header = c.req.valid("header")["x-idempotency-key"];
-    // The body's own JSON (as parsed, re-serialised): whitespace does not make a new marker.
-    const raw = await c.req.json();
-    const key = header ? { key: `header:${header}`, source: "header" as const } : { key: `body:${hashContent(JSON.stringify(raw))}`, source: "body" as const };
+    // The body as the client sent it (before defaults), which the key hashes when no header names one.
+    const key = markerKey(header, await c.req.json());
     const type = markerType(body.type);
     if (!type) throw new HttpError(400, "invalid_request", `type: unknown marker type ${JSON.stringify(body.type)}`);
     const { record, replayed } = await recordMarker(c.env.deps.markers, { type, content: body.content, attrs: body.attrs }, key, { origin: "api", defaultSource: "api" });
