@@ -12,7 +12,6 @@ import { ingest } from "../ingest/ingest";
 import { markerKey, recordMarker } from "../markers/marker";
 import { MARKER_MAX_CHARS, MARKER_TYPES, markerType } from "../markers/types";
 import { search } from "../search/search";
-import { TICK_WAIT_MS } from "../routes/tick";
 import { answer } from "./answer";
 import { registerNoteTools } from "./notes-tools";
 
@@ -91,7 +90,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     ({ dry_run, no_ai, wait }) =>
       answer(async () => {
         const record = await deps.ticks.enqueue({ dry_run, no_ai, trigger: "mcp" });
-        return wait ? ((await deps.ticks.wait(record.tick_id, TICK_WAIT_MS)) ?? record) : record;
+        return wait ? ((await deps.ticks.wait(record.tick_id)) ?? record) : record;
       }),
   );
 
