@@ -1,13 +1,13 @@
 // POST /v1/chat/completions (spec: Endpoints, "POST /v1/chat/completions"): OpenAI-compatible,
 // streaming (SSE) or not. Validation and HTTP shape only; the chat service runs the turn.
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
 import { bufferReply, chatCompletion } from "../chat/buffered";
 import { newChunkContext } from "../chat/openai-chunks";
+import { correlationIdOf } from "../chat/request-headers";
 import { CORRELATION_ENV, type ChatOpening } from "../chat/service";
 import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
 import { keepOpen } from "./keep-open";
@@ -102,13 +102,6 @@ const route = createRoute({
   },
 });
 
-const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export function correlationIdOf(c: Context): string {
-  const given = c.req.header("x-correlation-id");
-  return given && CORRELATION_ID.test(given) ? given : crypto.randomUUID();
-}
-
 /** A header value as sent: printable ASCII as is, anything else (non-ASCII, line breaks, NUL) percent-encoded. */
 export const headerSafe = (v: string): string => (/^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v));
 
@@ -149,7 +142,7 @@ export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | un
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");
     const model = body.model || deps.agent.agentId;
-    const correlationId = body.stream ? undefined : correlationIdOf(c);
+    const correlationId = correlationIdOf((name) => c.req.header(name), { stream: body.stream });
     const opening = await deps.chat.open({
       messages: body.messages,
       metadata: body.metadata,
