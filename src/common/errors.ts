@@ -1,5 +1,6 @@
 // The one error shape of both services: {"error":{"code","message","details?"}}.
-// Domain code throws HttpError; the shared handler (error-handler.ts) renders it.
+// Domain code throws DomainError (domain-error.ts); the HTTP edge maps it to an HttpError
+// (http-error.ts) and the shared handler (error-handler.ts) renders it.
 import { z } from "@hono/zod-openapi";
 
 export { HttpError } from "./http-error";

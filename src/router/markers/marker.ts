@@ -5,7 +5,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
 import type { SignalHub } from "../signals/hub";
 import { appendLesson, appendMilestone, writeDecision, writeSignal, type RecordInput, type RecordWrite } from "../vault/records";
@@ -62,9 +62,9 @@ export function markerTime(ts: unknown, fallback: Date): Date {
     d = new Date(ts);
   }
   if (!d || Number.isNaN(d.getTime())) {
-    throw new HttpError(400, "invalid_request", `attrs.ts: ${JSON.stringify(ts)} is not a time (ISO 8601, or epoch seconds or milliseconds)`, [
-      { path: "attrs.ts", message: "not a time" },
-    ]);
+    throw new DomainError("invalid", "invalid_request", `attrs.ts: ${JSON.stringify(ts)} is not a time (ISO 8601, or epoch seconds or milliseconds)`, {
+      details: [{ path: "attrs.ts", message: "not a time" }],
+    });
   }
   return d;
 }
@@ -88,9 +88,9 @@ export async function recordMarker(
 ): Promise<MarkerResult> {
   const chars = [...input.content].length;
   if (chars > MARKER_MAX_CHARS) {
-    throw new HttpError(413, "content_too_large", `content is ${chars} characters; a marker holds at most ${MARKER_MAX_CHARS}`);
+    throw new DomainError("too_large", "content_too_large", `content is ${chars} characters; a marker holds at most ${MARKER_MAX_CHARS}`);
   }
-  if (input.content.trim().length === 0) throw new HttpError(400, "invalid_request", "content is empty", [{ path: "content", message: "empty" }]);
+  if (input.content.trim().length === 0) throw new DomainError("invalid", "invalid_request", "content is empty", { details: [{ path: "content", message: "empty" }] });
   const receivedAt = opts.receivedAt ?? (deps.now ?? (() => new Date()))();
   const ts = markerTime(input.attrs.ts, opts.fallbackTs ?? receivedAt);
   const id = markerId(key.key);

@@ -4,7 +4,7 @@
 // than the index takes. Everything else is refused or not found, never read.
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
 import { MAX_INDEXED_FILE_BYTES } from "../index/refresh";
 import type { IndexStore, Producer } from "../index/types";
@@ -27,7 +27,7 @@ export interface NoteFile {
 }
 
 export const noteNotFound = (path: string, why = "no such note") =>
-  new HttpError(404, "note_not_found", `${why}: ${JSON.stringify(path)} (notes are the vault files the index covers, e.g. raw/…, ingest/…, left/decisions/…)`);
+  new DomainError("not_found", "note_not_found", `${why}: ${JSON.stringify(path)} (notes are the vault files the index covers, e.g. raw/…, ingest/…, left/decisions/…)`);
 
 /** The vault path a request names, normalised (forward slashes, no "./"); throws PathEscapeError. */
 export function notePath(path: string): string {

@@ -3,6 +3,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { streamSSE } from "hono/streaming";
 import { HttpError, errorBody, errorResponse } from "../../common/errors";
+import { httpErrorOf } from "../../common/http-error";
 import type { RouterApp } from "../app";
 import { brief, briefStream } from "../brief/brief";
 import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
@@ -60,7 +61,7 @@ export const registerBrief = (app: RouterApp) =>
         for await (const text of started.deltas) await sse.writeSSE({ event: "delta", data: JSON.stringify({ text }) });
         await sse.writeSSE({ event: "done", data: JSON.stringify({ synthesis: started.synthesis, model: started.model }) });
       } catch (err) {
-        const e = err instanceof HttpError ? err : new HttpError(502, "gateway_error", (err as Error).message);
+        const e = httpErrorOf(err) ?? new HttpError(502, "gateway_error", (err as Error).message);
         await sse.writeSSE({ event: "error", data: JSON.stringify(errorBody(e.code, e.message)) });
       }
     }) as never;

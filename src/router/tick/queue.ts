@@ -7,7 +7,7 @@
 import { mkdir, readFile, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { withFileLock } from "../../common/file-lock";
 import { log } from "../../common/logger";
 import { compactStamp } from "../vault/slug";
@@ -115,7 +115,7 @@ export class TickQueue {
   }
 
   async enqueue(req: TickRequest): Promise<TickRecord> {
-    if (this.closed) throw new HttpError(503, "shutting_down", "the router is shutting down; request the tick again once it is back");
+    if (this.closed) throw new DomainError("unavailable", "shutting_down", "the router is shutting down; request the tick again once it is back");
     // Strictly increasing request times: the worker runs requests in that order, ties none.
     let requested = this.now();
     if (requested.getTime() <= this.lastRequested) requested = new Date(this.lastRequested + 1);
