@@ -1,5 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import { markerId, markerKey } from "./marker";
+import { DomainError } from "../../common/domain-error";
+import { markerId, markerKey, requireMarkerType } from "./marker";
 
 describe("markerKey", () => {
   it("gives the same marker sent twice one key, whatever its whitespace", () => {
@@ -27,5 +28,25 @@ describe("markerKey", () => {
     const body = { type: "lesson", content: "x" };
     const hashed = markerKey(undefined, body);
     expect(markerKey(hashed.key, body).key).not.toBe(hashed.key);
+  });
+});
+
+describe("requireMarkerType", () => {
+  it("takes a type with or without the @, in any case", () => {
+    expect(requireMarkerType("@Lesson")).toBe("lesson");
+    expect(requireMarkerType(" decision ")).toBe("decision");
+  });
+
+  it("refuses an unknown type as the caller's mistake, naming it", () => {
+    const err = (() => {
+      try {
+        requireMarkerType("@todo");
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ kind: "invalid", code: "invalid_request" });
+    expect((err as Error).message).toContain('"@todo"');
   });
 });

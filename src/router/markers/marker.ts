@@ -14,7 +14,7 @@ import { withVaultLock } from "../vault/vault-lock";
 import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
 import { appendJournal } from "./journal";
-import { MARKER_MAX_CHARS, type MarkerInput, type MarkerOrigin, type MarkerRecord } from "./types";
+import { MARKER_MAX_CHARS, markerType, type MarkerInput, type MarkerOrigin, type MarkerRecord, type MarkerType } from "./types";
 
 export interface MarkerDeps {
   vault: string;
@@ -49,6 +49,13 @@ export const markerId = (key: string) => `mk_${hashContent(key).slice(0, 16)}`;
  */
 export function markerKey(clientKey: string | undefined, sent: unknown): MarkerKey {
   return clientKey ? { key: `header:${clientKey}`, source: "header" } : { key: `body:${hashContent(JSON.stringify(sent))}`, source: "body" };
+}
+
+/** A marker type as a client sent it ("@lesson", "Lesson"); an unknown one is refused. */
+export function requireMarkerType(value: string): MarkerType {
+  const type = markerType(value);
+  if (!type) throw new DomainError("invalid", "invalid_request", `type: unknown marker type ${JSON.stringify(value)}`);
+  return type;
 }
 
 /** attrs.ts: ISO 8601, or epoch seconds (< 10^11) / milliseconds. */

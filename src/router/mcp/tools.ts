@@ -9,8 +9,8 @@ import type { RouterDeps } from "../app";
 import { brief } from "../brief/brief";
 import { buildFeed } from "../feed/feed";
 import { ingest } from "../ingest/ingest";
-import { markerKey, recordMarker } from "../markers/marker";
-import { MARKER_MAX_CHARS, MARKER_TYPES, markerType } from "../markers/types";
+import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
+import { MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
 import { search } from "../search/search";
 import { answer } from "./answer";
 import { registerNoteTools } from "./notes-tools";
@@ -66,7 +66,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     ({ type, content, attrs, idempotency_key }) =>
       answer(async () => {
         const key = markerKey(idempotency_key, { type, content, attrs });
-        const { record, replayed } = await recordMarker(deps.markers, { type: markerType(type)!, content, attrs }, key, { origin: "mcp", defaultSource: "mcp" });
+        const { record, replayed } = await recordMarker(deps.markers, { type: requireMarkerType(type), content, attrs }, key, { origin: "mcp", defaultSource: "mcp" });
         return { ...record, replayed };
       }),
   );

@@ -1,9 +1,9 @@
 // POST /marker: record a lesson, milestone, signal or decision (the hooks package's wire format).
 import { createRoute, z } from "@hono/zod-openapi";
-import { HttpError, errorResponse } from "../../common/errors";
+import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
-import { markerKey, recordMarker } from "../markers/marker";
-import { markerType, MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
+import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
+import { MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
 import { authResponses } from "./schemas";
 
 const TYPES = [...MARKER_TYPES, ...MARKER_TYPES.map((t) => `@${t}` as const)] as const;
@@ -74,8 +74,7 @@ export const registerMarker = (app: RouterApp) =>
     const header = c.req.valid("header")["x-idempotency-key"];
     // The body as the client sent it (before defaults), which the key hashes when no header names one.
     const key = markerKey(header, await c.req.json());
-    const type = markerType(body.type);
-    if (!type) throw new HttpError(400, "invalid_request", `type: unknown marker type ${JSON.stringify(body.type)}`);
+    const type = requireMarkerType(body.type);
     const { record, replayed } = await recordMarker(c.env.deps.markers, { type, content: body.content, attrs: body.attrs }, key, { origin: "api", defaultSource: "api" });
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(record, replayed ? 200 : 201);
