@@ -1,10 +1,10 @@
 // GET /signal: server-sent events of signals as they are recorded, resumable with Last-Event-ID.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import { keepOpen, lastEventIdOf, sseResponse, sseStream } from "../../common/http/sse";
+import { eventIdOf, keepOpen, lastEventIdOf, sseResponse, sseStream } from "../../common/http/sse";
 import type { RouterApp } from "../app";
 import { SEVERITIES } from "../signals/signal-files";
-import { parseLastEventId, signalPump } from "../signals/stream";
+import { signalPump } from "../signals/stream";
 import { authResponses } from "./schemas";
 
 const route = createRoute({
@@ -40,7 +40,7 @@ const route = createRoute({
 export const registerSignal = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const hub = c.env.deps.signals;
-    const lastId = parseLastEventId(lastEventIdOf(c.req.raw));
+    const lastId = eventIdOf(lastEventIdOf(c.req.raw));
     const pump = signalPump(hub, { lastId, minSeverity: c.req.valid("query").min_severity });
     // The stream is meant to stay open: no idle timeout for it (the keep-alives guard proxies).
     keepOpen(c.env.server, c.req.raw);

@@ -1,17 +1,9 @@
 // The pump behind GET /signal: replays what a client missed since its Last-Event-ID (a `gap`
 // event first when the ring no longer holds it all), then passes on live signals in id order,
 // the ones below min_severity left out, until the client goes or the hub closes.
-import { DomainError } from "../../common/domain-error";
 import type { SseSink } from "../../common/http/sse";
 import type { SignalEvent, SignalHub } from "./hub";
 import { severityRank } from "./signal-files";
-
-/** A client's Last-Event-ID as an event id of this stream (ids are whole numbers). */
-export function parseLastEventId(v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (!/^\d{1,15}$/.test(v)) throw new DomainError("invalid", "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
-  return Number(v);
-}
 
 export interface SignalPumpOptions {
   /** The client's Last-Event-ID: events after it are replayed first. */
