@@ -58,15 +58,3 @@ export async function readNoteFile(vault: string, path: string): Promise<NoteFil
     await handle.close();
   }
 }
-
-/** The ETag of a note: its content hash, quoted. */
-export const etagOf = (hash: string) => `"${hash}"`;
-
-/** True when an If-None-Match header names this hash (or is `*`); weak tags compare equal. */
-export function etagMatches(header: string | undefined, hash: string): boolean {
-  if (!header) return false;
-  return header.split(",").some((t) => {
-    const tag = t.trim().replace(/^W\//, "");
-    return tag === "*" || tag === etagOf(hash);
-  });
-}

@@ -1,5 +1,6 @@
 // GET /feed: the session-start injection payload.
 import { createRoute, z } from "@hono/zod-openapi";
+import { etagMatches, etagOf } from "../../common/http/etag";
 import type { RouterApp } from "../app";
 import { buildFeed } from "../feed/feed";
 import { authResponses } from "./schemas";
@@ -71,9 +72,7 @@ export const registerFeed = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const { max_chars } = c.req.valid("query");
     const feed = await buildFeed(c.env.deps.feed, { maxChars: max_chars });
-    const etag = `"${feed.hash}"`;
-    c.header("ETag", etag);
-    const inm = c.req.valid("header")["if-none-match"];
-    if (inm && inm.split(",").map((s) => s.trim().replace(/^W\//, "")).some((t) => t === etag || t === feed.hash)) return c.body(null, 304);
+    c.header("ETag", etagOf(feed.hash));
+    if (etagMatches(c.req.valid("header")["if-none-match"], feed.hash)) return c.body(null, 304);
     return c.json(feed, 200);
   });
