@@ -1,6 +1,7 @@
 // OpenAI-compatible gateway client for the router: chat completions (buffered or streamed),
-// the one-token probe, and embeddings. Gateway failures become 502 (with the gateway's
-// status in the message) and timeouts 504; a call never hangs past its timeout.
+// the one-token probe, and embeddings. Gateway failures are upstream errors (with the
+// gateway's status in the message and details), timeouts are timeout errors; a call never
+// hangs past its timeout.
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { DomainError } from "../common/domain-error";
 

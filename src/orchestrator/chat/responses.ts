@@ -3,7 +3,7 @@
 // are the chat service's), and a response id mapped to the conversation it belongs to.
 //
 // Conversations: headers first (tier 1, as for chat completions); then previous_response_id
-// (the conversation of that response; 400 previous_response_not_found when unknown or expired),
+// (the conversation of that response; invalid previous_response_not_found when unknown or expired),
 // or an `item_reference` to one of our output items (what @ai-sdk/openai sends for earlier
 // answers); then metadata.conversation_id; a request without any of these starts a new
 // conversation named by its own response id, except one that carries earlier turns itself

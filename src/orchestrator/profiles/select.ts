@@ -5,7 +5,7 @@ import { DomainError } from "../../common/domain-error";
 import type { ProfileSet } from "./load";
 import { AUTO, type Profile } from "./profile";
 
-/** An asked-for profile that does not exist: a 400 for the route that passed it on. */
+/** An asked-for profile that does not exist: the caller's mistake (invalid). */
 export class UnknownProfileError extends DomainError {
   constructor(readonly profile: string, known: string[]) {
     super("invalid", "unknown_profile", `no profile named ${JSON.stringify(profile)}: use one of ${[AUTO, ...known].join(", ")}`);

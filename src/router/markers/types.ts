@@ -3,7 +3,7 @@
 export const MARKER_TYPES = ["lesson", "milestone", "signal", "decision"] as const;
 export type MarkerType = (typeof MARKER_TYPES)[number];
 
-/** Longest marker content, in characters; longer → 413. */
+/** Longest marker content, in characters; longer is refused as too large. */
 export const MARKER_MAX_CHARS = 4096;
 
 export interface MarkerAttrs {
