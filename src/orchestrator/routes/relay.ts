@@ -1,7 +1,7 @@
 // GET /v1/relay/{correlation_id}: the events of a non-streaming turn (relay/relay.ts) as SSE,
 // from the start or after Last-Event-ID, following the turn live until its done sentinel.
 import { createRoute, z } from "@hono/zod-openapi";
-import { HttpError, openAiErrorResponse } from "../../common/errors";
+import { openAiErrorResponse } from "../../common/errors";
 import { sseResponse, sseStream } from "../../common/http/sse";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
@@ -9,8 +9,6 @@ import type { OrchestratorApp } from "../app";
 import { RELAY_MAX_ENTRIES } from "../relay/relay";
 import { keepOpen } from "./keep-open";
 import { openAiAuthResponses } from "./responses";
-
-const POLL_MS = 100;
 
 const route = createRoute({
   method: "get",
@@ -39,25 +37,13 @@ const route = createRoute({
 export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps?.relay) throw agentModeOff();
-    const relay = deps.relay;
-    const id = c.req.valid("param").correlation_id;
-    let after = Number(c.req.valid("header")["last-event-id"] ?? 0);
-    const first = await relay.read(id, after);
-    if (!first.known) throw new HttpError(404, "relay_not_found", `no turn with correlation id ${id} (none ran, or it ended over an hour ago)`);
+    let closed = () => false;
+    const entries = await deps.relay.follow(c.req.valid("param").correlation_id, Number(c.req.valid("header")["last-event-id"] ?? 0), () => closed());
     keepOpen(c);
     const stream = sseStream({
       run: async (sink) => {
-        let batch = first;
-        for (;;) {
-          for (const e of batch.entries) {
-            sink.event({ id: e.seq, event: e.event, data: JSON.stringify(e.data) });
-            after = e.seq;
-          }
-          if (batch.done || sink.closed) return;
-          await Bun.sleep(POLL_MS);
-          batch = await relay.read(id, after);
-          if (!batch.known) return; // expired meanwhile
-        }
+        closed = () => sink.closed;
+        for await (const e of entries) sink.event({ id: e.seq, event: e.event, data: JSON.stringify(e.data) });
       },
     });
     return sseResponse(stream) as never;
