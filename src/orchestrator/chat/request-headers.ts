@@ -5,7 +5,8 @@ import { randomUUID } from "node:crypto";
 import { CONVERSATION_HEADERS } from "./resolution";
 import type { ChatRequest } from "./service";
 
-const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** What a correlation id may be: letters, digits, . _ : -, at most 128 (it names relay keys and env values). */
+export const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * The correlation id a turn runs under (handed to the agent for the hooks relay): the client's

@@ -6,6 +6,7 @@ import { sseResponse, sseStream } from "../../common/http/sse";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
+import { CORRELATION_ID } from "../chat/request-headers";
 import { RELAY_MAX_ENTRIES } from "../relay/relay";
 import { keepOpen } from "./keep-open";
 import { openAiAuthResponses } from "./responses";
@@ -22,7 +23,7 @@ const route = createRoute({
     `Reconnect with Last-Event-ID to resume. At most ${RELAY_MAX_ENTRIES} events are kept, for an hour after done.`,
   security: [{ bearer: [] }],
   request: {
-    params: z.object({ correlation_id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }) }),
+    params: z.object({ correlation_id: z.string().regex(CORRELATION_ID, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }) }),
     headers: z.object({ "last-event-id": z.string().regex(/^\d+$/, "an event id from this stream").optional() }),
   },
   responses: {
