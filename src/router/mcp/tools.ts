@@ -10,7 +10,7 @@ import { brief } from "../brief/brief";
 import { buildFeed } from "../feed/feed";
 import { ingest } from "../ingest/ingest";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
-import { MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
+import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS } from "../markers/types";
 import { search } from "../search/search";
 import { answer } from "./answer";
 import { registerNoteTools } from "./notes-tools";
@@ -57,10 +57,10 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     {
       description: `Record a marker: lesson, milestone, signal or decision (content at most ${MARKER_MAX_CHARS} characters). Idempotent by idempotency_key, else by the arguments' hash.`,
       inputSchema: {
-        type: z.enum([...MARKER_TYPES, ...MARKER_TYPES.map((t) => `@${t}` as const)]),
+        type: z.enum(MARKER_TYPE_SPELLINGS),
         content: z.string().min(1),
         attrs: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
-        idempotency_key: z.string().min(1).max(512).optional(),
+        idempotency_key: z.string().min(1).max(MARKER_KEY_MAX_CHARS).optional(),
       },
     },
     ({ type, content, attrs, idempotency_key }) =>

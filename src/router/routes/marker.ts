@@ -3,10 +3,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
-import { MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
+import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS, MARKER_TYPES } from "../markers/types";
 import { authResponses } from "./schemas";
-
-const TYPES = [...MARKER_TYPES, ...MARKER_TYPES.map((t) => `@${t}` as const)] as const;
 
 export const MarkerAttrs = z
   .looseObject({
@@ -22,7 +20,7 @@ export const MarkerAttrs = z
 
 export const MarkerRequest = z
   .object({
-    type: z.enum(TYPES).openapi({ description: "lesson | milestone | signal | decision, with or without the leading @" }),
+    type: z.enum(MARKER_TYPE_SPELLINGS).openapi({ description: "lesson | milestone | signal | decision, with or without the leading @" }),
     content: z.string().openapi({ description: `at most ${MARKER_MAX_CHARS} characters; longer → 413`, example: "Pin base image digests; tags move under you." }),
     attrs: MarkerAttrs.default({}),
   })
@@ -56,7 +54,7 @@ const route = createRoute({
     "and header Idempotent-Replayed: true; nothing is written twice, concurrent duplicates included.",
   security: [{ bearer: [] }],
   request: {
-    headers: z.object({ "x-idempotency-key": z.string().min(1).max(512).optional().openapi({ description: "the client's key for this marker" }) }),
+    headers: z.object({ "x-idempotency-key": z.string().min(1).max(MARKER_KEY_MAX_CHARS).optional().openapi({ description: "the client's key for this marker" }) }),
     body: { required: true, content: { "application/json": { schema: MarkerRequest } } },
   },
   responses: {
