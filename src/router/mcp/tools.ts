@@ -7,7 +7,7 @@ import { z } from "zod";
 import { VERSION } from "../../common/version";
 import type { RouterDeps } from "../app";
 import { brief } from "../brief/brief";
-import { buildFeed } from "../feed/feed";
+import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { ingest } from "../ingest/ingest";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
 import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS } from "../markers/types";
@@ -75,7 +75,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "feed",
     {
       description: "The session-start feed: hot arcs, inject blocks by priority, recent lessons and live signals.",
-      inputSchema: { max_chars: z.number().int().min(200).max(200_000).optional() },
+      inputSchema: { max_chars: z.number().int().min(FEED_CHARS.min).max(FEED_CHARS.max).optional() },
       annotations: { readOnlyHint: true },
     },
     ({ max_chars }) => answer(() => buildFeed(deps.feed, { maxChars: max_chars })),

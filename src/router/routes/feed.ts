@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { etagMatches, etagOf } from "../../common/http/etag";
 import type { RouterApp } from "../app";
-import { buildFeed } from "../feed/feed";
+import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { authResponses } from "./schemas";
 import { errorResponse } from "../../common/errors";
 
@@ -57,7 +57,7 @@ const route = createRoute({
   summary: "Session-start injection payload",
   security: [{ bearer: [] }],
   request: {
-    query: z.object({ max_chars: z.coerce.number().int().min(200).max(200_000).optional().openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }) }),
+    query: z.object({ max_chars: z.coerce.number().int().min(FEED_CHARS.min).max(FEED_CHARS.max).optional().openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }) }),
     headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "a previous hash (ETag): 304 when unchanged" }) }),
   },
   responses: {
