@@ -11,6 +11,7 @@ import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { ingest } from "../ingest/ingest";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
 import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS } from "../markers/types";
+import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
 import { search } from "../search/search";
 import { answer } from "./answer";
 import { registerNoteTools } from "./notes-tools";
@@ -22,7 +23,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "search",
     {
       description: 'Federated search over the knowledge vault. Query syntax: words, "quoted phrases", tag:x, producer:x.',
-      inputSchema: { query: z.string().min(1).max(2000), limit: z.number().int().min(1).max(100).default(10) },
+      inputSchema: { query: z.string().min(1).max(QUERY_MAX_CHARS), limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default) },
       annotations: { readOnlyHint: true },
     },
     ({ query, limit }) => answer(() => search(deps.search, query, limit)),
@@ -32,7 +33,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "brief",
     {
       description: "Search the vault and synthesize a cited digest (model-written when one is configured, else extractive).",
-      inputSchema: { query: z.string().min(1).max(2000) },
+      inputSchema: { query: z.string().min(1).max(QUERY_MAX_CHARS) },
       annotations: { readOnlyHint: true },
     },
     ({ query }) => answer(() => brief(deps.search, query)),

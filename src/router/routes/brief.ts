@@ -6,11 +6,12 @@ import { HttpError, errorBody, errorResponse } from "../../common/errors";
 import { httpErrorOf } from "../../common/http-error";
 import type { RouterApp } from "../app";
 import { brief, briefStream } from "../brief/brief";
+import { QUERY_MAX_CHARS } from "../search/limits";
 import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
 
 export const BriefRequest = z
   .object({
-    query: z.string().min(1).max(2000),
+    query: z.string().min(1).max(QUERY_MAX_CHARS),
     stream: z.boolean().default(false).openapi({ description: "answer as text/event-stream: hits, delta…, done" }),
   })
   .openapi("BriefRequest");
