@@ -9,6 +9,7 @@ import type { RouterDeps } from "../app";
 import { brief } from "../brief/brief";
 import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { ingest } from "../ingest/ingest";
+import { INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
 import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS } from "../markers/types";
 import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
@@ -45,9 +46,9 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
       description: "Add content to the vault: classified, written as markdown with frontmatter, indexed at once.",
       inputSchema: {
         content: z.string().min(1),
-        tags: z.array(z.string().min(1).max(64)).max(32).default([]),
-        title: z.string().max(300).optional(),
-        source: z.string().max(200).optional(),
+        tags: z.array(z.string().min(1).max(INGEST_TAGS.maxChars)).max(INGEST_TAGS.max).default([]),
+        title: z.string().max(INGEST_TITLE_MAX_CHARS).optional(),
+        source: z.string().max(INGEST_SOURCE_MAX_CHARS).optional(),
       },
     },
     (args) => answer(() => ingest(deps.ingest, { ...args, source: args.source ?? "mcp" })),
