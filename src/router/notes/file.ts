@@ -11,6 +11,9 @@ import type { IndexStore, Producer } from "../index/types";
 import { producerOf } from "../tick/sources";
 import { PathEscapeError, safeVaultPath, vaultRelative } from "../vault/safe-path";
 
+/** Longest vault path (or glob, or path prefix) a notes request may name, in characters. */
+export const NOTE_PATH_MAX_CHARS = 1024;
+
 export interface NotesDeps {
   vault: string;
   index: IndexStore;

@@ -5,6 +5,8 @@ import { DomainError } from "../../common/domain-error";
 import { notePath, readNoteFile, type NoteFile, type NotesDeps } from "./file";
 import { noteViews, type NoteView, type ViewOptions } from "./view";
 
+/** Ceiling of one note's body characters (GET /notes/{path} and the MCP get tool's max_chars). */
+export const NOTE_MAX_CHARS = 1_000_000;
 /** Notes one batch returns at most; more named (or matched) are listed as left out. */
 export const MAX_BATCH_NOTES = 50;
 /** Paths one batch may name. */

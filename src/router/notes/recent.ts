@@ -5,6 +5,9 @@ import type { IndexStore, Producer } from "../index/types";
 import { noteRef, type NoteRef } from "./view";
 
 export const RECENT_LIMIT = { default: 50, max: 500 } as const;
+/** Longest tag filter, and longest cursor (next_cursor as returned), in characters. */
+export const RECENT_TAG_MAX_CHARS = 200;
+export const CURSOR_MAX_CHARS = 4096;
 
 export interface RecentRequest {
   since?: Date;
