@@ -9,6 +9,7 @@ import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
 import { bufferReply } from "../chat/buffered";
 import { completionRequest, correlationIdOf } from "../chat/request-headers";
+import { MAX_ID } from "../chat/resolution";
 import { ChatUsage, turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
 import { authResponses } from "./responses";
@@ -20,10 +21,10 @@ export const CompletionRequest = z
       .string()
       .trim()
       .min(1)
-      .max(256)
+      .max(MAX_ID)
       .optional()
       .openapi({ description: "Continue this conversation; omitted: a new one (its id is in the reply)" }),
-    user: z.string().trim().min(1).max(256).optional().openapi({ description: "End-user id: scopes the conversation (like X-User-Id)" }),
+    user: z.string().trim().min(1).max(MAX_ID).optional().openapi({ description: "End-user id: scopes the conversation (like X-User-Id)" }),
   })
   .openapi("CompletionRequest");
 
