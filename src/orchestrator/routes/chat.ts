@@ -9,6 +9,7 @@ import { bufferReply, chatCompletion } from "../chat/buffered";
 import { newChunkContext } from "../chat/openai-chunks";
 import { correlationIdOf } from "../chat/request-headers";
 import { CORRELATION_ENV, type ChatOpening } from "../chat/service";
+import { settled } from "../chat/settled";
 import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
 import { keepOpen } from "./keep-open";
 import { openAiAuthResponses } from "./responses";
@@ -117,24 +118,6 @@ export function turnHeaders(opening: ChatOpening, correlationId?: string): Recor
   }
   if (correlationId) h["x-correlation-id"] = correlationId;
   return h;
-}
-
-/**
- * Builds the answer to an opened turn; if that fails, the turn is cancelled and run to its end
- * (which releases the conversation's lock) before the error goes on.
- */
-export function settled<T>(opening: ChatOpening, answer: () => T): T {
-  try {
-    return answer();
-  } catch (err) {
-    if (opening.kind === "turn") {
-      opening.cancel();
-      void (async () => {
-        for await (const _ of opening.events);
-      })().catch(() => {});
-    }
-    throw err;
-  }
 }
 
 export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
