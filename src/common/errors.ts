@@ -3,7 +3,8 @@
 // (http-error.ts) and the shared handler (error-handler.ts) renders it.
 import { z } from "@hono/zod-openapi";
 
-export { HttpError } from "./http-error";
+export { DomainError, type ErrorKind } from "./domain-error";
+export { HttpError, httpErrorOf } from "./http-error";
 
 /** One failing field of a 400 invalid_request (validation.ts builds them). */
 export const FieldIssue = z
