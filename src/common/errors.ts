@@ -1,8 +1,10 @@
 // The one error shape of both services: {"error":{"code","message","details?"}}.
-// Domain code throws HttpError; the shared handler (error-handler.ts) renders it.
+// Domain code throws DomainError (domain-error.ts); the HTTP edge maps it to an HttpError
+// (http-error.ts) and the shared handler (error-handler.ts) renders it.
 import { z } from "@hono/zod-openapi";
 
-export { HttpError } from "./http-error";
+export { DomainError, type ErrorKind } from "./domain-error";
+export { HttpError, httpErrorOf } from "./http-error";
 
 /** One failing field of a 400 invalid_request (validation.ts builds them). */
 export const FieldIssue = z

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../common/atomic-write";
-import { HttpError } from "../common/errors";
+import { DomainError } from "../common/domain-error";
 import { log } from "../common/logger";
 import { apiRetryOf, isUnrecoverable, retryText, type ApiRetry } from "./agent/api-retry";
 import { buildAgentEnv } from "./agent/env";
@@ -235,7 +235,7 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
     if (signal.aborted) return cancelled();
     const message = redact(err instanceof Error ? err.message : String(err), secrets);
     logger.warn(`job ${job.id}: failed: ${message}`);
-    const code = err instanceof HttpError ? err.code : typeof (err as { code?: unknown }).code === "string" ? ((err as { code: string }).code) : undefined;
+    const code = err instanceof DomainError ? err.code : typeof (err as { code?: unknown }).code === "string" ? ((err as { code: string }).code) : undefined;
     return { status: "failed", exit_code: null, output: "", error: message, ...(code && { error_code: code }), ...(branch && { branch }) };
   } finally {
     if (cached && worktree) await removeWorktree(cached, worktree.path, env).catch((err) => logger.warn(`job ${job.id}: worktree not removed: ${(err as Error).message}`));

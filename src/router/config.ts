@@ -5,6 +5,7 @@ import { readDotenv } from "../common/config/files";
 import { bool, int, list, port, str, url } from "../common/config/parsers";
 import { edgeSettings } from "../common/config/edge-settings";
 import { loadSettings, type ConfigOf, type Settings } from "../common/config/settings";
+import { FEED_CHARS } from "./feed/feed";
 
 export const routerSettings = {
   host: { env: "ROUTER_HOST", fileKey: "ROUTER_HOST", default: "127.0.0.1", parse: str(), doc: "bind address of the API and MCP listeners" },
@@ -39,7 +40,7 @@ export const routerSettings = {
   tickIntervalSeconds: { env: "TICK_INTERVAL_SECONDS", fileKey: "TICK_INTERVAL_SECONDS", default: "7200", parse: int(0, 31_536_000), doc: "the in-process scheduler enqueues a tick this often (seconds); 0 turns it off" },
   signalTtlHours: { env: "SIGNAL_TTL_HOURS", fileKey: "SIGNAL_TTL_HOURS", default: "72", parse: int(1, 87_600), doc: "a tick sweeps open signals quiet this long out of signals.md (critical ones stay)" },
   signalHeartbeatSeconds: { env: "SIGNAL_HEARTBEAT_SECONDS", fileKey: "SIGNAL_HEARTBEAT_SECONDS", default: "15", parse: int(1, 240), doc: "keep-alive comment interval on GET /signal and the MCP SSE streams" },
-  feedMaxChars: { env: "FEED_MAX_CHARS", fileKey: "FEED_MAX_CHARS", default: "6000", parse: int(200, 200_000), doc: "default size of GET /feed's inject_blocks (the `max_chars` query overrides it)" },
+  feedMaxChars: { env: "FEED_MAX_CHARS", fileKey: "FEED_MAX_CHARS", default: "6000", parse: int(FEED_CHARS.min, FEED_CHARS.max), doc: "default size of GET /feed's inject_blocks (the `max_chars` query overrides it)" },
   pipelineMarkerQuietHours: { env: "PIPELINE_MARKER_QUIET_HOURS", fileKey: "PIPELINE_MARKER_QUIET_HOURS", default: "72", parse: int(1, 87_600), doc: "the pipeline's ingest stage warns when no marker arrived for this long" },
   pipelineDrainStaleMinutes: { env: "PIPELINE_DRAIN_STALE_MINUTES", fileKey: "PIPELINE_DRAIN_STALE_MINUTES", default: "30", parse: int(1, 525_600), doc: "the drain stage fails when a tick request has waited this long unconsumed" },
   pipelineScanLimit: { env: "PIPELINE_SCAN_LIMIT", fileKey: "PIPELINE_SCAN_LIMIT", default: "20000", parse: int(100, 10_000_000), doc: "most directory entries one pipeline report reads (its evidence says when it stopped short)" },

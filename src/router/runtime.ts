@@ -8,8 +8,8 @@ import type { RouterConfig } from "./config";
 import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
-import { parseKind, KINDS } from "./ingest/classify";
-import { chat, chatBaseUrl, embed, type ChatEndpoint, type EmbeddingsEndpoint } from "./llm";
+import { modelRefine } from "./ingest/refine";
+import { chatBaseUrl, embed, type ChatEndpoint, type EmbeddingsEndpoint } from "./llm";
 import { scaffold } from "./vault/scaffold";
 import type { MarkerDeps } from "./markers/marker";
 import { createRouterMcp, type RouterMcp } from "./mcp";
@@ -105,15 +105,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       signals,
       written: (path) => indexer.written(path),
       signalTtlHours: config.signalTtlHours,
-      refine: chatEp
-        ? async (content) => {
-            const answer = await chat(chatEp, [
-              { role: "system", content: `Classify the note as exactly one word from: ${KINDS.join(", ")}. Answer with that word only.` },
-              { role: "user", content: content.slice(0, 4000) },
-            ], { maxTokens: 3 });
-            return parseKind(answer.text);
-          }
-        : undefined,
+      refine: chatEp ? modelRefine(chatEp) : undefined,
     },
     dispatch: {
       ...search,

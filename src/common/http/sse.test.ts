@@ -1,6 +1,7 @@
 // The shared SSE helper over a loopback Bun server: framing, keep-alive, Last-Event-ID, cancel.
 import { afterAll, describe, expect, it } from "bun:test";
-import { formatEvent, lastEventIdOf, sseResponse, sseStream } from "./sse";
+import { httpErrorOf } from "../http-error";
+import { eventIdOf, formatEvent, lastEventIdOf, sseResponse, sseStream } from "./sse";
 
 let cancelled = 0;
 const server = Bun.serve({
@@ -52,5 +53,27 @@ describe("sseStream", () => {
 describe("formatEvent", () => {
   it("sends a blank data line for empty data", () => {
     expect(formatEvent({ data: "" })).toBe("data: \n\n");
+  });
+});
+
+describe("eventIdOf", () => {
+  it("reads a whole-number id, spaces aside, and none when the client sent none", () => {
+    expect(eventIdOf("42")).toBe(42);
+    expect(eventIdOf(" 7 ")).toBe(7);
+    expect(eventIdOf(undefined)).toBeUndefined();
+    expect(eventIdOf("  ")).toBeUndefined();
+  });
+
+  it("refuses what is not an id of the stream, as the caller's mistake", () => {
+    for (const bad of ["-1", "1.5", "abc", "1e3", "1234567890123456"]) {
+      let refused: unknown;
+      try {
+        eventIdOf(bad);
+      } catch (err) {
+        refused = err;
+      }
+      expect(httpErrorOf(refused)).toMatchObject({ status: 400, code: "invalid_request" });
+      expect((refused as Error).message).toContain("Last-Event-ID must be an event id");
+    }
   });
 });

@@ -12,7 +12,8 @@ export const CONVERSATION_HEADERS = ["x-conversation-id", "x-librechat-conversat
 export const USER_HEADERS = ["x-user-id", "x-openwebui-user-id", "x-open-webui-user-id"] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MAX_ID = 256;
+/** Longest conversation or user id, in characters (longer ones are cut to it). */
+export const MAX_ID = 256;
 
 export interface ResolutionInput {
   agentId: string;

@@ -3,12 +3,12 @@
 // are the chat service's), and a response id mapped to the conversation it belongs to.
 //
 // Conversations: headers first (tier 1, as for chat completions); then previous_response_id
-// (the conversation of that response; 400 previous_response_not_found when unknown or expired),
+// (the conversation of that response; invalid previous_response_not_found when unknown or expired),
 // or an `item_reference` to one of our output items (what @ai-sdk/openai sends for earlier
 // answers); then metadata.conversation_id; a request without any of these starts a new
 // conversation named by its own response id, except one that carries earlier turns itself
 // (the content-hash tier then finds it, as for chat completions).
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import type { ChatMessage } from "./messages";
 import type { ChatOpening, ChatRequest, ChatService } from "./service";
 import type { SessionStore } from "./sessions";
@@ -96,11 +96,11 @@ export async function openResponse(
   if (req.previous_response_id) {
     conversationId = await deps.links.get(req.previous_response_id);
     if (conversationId === undefined) {
-      throw new HttpError(
-        400,
+      throw new DomainError(
+        "invalid",
         "previous_response_not_found",
         `previous_response_id: no response ${JSON.stringify(req.previous_response_id)} here (unknown, or older than AGENT_MODE_SESSION_TTL)`,
-        [{ path: "previous_response_id", message: "unknown response id" }],
+        { details: [{ path: "previous_response_id", message: "unknown response id" }] },
       );
     }
   } else if (Array.isArray(req.input)) {

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
 import { buildAgentEnv } from "../agent/env";
 import type { AgentOutcome } from "../agent/outcome";
@@ -157,11 +157,11 @@ export class ChatService {
     const { agent } = this.deps;
     const last = req.messages[req.messages.length - 1];
     if (!last || last.role !== "user") {
-      throw new HttpError(400, "invalid_request", "messages: the last message must have role user (the message the agent answers)");
+      throw new DomainError("invalid", "invalid_request", "messages: the last message must have role user (the message the agent answers)");
     }
     if (req.messages.some((m) => messageText(m.content).includes("\0"))) {
       // The prompt goes to the agent CLI, where a NUL ends it.
-      throw new HttpError(400, "invalid_request", "messages: a message contains a NUL character");
+      throw new DomainError("invalid", "invalid_request", "messages: a message contains a NUL character");
     }
     // Before slash tokens: a task prompt embeds the chat history, tokens included, which are not the user's toggles now.
     const task = req.visibilityScope === undefined ? clientTask(req.messages, req.metadata) : undefined;
@@ -185,7 +185,7 @@ export class ChatService {
       visibility = next;
       if (parsed.tokens.includes("/stream-status") || parsed.text === "") return { kind: "config", visibility };
     }
-    if (parsed.text.trim() === "") throw new HttpError(400, "invalid_request", "messages: the last user message is empty");
+    if (parsed.text.trim() === "") throw new DomainError("invalid", "invalid_request", "messages: the last user message is empty");
 
     const conversation = resolveConversation({
       agentId: agent.agentId,
@@ -207,12 +207,11 @@ export class ChatService {
 
     const release = conversation.stateless || opening ? () => {} : this.locks.tryAcquire(conversation.convKey);
     if (!release) {
-      throw new HttpError(
-        429,
+      throw new DomainError(
+        "busy",
         "conversation_busy",
         `a turn of this conversation is still running; send the next message when it has answered (retry after ${BUSY_RETRY_AFTER_SECONDS} s)`,
-        undefined,
-        { "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) },
+        { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS },
       );
     }
     try {
@@ -291,7 +290,7 @@ export class ChatService {
         await this.deps.beforeTurn();
       } catch (err) {
         void loop?.remove().catch(() => {});
-        throw new HttpError(502, "hooks_init_failed", `the hooks package's init failed before the turn: ${(err as Error).message}`);
+        throw new DomainError("upstream", "hooks_init_failed", `the hooks package's init failed before the turn: ${(err as Error).message}`);
       }
     }
     return this.spawnTurn({
@@ -363,7 +362,7 @@ export class ChatService {
         killGraceMs: this.deps.killGraceMs,
       });
     } catch (err) {
-      if (err instanceof AgentSpawnError) throw new HttpError(502, "agent_unavailable", err.message);
+      if (err instanceof AgentSpawnError) throw new DomainError("upstream", "agent_unavailable", err.message);
       throw err;
     }
     this.runs.add(run);

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { HttpError } from "../../common/errors";
+import { type HttpError, httpErrorOf } from "../../common/http-error";
 import { JobSubmission, type Job } from "./schema";
 import { CANCELLED_BY_REQUEST, INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "./transitions";
 import { serviceHarness, succeeded, until, type ServiceHarness } from "./test-support";
@@ -18,7 +18,9 @@ async function rejection(p: Promise<unknown>): Promise<HttpError> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof HttpError) return err;
+    // As the HTTP edge answers it.
+    const answer = httpErrorOf(err);
+    if (answer) return answer;
     throw err;
   }
   throw new Error("expected a rejection");

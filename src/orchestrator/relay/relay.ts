@@ -9,6 +9,7 @@
 // sequence number (1, 2, 3…, kept in every entry) on files; a sequence number is accepted on
 // Redis too.
 
+import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
 
 const logger = log("relay");
@@ -119,4 +120,81 @@ export class EventRelay {
   close() {
     return this.log.close();
   }
+
+  /**
+   * What a reader of one turn receives: the kept entries after `after`, then new ones as they
+   * are appended, until the done sentinel or the stream expires; a `truncated` notice first when
+   * the cap dropped entries the reader had not seen (and again should the writer outrun it).
+   * An unknown turn is not_found, and an entry-id cursor on files invalid, before anything is
+   * yielded, so the caller can refuse before it starts streaming. `close()` frees the follower
+   * (a blocked XREAD holds a connection) at once, e.g. when the reader goes away.
+   */
+  async stream(correlationId: string, after: Cursor | undefined, waitMs = FOLLOW_WAIT_MS): Promise<RelayStream> {
+    if (after?.kind === "id" && this.log.kind === "file") {
+      throw new DomainError(
+        "invalid",
+        "invalid_request",
+        `Last-Event-ID ${after.id} is a Redis stream entry id, but this service keeps the relay in files (no REDIS_URL): resume with the sequence number it sent as the event id`,
+      );
+    }
+    const first = await this.read(correlationId, after);
+    if (!first.known) throw new DomainError("not_found", "relay_not_found", `no turn with correlation id ${correlationId} (none ran, or it ended over an hour ago)`);
+    const relay = this;
+    let follower: Awaited<ReturnType<RelayLog["follow"]>> | undefined;
+    let closed = false;
+    async function* events(): AsyncGenerator<RelayItem> {
+      const cut = truncation(first.oldest, after);
+      if (cut) yield { event: "truncated", data: cut };
+      let batch = first.entries;
+      let seen: number | undefined;
+      try {
+        for (;;) {
+          // A follower the writer outran by more than the cap: the gap is said, as at the start.
+          const head = batch[0];
+          if (seen !== undefined && head && head.seq > seen + 1) {
+            yield { event: "truncated", data: { max_entries: RELAY_MAX_ENTRIES, first_seq: head.seq, missed: head.seq - seen - 1 } };
+          }
+          for (const e of batch) {
+            yield { id: e.id, event: e.event, data: e.data };
+            after = parseCursor(e.id);
+            seen = e.seq;
+            if (e.event === "done") return;
+          }
+          if (closed) return;
+          follower ??= await relay.follow(correlationId);
+          try {
+            batch = await follower.next(after, waitMs);
+          } catch (err) {
+            if (closed) return; // the reader left and its follower was closed under the wait
+            throw err;
+          }
+          if (batch.length === 0 && !(await relay.read(correlationId, after)).known) return; // expired meanwhile
+        }
+      } finally {
+        await follower?.close();
+      }
+    }
+    return {
+      events: events(),
+      close: async () => {
+        closed = true;
+        await follower?.close().catch(() => {});
+      },
+    };
+  }
+}
+
+/** One wait of a follower; between two, it notices a reader gone or a stream expired. */
+const FOLLOW_WAIT_MS = 5_000;
+
+/** One event for a reader: an entry (with its cursor as `id`) or a `truncated` notice. */
+export interface RelayItem {
+  id?: string;
+  event: string;
+  data: unknown;
+}
+
+export interface RelayStream {
+  events: AsyncIterable<RelayItem>;
+  close(): Promise<void>;
 }

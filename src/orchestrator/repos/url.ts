@@ -5,11 +5,11 @@
 // and credentials in the URL (they would end up in job records and logs; set GITHOST_TOKEN).
 import { createHash } from "node:crypto";
 import { isAbsolute, normalize } from "node:path";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 
-export class InvalidRepoUrlError extends HttpError {
+export class InvalidRepoUrlError extends DomainError {
   constructor(reason: string) {
-    super(400, "invalid_repo_url", `repo_url ${reason}`);
+    super("invalid", "invalid_repo_url", `repo_url ${reason}`);
     this.name = "InvalidRepoUrlError";
   }
 }

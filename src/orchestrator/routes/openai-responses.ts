@@ -6,11 +6,12 @@ import { openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
+import { correlationIdOf } from "../chat/request-headers";
 import { newResponseId, openResponse } from "../chat/responses";
 import type { ResponseContext } from "../chat/responses-events";
 import { bufferResponse, responsesStream } from "../chat/responses-stream";
 import { SSE_HEADERS } from "../chat/sse-stream";
-import { correlationIdOf, turnHeaders } from "./chat";
+import { turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
 import { openAiAuthResponses } from "./responses";
 
@@ -120,7 +121,7 @@ export function registerResponsesRoute(app: OrchestratorApp, deps: AgentModeDeps
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");
     const { id, hex } = newResponseId();
-    const correlationId = body.stream ? undefined : correlationIdOf(c);
+    const correlationId = correlationIdOf((name) => c.req.header(name), { stream: body.stream });
     const opening = await openResponse(
       { chat: deps.chat, links: deps.responseLinks, hashFallback: deps.hashFallback },
       body,

@@ -2,17 +2,15 @@
 // from the start or after Last-Event-ID, following the turn live until its done sentinel
 // (XREAD BLOCK on Redis, so a reader on any pod sees the events as they are appended).
 import { createRoute, z } from "@hono/zod-openapi";
-import { HttpError, openAiErrorResponse } from "../../common/errors";
+import { openAiErrorResponse } from "../../common/errors";
 import { sseResponse, sseStream } from "../../common/http/sse";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
-import { CURSOR_PATTERN, parseCursor, RELAY_MAX_ENTRIES, truncation, type Cursor } from "../relay/relay";
+import { CORRELATION_ID } from "../chat/request-headers";
+import { CURSOR_PATTERN, parseCursor, RELAY_MAX_ENTRIES } from "../relay/relay";
 import { keepOpen } from "./keep-open";
 import { openAiAuthResponses } from "./responses";
-
-/** One wait of a follower; between two, it notices a reader gone or a stream expired. */
-const FOLLOW_WAIT_MS = 5_000;
 
 const route = createRoute({
   method: "get",
@@ -28,7 +26,7 @@ const route = createRoute({
     "when older ones were dropped before the reader saw them, the stream first says so: `event: truncated`, data `{max_entries, first_seq, missed?}`.",
   security: [{ bearer: [] }],
   request: {
-    params: z.object({ correlation_id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }) }),
+    params: z.object({ correlation_id: z.string().regex(CORRELATION_ID, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }) }),
     headers: z.object({ "last-event-id": z.string().regex(CURSOR_PATTERN, "an event id from this stream (a stream entry id <ms>-<n>, or a sequence number)").optional() }),
   },
   responses: {
@@ -43,51 +41,16 @@ const route = createRoute({
 export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps?.relay) throw agentModeOff();
-    const relay = deps.relay;
-    const id = c.req.valid("param").correlation_id;
-    let after: Cursor | undefined = parseCursor(c.req.valid("header")["last-event-id"]);
-    if (after?.kind === "id" && relay.log.kind === "file") {
-      throw new HttpError(400, "invalid_request", `Last-Event-ID ${after.id} is a Redis stream entry id, but this service keeps the relay in files (no REDIS_URL): resume with the sequence number it sent as the event id`);
-    }
-    const first = await relay.read(id, after);
-    if (!first.known) throw new HttpError(404, "relay_not_found", `no turn with correlation id ${id} (none ran, or it ended over an hour ago)`);
+    const relayed = await deps.relay.stream(c.req.valid("param").correlation_id, parseCursor(c.req.valid("header")["last-event-id"]));
     keepOpen(c);
-    let follower: Awaited<ReturnType<typeof relay.follow>> | undefined;
     const stream = sseStream({
       run: async (sink) => {
-        const cut = truncation(first.oldest, after);
-        if (cut) sink.event({ event: "truncated", data: JSON.stringify(cut) });
-        let batch = first.entries;
-        let seen: number | undefined;
-        try {
-          for (;;) {
-            // A follower the writer outran by more than the cap: the gap is said, as at the start.
-            const head = batch[0];
-            if (seen !== undefined && head && head.seq > seen + 1) {
-              sink.event({ event: "truncated", data: JSON.stringify({ max_entries: RELAY_MAX_ENTRIES, first_seq: head.seq, missed: head.seq - seen - 1 }) });
-            }
-            for (const e of batch) {
-              sink.event({ id: e.id, event: e.event, data: JSON.stringify(e.data) });
-              after = parseCursor(e.id);
-              seen = e.seq;
-              if (e.event === "done") return;
-            }
-            if (sink.closed) return;
-            follower ??= await relay.follow(id);
-            try {
-              batch = await follower.next(after, FOLLOW_WAIT_MS);
-            } catch (err) {
-              if (sink.closed) return; // the reader left and its follower was closed under the wait
-              throw err;
-            }
-            if (batch.length === 0 && !(await relay.read(id, after)).known) return; // expired meanwhile
-          }
-        } finally {
-          await follower?.close();
+        for await (const e of relayed.events) {
+          if (sink.closed) break;
+          sink.event({ id: e.id, event: e.event, data: JSON.stringify(e.data) });
         }
       },
-      // A reader gone mid-wait: free its follower (a blocked XREAD holds a connection) now.
-      onCancel: () => void follower?.close().catch(() => {}),
+      onCancel: () => void relayed.close(),
     });
     return sseResponse(stream) as never;
   });

@@ -80,8 +80,8 @@ export async function briefStream(deps: BriefDeps, query: string) {
     return { hits, citations, mode, synthesis: "extractive" as const, model: undefined, deltas: (async function* () { yield text; })() };
   }
   const stream = chatStream(deps.chat, briefMessages(query, hits));
-  // Pull the first delta now, so a gateway that refuses fails the request with 502/504
-  // before any SSE bytes are sent.
+  // Pull the first delta now, so a gateway that refuses fails the request (an upstream or
+  // timeout error) before any SSE bytes are sent.
   const first = await stream.next();
   const deltas = (async function* () {
     if (!first.done) yield first.value;

@@ -43,6 +43,9 @@ export interface Feed {
   truncated: boolean;
 }
 
+/** The range a feed's inject_blocks budget may take (FEED_MAX_CHARS, GET /feed and the MCP feed tool's max_chars). */
+export const FEED_CHARS = { min: 200, max: 200_000 } as const;
+
 export const FEED_LESSONS = 10;
 export const FEED_SIGNALS = 20;
 const FEED_FILES_READ = 500;

@@ -12,7 +12,7 @@ import { readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import postgres from "postgres";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { storedDimension } from "../index/migrate";
 import { SQLITE_INDEX_FILE } from "../index/sqlite";
 import { chat, embeddingsRoute, type ChatEndpoint, type EmbeddingsEndpoint } from "../llm";
@@ -123,7 +123,7 @@ export async function completionProbe(deps: DeepDeps) {
     const answer = await chat({ ...ep, timeoutMs: Math.min(ep.timeoutMs, deps.timeoutMs) }, [{ role: "user", content: "Answer with one word: ok" }], { maxTokens: 1 });
     return { verdict: "ok" as const, message: `model ${answer.model} answered a one-token completion at ${ep.baseUrl}` };
   } catch (err) {
-    const status = err instanceof HttpError ? (err.details as { gateway_status?: number } | undefined)?.gateway_status : undefined;
+    const status = err instanceof DomainError ? (err.details as { gateway_status?: number } | undefined)?.gateway_status : undefined;
     if (status === 401 || status === 403) return { verdict: "fail" as const, message: `the gateway rejected the configured key (${status}): ${(err as Error).message}` };
     throw err;
   }

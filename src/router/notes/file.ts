@@ -4,12 +4,15 @@
 // than the index takes. Everything else is refused or not found, never read.
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
 import { MAX_INDEXED_FILE_BYTES } from "../index/refresh";
 import type { IndexStore, Producer } from "../index/types";
 import { producerOf } from "../tick/sources";
 import { PathEscapeError, safeVaultPath, vaultRelative } from "../vault/safe-path";
+
+/** Longest vault path (or glob, or path prefix) a notes request may name, in characters. */
+export const NOTE_PATH_MAX_CHARS = 1024;
 
 export interface NotesDeps {
   vault: string;
@@ -27,7 +30,7 @@ export interface NoteFile {
 }
 
 export const noteNotFound = (path: string, why = "no such note") =>
-  new HttpError(404, "note_not_found", `${why}: ${JSON.stringify(path)} (notes are the vault files the index covers, e.g. raw/…, ingest/…, left/decisions/…)`);
+  new DomainError("not_found", "note_not_found", `${why}: ${JSON.stringify(path)} (notes are the vault files the index covers, e.g. raw/…, ingest/…, left/decisions/…)`);
 
 /** The vault path a request names, normalised (forward slashes, no "./"); throws PathEscapeError. */
 export function notePath(path: string): string {
@@ -57,16 +60,4 @@ export async function readNoteFile(vault: string, path: string): Promise<NoteFil
   } finally {
     await handle.close();
   }
-}
-
-/** The ETag of a note: its content hash, quoted. */
-export const etagOf = (hash: string) => `"${hash}"`;
-
-/** True when an If-None-Match header names this hash (or is `*`); weak tags compare equal. */
-export function etagMatches(header: string | undefined, hash: string): boolean {
-  if (!header) return false;
-  return header.split(",").some((t) => {
-    const tag = t.trim().replace(/^W\//, "");
-    return tag === "*" || tag === etagOf(hash);
-  });
 }

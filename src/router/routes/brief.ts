@@ -2,14 +2,16 @@
 // `stream: true` answers with server-sent events instead.
 import { createRoute, z } from "@hono/zod-openapi";
 import { HttpError, errorBody, errorResponse } from "../../common/errors";
+import { httpErrorOf } from "../../common/http-error";
 import { keepOpen, sseResponse, sseStream } from "../../common/http/sse";
 import type { RouterApp } from "../app";
 import { brief, briefStream } from "../brief/brief";
+import { QUERY_MAX_CHARS } from "../search/limits";
 import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
 
 export const BriefRequest = z
   .object({
-    query: z.string().min(1).max(2000),
+    query: z.string().min(1).max(QUERY_MAX_CHARS),
     stream: z.boolean().default(false).openapi({ description: "answer as text/event-stream: hits, delta…, done" }),
   })
   .openapi("BriefRequest");
@@ -65,7 +67,7 @@ export const registerBrief = (app: RouterApp) =>
           }
           sse.event({ event: "done", data: { synthesis: started.synthesis, model: started.model } });
         } catch (err) {
-          const e = err instanceof HttpError ? err : new HttpError(502, "gateway_error", (err as Error).message);
+          const e = httpErrorOf(err) ?? new HttpError(502, "gateway_error", (err as Error).message);
           sse.event({ event: "error", data: errorBody(e.code, e.message) });
         }
       },

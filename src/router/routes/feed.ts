@@ -1,7 +1,8 @@
 // GET /feed: the session-start injection payload.
 import { createRoute, z } from "@hono/zod-openapi";
+import { etagMatches, etagOf } from "../../common/http/etag";
 import type { RouterApp } from "../app";
-import { buildFeed } from "../feed/feed";
+import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { authResponses } from "./schemas";
 import { errorResponse } from "../../common/errors";
 
@@ -56,7 +57,7 @@ const route = createRoute({
   summary: "Session-start injection payload",
   security: [{ bearer: [] }],
   request: {
-    query: z.object({ max_chars: z.coerce.number().int().min(200).max(200_000).optional().openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }) }),
+    query: z.object({ max_chars: z.coerce.number().int().min(FEED_CHARS.min).max(FEED_CHARS.max).optional().openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }) }),
     headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "a previous hash (ETag): 304 when unchanged" }) }),
   },
   responses: {
@@ -71,9 +72,7 @@ export const registerFeed = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const { max_chars } = c.req.valid("query");
     const feed = await buildFeed(c.env.deps.feed, { maxChars: max_chars });
-    const etag = `"${feed.hash}"`;
-    c.header("ETag", etag);
-    const inm = c.req.valid("header")["if-none-match"];
-    if (inm && inm.split(",").map((s) => s.trim().replace(/^W\//, "")).some((t) => t === etag || t === feed.hash)) return c.body(null, 304);
+    c.header("ETag", etagOf(feed.hash));
+    if (etagMatches(c.req.valid("header")["if-none-match"], feed.hash)) return c.body(null, 304);
     return c.json(feed, 200);
   });

@@ -6,9 +6,10 @@ import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { PRODUCERS } from "../index/types";
 import { CONTEXT_CHARS, CONTEXT_DEPTH, noteContext } from "../notes/context";
-import { etagMatches, etagOf, readNoteFile } from "../notes/file";
-import { BATCH_NOTE_CHARS, BATCH_TOTAL_CHARS, getNotes, MAX_BATCH_PATHS } from "../notes/read";
-import { RECENT_LIMIT, recentNotes } from "../notes/recent";
+import { etagMatches, etagOf } from "../../common/http/etag";
+import { NOTE_PATH_MAX_CHARS, readNoteFile } from "../notes/file";
+import { BATCH_NOTE_CHARS, BATCH_TOTAL_CHARS, getNotes, MAX_BATCH_PATHS, NOTE_MAX_CHARS } from "../notes/read";
+import { CURSOR_MAX_CHARS, RECENT_LIMIT, RECENT_TAG_MAX_CHARS, recentNotes } from "../notes/recent";
 import { lineRange, noteViews } from "../notes/view";
 import { authResponses } from "./schemas";
 
@@ -66,7 +67,7 @@ const GetQuery = z.object({
     }, "lines: the end comes before the start")
     .optional()
     .openapi({ description: "body lines START-END (inclusive), START- or START; 1 is the first line after the frontmatter", example: "10-40" }),
-  max_chars: z.coerce.number().int().min(1).max(1_000_000).optional().openapi({ description: "cut the body at this many characters (truncated_by says so)" }),
+  max_chars: z.coerce.number().int().min(1).max(NOTE_MAX_CHARS).optional().openapi({ description: "cut the body at this many characters (truncated_by says so)" }),
 });
 
 
@@ -132,8 +133,8 @@ const contextRoute = createRoute({
 
 export const NotesBatchRequest = z
   .object({
-    paths: z.array(z.string().min(1).max(1024)).min(1).max(MAX_BATCH_PATHS).optional().openapi({ description: `vault paths, at most ${MAX_BATCH_PATHS}` }),
-    glob: z.string().min(1).max(1024).optional().openapi({ description: "a glob over indexed paths (*, **, ?, [ab], {a,b})", example: "left/decisions/*.md" }),
+    paths: z.array(z.string().min(1).max(NOTE_PATH_MAX_CHARS)).min(1).max(MAX_BATCH_PATHS).optional().openapi({ description: `vault paths, at most ${MAX_BATCH_PATHS}` }),
+    glob: z.string().min(1).max(NOTE_PATH_MAX_CHARS).optional().openapi({ description: "a glob over indexed paths (*, **, ?, [ab], {a,b})", example: "left/decisions/*.md" }),
     max_chars: z.number().int().min(1).max(BATCH_NOTE_CHARS.max).optional().openapi({ description: `per note (default ${BATCH_NOTE_CHARS.default})` }),
     max_total_chars: z.number().int().min(1).max(BATCH_TOTAL_CHARS.max).optional().openapi({ description: `all bodies together (default ${BATCH_TOTAL_CHARS.default})` }),
   })
@@ -187,10 +188,10 @@ const recentRoute = createRoute({
     query: z.object({
       since: SinceSchema.optional().openapi({ description: "ISO 8601 time or date (UTC midnight); notes updated at or after it", example: "2026-03-01T09:00:00Z" }),
       producer: z.enum(PRODUCERS).optional(),
-      tag: z.string().min(1).max(200).optional(),
-      prefix: z.string().min(1).max(1024).optional().openapi({ description: "path prefix, e.g. raw/runbooks/" }),
+      tag: z.string().min(1).max(RECENT_TAG_MAX_CHARS).optional(),
+      prefix: z.string().min(1).max(NOTE_PATH_MAX_CHARS).optional().openapi({ description: "path prefix, e.g. raw/runbooks/" }),
       limit: z.coerce.number().int().min(1).max(RECENT_LIMIT.max).default(RECENT_LIMIT.default),
-      cursor: z.string().max(4096).optional(),
+      cursor: z.string().max(CURSOR_MAX_CHARS).optional(),
     }),
   },
   responses: {

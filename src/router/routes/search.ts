@@ -3,12 +3,13 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { search } from "../search/search";
+import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
 import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
 
 export const SearchRequest = z
   .object({
-    query: z.string().min(1).max(2000).openapi({ description: 'words, "quoted phrases", tag:x, producer:x', example: 'rollback "feature flag" tag:deploy' }),
-    limit: z.number().int().min(1).max(100).default(10),
+    query: z.string().min(1).max(QUERY_MAX_CHARS).openapi({ description: 'words, "quoted phrases", tag:x, producer:x', example: 'rollback "feature flag" tag:deploy' }),
+    limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default),
   })
   .openapi("SearchRequest");
 
@@ -26,7 +27,7 @@ const route = createRoute({
   request: { body: { required: true, content: { "application/json": { schema: SearchRequest } } } },
   responses: {
     200: { description: "Ranked hits, one per document", content: { "application/json": { schema: SearchResponse } } },
-    400: errorResponse("Bad query or limit (1–100)"),
+    400: errorResponse(`Bad query or limit (1–${SEARCH_LIMIT.max})`),
     ...authResponses,
   },
 });

@@ -2,11 +2,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { HttpError, errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
-import type { TickRecord } from "../tick/queue";
+import { TICK_WAIT_MS, tickFinished } from "../tick/queue";
 import { authResponses } from "./schemas";
-
-/** Longest a POST /tick?wait=true blocks; past it the answer is 202 with the record so far. */
-export const TICK_WAIT_MS = 120_000;
 
 const flag = z
   .string()
@@ -93,8 +90,6 @@ function parseFlag(name: string, v: string | undefined): boolean | undefined {
   throw new HttpError(400, "invalid_request", `${name}: expected a flag (1/true/yes or 0/false/no), got ${JSON.stringify(v)}`, [{ path: name, message: "not a flag" }]);
 }
 
-const finished = (r: TickRecord) => r.status === "succeeded" || r.status === "failed";
-
 export function registerTick(app: RouterApp): void {
   app.openapi(enqueueRoute, async (c) => {
     const q = c.req.valid("query");
@@ -103,9 +98,9 @@ export function registerTick(app: RouterApp): void {
     const no_ai = body.no_ai ?? parseFlag("no_ai", q.no_ai);
     const wait = body.wait ?? parseFlag("wait", q.wait) ?? false;
     let record = await c.env.deps.ticks.enqueue({ dry_run, no_ai, as_of: body.as_of ? new Date(body.as_of) : undefined, trigger: "api" });
-    if (wait) record = (await c.env.deps.ticks.wait(record.tick_id, TICK_WAIT_MS)) ?? record;
+    if (wait) record = (await c.env.deps.ticks.wait(record.tick_id)) ?? record;
     c.header("Location", `/tick/${record.tick_id}`);
-    return wait && finished(record) ? c.json(record, 200) : c.json(record, 202);
+    return wait && tickFinished(record) ? c.json(record, 200) : c.json(record, 202);
   });
   app.openapi(getRoute, async (c) => {
     const { id } = c.req.valid("param");

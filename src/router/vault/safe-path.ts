@@ -2,11 +2,11 @@
 // vault, whatever the path carries (`../`, an absolute path, a NUL, a symlink out of the vault).
 import { lstat, realpath } from "node:fs/promises";
 import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 
-export class PathEscapeError extends HttpError {
+export class PathEscapeError extends DomainError {
   constructor(path: string, why: string) {
-    super(400, "invalid_path", `path ${JSON.stringify(path)} is not inside the vault: ${why}`);
+    super("invalid", "invalid_path", `path ${JSON.stringify(path)} is not inside the vault: ${why}`);
   }
 }
 
