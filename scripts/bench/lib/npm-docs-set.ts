@@ -134,7 +134,8 @@ export function plainText(s: string): string {
     .replace(/!\[[^\]]*\]\([^)]*\)/g, " ")
     .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
     .replace(/<[^>]+>/g, " ")
-    .replace(/[`*_~]/g, "")
+    .replace(/[`*~]/g, "")
+    .replace(/_/g, " ") // emphasis or snake_case: either way a word break, as the index tokenises it
     .replace(/\s+/g, " ")
     .trim();
 }
