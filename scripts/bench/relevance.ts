@@ -41,6 +41,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { indexedCopy, loadSet, NODE_MODULES, NPM_KINDS, vaultPathOf, type NpmQueryKind } from "./lib/npm-docs-set.ts";
 import { num, table } from "./lib/table.ts";
+import { percentile } from "./lib/stats.ts";
 import { writeVault } from "./lib/vault-gen.ts";
 
 const BACKGROUND_NOTES = Number(process.env.BENCH_RELEVANCE_BACKGROUND ?? 3_000);
@@ -264,6 +265,14 @@ async function npmDocs(tmp: string, hashUrl: string, reranker: Reranker): Promis
   const on = (ranking: Ranking) => runOn(queries, NPM_KINDS, ranking);
   const rows: Row[] = [];
   const fallbacks: string[] = [];
+  /** Times each query's search() call into `into` (ms). */
+  const timed = (ranking: Ranking, into: number[]): Ranking => async (q) => {
+    const t0 = performance.now();
+    const out = await ranking(q);
+    into.push(performance.now() - t0);
+    return out;
+  };
+  const ms = { hybrid: [] as number[], reranked: [] as number[] };
 
   const plain = await openSqliteIndex({ dataDir: join(tmp, "npm-bm25") });
   await refreshRaw(plain, vault);
@@ -274,8 +283,8 @@ async function npmDocs(tmp: string, hashUrl: string, reranker: Reranker): Promis
   const ep: EmbeddingsEndpoint = { url: hashUrl, model: "fixture-hash", dim: DIM, timeoutMs: 10_000 };
   const { store } = await buildWithVectors(vault, join(tmp, "npm-hash"), ep);
   const embedFn = (texts: string[]) => embed(ep, texts);
-  rows.push({ label: "hybrid score-aware (hash) — search()", scores: await on(async (q) => (await search({ index: store, embed: embedFn }, q.query, K)).hits.map((h) => h.path)) });
-  rows.push({ label: "hybrid + rerank (hash, fixture reranker) — search()", scores: await on(reranked({ index: store, embed: embedFn }, reranker, vault, fallbacks)) });
+  rows.push({ label: "hybrid score-aware (hash) — search()", scores: await on(timed(async (q) => (await search({ index: store, embed: embedFn }, q.query, K)).hits.map((h) => h.path), ms.hybrid)) });
+  rows.push({ label: "hybrid + rerank (hash, fixture reranker) — search()", scores: await on(timed(reranked({ index: store, embed: embedFn }, reranker, vault, fallbacks), ms.reranked)) });
   await store.close();
 
   const f = (x: number) => num(x, 3);
@@ -291,6 +300,12 @@ async function npmDocs(tmp: string, hashUrl: string, reranker: Reranker): Promis
     console.log(`WARNING: ${changed.length} corpus files differ from the committed set's hashes (another install than bun.lock's?), e.g. ${changed.slice(0, 3).join(", ")}: these figures are not comparable with the README's.`);
   } else console.log(`corpus: all ${npm.corpus.length} files match the committed sha256s (the packages bun.lock pins).`);
   if (fallbacks.length) console.log(`the rerank stage fell back on ${fallbacks.length} queries (${fallbacks[0]})`);
+  const p = (xs: number[], q: number) => num(percentile(xs, q), 2);
+  console.log(
+    `latency, in process, same run: hybrid search() p50 ${p(ms.hybrid, 50)} ms / p95 ${p(ms.hybrid, 95)} ms; ` +
+      `with the rerank stage (top 40: read 40 notes, one HTTP call to the fixture) p50 ${p(ms.reranked, 50)} ms / p95 ${p(ms.reranked, 95)} ms — ` +
+      `${num(percentile(ms.reranked, 50) / percentile(ms.hybrid, 50), 2)}× (the stage's own cost; a real model adds its inference time)`,
+  );
   console.log("note: the hash embedding fixture is a bag of words, not a semantic model.");
   console.log(FIXTURE_RERANKER_NOTE);
 }

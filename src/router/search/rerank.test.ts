@@ -1,6 +1,10 @@
 import { describe, expect, it } from "bun:test";
 import { blend, rerankRoute, retrievalWeight } from "./rerank";
-import { rerankQuery } from "./search";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { SearchHit } from "../index/types";
+import { rerankQuery, rerankText } from "./search";
 
 describe("blend (retrieval rank by position + reranker score)", () => {
   it("weights retrieval 0.75 for ranks 1–3, 0.6 for 4–10, 0.4 beyond", () => {
@@ -42,5 +46,29 @@ describe("rerankRoute and rerankQuery", () => {
 
   it("sends the query as typed, less its filters", () => {
     expect(rerankQuery('how do I "roll back" a deploy tag:ops producer:raw')).toBe('how do I "roll back" a deploy');
+  });
+});
+
+describe("rerankText (what the reranker reads of a hit)", () => {
+  const hit = (path: string, snippet: string): SearchHit => ({ id: `${path}#0`, path, producer: "raw", title: "Deploys", snippet, score: 1, tags: [], updated_at: "" });
+  const root = mkdtempSync(join(tmpdir(), "rerank-text-"));
+  const vault = join(root, "vault");
+  mkdirSync(join(vault, "raw"), { recursive: true });
+  writeFileSync(join(vault, "raw", "deploys.md"), `---\ntags: [ops]\n---\n# Deploys\n${"Ship small. ".repeat(300)}\n## Rollback\nRun make rollback.`);
+  writeFileSync(join(root, "secret.md"), "TOP SECRET");
+  symlinkSync(join(root, "secret.md"), join(vault, "raw", "link.md"));
+
+  it("is the title, the matched passage when the opening lacks it, then the opening, cut at 2,000 characters", async () => {
+    const text = await rerankText(hit("raw/deploys.md", "… Run make <mark>rollback</mark>."), vault);
+    expect(text).toStartWith("Deploys\n\n… Run make rollback.\n\n# Deploys Ship small.");
+    expect(text.length).toBe(2000);
+    expect(text).not.toContain("tags:");
+    const early = await rerankText(hit("raw/deploys.md", "<mark>Ship</mark> small."), vault);
+    expect(early).toStartWith("Deploys\n\n# Deploys Ship small.");
+  });
+
+  it("reads nothing through a symlink or outside the vault: title and snippet only", async () => {
+    expect(await rerankText(hit("raw/link.md", "a <mark>b</mark>"), vault)).toBe("Deploys\n\na b");
+    expect(await rerankText(hit("../secret.md", "a"), vault)).toBe("Deploys\n\na");
   });
 });

@@ -7,7 +7,7 @@
 import { parseQuery, hasText } from "../index/query";
 import { SNIPPET_MARK, type IndexStore, type SearchHit } from "../index/types";
 import { splitFrontmatter } from "../index/document";
-import { readNoteFile } from "../notes/file";
+import { readNoteOpening } from "../notes/file";
 import { blend, RerankError, RERANK_TEXT_CHARS, retrievalWeight, type Reranker, type RerankStatus } from "./rerank";
 
 export type SearchMode = "bm25" | "hybrid";
@@ -194,7 +194,8 @@ export async function rerankText(hit: SearchHit, vault: string | undefined): Pro
   let opening = "";
   if (vault) {
     try {
-      opening = flat(splitFrontmatter((await readNoteFile(vault, hit.path)).content).body.slice(0, RERANK_TEXT_CHARS * 2));
+      // Frontmatter comes first and may be long: read well past the characters kept.
+      opening = flat(splitFrontmatter(await readNoteOpening(vault, hit.path, RERANK_TEXT_CHARS * 4)).body.slice(0, RERANK_TEXT_CHARS * 2));
     } catch {
       opening = "";
     }
