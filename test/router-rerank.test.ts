@@ -81,6 +81,9 @@ describe("POST /search with RERANK_URL", () => {
     const plain = await r.call("/search", { query: "widget", limit: 12, rerank: false });
     expect(plain.status).toBe(200);
     expect(plain.body.rerank).toBeUndefined(); // not asked: the fused order, unannotated
+    const said = await r.call("/search", { query: "widget", limit: 12, rerank: false, explain: true });
+    expect(said.body.rerank).toEqual({ applied: false, reason: "the request turned it off (rerank: false)", kind: "http" });
+    expect(fixture.requests).toHaveLength(0);
     const fusedOrder = titles(plain.body);
     expect(fusedOrder[0]).toBe("Widget widget widget");
     // The reranker likes two notes BM25 put last, one more than the other.

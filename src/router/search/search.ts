@@ -119,7 +119,8 @@ export async function search(deps: SearchDeps, query: string, limit: number, opt
       const tail = order.slice(ranked.length).map((o) => ({ ...o, hit: { ...o.hit, score: round(retrievalWeight(o.fusedRank) / o.fusedRank) } }));
       order = [...head, ...tail];
     }
-  } else if (opts.explain) status = { applied: false, reason: "no reranker is configured (RERANK_URL, or RERANK_LLM with a chat model)" };
+  } else if (opts.explain && deps.rerank) status = { applied: false, reason: "the request turned it off (rerank: false)", kind: deps.rerank.kind };
+  else if (opts.explain) status = { applied: false, reason: "no reranker is configured (RERANK_URL, or RERANK_LLM with a chat model)" };
 
   const kept = order.slice(0, limit);
   const hits: ExplainedHit[] = opts.explain ? explainHits(kept, bm25, nearest, fused, mode) : kept.map((o) => o.hit);
