@@ -67,10 +67,12 @@ export function httpReranker(opts: HttpRerankerOptions): Reranker {
     depth: opts.depth,
     timeoutMs: opts.timeoutMs,
     async score(query, texts, signal) {
+      // Only the fields every server of the family takes: TEI serves one model and truncates
+      // inputs past its limit when asked; Cohere and Jina need `model`, llama.cpp ignores it.
       const body =
         opts.format === "texts"
-          ? { query, texts, truncate: true, ...(opts.model ? { model: opts.model } : {}) }
-          : { query, documents: texts, top_n: texts.length, return_documents: false, ...(opts.model ? { model: opts.model } : {}) };
+          ? { query, texts, truncate: true }
+          : { ...(opts.model ? { model: opts.model } : {}), query, documents: texts, top_n: texts.length };
       let res: Response;
       try {
         res = await fetch(route, {
