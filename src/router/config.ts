@@ -2,7 +2,7 @@
 // Built once in main.ts, passed down.
 import { join, resolve } from "node:path";
 import { readDotenv } from "../common/config/files";
-import { bool, int, list, port, str, url } from "../common/config/parsers";
+import { bool, int, list, oneOf, port, str, url } from "../common/config/parsers";
 import { edgeSettings } from "../common/config/edge-settings";
 import { loadSettings, type ConfigOf, type Settings } from "../common/config/settings";
 import { FEED_CHARS } from "./feed/feed";
@@ -30,6 +30,13 @@ export const routerSettings = {
   inferenceApiKey: { env: "INFERENCE_API_KEY", fileKey: "INFERENCE_API_KEY", default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "bearer for INFERENCE_URL" },
   briefModel: { env: "BRIEF_MODEL", fileKey: "BRIEF_MODEL", default: "gpt-4o-mini", parse: str(), doc: "chat model for briefs and classification" },
   llmTimeoutMs: { env: "LLM_TIMEOUT_MS", fileKey: "LLM_TIMEOUT_MS", default: "60000", parse: int(100, 600_000), doc: "gateway timeout; past it → 504" },
+  rerankUrl: { env: "RERANK_URL", fileKey: "RERANK_URL", default: undefined, defaultDoc: "none (no rerank stage)", parse: url(), doc: "rerank endpoint (text-embeddings-inference, llama.cpp's server, Jina, Cohere: …/rerank); reorders the top RERANK_DEPTH hits of /search" },
+  rerankApiKey: { env: "RERANK_API_KEY", fileKey: "RERANK_API_KEY", default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "bearer for RERANK_URL" },
+  rerankModel: { env: "RERANK_MODEL", fileKey: "RERANK_MODEL", default: undefined, defaultDoc: "none (BRIEF_MODEL with RERANK_LLM)", parse: str(), doc: "model named to RERANK_URL (Cohere and Jina need one); with RERANK_LLM, the chat model that judges" },
+  rerankFormat: { env: "RERANK_FORMAT", fileKey: "RERANK_FORMAT", default: "documents", parse: oneOf(["documents", "texts"] as const), doc: "request body for RERANK_URL: `documents` = {model, query, documents, top_n} (Cohere, Jina, llama.cpp), `texts` = {query, texts} (text-embeddings-inference); either answer shape is read" },
+  rerankLlm: { env: "RERANK_LLM", fileKey: "RERANK_LLM", default: "false", parse: bool(), doc: "1 = without RERANK_URL, rerank with a yes/no relevance prompt per hit to the chat model (LLM_API_BASE / INFERENCE_URL)" },
+  rerankDepth: { env: "RERANK_DEPTH", fileKey: "RERANK_DEPTH", default: "40", parse: int(2, 100), doc: "how many fused hits the reranker sees" },
+  rerankTimeoutMs: { env: "RERANK_TIMEOUT_MS", fileKey: "RERANK_TIMEOUT_MS", default: "2000", parse: int(50, 600_000), doc: "bound on the rerank stage; past it (or on any reranker failure) /search answers the fused order and says why in `rerank`" },
   orchestratorUrl: { env: "ORCHESTRATOR_URL", fileKey: "ORCHESTRATOR_URL", default: "http://127.0.0.1:8200", parse: url(), doc: "where /dispatch submits jobs" },
   serviceApiKey: { env: "SERVICE_API_KEY", fileKey: "SERVICE_API_KEY", default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "API key /dispatch sends to the orchestrator" },
   s3Bucket: { env: "S3_BUCKET", fileKey: "S3_BUCKET", default: undefined, defaultDoc: "none (vault bundles/)", parse: str(), doc: "object store bucket for dispatch bundles" },

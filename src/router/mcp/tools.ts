@@ -24,10 +24,15 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "search",
     {
       description: 'Federated search over the knowledge vault. Query syntax: words, "quoted phrases", tag:x, producer:x.',
-      inputSchema: { query: z.string().min(1).max(QUERY_MAX_CHARS), limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default) },
+      inputSchema: {
+        query: z.string().min(1).max(QUERY_MAX_CHARS),
+        limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default),
+        explain: z.boolean().default(false).describe("add each hit's BM25, vector, fused and rerank scores and ranks"),
+        rerank: z.boolean().default(true).describe("false skips the configured reranker"),
+      },
       annotations: { readOnlyHint: true },
     },
-    ({ query, limit }) => answer(() => search(deps.search, query, limit)),
+    ({ query, limit, explain, rerank }) => answer(() => search(deps.search, query, limit, { explain, rerank })),
   );
 
   server.registerTool(
