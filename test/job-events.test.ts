@@ -3,7 +3,7 @@
 // totals; budgets and turn limits; the Redis-backed log.
 import { afterAll, describe, expect, it } from "bun:test";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "../src/common/kv/test-harness";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import { readJobEvents } from "./support/job-events";
 import { AUTH, finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
 

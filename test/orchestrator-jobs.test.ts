@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "../src/common/kv/test-harness";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "../src/orchestrator/jobs/transitions";
 import { makeRemote, type Remote } from "./fixtures/git-remote";

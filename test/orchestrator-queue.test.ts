@@ -5,7 +5,7 @@
 // acknowledged job is lost when Redis dies, with or without AOF.
 import { afterAll, describe, expect, it } from "bun:test";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "../src/common/kv/test-harness";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { tempDir } from "./support/main-process";
 import { finished, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { eventually, HOSTILE_KEYS, openFileStore } from "./test-harness.ts";
+import { eventually, HOSTILE_KEYS, openFileStore } from "../../../test/support/kv.ts";
 
 describe("file store on disk", () => {
   let h: Awaited<ReturnType<typeof openFileStore>>;

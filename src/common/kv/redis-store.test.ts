@@ -1,7 +1,7 @@
 import { describe, expect, it } from "bun:test";
 import type { Socket } from "bun";
 import { createRedisStore, maskRedisUrl } from "./redis-store.ts";
-import { describeWithRedis, eventually, openRedisStore, REDIS_URL } from "./test-harness.ts";
+import { describeWithRedis, eventually, openRedisStore, REDIS_URL } from "../../../test/support/kv.ts";
 
 /** A loopback TCP relay we can cut, to see the client lose Redis without stopping Redis. */
 function startTcpProxy(port: number, hostname: string, targetPort: number) {

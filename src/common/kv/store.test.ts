@@ -2,7 +2,7 @@
 // interchangeable, so they answer the same questions the same way.
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import type { KeyValueStore } from "./store.ts";
-import { describeWithRedis, eventually, type Harness, HOSTILE_KEYS, openFileStore, openRedisStore } from "./test-harness.ts";
+import { describeWithRedis, eventually, type Harness, HOSTILE_KEYS, openFileStore, openRedisStore } from "../../../test/support/kv.ts";
 
 function describeKeyValueStore(name: string, open: () => Promise<Harness>) {
   describe(name, () => {

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeWithRedis, openRedisStore, type Harness } from "../../common/kv/test-harness";
+import { describeWithRedis, openRedisStore, type Harness } from "../../../test/support/kv";
 import { createFileJobStore } from "./file-store";
 import { createKvJobStore } from "./kv-store";
 import { createMergedJobStore } from "./merged-store";

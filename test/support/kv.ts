@@ -1,13 +1,14 @@
-// Shared by the kv test files: fresh stores per test, a deadline-bound poll, and the rule
-// for a missing Redis (fail under CI, skip loudly elsewhere).
+// Shared by the key-value store tests (src/common/kv/*.test.ts and the suites on Redis): fresh
+// stores per test, a deadline-bound poll, and the rule for a missing Redis (fail under CI, skip
+// loudly elsewhere).
 import { describe, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createFileStore } from "./file-store.ts";
-import { createRedisStore } from "./redis-store.ts";
-import type { KeyValueStore } from "./store.ts";
+import { createFileStore } from "../../src/common/kv/file-store.ts";
+import { createRedisStore } from "../../src/common/kv/redis-store.ts";
+import type { KeyValueStore } from "../../src/common/kv/store.ts";
 
 export interface Harness {
   store: KeyValueStore;
