@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { backlinksOf, outgoingOf } from "../notes/graph.ts";
 import { documentFromFile } from "./document.ts";
-import type { StoreLab } from "./search-suite.ts";
+import type { StoreLab } from "../../../test/support/index-search-suite.ts";
 import type { IndexStore, Producer } from "./types.ts";
 
 export function describeLinkStore(name: string, newLab: () => Promise<StoreLab>): void {

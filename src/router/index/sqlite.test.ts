@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GroupCommit } from "./sqlite-group-commit.ts";
 import { describeLinkStore } from "./links-suite.ts";
-import { describeIndexStore, type StoreLab } from "./search-suite.ts";
+import { describeIndexStore, type StoreLab } from "../../../test/support/index-search-suite.ts";
 import { parseQuery } from "./query.ts";
 import { filterToken, markedSnippet, openSqliteIndex, splitMarked, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
 import { SCHEMA } from "./sqlite-schema.ts";

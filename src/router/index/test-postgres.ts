@@ -4,7 +4,7 @@ import { describe, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { openPostgresIndex, type PostgresIndexOptions } from "./postgres.ts";
-import type { StoreLab } from "./search-suite.ts";
+import type { StoreLab } from "../../../test/support/index-search-suite.ts";
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
