@@ -11,7 +11,7 @@ import { VectorsUnavailableError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 import { parseQuery } from "./query.ts";
-import { describeLinkStore } from "./links-suite.ts";
+import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
 import { describeIndexStore } from "../../../test/support/index-search-suite.ts";
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";

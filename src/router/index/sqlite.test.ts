@@ -6,7 +6,7 @@ import { refreshFolder } from "./refresh.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GroupCommit } from "./sqlite-group-commit.ts";
-import { describeLinkStore } from "./links-suite.ts";
+import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
 import { describeIndexStore, type StoreLab } from "../../../test/support/index-search-suite.ts";
 import { parseQuery } from "./query.ts";
 import { filterToken, markedSnippet, openSqliteIndex, splitMarked, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
