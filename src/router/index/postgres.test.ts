@@ -15,7 +15,7 @@ import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
 import { describeIndexStore } from "../../../test/support/index-search-suite.ts";
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
-import { describeWithPostgres, PG_URL, postgresLab, randomSchema } from "./test-postgres.ts";
+import { describeWithPostgres, PG_URL, postgresLab, randomSchema } from "../../../test/support/index-postgres.ts";
 import type { IndexStore } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {

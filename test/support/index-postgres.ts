@@ -3,8 +3,8 @@
 import { describe, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { openPostgresIndex, type PostgresIndexOptions } from "./postgres.ts";
-import type { StoreLab } from "../../../test/support/index-search-suite.ts";
+import { openPostgresIndex, type PostgresIndexOptions } from "../../src/router/index/postgres.ts";
+import type { StoreLab } from "./index-search-suite.ts";
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
