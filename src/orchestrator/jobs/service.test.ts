@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { HttpError } from "../../common/errors";
 import { JobSubmission, type Job } from "./schema";
 import { CANCELLED_BY_REQUEST, INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "./transitions";
-import { serviceHarness, succeeded, until, type ServiceHarness } from "./test-support";
+import { serviceHarness, succeeded, until, type ServiceHarness } from "../../../test/support/job-service";
 
 const submission = (task: string, extra: Record<string, unknown> = {}) => JobSubmission.parse({ task, ...extra });
 

@@ -1,6 +1,6 @@
 // A process serving the MCP tools over stdio, for stdio.test.ts: a job service on temp-dir
 // stores whose in-test executor finishes each job at once.
-import { serviceHarness, testProfiles } from "../jobs/test-support";
+import { serviceHarness, testProfiles } from "../../../test/support/job-service";
 import { serveMcpStdio } from "./stdio";
 
 const h = await serviceHarness();

@@ -1,7 +1,7 @@
 // The REST surface of jobs, profiles and admin over real HTTP, with the in-test executor.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Job } from "../jobs/schema";
-import { until } from "../jobs/test-support";
+import { until } from "../../../test/support/job-service";
 import { startTestServer, type TestServer } from "./test-server";
 
 let s: TestServer;

@@ -7,7 +7,7 @@ import type { Server } from "bun";
 import { createOrchestratorApp } from "../app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../config";
 import { createCompanionSync } from "../jobs/companion-repos";
-import { serviceHarness, testProfiles, type ServiceHarness } from "../jobs/test-support";
+import { serviceHarness, testProfiles, type ServiceHarness } from "../../../test/support/job-service";
 import { McpSseSessions } from "./mcp";
 
 export const KEY = "test-key";
