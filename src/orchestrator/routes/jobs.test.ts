@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Job } from "../jobs/schema";
 import { until } from "../../../test/support/job-service";
-import { startTestServer, type TestServer } from "./test-server";
+import { startTestServer, type TestServer } from "../../../test/support/orchestrator-routes";
 
 let s: TestServer;
 beforeAll(async () => {

@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Job } from "../jobs/schema";
 import { until } from "../../../test/support/job-service";
-import { AUTH, startTestServer, type TestServer } from "./test-server";
+import { AUTH, startTestServer, type TestServer } from "../../../test/support/orchestrator-routes";
 
 let s: TestServer;
 beforeAll(async () => {
