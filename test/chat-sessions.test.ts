@@ -28,7 +28,8 @@ import {
   type KvKind,
 } from "./support/agent-mode";
 import { makeRemote } from "./fixtures/git-remote";
-import { startOrchestrator, until } from "./support/orchestrator-process";
+import { startOrchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { TEST_REDIS_URL, requireServer } from "./support/servers";
 
 const redisUp = await requireServer("Redis");

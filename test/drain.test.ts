@@ -2,7 +2,8 @@
 // end the first's draining; only the drain that set it, or DELETE /admin/drain, clears it.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Job } from "../src/orchestrator/jobs/schema";
-import { type Orchestrator, startOrchestrator, until } from "./support/orchestrator-process";
+import { type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 
 describe("overlapping drains", () => {
   let o: Orchestrator;

@@ -9,7 +9,8 @@ import type { Job } from "../src/orchestrator/jobs/schema";
 import { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "../src/orchestrator/jobs/transitions";
 import { makeRemote, type Remote } from "./fixtures/git-remote";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { startTcpRelay, type TcpRelay } from "./support/tcp-relay";
 
 const running: Orchestrator[] = [];

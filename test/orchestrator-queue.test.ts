@@ -8,7 +8,8 @@ import { createClient } from "redis";
 import { describeWithRedis, REDIS_URL } from "./support/kv";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { hasRedisServer, ownRedis, type OwnRedis } from "./support/redis-server";
 
 const started: Orchestrator[] = [];
@@ -198,7 +199,7 @@ describe.skipIf(!hasRedisServer)("Redis killed under a steady stream of submissi
               expect(res.headers.get("retry-after")).not.toBeNull();
               refused++;
             }
-            await Bun.sleep(150);
+            await Bun.sleep(150); // the pace of the traffic (a steady client), not a wait for work
           }
         };
         await submitFor(2_000);

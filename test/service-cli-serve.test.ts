@@ -9,11 +9,13 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { parse as parseYaml } from "yaml";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { loadProfiles } from "../src/orchestrator/profiles";
+import { createFileStore } from "../src/common/kv/file-store";
 import { BUNDLED_PROFILES } from "../src/orchestrator/profiles/profile";
 import { makeRemote } from "./fixtures/git-remote";
 import { compiledClis } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { FIXTURES, KEY, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { FIXTURES, KEY, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { deadPort, envFor, jobRecord, svc, writeJob } from "./support/service-cli";
 
 // Each test starts processes (servers, the compiled CLI): more room than bun's 5 s default.
@@ -212,7 +214,12 @@ describe("drain", () => {
     const env = { HOME: home, SERVICE_PORT: deadPort(), SERVICE_POD_NAME: "pod-a" };
     let done = false;
     const draining = svc(["drain", "--timeout", "30"], env).then((r) => ((done = true), r));
-    await Bun.sleep(1500);
+    // The drain has begun once its flag is in the pod's file store (it counts the running jobs next).
+    const kv = await createFileStore({ dir: join(home, ".service", "kv") });
+    await until(async () => (await kv.get("draining:pod-a")) !== null, { ms: 20_000, what: "the drain to set its flag" });
+    // A check that nothing happens: past one poll round (drain.ts polls every 500 ms), a drain
+    // that ignored the running job would have ended.
+    await Bun.sleep(700);
     expect(done).toBe(false);
     writeJob(jobsDir, { ...running, status: "succeeded", finished_at: new Date().toISOString(), updated_at: new Date().toISOString() });
     const r = await draining;

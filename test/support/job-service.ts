@@ -80,14 +80,6 @@ export class HandExecutor {
   }
 }
 
-export async function until(probe: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(5);
-  }
-}
-
 export interface ServiceHarness {
   dir: string;
   store: JobStore;

@@ -1,5 +1,5 @@
 // Shared by the key-value store tests (src/common/kv/*.test.ts and the suites on Redis): fresh
-// stores per test, a deadline-bound poll, and the rule for a missing Redis (fail under CI, skip
+// stores per test, and the rule for a missing Redis (fail under CI, skip
 // loudly elsewhere).
 import { describe, test } from "bun:test";
 import { randomUUID } from "node:crypto";
@@ -13,15 +13,6 @@ import type { KeyValueStore } from "../../src/common/kv/store.ts";
 export interface Harness {
   store: KeyValueStore;
   cleanup(): Promise<void>;
-}
-
-/** Polls `probe` until it returns true; fails after `ms` instead of sleeping blindly. */
-export async function eventually(probe: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(50);
-  }
 }
 
 /** Keys that would escape a naive file store or collide under a naive encoding. */

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from "bun:test";
 import { HttpError } from "../../common/errors";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
 import { JobSubmission, type Job } from "./schema";
-import { serviceHarness, testProfiles, until, type ServiceHarness, type TestProfile } from "../../../test/support/job-service";
+import { serviceHarness, testProfiles, type ServiceHarness, type TestProfile } from "../../../test/support/job-service";
+import { until } from "../../../test/support/until";
 
 /** The embedded queue, reporting itself shared, with pods alive as the test says and stalls on demand. */
 function sharedQueue(alive: Set<string>) {

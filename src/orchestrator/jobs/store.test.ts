@@ -11,7 +11,7 @@ import { createMergedJobStore } from "./merged-store";
 import { connectRedisLazily } from "./redis-connect";
 import type { Job } from "./schema";
 import { listJobs, scanJobs, type JobStore } from "./store";
-import { until } from "../../../test/support/job-service";
+import { until } from "../../../test/support/until";
 
 const dirs: string[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];

@@ -1,7 +1,7 @@
 // The REST surface of jobs, profiles and admin over real HTTP, with the in-test executor.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Job } from "../jobs/schema";
-import { until } from "../../../test/support/job-service";
+import { until } from "../../../test/support/until";
 import { startTestServer, type TestServer } from "../../../test/support/orchestrator-routes";
 
 let s: TestServer;

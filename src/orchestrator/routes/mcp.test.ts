@@ -6,7 +6,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Job } from "../jobs/schema";
-import { until } from "../../../test/support/job-service";
+import { until } from "../../../test/support/until";
 import { AUTH, startTestServer, type TestServer } from "../../../test/support/orchestrator-routes";
 
 let s: TestServer;
