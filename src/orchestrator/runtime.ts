@@ -84,7 +84,7 @@ export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyV
     return { kv: await createFileStore({ dir: join(config.stateDir, "kv") }), store: files };
   }
   // The Redis client loads only when REDIS_URL is set.
-  const { connectRedisLazily } = await import("./jobs/redis-connect");
+  const { connectRedisLazily } = await import("../common/kv/redis-connect");
   const kv = await connectRedisLazily({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
   return { kv, store: createMergedJobStore(createKvJobStore(kv, { ttlSeconds: config.jobTtl }), files) };
 }

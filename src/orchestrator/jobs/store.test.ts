@@ -8,7 +8,7 @@ import { describeWithRedis, openRedisStore, type Harness } from "../../../test/s
 import { createFileJobStore } from "./file-store";
 import { createKvJobStore } from "./kv-store";
 import { createMergedJobStore } from "./merged-store";
-import { connectRedisLazily } from "./redis-connect";
+import { connectRedisLazily } from "../../common/kv/redis-connect";
 import type { Job } from "./schema";
 import { listJobs, scanJobs, type JobStore } from "./store";
 import { until } from "../../../test/support/until";
