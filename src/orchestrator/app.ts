@@ -8,7 +8,7 @@ import { createOpenApiApp, serveDocs } from "../common/openapi-app";
 import { VERSION } from "../common/version";
 import type { OrchestratorConfig } from "./config";
 import type { CompanionSync } from "./jobs/companion-repos";
-import type { ProfileList } from "./jobs/profile-listing";
+import type { ProfileList } from "./profiles/listing";
 import type { JobService } from "./jobs/service";
 import { registerAgentModeRoutes, type AgentModeDeps } from "./agent-mode/routes";
 import { registerAdminRoutes } from "./routes/admin";

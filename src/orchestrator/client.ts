@@ -6,7 +6,7 @@ import { createParser } from "eventsource-parser";
 import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
 import type { HealthResponse } from "../common/health";
 import type { JobStatus, Job as JobSchema, JobList as JobListSchema, JobSubmission } from "./jobs/schema";
-import type { ProfileList as ProfileListSchema } from "./jobs/profile-listing";
+import type { ProfileList as ProfileListSchema } from "./profiles/listing";
 import type { DrainResponse, SyncResponse } from "./routes/admin";
 import type { ChatCompletionRequest } from "./routes/chat";
 import type { CompletionRequest, CompletionResponse } from "./routes/completions";

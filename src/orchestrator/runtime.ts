@@ -19,7 +19,7 @@ import { createFileJobStore } from "./jobs/file-store";
 import { createKvJobStore } from "./jobs/kv-store";
 import { createMergedJobStore } from "./jobs/merged-store";
 import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
-import { profileCatalog, type ListedProfileCatalog } from "./jobs/profile-catalog";
+import { profileCatalog, type ListedProfileCatalog } from "./profiles/catalog";
 import { createJobService, type JobService } from "./jobs/service";
 import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import type { JobStore } from "./jobs/store";

@@ -8,7 +8,7 @@ import { createFileStore } from "../../src/common/kv/file-store";
 import type { KeyValueStore } from "../../src/common/kv/store";
 import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog } from "../../src/orchestrator/jobs/executor";
 import { createFileJobStore } from "../../src/orchestrator/jobs/file-store";
-import type { ProfileList } from "../../src/orchestrator/jobs/profile-listing";
+import type { ProfileList } from "../../src/orchestrator/profiles/listing";
 import { createJobService, type JobService, type JobServiceOptions } from "../../src/orchestrator/jobs/service";
 import type { JobStore } from "../../src/orchestrator/jobs/store";
 

@@ -2,7 +2,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { OrchestratorApp } from "../app";
 import { authResponses } from "./responses";
-import { ProfileList } from "../jobs/profile-listing";
+import { ProfileList } from "../profiles/listing";
 
 const route = createRoute({
   method: "get",
