@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
-import { executeJob, type ExecuteJobInput, type JobToRun } from "../src/orchestrator/execute";
+import { executeJob, type ExecuteJobInput } from "../src/orchestrator/execution/execute";
+import type { ExecutionJob } from "../src/orchestrator/execution/executor";
 import { BUNDLED_PROFILES, type Profile } from "../src/orchestrator/profiles";
 import { repoHash, parseRepoUrl } from "../src/orchestrator/repos/url";
 import { clearTokenCache } from "../src/orchestrator/repos/credentials";
@@ -46,7 +47,7 @@ function setup(configEnv: Record<string, string> = {}) {
   const env: Record<string, string> = { ...gitEnv(home), PATH: `${bin}:${process.env.PATH}`, FAKE_CLAUDE_RECORD: claudeRecord, FAKE_GH_RECORD: ghRecord };
   const read = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as T) : []);
   let n = 0;
-  const run = (job: Partial<JobToRun> & { task?: string }, opts: { profile?: Profile; env?: Record<string, string>; signal?: AbortSignal } & Partial<ExecuteJobInput> = {}) =>
+  const run = (job: Partial<ExecutionJob> & { task?: string }, opts: { profile?: Profile; env?: Record<string, string>; signal?: AbortSignal } & Partial<ExecuteJobInput> = {}) =>
     executeJob({
       job: { id: `3f2a9c1e-0000-4000-8000-${String(++n).padStart(12, "0")}`, task: "Say hello", ...job },
       profile: opts.profile ?? REVIEW,

@@ -14,7 +14,7 @@ import { rootWithoutSandbox, ROOT_WITHOUT_SANDBOX } from "./agent/root-sandbox";
 import { createOrchestratorApp, type OrchestratorApp } from "./app";
 import type { OrchestratorConfig } from "./config";
 import { createCompanionSync, type CompanionSync } from "./jobs/companion-repos";
-import type { Executor, ProfileLike } from "./jobs/executor";
+import type { Executor, ProfileLike } from "./execution/executor";
 import { createFileJobStore } from "./jobs/file-store";
 import { createKvJobStore } from "./jobs/kv-store";
 import { createMergedJobStore } from "./jobs/merged-store";
@@ -23,7 +23,7 @@ import { profileCatalog, type ListedProfileCatalog } from "./profiles/catalog";
 import { createJobService, type JobService } from "./jobs/service";
 import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import type { JobStore } from "./jobs/store";
-import { executeJob } from "./execute";
+import { executeJob } from "./execution/execute";
 import { afterSync } from "./hooks-package/after-sync";
 import { prepareHooksPackage } from "./hooks-package/hooks-package";
 import { recordJobEnd } from "./loop/job-loop";
@@ -164,7 +164,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   };
 }
 
-/** The real runner: clone cache, worktree, the agent CLI, auto-PR (execute.ts). */
+/** The real runner: clone cache, worktree, the agent CLI, auto-PR (execution/execute.ts). */
 async function jobExecution(config: OrchestratorConfig): Promise<Execution<Profile>> {
   return {
     execute: (req) => executeJob({ ...req, config }).then((result) => recordJobEnd(config, req, result)),

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createFileStore } from "../../src/common/kv/file-store";
 import type { KeyValueStore } from "../../src/common/kv/store";
-import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog } from "../../src/orchestrator/jobs/executor";
+import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog } from "../../src/orchestrator/execution/executor";
 import { createFileJobStore } from "../../src/orchestrator/jobs/file-store";
 import type { ProfileList } from "../../src/orchestrator/profiles/listing";
 import { createJobService, type JobService, type JobServiceOptions } from "../../src/orchestrator/jobs/service";

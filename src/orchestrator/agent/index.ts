@@ -1,5 +1,5 @@
 // The agent CLI: spawn it, read its stream-json events, know how the run ended. Used by jobs
-// (execute.ts) and by the chat stream, which maps the events to chunks itself.
+// (execution/execute.ts) and by the chat stream, which maps the events to chunks itself.
 export { buildAgentArgv, type AgentArgs } from "./argv";
 export { buildAgentEnv, SERVICE_SECRET_VARS } from "./env";
 export { toTokenUsage, type AgentOutcome, type TokenUsage } from "./outcome";

@@ -7,7 +7,7 @@ import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
 import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, undrainPod, type DrainResult } from "./drain";
-import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
+import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { listJobs, scanJobs, type JobQuery, type JobStore } from "./store";
 import { createEmbeddedQueue, type JobQueue } from "./queue";

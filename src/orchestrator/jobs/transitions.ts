@@ -1,7 +1,7 @@
 // A job's states and transitions as pure functions (spec: job-orchestrator, States and
 // transitions): queued → running → succeeded | failed | cancelled; queued → cancelled;
 // running → failed when the service stops or restarts under it.
-import type { ExecutionResult } from "./executor";
+import type { ExecutionResult } from "../execution/executor";
 import type { Job, JobSubmission } from "./schema";
 
 export const CANCELLED_BY_REQUEST = "cancelled by request";

@@ -4,7 +4,7 @@ import type { OrchestratorConfig } from "../config";
 import { loadProfiles } from "./load";
 import type { Profile } from "./profile";
 import { UnknownProfileError } from "./select";
-import type { ProfileCatalog, ProfileLike } from "../jobs/executor";
+import type { ProfileCatalog, ProfileLike } from "../execution/executor";
 import type { ProfileList } from "./listing";
 
 export type ListedProfileCatalog<P extends ProfileLike> = ProfileCatalog<P> & { list(): ProfileList | Promise<ProfileList> };

@@ -8,7 +8,7 @@ import type { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { log } from "../../common/logger";
 import { VERSION } from "../../common/version";
 import type { OrchestratorConfig } from "../config";
-import type { Executor, ProfileLike } from "../jobs/executor";
+import type { Executor, ProfileLike } from "../execution/executor";
 
 const logger = log("otel");
 
