@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { executeJob, type ExecuteJobInput } from "../src/orchestrator/execution/execute";
 import type { ExecutionJob } from "../src/orchestrator/execution/executor";
-import { BUNDLED_PROFILES, type Profile } from "../src/orchestrator/profiles";
+import { BUNDLED_PROFILES, type Profile } from "../src/orchestrator/profiles/profile";
 import { repoHash, parseRepoUrl } from "../src/orchestrator/repos/url";
 import { clearTokenCache } from "../src/orchestrator/repos/credentials";
 import { startDumbGitServer } from "./fixtures/dumb-git-server";

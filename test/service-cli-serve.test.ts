@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseYaml } from "yaml";
 import type { Job } from "../src/orchestrator/jobs/schema";
-import { loadProfiles } from "../src/orchestrator/profiles";
+import { loadProfiles } from "../src/orchestrator/profiles/load";
 import { createFileStore } from "../src/common/kv/file-store";
 import { BUNDLED_PROFILES } from "../src/orchestrator/profiles/profile";
 import { makeRemote } from "./fixtures/git-remote";

@@ -27,7 +27,7 @@ import { executeJob } from "./execution/execute";
 import { afterSync } from "./hooks-package/after-sync";
 import { prepareHooksPackage } from "./hooks-package/hooks-package";
 import { recordJobEnd } from "./loop/job-loop";
-import type { Profile } from "./profiles";
+import type { Profile } from "./profiles/profile";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { McpSseSessions } from "./routes/mcp";
 import { mcpLimitsOf } from "../common/config/edge-settings";
