@@ -10,6 +10,7 @@ import { runCli } from "./_shared";
 // (a binary built under `bun test` would print no info or success lines): say it here.
 consola.level = Number(process.env.CONSOLA_LEVEL ?? 3);
 
+// biome-ignore lint/suspicious/noExplicitAny: a command module of any argument shape (citty's CommandDef<T>)
 type Load = () => Promise<{ default: any }>;
 const command = (load: Load) => () => load().then((m) => m.default);
 // Commands that run service modules here: those log info lines to stdout, and a client command

@@ -26,7 +26,10 @@ describe("overlapping drains", () => {
     const job = await o.submit({ task: "Explain slowly" });
     await agentRunning(job, "Explain slowly");
     let firstAnswered = false;
-    const first = o.call("/admin/drain?timeout=60", { method: "POST" }).then((r) => ((firstAnswered = true), r));
+    const first = o.call("/admin/drain?timeout=60", { method: "POST" }).then((r) => {
+      firstAnswered = true;
+      return r;
+    });
     await until(async () => (await submitStatus()) === 503);
 
     const second = await o.call("/admin/drain?timeout=0", { method: "POST" });

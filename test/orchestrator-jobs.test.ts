@@ -107,7 +107,10 @@ describe("the gate in the real process", () => {
     edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let now = 0;
     let peak = 0;
-    for (const [, d] of edges) peak = Math.max(peak, (now += d));
+    for (const [, d] of edges) {
+      now += d;
+      peak = Math.max(peak, now);
+    }
     expect(peak).toBeLessThanOrEqual(2);
     // FIFO: started in the order submitted.
     const started = [...jobs].sort((a, b) => a.started_at!.localeCompare(b.started_at!)).map((j) => j.id);
@@ -159,7 +162,10 @@ describe("cancel, drain and shutdown with an agent that runs until stopped", () 
     const job = await o.submit({ task: "Explain slowly" });
     await agentRunning(job, "Explain slowly");
     let answered = false;
-    const draining = o.call("/admin/drain?timeout=30", { method: "POST" }).then((r) => ((answered = true), r));
+    const draining = o.call("/admin/drain?timeout=30", { method: "POST" }).then((r) => {
+      answered = true;
+      return r;
+    });
     await until(async () => (await o.call("/jobs", { method: "POST", json: { task: "probe" } })).status === 503);
     const refused = await o.call("/jobs", { method: "POST", json: { task: "late" } });
     expect(refused.status).toBe(503);

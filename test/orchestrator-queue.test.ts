@@ -67,7 +67,10 @@ function peakPerPod(jobs: Job[]): Map<string, number> {
     events.sort((a, b) => a.t - b.t || a.d - b.d); // an end and a start at the same ms do not overlap
     let now = 0;
     let peak = 0;
-    for (const e of events) peak = Math.max(peak, (now += e.d));
+    for (const e of events) {
+      now += e.d;
+      peak = Math.max(peak, now);
+    }
     peaks.set(pod, peak);
   }
   return peaks;

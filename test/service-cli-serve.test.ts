@@ -168,7 +168,10 @@ describe("drain", () => {
     const job = await o.submit({ task: "Explain slowly" });
     await o.until(job.id, (j) => j.status === "running");
     let done = false;
-    const draining = svc(["drain", "--timeout", "60"], envFor(o)).then((r) => ((done = true), r));
+    const draining = svc(["drain", "--timeout", "60"], envFor(o)).then((r) => {
+      done = true;
+      return r;
+    });
     await until(async () => (await o.call("/jobs", { method: "POST", json: { task: "probe" } })).status === 503);
     expect(done).toBe(false);
     const r = await draining;
@@ -195,7 +198,10 @@ describe("drain", () => {
     // The CLI in the service's own environment (same HOME, pod name): what a preStop hook runs.
     const env = { ...envFor(o), HOME: o.home, SERVICE_POD_NAME: "pod-test" };
     let done = false;
-    const draining = svc(["drain", "--via", "store", "--timeout", "8", "--json"], env).then((r) => ((done = true), r));
+    const draining = svc(["drain", "--via", "store", "--timeout", "8", "--json"], env).then((r) => {
+      done = true;
+      return r;
+    });
     await until(async () => (await o.call("/jobs", { method: "POST", json: { task: "probe" } })).status === 503, 20_000);
     expect(done).toBe(false);
     const r = await draining;
@@ -213,7 +219,10 @@ describe("drain", () => {
     writeJob(jobsDir, jobRecord({ status: "running", pod_name: "pod-b", finished_at: null }));
     const env = { HOME: home, SERVICE_PORT: deadPort(), SERVICE_POD_NAME: "pod-a" };
     let done = false;
-    const draining = svc(["drain", "--timeout", "30"], env).then((r) => ((done = true), r));
+    const draining = svc(["drain", "--timeout", "30"], env).then((r) => {
+      done = true;
+      return r;
+    });
     // The drain has begun once its flag is in the pod's file store (it counts the running jobs next).
     const kv = await createFileStore({ dir: join(home, ".service", "kv") });
     await until(async () => (await kv.get("draining:pod-a")) !== null, { ms: 20_000, what: "the drain to set its flag" });

@@ -5,6 +5,7 @@ import { defineCommand } from "citty";
 import { VERSION } from "../../src/common/version";
 import { runCli } from "../_shared";
 
+// biome-ignore lint/suspicious/noExplicitAny: a command module of any argument shape (citty's CommandDef<T>)
 const command = (load: () => Promise<{ default: any }>) => () => load().then((m) => m.default);
 
 void runCli(

@@ -127,6 +127,7 @@ export function fail(err: unknown): never {
 }
 
 /** Runs a command body; anything it throws becomes one line and an exit code. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a command body returns nothing (exit 0) or its exit code
 export async function guarded(body: () => Promise<void | number>): Promise<never> {
   let code: number;
   try {

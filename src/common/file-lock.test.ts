@@ -103,7 +103,10 @@ describe("acquireFileLock", () => {
   it("waits for a held lock and takes it once released", async () => {
     const release = await acquireFileLock(target);
     let taken = false;
-    const waiting = acquireFileLock(target, { timeoutMs: 5_000 }).then((r) => ((taken = true), r));
+    const waiting = acquireFileLock(target, { timeoutMs: 5_000 }).then((r) => {
+      taken = true;
+      return r;
+    });
     // A check that nothing happens: the waiter finds the lock taken and must not get it while held.
     await Bun.sleep(100);
     expect(taken).toBe(false);

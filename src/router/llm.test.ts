@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { HttpError } from "../common/errors";
+import type { HttpError } from "../common/errors";
 import { type Gateway, startGateway } from "../../test/fixtures/openai-gateway";
 import { chat, chatBaseUrl, chatStream, embed, embeddingsRoute } from "./llm";
 

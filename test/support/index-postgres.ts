@@ -43,12 +43,16 @@ if (missing && process.env.CI !== "true") console.warn(`\n⚠ Skipping the Postg
 
 /** describe() when Postgres answers; otherwise a failing test under CI=true, a visible skip elsewhere. */
 export function describeWithPostgres(name: string, body: () => void): void {
-  if (missing === null) return describe(name, body);
+  if (missing === null) {
+    describe(name, body);
+    return;
+  }
   // CI promises a real Postgres; its absence is a broken pipeline, not a reason to skip.
   if (process.env.CI === "true") {
-    return test(`${name}: PostgreSQL answers at TEST_DATABASE_URL (required when CI=true)`, () => {
+    test(`${name}: PostgreSQL answers at TEST_DATABASE_URL (required when CI=true)`, () => {
       throw missing;
     });
+    return;
   }
   describe.skip(name, body);
 }

@@ -398,7 +398,10 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
       it("computes embeddings through the callback only for changed documents", async () => {
         const d = docs().deploy;
         const calls: string[][] = [];
-        const embed = async (texts: string[]) => (calls.push(texts), texts.map(() => v(1, 0, 0, 0)));
+        const embed = async (texts: string[]) => {
+          calls.push(texts);
+          return texts.map(() => v(1, 0, 0, 0));
+        };
         expect(await store.upsert(d, { embed })).toBe(true);
         expect(await store.upsert(d, { embed })).toBe(false);
         expect(calls.length).toBe(1);

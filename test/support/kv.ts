@@ -60,7 +60,10 @@ export async function openRedisStore(url = REDIS_URL): Promise<Harness> {
 }
 
 const redisMissing = await openRedisStore().then(
-  async (h) => (await h.cleanup(), null),
+  async (h) => {
+    await h.cleanup();
+    return null;
+  },
   (err: Error) => err,
 );
 if (redisMissing && process.env.CI !== "true") {
@@ -69,12 +72,16 @@ if (redisMissing && process.env.CI !== "true") {
 
 /** describe() when Redis answers; otherwise a failing test under CI=true, a visible skip elsewhere. */
 export function describeWithRedis(name: string, body: () => void): void {
-  if (redisMissing === null) return describe(name, body);
+  if (redisMissing === null) {
+    describe(name, body);
+    return;
+  }
   // CI promises a real Redis; its absence is a broken pipeline, not a reason to skip.
   if (process.env.CI === "true") {
-    return test(`${name}: Redis answers at REDIS_URL (required when CI=true)`, () => {
+    test(`${name}: Redis answers at REDIS_URL (required when CI=true)`, () => {
       throw redisMissing;
     });
+    return;
   }
   describe.skip(name, body);
 }

@@ -33,7 +33,10 @@ export function ownRedis(opts: { appendonly: boolean }): OwnRedis {
       const answers = async () => {
         if (proc?.exitCode != null) throw new Error(`redis-server on ${port} exited (${proc.exitCode}) (dir ${join(dir)})`);
         return Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).then(
-          (s) => (s.end(), true),
+          (s) => {
+            s.end();
+            return true;
+          },
           () => false,
         );
       };

@@ -2,7 +2,7 @@
 // parser, doc). A value comes from the environment, else the service's file, else the
 // default; every value is parsed, and a bad one stops start-up with a message naming the
 // variable and the file. The same rows print the README's reference tables.
-import { z } from "zod";
+import type { z } from "zod";
 
 export type Source = "environment" | "file" | "default";
 

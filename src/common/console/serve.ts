@@ -62,6 +62,7 @@ ${scriptSafe(page.script)}</script>
 }
 
 /** Registers GET /console (cached by ETag; no-cache so a new build shows at once). */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function registerConsole(app: Hono<any>, page: ConsolePage): void {
   const html = consoleHtml(page);
   const etag = `"${Bun.hash(html).toString(36)}"`;

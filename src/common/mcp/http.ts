@@ -19,7 +19,7 @@ import { keepOpen } from "../http/sse";
 import { clientAddress } from "../middleware/client-address";
 import { bearerFrom } from "../middleware/bearer-auth";
 import type { EdgeBindings } from "../middleware/stack";
-import { McpSessions } from "./sessions";
+import type { McpSessions } from "./sessions";
 import { SseServerTransport } from "./sse-transport";
 
 export interface McpHttpOptions {
@@ -55,6 +55,7 @@ const requireJson = (req: Request) => {
   }
 };
 
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
   const { paths } = opts;
   const sessions = opts.sessions as McpSessions<McpSession>;

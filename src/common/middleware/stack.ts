@@ -48,6 +48,7 @@ export interface EdgeOptions {
 const BODY_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
 
 /** Installs the edge on `app`: call before any route is registered (the body limit must come first). */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
   app.on(BODY_METHODS, "*", bodyLimit(opts.maxBodyBytes));
   const dispatch = app.fetch;

@@ -109,7 +109,7 @@ async function hubCheckout(config: AgentModeConfig): Promise<string> {
   }
   if (config.hubPath !== "") logger.warn(`SERVICE_HUB_URL and SERVICE_HUB_PATH are both set: the hub is cloned from the URL (the path is ignored)`);
   const [result] = await createCompanionSync(config).sync("agentihub");
-  if (!result || result.status !== "synced") throw new AgentModeConfigError(`cannot fetch the agent hub: ${result?.detail ?? "no result"}`);
+  if (result?.status !== "synced") throw new AgentModeConfigError(`cannot fetch the agent hub: ${result?.detail ?? "no result"}`);
   logger.info(`agent hub: ${result.detail}`);
   return join(companionParent(config), dirFromUrl(config.hubUrl));
 }

@@ -163,7 +163,7 @@ describe("startAgent", () => {
     writeFileSync(scenario, [
       JSON.stringify({ type: "system", subtype: "init", session_id: SESSION }),
       JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 540, error_status: 401, error: "authentication_failed", session_id: SESSION }),
-    ].join("\n") + "\n");
+    ].map((l) => `${l}\n`).join(""));
     const t0 = Date.now();
     const outcome = await startAgent({ ...opts, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: scenario } }).wait();
     expect(Date.now() - t0).toBeLessThan(3000);

@@ -106,7 +106,9 @@ export async function openResponse(
   } else if (Array.isArray(req.input)) {
     for (const item of req.input) {
       const ref = item.type === "item_reference" && typeof item.id === "string" ? responseOf(item.id) : undefined;
-      if (ref && (conversationId = await deps.links.get(ref)) !== undefined) break;
+      if (!ref) continue;
+      conversationId = await deps.links.get(ref);
+      if (conversationId !== undefined) break;
     }
   }
   const userTurns = messages.filter((m) => m.role === "user").length;

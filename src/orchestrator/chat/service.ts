@@ -156,7 +156,7 @@ export class ChatService {
   async open(req: ChatRequest): Promise<ChatOpening> {
     const { agent } = this.deps;
     const last = req.messages[req.messages.length - 1];
-    if (!last || last.role !== "user") {
+    if (last?.role !== "user") {
       throw new HttpError(400, "invalid_request", "messages: the last message must have role user (the message the agent answers)");
     }
     if (req.messages.some((m) => messageText(m.content).includes("\0"))) {

@@ -25,7 +25,10 @@ function sharedQueue(alive: Set<string>) {
     onStalled: (l) => void stalled.push(l),
     podAlive: async (name) => alive.has(name),
   };
-  return { queue, added, stall: (id: string) => stalled.forEach((l) => l(id)) };
+  const stall = (id: string) => {
+    for (const l of stalled) l(id);
+  };
+  return { queue, added, stall };
 }
 
 const withRetries = (retries: number) => ({

@@ -171,7 +171,9 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     running.set(id, entry);
     let final: Job | null = null;
     entry.done = run(id, entry).then(
-      (job) => void (final = job),
+      (job) => {
+        final = job;
+      },
       (err) => logger.error(`job ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     );
     try {

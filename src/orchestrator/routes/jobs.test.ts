@@ -174,7 +174,10 @@ describe("POST /admin/drain", () => {
     const job = (await (await submit({ task: "drain me" })).json()) as Job;
     await until(() => s.h.executor.isRunning(job.id));
     let answered = false;
-    const draining = s.call("/admin/drain?timeout=10", { method: "POST" }).then((r) => ((answered = true), r));
+    const draining = s.call("/admin/drain?timeout=10", { method: "POST" }).then((r) => {
+      answered = true;
+      return r;
+    });
     await until(async () => (await s.h.service.isDraining()) && (await s.h.kv.get("draining:pod-a")) !== null);
     const refused = await submit({ task: "too late" });
     expect(refused.status).toBe(503);

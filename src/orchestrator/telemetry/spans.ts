@@ -49,8 +49,13 @@ export function createJobTracing(config: SpanConfig): JobTracing {
   if (!config.otelEnabled) return noTracing;
   let provider: Promise<BasicTracerProvider> | undefined;
   let tracer: Promise<Tracer> | undefined;
-  const tracerOnce = () =>
-    (tracer ??= (provider = startProvider(config)).then((p) => p.getTracer("brain-stack.jobs", VERSION)));
+  const tracerOnce = () => {
+    if (!tracer) {
+      provider = startProvider(config);
+      tracer = provider.then((p) => p.getTracer("brain-stack.jobs", VERSION));
+    }
+    return tracer;
+  };
   return {
     trace: (execute) => async (req) => {
       const t = await tracerOnce().catch((err) => {

@@ -137,7 +137,7 @@ describe("SQLite document-level index", () => {
             )
             .get(path, producer, title, JSON.stringify(tags))!;
           for (const t of tags) db.query("INSERT INTO doc_tags (tag, doc_id) VALUES (?, ?)").run(t.toLowerCase(), id);
-          chunks.forEach((body, seq) => db.query("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?)").run(id, seq, title, body));
+          for (const [seq, body] of chunks.entries()) db.query("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?)").run(id, seq, title, body);
         };
         doc("raw/a.md", "raw", "Deploy notes", ["Ops", "Café"], ["first chunk about helm", "second chunk about rollback"]);
         doc("lessons/b.md", "lessons", "Lesson", ["ops"], ["a rollback that went well"]);

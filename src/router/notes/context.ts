@@ -58,7 +58,10 @@ export async function noteContext(deps: NotesDeps, path: string, opts: { depth?:
     const next: string[] = [];
     const reach = (to: string, from: string, relation: "links_to" | "linked_from") => {
       if (reached.has(to)) return;
-      if (reached.size >= MAX_CONTEXT_NOTES) return void (capped = true);
+      if (reached.size >= MAX_CONTEXT_NOTES) {
+        capped = true;
+        return;
+      }
       reached.set(to, { distance: d, via: { from, relation } });
       next.push(to);
     };

@@ -74,6 +74,6 @@ export const registerFeed = (app: RouterApp) =>
     const etag = `"${feed.hash}"`;
     c.header("ETag", etag);
     const inm = c.req.valid("header")["if-none-match"];
-    if (inm && inm.split(",").map((s) => s.trim().replace(/^W\//, "")).some((t) => t === etag || t === feed.hash)) return c.body(null, 304);
+    if (inm?.split(",").map((s) => s.trim().replace(/^W\//, "")).some((t) => t === etag || t === feed.hash)) return c.body(null, 304);
     return c.json(feed, 200);
   });

@@ -199,7 +199,12 @@ export function clusterArcs(input: ArcItem[], asOf: Date, previous: ReadonlyMap<
 /** Union of clusters close in time whose top terms overlap strongly; order-stable. */
 function mergeClusters(clusters: Cluster[]): Cluster[] {
   const parent = clusters.map((_, i) => i);
-  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+  const find = (i: number): number => {
+    if (parent[i] === i) return i;
+    const root = find(parent[i]!);
+    parent[i] = root; // path compression
+    return root;
+  };
   const sorted = clusters.map((c, i) => ({ c, i })).sort((a, b) => a.c.start.getTime() - b.c.start.getTime() || a.i - b.i);
   for (let x = 0; x < sorted.length; x++) {
     const a = sorted[x]!;
