@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import OpenAI, { RateLimitError } from "openai";
 import { createClient } from "redis";
-import { registerAgentModeRoutes } from "../src/orchestrator/agent-mode/routes";
+import { registerAgentMode } from "../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { contentHash } from "../src/orchestrator/chat/resolution";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
@@ -495,7 +495,7 @@ describe("agent mode off", () => {
     const t = await tempHome("agent-mode-off-");
     const config = loadOrchestratorConfig({ SERVICE_API_KEYS: "test-key" }, t.home);
     const app = createOrchestratorApp({ config, jobs: {} as never, profiles: {} as never, companions: createCompanionSync(config) });
-    registerAgentModeRoutes(app, undefined);
+    registerAgentMode(app, undefined);
     const auth = { authorization: "Bearer test-key", "content-type": "application/json" };
     try {
       const chat = await app.request("/v1/chat/completions", { method: "POST", headers: auth, body: JSON.stringify({ messages: [user("hi")] }) });

@@ -3,7 +3,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 import { SYNC_TARGETS } from "../jobs/companion-repos";
 import { DRAIN_DEFAULT_SECONDS } from "../jobs/drain";
 import { keepOpen } from "./keep-open";
@@ -106,7 +106,7 @@ const undrain = createRoute({
   },
 });
 
-export function registerAdminRoutes(app: OrchestratorApp): void {
+export function registerAdmin(app: OrchestratorApp): void {
   app.openapi(undrain, async (c) => c.json(await c.env.deps.jobs.undrain(), 200));
   app.openapi(sync, async (c) => {
     keepOpen(c);

@@ -11,7 +11,7 @@ import { newChunkContext } from "../chat/openai-chunks";
 import { CORRELATION_ENV, type ChatOpening } from "../chat/service";
 import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -144,7 +144,7 @@ export function settled<T>(opening: ChatOpening, answer: () => T): T {
   }
 }
 
-export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerChat(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");

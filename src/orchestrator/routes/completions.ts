@@ -11,7 +11,7 @@ import { bufferReply } from "../chat/buffered";
 import { CONVERSATION_HEADERS } from "../chat/resolution";
 import { ChatUsage, correlationIdOf, turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 
 export const CompletionRequest = z
   .object({
@@ -54,7 +54,7 @@ const route = createRoute({
   },
 });
 
-export function registerCompletionsRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerCompletions(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");

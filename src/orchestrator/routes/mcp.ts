@@ -18,7 +18,7 @@ export const MCP_MESSAGES_PATH = "/mcp/messages";
 /** The open MCP SSE sessions of this process; close() ends them all (shutdown). */
 export { McpSessions as McpSseSessions };
 
-export function registerMcpRoutes(app: OrchestratorApp, deps: McpDeps, sessions: McpSessions): void {
+export function registerMcp(app: OrchestratorApp, deps: McpDeps, sessions: McpSessions): void {
   mountMcp(app, {
     createServer: () => createMcpServer(deps),
     paths: { mcp: MCP_PATH, sse: [MCP_SSE_PATH], messages: MCP_MESSAGES_PATH },

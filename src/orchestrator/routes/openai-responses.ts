@@ -12,7 +12,7 @@ import { bufferResponse, responsesStream } from "../chat/responses-stream";
 import { SSE_HEADERS } from "../chat/sse-stream";
 import { correlationIdOf, turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const InputPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -115,7 +115,7 @@ const route = createRoute({
   },
 });
 
-export function registerResponsesRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerResponses(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");

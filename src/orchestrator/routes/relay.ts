@@ -8,7 +8,7 @@ import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
 import { RELAY_MAX_ENTRIES } from "../relay/relay";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const POLL_MS = 100;
 
@@ -36,7 +36,7 @@ const route = createRoute({
   },
 });
 
-export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerRelay(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps?.relay) throw agentModeOff();
     const relay = deps.relay;

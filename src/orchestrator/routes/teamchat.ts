@@ -90,7 +90,7 @@ function platformAuth(deps: TeamChatDeps): MiddlewareHandler {
   };
 }
 
-export function registerTeamChatRoute(app: OrchestratorApp, deps: TeamChatDeps | undefined): void {
+export function registerTeamChat(app: OrchestratorApp, deps: TeamChatDeps | undefined): void {
   if (!deps) return;
   app.openapi({ ...route, middleware: [platformAuth(deps)] }, (c) => {
     let verdict;
