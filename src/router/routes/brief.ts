@@ -5,7 +5,7 @@ import { streamSSE } from "hono/streaming";
 import { HttpError, errorBody, errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { brief, briefStream } from "../brief/brief";
-import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
+import { authResponses, SearchHit, SearchMode } from "./schemas";
 
 export const BriefRequest = z
   .object({
@@ -23,7 +23,7 @@ export const BriefResponse = z
     model: z.string().optional(),
     text: z.string().openapi({ description: "the digest; [n] cites citations[n-1]" }),
     citations: z.array(Citation),
-    hits: z.array(SearchHitSchema),
+    hits: z.array(SearchHit),
     mode: SearchMode,
   })
   .openapi("BriefResponse");

@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { search } from "../search/search";
-import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
+import { authResponses, SearchHit, SearchMode } from "./schemas";
 
 export const SearchRequest = z
   .object({
@@ -13,7 +13,7 @@ export const SearchRequest = z
   .openapi("SearchRequest");
 
 export const SearchResponse = z
-  .object({ mode: SearchMode, hits: z.array(SearchHitSchema), took_ms: z.number() })
+  .object({ mode: SearchMode, hits: z.array(SearchHit), took_ms: z.number() })
   .openapi("SearchResponse");
 
 const route = createRoute({

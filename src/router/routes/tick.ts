@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { HttpError, errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
-import type { TickRecord } from "../tick/queue";
+import type { TickRecord as QueuedTick } from "../tick/queue";
 import { authResponses } from "./schemas";
 
 /** Longest a POST /tick?wait=true blocks; past it the answer is 202 with the record so far. */
@@ -28,7 +28,7 @@ const Counts = z.record(z.string(), z.number()).openapi("TickCounts", {
     "signals_live, signals_swept, feed_entries, files_written, files_deleted, index_upserted, index_removed, index_unchanged",
 });
 
-export const TickRecordSchema = z
+export const TickRecord = z
   .object({
     tick_id: z.string().openapi({ example: "9f1c2a7e4b3d" }),
     status: z.enum(["queued", "running", "succeeded", "failed"]),
@@ -47,6 +47,7 @@ export const TickRecordSchema = z
     error_tail: z.string().nullable().openapi({ description: "the failing error's last lines" }),
   })
   .openapi("TickRecord");
+export type TickRecord = z.infer<typeof TickRecord>;
 
 const enqueueRoute = createRoute({
   method: "post",
@@ -63,8 +64,8 @@ const enqueueRoute = createRoute({
     body: { required: false, content: { "application/json": { schema: TickRequest } } },
   },
   responses: {
-    202: { description: "Enqueued (with wait: not finished within the wait)", headers: { Location: { schema: { type: "string" }, description: "/tick/{id}" } }, content: { "application/json": { schema: TickRecordSchema } } },
-    200: { description: "With wait: the finished tick (succeeded or failed)", content: { "application/json": { schema: TickRecordSchema } } },
+    202: { description: "Enqueued (with wait: not finished within the wait)", headers: { Location: { schema: { type: "string" }, description: "/tick/{id}" } }, content: { "application/json": { schema: TickRecord } } },
+    200: { description: "With wait: the finished tick (succeeded or failed)", content: { "application/json": { schema: TickRecord } } },
     400: errorResponse("Bad flag or as_of"),
     ...authResponses,
   },
@@ -79,7 +80,7 @@ const getRoute = createRoute({
   security: [{ bearer: [] }],
   request: { params: z.object({ id: z.string().openapi({ example: "9f1c2a7e4b3d" }) }) },
   responses: {
-    200: { description: "The tick record", content: { "application/json": { schema: TickRecordSchema } } },
+    200: { description: "The tick record", content: { "application/json": { schema: TickRecord } } },
     404: errorResponse("No such tick"),
     ...authResponses,
   },
@@ -93,7 +94,7 @@ function parseFlag(name: string, v: string | undefined): boolean | undefined {
   throw new HttpError(400, "invalid_request", `${name}: expected a flag (1/true/yes or 0/false/no), got ${JSON.stringify(v)}`, [{ path: name, message: "not a flag" }]);
 }
 
-const finished = (r: TickRecord) => r.status === "succeeded" || r.status === "failed";
+const finished = (r: QueuedTick) => r.status === "succeeded" || r.status === "failed";
 
 export function registerTick(app: RouterApp): void {
   app.openapi(enqueueRoute, async (c) => {
