@@ -54,7 +54,6 @@ export const SERVICE_API_INFO = {
   server: "http://127.0.0.1:8200",
 };
 
-export { authResponses } from "./routes/schemas";
 
 export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   const app = createOpenApiApp<OrchestratorEnv>(undefined, {

@@ -1,7 +1,7 @@
 // For the agent-mode suites: a hub made in the test as a local git repository (file:// URL), and
 // the orchestrator app with the agent-mode routes registered, served on a loopback port, with
 // test/fixtures/fake-claude as the agent CLI.
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Server } from "bun";
@@ -224,8 +224,4 @@ export async function writeScenario(dir: string, name: string, lines: string[]):
 
 export async function scenarioLines(name: string): Promise<string[]> {
   return (await readFile(join(SCENARIOS_DIR, `${name}.jsonl`), "utf8")).split("\n").filter((l) => l.trim() !== "");
-}
-
-export async function makeExecutable(p: string): Promise<void> {
-  await chmod(p, 0o755);
 }

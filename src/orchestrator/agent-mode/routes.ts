@@ -19,4 +19,3 @@ export function registerAgentMode(app: OrchestratorApp, deps: AgentModeDeps | un
 }
 
 export { createAgentModeDeps, type AgentModeDeps } from "./deps";
-export { loadAgentMode, type AgentMode } from "./load";

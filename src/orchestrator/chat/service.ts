@@ -26,7 +26,7 @@ import type { TurnEvent } from "./turn-events";
 import { TurnMapper } from "./turn-mapper";
 import { userScope, type Visibility, type VisibilityStore } from "./visibility";
 
-export { messageText, type ChatMessage } from "./messages";
+export type { ChatMessage } from "./messages";
 
 const logger = log("chat");
 

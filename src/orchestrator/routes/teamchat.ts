@@ -116,4 +116,4 @@ export function exceptTeamChat(authorize: Authorize, teamChat: TeamChatDeps | un
   };
 }
 
-export { createTeamChatDeps, teamChatEnabled, type TeamChatDeps } from "../teamchat/deps";
+export { createTeamChatDeps, type TeamChatDeps } from "../teamchat/deps";
