@@ -17,7 +17,7 @@ export interface ApiInfo {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: one hook for every route, whatever its input and output types
-export function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): Hook<any, E, any, any> {
+function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): Hook<any, E, any, any> {
   return (result, c) => {
     if (!result.success) {
       const { message, details } = describeZodError(result.error as ZodError);

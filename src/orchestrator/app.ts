@@ -40,7 +40,7 @@ export interface OrchestratorDeps {
 export type OrchestratorEnv = { Bindings: EdgeBindings & { deps: OrchestratorDeps } };
 export type OrchestratorApp = OpenAPIHono<OrchestratorEnv>;
 
-export const SERVICE_NAME = "job-orchestrator";
+const SERVICE_NAME = "job-orchestrator";
 
 export const SERVICE_API_INFO = {
   title: "brain-stack job orchestrator",

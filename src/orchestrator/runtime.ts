@@ -53,7 +53,7 @@ export interface Execution<P extends ProfileLike> {
 }
 
 /** Where job records go (spec: SERVICE_JOBS_DIR is job-state/ under the shared root in orchestrated deployments). */
-export function jobsDirOf(config: OrchestratorConfig): string {
+function jobsDirOf(config: OrchestratorConfig): string {
   const defaultDir = join(config.home, ".service", "jobs");
   return config.sharedFsRoot && config.jobsDir === defaultDir ? join(config.sharedFsRoot, "job-state") : config.jobsDir;
 }
@@ -62,7 +62,7 @@ export function jobsDirOf(config: OrchestratorConfig): string {
  * Where queued jobs wait: BullMQ on Redis, shared by every process, when REDIS_URL is set; else
  * this process's own queue (issue 17).
  */
-export async function openQueue(config: OrchestratorConfig): Promise<JobQueue> {
+async function openQueue(config: OrchestratorConfig): Promise<JobQueue> {
   if (!config.redisUrl) return createEmbeddedQueue({ podName: config.podName, maxParallel: config.maxParallelJobs });
   // BullMQ loads only when REDIS_URL is set.
   const { createBullQueue } = await import("./jobs/bullmq-queue");

@@ -16,7 +16,7 @@ import { createCompanionSync } from "../../src/orchestrator/jobs/companion-repos
 import { TEST_REDIS_URL } from "./servers";
 
 export const FAKE_CLAUDE = resolve(import.meta.dir, "../fixtures/fake-claude");
-export const SCENARIOS_DIR = resolve(import.meta.dir, "../fixtures/claude-stream-json");
+const SCENARIOS_DIR = resolve(import.meta.dir, "../fixtures/claude-stream-json");
 export const KEY = "test-key";
 export const AGENT = "deploy-helper";
 

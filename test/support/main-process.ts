@@ -7,7 +7,7 @@ import type { Subprocess } from "bun";
 import { until } from "./until";
 
 export const REPO = join(import.meta.dir, "..", "..");
-export const MAIN = join(REPO, "src", "main.ts");
+const MAIN = join(REPO, "src", "main.ts");
 
 export interface MainProcess {
   proc: Subprocess<"ignore", "pipe", "pipe">;

@@ -10,7 +10,7 @@ import { createCompanionSync } from "../../src/orchestrator/jobs/companion-repos
 import { serviceHarness, testProfiles, type ServiceHarness } from "./job-service";
 import { McpSseSessions } from "../../src/orchestrator/routes/mcp";
 
-export const KEY = "test-key";
+const KEY = "test-key";
 export const AUTH = { authorization: `Bearer ${KEY}` };
 
 export interface TestServer {

@@ -97,7 +97,7 @@ export function loadSettings<S extends Settings>(settings: S, input: LoadInput):
   return out as ConfigOf<S>;
 }
 
-export function expandHome(value: string, home: string): string {
+function expandHome(value: string, home: string): string {
   if (value === "~") return home;
   if (value.startsWith("~/")) return home + value.slice(1);
   return value.replaceAll("$HOME", home);

@@ -21,7 +21,7 @@ type Entry =
 
 const SUFFIX = ".json";
 
-export class WrongTypeError extends Error {
+class WrongTypeError extends Error {
   constructor(key: string, wanted: "string" | "list") {
     super(`WRONGTYPE key ${JSON.stringify(key)} does not hold a ${wanted}`);
     this.name = "WrongTypeError";

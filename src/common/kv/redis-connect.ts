@@ -14,7 +14,7 @@ export interface LazyRedisOptions extends RedisStoreOptions {
   maxRetryMs?: number;
 }
 
-export class RedisNotConnectedError extends Error {
+class RedisNotConnectedError extends Error {
   constructor(url: string) {
     super(`Redis at REDIS_URL=${maskRedisUrl(url)} is not connected`);
     this.name = "RedisNotConnectedError";

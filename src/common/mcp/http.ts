@@ -42,7 +42,7 @@ const jsonRpcError = (status: number, code: number, message: string, headers: Re
   Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 
 /** Who holds a session: the bearer token (hashed), else the client's address. */
-export function sessionOwner(req: Request, env: Partial<EdgeBindings> | undefined): string {
+function sessionOwner(req: Request, env: Partial<EdgeBindings> | undefined): string {
   const token = bearerFrom(req.headers.get("authorization") ?? undefined);
   if (token) return `t:${createHash("sha256").update(token).digest("hex").slice(0, 24)}`;
   return `a:${clientAddress(req, env?.server)}`;

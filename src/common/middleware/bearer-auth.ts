@@ -6,7 +6,7 @@ import { HttpError } from "../errors";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-export function tokenMatches(presented: string, tokens: readonly string[]): boolean {
+function tokenMatches(presented: string, tokens: readonly string[]): boolean {
   const p = digest(presented);
   let ok = false;
   for (const t of tokens) ok = timingSafeEqual(p, digest(t)) || ok;

@@ -19,7 +19,7 @@ import { clientAddress, type AddressServer } from "./client-address";
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 
 /** The caller's X-Request-Id when it is safe to echo (letters, digits, - _ =; ≤ 200), else a new UUID. */
-export function requestIdFrom(header: string | null | undefined): string {
+function requestIdFrom(header: string | null | undefined): string {
   return header != null && SAFE_ID.test(header) ? header : crypto.randomUUID();
 }
 

@@ -54,7 +54,7 @@ export type AgentModeConfig = Pick<
   | "claudeConfigDir"
 >;
 
-export class AgentModeConfigError extends Error {
+class AgentModeConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "AgentModeConfigError";
@@ -64,7 +64,7 @@ export class AgentModeConfigError extends Error {
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** Whether the config asks for agent mode (HUB_AGENT and a hub). */
-export const agentModeWanted = (config: Pick<OrchestratorConfig, "hubUrl" | "hubPath" | "hubAgent">): boolean =>
+const agentModeWanted = (config: Pick<OrchestratorConfig, "hubUrl" | "hubPath" | "hubAgent">): boolean =>
   config.hubAgent !== "" && (config.hubUrl !== "" || config.hubPath !== "");
 
 /** undefined when agent mode is not configured; throws when it is and the hub or package is broken. */

@@ -13,7 +13,7 @@ import type { OrchestratorConfig } from "../config";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export class InvalidSessionIdError extends HttpError {
+class InvalidSessionIdError extends HttpError {
   constructor(id: string) {
     super(400, "invalid_session_id", `session_id ${JSON.stringify(id)} is not a UUID (the agent CLI accepts only UUIDs)`);
     this.name = "InvalidSessionIdError";

@@ -9,7 +9,7 @@ export type Tier = "header" | "body" | "response" | "content_hash" | "ephemeral"
 /** Tier 1, in order of precedence (lower-case): ours, LibreChat's, Open WebUI's (both spellings). */
 export const CONVERSATION_HEADERS = ["x-conversation-id", "x-librechat-conversation-id", "x-openwebui-chat-id", "x-open-webui-chat-id"] as const;
 /** End-user identity for key scoping: ours, then Open WebUI's forwarded user id. */
-export const USER_HEADERS = ["x-user-id", "x-openwebui-user-id", "x-open-webui-user-id"] as const;
+const USER_HEADERS = ["x-user-id", "x-openwebui-user-id", "x-open-webui-user-id"] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_ID = 256;

@@ -10,10 +10,10 @@ export const JobStatus = z.enum(JOB_STATUSES).openapi("JobStatus");
 export type JobStatus = z.infer<typeof JobStatus>;
 
 /** Statuses a job never leaves. */
-export const FINISHED: ReadonlySet<JobStatus> = new Set(["succeeded", "failed", "cancelled"]);
+const FINISHED: ReadonlySet<JobStatus> = new Set(["succeeded", "failed", "cancelled"]);
 export const isFinished = (status: JobStatus): boolean => FINISHED.has(status);
 
-export const ApiRetry = z
+const ApiRetry = z
   .object({
     attempt: z.number().int().openapi({ example: 2 }),
     max_retries: z.number().int().openapi({ example: 10 }),

@@ -28,7 +28,7 @@ import {
 
 const logger = log("jobs");
 /** Seconds a client is told to wait when no store could record its job. */
-export const STORE_RETRY_AFTER_SECONDS = 5;
+const STORE_RETRY_AFTER_SECONDS = 5;
 
 export interface JobServiceOptions<P extends ProfileLike> {
   store: JobStore;

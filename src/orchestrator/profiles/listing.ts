@@ -2,7 +2,7 @@
 // profile file that could not be read (reported by name and skipped, never fatal).
 import { z } from "@hono/zod-openapi";
 
-export const ProfileSummary = z
+const ProfileSummary = z
   .object({
     name: z.string().openapi({ example: "code" }),
     description: z.string().openapi({ example: "Implements a change and opens a pull request" }),
@@ -17,7 +17,7 @@ export const ProfileSummary = z
   .openapi("Profile");
 export type ProfileSummary = z.infer<typeof ProfileSummary>;
 
-export const ProfileProblem = z
+const ProfileProblem = z
   .object({
     name: z.string().openapi({ description: "The profile (directory) name", example: "broken" }),
     path: z.string().nullable().openapi({ example: "/home/me/.service/profiles/broken/profile.yml" }),

@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { OrchestratorApp } from "../app";
 import { authResponses } from "./schemas";
 
-export const PodStatus = z
+const PodStatus = z
   .object({
     pod_name: z.string().openapi({ example: "service-0" }),
     draining: z.boolean().openapi({ description: "True while a drain runs here or the pod's drain flag is set: no new jobs are taken" }),

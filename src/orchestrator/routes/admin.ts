@@ -85,7 +85,7 @@ const drain = createRoute({
   },
 });
 
-export const UndrainResponse = z
+const UndrainResponse = z
   .object({ was_draining: z.boolean().openapi({ description: "True when the pod was draining (a drain here, or the flag set by another process)" }) })
   .openapi("UndrainResponse");
 

@@ -11,9 +11,9 @@ import { DEFAULT_KEEP_ALIVE_MS } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
 import { createMcpServer, type McpDeps } from "../mcp/server";
 
-export const MCP_PATH = "/mcp";
-export const MCP_SSE_PATH = "/mcp/sse";
-export const MCP_MESSAGES_PATH = "/mcp/messages";
+const MCP_PATH = "/mcp";
+const MCP_SSE_PATH = "/mcp/sse";
+const MCP_MESSAGES_PATH = "/mcp/messages";
 
 /** The open MCP SSE sessions of this process; close() ends them all (shutdown). */
 export { McpSessions as McpSseSessions };

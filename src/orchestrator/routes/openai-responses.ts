@@ -26,7 +26,7 @@ const InputItem = z
   .loose()
   .openapi("ResponseInputItem");
 
-export const ResponseCreateRequest = z
+const ResponseCreateRequest = z
   .object({
     model: z.string().optional().openapi({ description: "The agent's id; any value is answered by this pod's agent", example: "deploy-helper" }),
     input: z

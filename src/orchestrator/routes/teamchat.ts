@@ -20,7 +20,7 @@ export const TEAMCHAT_PATH = "/api/messages";
 
 const Account = z.object({ id: z.string().optional(), name: z.string().optional(), aadObjectId: z.string().optional() }).loose();
 
-export const BotActivity = z
+const BotActivity = z
   .object({
     type: z.string().openapi({ example: "message" }),
     id: z.string().optional(),

@@ -23,7 +23,7 @@ export interface JobTracing {
 const noTracing: JobTracing = { trace: (execute) => execute, shutdown: async () => {} };
 
 /** OTLP/HTTP posts to <endpoint>/v1/traces; gRPC talks to the endpoint itself. */
-export function traceExporterUrl(config: SpanConfig): string {
+function traceExporterUrl(config: SpanConfig): string {
   if (config.otelProtocol === "grpc") return config.otelEndpoint;
   return `${config.otelEndpoint.replace(/\/+$/, "")}/v1/traces`;
 }

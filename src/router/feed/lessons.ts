@@ -18,7 +18,7 @@ export const LESSONS_DIR = "left/reference";
 const LOG = /^lessons-(\d{4}-\d{2}-\d{2})\.md$/;
 const HEADING = /^## (\d{4}-\d{2}-\d{2}T[^\s]+) — (.*?) — (.*)$/;
 
-export function parseLessonLog(path: string, text: string): LessonEntry[] {
+function parseLessonLog(path: string, text: string): LessonEntry[] {
   const { body } = splitFrontmatter(text);
   const out: LessonEntry[] = [];
   let current: LessonEntry | undefined;

@@ -36,7 +36,7 @@ async function lastCompletedTick(ctx: StageContext): Promise<Date | undefined> {
 
 const LISTED = 10;
 /** Lessons this recent must reach the feed (the lessons rule's "recent"). */
-export const RECENT_LESSON_DAYS = 7;
+const RECENT_LESSON_DAYS = 7;
 
 /** Names in one folder, through the budget. */
 async function names(ctx: StageContext, rel: string): Promise<{ names: string[]; truncated: boolean }> {

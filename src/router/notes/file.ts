@@ -26,7 +26,7 @@ export interface NoteFile {
   hash: string;
 }
 
-export const noteNotFound = (path: string, why = "no such note") =>
+const noteNotFound = (path: string, why = "no such note") =>
   new HttpError(404, "note_not_found", `${why}: ${JSON.stringify(path)} (notes are the vault files the index covers, e.g. raw/…, ingest/…, left/decisions/…)`);
 
 /** The vault path a request names, normalised (forward slashes, no "./"); throws PathEscapeError. */

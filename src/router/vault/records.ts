@@ -89,7 +89,7 @@ export async function appendLesson(vault: string, r: RecordInput): Promise<Recor
 }
 
 /** The bodies of a lesson log's entries (for duplicate detection and the pipeline checks). */
-export function lessonBodies(log: string): string[] {
+function lessonBodies(log: string): string[] {
   const { body } = splitFrontmatter(log);
   return body
     .split(/\n(?=## \d{4}-\d{2}-\d{2}T)/)

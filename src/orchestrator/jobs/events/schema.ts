@@ -31,7 +31,7 @@ export interface StoredJobEvent {
 }
 
 /** Tool results and texts can be huge (a file read); the log keeps the start of each. */
-export const MAX_FIELD_CHARS = 8_000;
+const MAX_FIELD_CHARS = 8_000;
 const clip = (s: string) => (s.length <= MAX_FIELD_CHARS ? s : `${s.slice(0, MAX_FIELD_CHARS)}…[${s.length - MAX_FIELD_CHARS} more characters]`);
 
 /** A turn event as a job event; usage is reported by the recorder itself (running totals). */
