@@ -14,7 +14,7 @@ import { createOrchestratorApp } from "../src/orchestrator/app";
 import { contentHash } from "../src/orchestrator/chat/resolution";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { transcriptPath } from "../src/orchestrator/telemetry/transcript";
-import { createCompanionSync } from "../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../src/orchestrator/repos/companions";
 import {
   AGENT,
   FAKE_CLAUDE,

@@ -7,7 +7,7 @@ import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
 import { VERSION } from "../common/version";
 import type { OrchestratorConfig } from "./config";
-import type { CompanionSync } from "./jobs/companion-repos";
+import type { CompanionSync } from "./repos/companions";
 import type { ProfileList } from "./profiles/listing";
 import type { JobService } from "./jobs/service";
 import { registerAgentMode, type AgentModeDeps } from "./agent-mode/routes";

@@ -13,7 +13,7 @@ import { log } from "../common/logger";
 import { rootWithoutSandbox, ROOT_WITHOUT_SANDBOX } from "./agent/root-sandbox";
 import { createOrchestratorApp, type OrchestratorApp } from "./app";
 import type { OrchestratorConfig } from "./config";
-import { createCompanionSync, type CompanionSync } from "./jobs/companion-repos";
+import { createCompanionSync, type CompanionSync } from "./repos/companions";
 import type { Executor, ProfileLike } from "./execution/executor";
 import { createFileJobStore } from "./jobs/file-store";
 import { createKvJobStore } from "./jobs/kv-store";

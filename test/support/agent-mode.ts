@@ -12,7 +12,7 @@ import type { KeyValueStore } from "../../src/common/kv/store";
 import { createAgentModeDeps, type AgentModeDeps } from "../../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
-import { createCompanionSync } from "../../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../../src/orchestrator/repos/companions";
 import { TEST_REDIS_URL } from "./servers";
 
 export const FAKE_CLAUDE = resolve(import.meta.dir, "../fixtures/fake-claude");

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
-import { createCompanionSync } from "../../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../../src/orchestrator/repos/companions";
 import { serviceHarness, testProfiles, type ServiceHarness } from "./job-service";
 import { McpSseSessions } from "../../src/orchestrator/routes/mcp";
 

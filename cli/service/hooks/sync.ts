@@ -7,7 +7,7 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { loadOrchestratorConfig } from "../../../src/orchestrator/config";
-import { SYNC_TARGETS, createCompanionSync, type SyncTarget } from "../../../src/orchestrator/jobs/companion-repos";
+import { SYNC_TARGETS, createCompanionSync, type SyncTarget } from "../../../src/orchestrator/repos/companions";
 import { guarded, home, jsonArg, printJson, usage } from "../_context";
 
 const TARGETS = ["all", ...SYNC_TARGETS] as const;

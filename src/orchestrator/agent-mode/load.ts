@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { log } from "../../common/logger";
 import { buildAgentEnv } from "../agent/env";
 import type { OrchestratorConfig } from "../config";
-import { companionParent, createCompanionSync } from "../jobs/companion-repos";
+import { companionParent, createCompanionSync } from "../repos/companions";
 import { dirFromUrl } from "../profiles/load";
 import { AgentPackageError } from "./errors";
 import { readManifest, type AgentManifest } from "./manifest";

@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { log } from "../../common/logger";
 import type { OrchestratorConfig } from "../config";
-import { companionParent, createCompanionSync, type SyncResult } from "../jobs/companion-repos";
+import { companionParent, createCompanionSync, type SyncResult } from "../repos/companions";
 import { dirFromUrl } from "../profiles/load";
 
 const logger = log("hooks");

@@ -4,7 +4,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { OrchestratorApp } from "../app";
 import { authResponses } from "./schemas";
-import { SYNC_TARGETS } from "../jobs/companion-repos";
+import { SYNC_TARGETS } from "../repos/companions";
 import { DRAIN_DEFAULT_SECONDS } from "../jobs/drain";
 import { keepOpen } from "./keep-open";
 
