@@ -60,6 +60,9 @@ export function markerTime(ts: unknown, fallback: Date): Date {
   return d;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it folds to spaces
+const LINE_BREAKING = /[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g;
+
 /**
  * An attribute as one line: line breaks and other control characters become spaces, so a
  * source, session id or title can never start a forged entry or heading in a vault file.
@@ -67,8 +70,7 @@ export function markerTime(ts: unknown, fallback: Date): Date {
 const str = (v: unknown): string | undefined => {
   if (typeof v === "number") return String(v);
   if (typeof v !== "string") return undefined;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it folds to spaces
-  const line = v.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ").trim().slice(0, 500);
+  const line = v.replace(LINE_BREAKING, " ").replace(/ {2,}/g, " ").trim().slice(0, 500);
   return line || undefined;
 };
 
