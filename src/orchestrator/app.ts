@@ -21,6 +21,7 @@ import type { JobEventStore } from "./jobs/events";
 import { McpSseSessions, registerMcp } from "./routes/mcp";
 import { registerMetrics } from "./routes/metrics";
 import { registerProfiles } from "./routes/profiles";
+import apiGuide from "./routes/api-guide.md" with { type: "text" };
 
 export interface OrchestratorDeps {
   config: OrchestratorConfig;
@@ -52,6 +53,7 @@ export const SERVICE_API_INFO = {
     "the older HTTP+SSE transport at `GET /mcp/sse` (or `GET /mcp` with `Accept: text/event-stream`) with messages to " +
     "`POST /mcp/messages?sessionId=…`.",
   server: "http://127.0.0.1:8200",
+  guide: apiGuide,
 };
 
 

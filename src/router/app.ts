@@ -29,6 +29,7 @@ import { registerSearch } from "./routes/search";
 import { registerSignal } from "./routes/signal";
 import { registerRouterConsole } from "./console";
 import { registerTick } from "./routes/tick";
+import apiGuide from "./routes/api-guide.md" with { type: "text" };
 
 export interface RouterDeps {
   config: RouterConfig;
@@ -59,6 +60,7 @@ export const ROUTER_API_INFO = {
     "HTTP API in front of a knowledge vault: ingest, federated search, reading notes and their links, briefs, dispatch, markers, ticks, feed and health reports. " +
     "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503.",
   server: "http://127.0.0.1:8103",
+  guide: apiGuide,
 };
 
 export function createRouterApp(deps: RouterDeps): RouterApp {
