@@ -11,8 +11,15 @@ const ProfileSummary = z
     auto_pr: z.boolean().openapi({ example: true }),
     permission_mode: z.string().openapi({ description: "The agent's --permission-mode", example: "bypassPermissions" }),
     timeout_seconds: z.number().int().openapi({ description: "Job timeout: the profile's own, else SERVICE_CLAUDE_TIMEOUT", example: 3600 }),
-    max_budget_usd: z.number().nullable().optional().openapi({ description: "Spending cap per job in USD (the CLI's --max-budget-usd); null = none", example: 5 }),
-    source: z.string().openapi({ description: "Where it was read: bundled, hooks (the hooks package), shared (SERVICE_SHARED_FS_ROOT/profiles) or user (~/.service/profiles)", example: "bundled" }),
+    max_budget_usd: z
+      .number()
+      .nullable()
+      .optional()
+      .openapi({ description: "Spending cap per job in USD (the CLI's --max-budget-usd); null = none", example: 5 }),
+    source: z.string().openapi({
+      description: "Where it was read: bundled, hooks (the hooks package), shared (SERVICE_SHARED_FS_ROOT/profiles) or user (~/.service/profiles)",
+      example: "bundled",
+    }),
   })
   .openapi("Profile");
 export type ProfileSummary = z.infer<typeof ProfileSummary>;
