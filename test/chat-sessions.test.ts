@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import OpenAI, { RateLimitError } from "openai";
 import { createClient } from "redis";
-import { registerAgentModeRoutes } from "../src/orchestrator/agent-mode/routes";
+import { registerAgentMode } from "../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { contentHash } from "../src/orchestrator/chat/resolution";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { transcriptPath } from "../src/orchestrator/telemetry/transcript";
-import { createCompanionSync } from "../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../src/orchestrator/repos/companions";
 import {
   AGENT,
   FAKE_CLAUDE,
@@ -28,7 +28,8 @@ import {
   type KvKind,
 } from "./support/agent-mode";
 import { makeRemote } from "./fixtures/git-remote";
-import { startOrchestrator, until } from "./support/orchestrator-process";
+import { startOrchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { TEST_REDIS_URL, requireServer } from "./support/servers";
 
 const redisUp = await requireServer("Redis");
@@ -494,7 +495,7 @@ describe("agent mode off", () => {
     const t = await tempHome("agent-mode-off-");
     const config = loadOrchestratorConfig({ SERVICE_API_KEYS: "test-key" }, t.home);
     const app = createOrchestratorApp({ config, jobs: {} as never, profiles: {} as never, companions: createCompanionSync(config) });
-    registerAgentModeRoutes(app, undefined);
+    registerAgentMode(app, undefined);
     const auth = { authorization: "Bearer test-key", "content-type": "application/json" };
     try {
       const chat = await app.request("/v1/chat/completions", { method: "POST", headers: auth, body: JSON.stringify({ messages: [user("hi")] }) });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { scopedTokenVerifier } from "../src/common/scoped-token";
-import { until } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { AGENT, flagOf, makeHub, recordedStarts, startAgentModeServer, tempHome, type AgentModeServer } from "./support/agent-mode";
 
 const ROUTER_TOKEN = "agent-turns-router-token";

@@ -10,6 +10,7 @@ import { type AnthropicApi, startAnthropicApi } from "./fixtures/anthropic-api";
 import { compiledClis } from "./support/cli";
 import { startMain, tempDir, type MainProcess } from "./support/main-process";
 import { realClaudeServiceEnv } from "./support/real-claude";
+import { until } from "./support/until";
 
 const TOKEN = "loop-jobs-token";
 let main: MainProcess;
@@ -63,12 +64,13 @@ describe("a job in the one-process stack", () => {
     expect(submitted.status).toBe(202);
     const { id } = (await submitted.json()) as { id: string };
     let job: Record<string, any> = {};
-    const deadline = Date.now() + 120_000;
-    while (!["succeeded", "failed", "cancelled"].includes(job.status)) {
-      if (Date.now() > deadline) throw new Error(`job never ended: ${JSON.stringify(job)}\n${main.output()}`);
-      await Bun.sleep(200);
-      job = (await (await call(orch, `/jobs/${id}`)).json()) as Record<string, any>;
-    }
+    await until(
+      async () => {
+        job = (await (await call(orch, `/jobs/${id}`)).json()) as Record<string, any>;
+        return ["succeeded", "failed", "cancelled"].includes(job.status);
+      },
+      { ms: 120_000, every: 200, what: () => `the job to end: ${JSON.stringify(job)}\n${main.output()}` },
+    );
     expect(job.status).toBe("succeeded");
 
     // The agent's first request carried the feed.

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import { createClient } from "redis";
 import { AGENT, makeHub, startAgentModeServer, tempHome, type AgentModeServer, type KvKind } from "./support/agent-mode";
-import { until } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { TEST_REDIS_URL, requireServer } from "./support/servers";
 
 const redisUp = await requireServer("Redis");

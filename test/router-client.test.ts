@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { ApiError, ConnectionError, RouterClient, type SignalEvent, type SignalRecorded } from "../src/router/client";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { until } from "./support/orchestrator-process";
+import { until } from "./support/until";
 
 describe("RouterClient", () => {
   let main: MainProcess;

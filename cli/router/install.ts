@@ -24,7 +24,7 @@ import { renderCompose } from "./install/render";
 
 interface Step {
   title: string;
-  run: () => Promise<string | void>;
+  run: () => Promise<string | undefined>;
 }
 
 export default defineCommand({
@@ -198,7 +198,7 @@ export default defineCommand({
 
     if (dry) {
       consola.info(`install plan (dry run, nothing written)${clientOnly ? " — client-only" : ""}:`);
-      steps.forEach((s, i) => console.log(`  ${i + 1}. ${s.title}`));
+      for (const [i, s] of steps.entries()) console.log(`  ${i + 1}. ${s.title}`);
     } else {
       for (const s of steps) {
         await s.run().catch((err: Error) => fail(`${s.title}: ${err.message}`));

@@ -37,7 +37,7 @@ export default defineCommand({
     }
     if (dry) {
       consola.info("uninstall plan (dry run):");
-      plan.forEach((p, i) => console.log(`  ${i + 1}. ${p}`));
+      for (const [i, p] of plan.entries()) console.log(`  ${i + 1}. ${p}`);
       return;
     }
     let failed = false;

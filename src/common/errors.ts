@@ -7,7 +7,7 @@ export { DomainError, type ErrorKind } from "./domain-error";
 export { HttpError, httpErrorOf } from "./http-error";
 
 /** One failing field of a 400 invalid_request (validation.ts builds them). */
-export const FieldIssue = z
+const FieldIssue = z
   .object({
     path: z.string().openapi({ description: "the field, dot-separated; (body) for the body as a whole", example: "limit" }),
     message: z.string().openapi({ example: "Too big: expected number to be <=100" }),
@@ -45,7 +45,7 @@ export const errorResponse = (description: string) => ({
 });
 
 /** OpenAI's error body, which the /v1 routes send (error-handler.ts, errorPayload). */
-export const OpenAiErrorBody = z
+const OpenAiErrorBody = z
   .object({
     error: z.object({
       message: z.string().openapi({ example: "at least one message is required" }),

@@ -21,7 +21,8 @@ export interface ApiInfo {
   guide?: string;
 }
 
-export function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): Hook<any, E, any, any> {
+// biome-ignore lint/suspicious/noExplicitAny: one hook for every route, whatever its input and output types
+function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): Hook<any, E, any, any> {
   return (result, c) => {
     if (!result.success) {
       const { message, details } = describeZodError(result.error as ZodError);
@@ -48,6 +49,7 @@ export function createOpenApiApp<E extends Env>(openAi: OpenAiPathTest = isOpenA
 }
 
 /** The OpenAPI 3.1 document of an app, as `bun run openapi` writes it and /openapi.json serves it. */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function openApiDocument(app: OpenAPIHono<any>, info: ApiInfo): Record<string, unknown> {
   const doc = app.getOpenAPI31Document({
     openapi: "3.1.0",
@@ -117,8 +119,12 @@ function inlineRequestSchemas(doc: OpenApiDoc): void {
  * Serves /openapi.json and /docs. Registered last so the document holds every route;
  * computed once on first request.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function serveDocs(app: OpenAPIHono<any>, info: ApiInfo): void {
   let doc: Record<string, unknown> | undefined;
-  app.get("/openapi.json", (c) => c.json((doc ??= openApiDocument(app, info))));
+  app.get("/openapi.json", (c) => {
+    doc ??= openApiDocument(app, info);
+    return c.json(doc);
+  });
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: info.title }));
 }

@@ -51,7 +51,7 @@ export interface RouterDeps {
 export type RouterEnv = { Bindings: EdgeBindings & { deps: RouterDeps } };
 export type RouterApp = OpenAPIHono<RouterEnv>;
 
-export const SERVICE_NAME = "knowledge-router";
+const SERVICE_NAME = "knowledge-router";
 
 export const ROUTER_API_INFO = {
   title: "brain-stack knowledge router",

@@ -4,20 +4,24 @@
 import type { z } from "@hono/zod-openapi";
 import { createParser } from "eventsource-parser";
 import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
-import type { HealthResponse } from "../common/health";
 import type { BriefRequest, BriefResponse } from "./routes/brief";
 import type { DispatchRequest, DispatchResponse } from "./routes/dispatch";
 import type { IngestRequest, IngestResponse } from "./routes/ingest";
-import type { FeedResponse } from "./routes/feed";
-import type { DeepReportSchema, PipelineReportSchema } from "./routes/health-reports";
-import type { MarkerRecordSchema, MarkerRequest } from "./routes/marker";
-import type { ContextResponse, NoteSchema, NotesBatchRequest, NotesBatchResponse, RecentResponse } from "./routes/notes";
+import type { MarkerRequest } from "./routes/marker";
+import type { NotesBatchRequest, NotesBatchResponse } from "./routes/notes";
 import type { SearchRequest, SearchResponse } from "./routes/search";
+import type { Health } from "../common/health";
+import type { Feed } from "./routes/feed";
+import type { DeepReport, PipelineReport } from "./routes/health-reports";
+import type { MarkerRecord } from "./routes/marker";
+import type { Note, NoteContext, RecentNotes } from "./routes/notes";
+import type { TickRecord } from "./routes/tick";
 import type { SEVERITIES } from "./signals/signal-files";
-import type { TickRecordSchema, TickRequest } from "./routes/tick";
+import type { TickRequest } from "./routes/tick";
 
 export { ApiError, ConnectionError };
-export type Health = z.infer<typeof HealthResponse>;
+// The response types named as in the OpenAPI document, straight from the routes' schemas.
+export type { DeepReport, Feed, Health, MarkerRecord, Note, NoteContext, PipelineReport, RecentNotes, TickRecord };
 export type IngestInput = z.input<typeof IngestRequest>;
 export type IngestResult = z.infer<typeof IngestResponse>;
 export type SearchInput = z.input<typeof SearchRequest>;
@@ -27,15 +31,9 @@ export type BriefResult = z.infer<typeof BriefResponse>;
 export type DispatchInput = z.input<typeof DispatchRequest>;
 export type DispatchResult = z.infer<typeof DispatchResponse>;
 export type MarkerInput = z.input<typeof MarkerRequest>;
-export type MarkerRecord = z.infer<typeof MarkerRecordSchema>;
 export type TickInput = z.input<typeof TickRequest>;
-export type TickRecord = z.infer<typeof TickRecordSchema>;
-export type Feed = z.infer<typeof FeedResponse>;
-export type Note = z.infer<typeof NoteSchema>;
 export type NotesBatchInput = z.input<typeof NotesBatchRequest>;
 export type NotesBatch = z.infer<typeof NotesBatchResponse>;
-export type RecentNotes = z.infer<typeof RecentResponse>;
-export type NoteContext = z.infer<typeof ContextResponse>;
 export interface NoteOptions {
   /** Body lines "START-END", "START-" or "START" (1 = the first line after the frontmatter). */
   lines?: string;
@@ -50,8 +48,6 @@ export interface RecentInput {
   limit?: number;
   cursor?: string;
 }
-export type DeepReport = z.infer<typeof DeepReportSchema>;
-export type PipelineReport = z.infer<typeof PipelineReportSchema>;
 
 export type Severity = (typeof SEVERITIES)[number];
 /** One event of GET /signal: a recorded signal, or a `gap` when the resume point was no longer kept. */

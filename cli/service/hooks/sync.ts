@@ -7,7 +7,7 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { loadOrchestratorConfig } from "../../../src/orchestrator/config";
-import { SYNC_TARGETS, createCompanionSync, type SyncTarget } from "../../../src/orchestrator/jobs/companion-repos";
+import { SYNC_TARGETS, createCompanionSync, type SyncTarget } from "../../../src/orchestrator/repos/companions";
 import { home, jsonArg, printJson } from "../_context";
 import { usage } from "../../_errors";
 

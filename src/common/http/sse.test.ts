@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, it } from "bun:test";
 import { httpErrorOf } from "../http-error";
 import { eventIdOf, formatEvent, lastEventIdOf, sseResponse, sseStream } from "./sse";
+import { until } from "../../../test/support/until";
 
 let cancelled = 0;
 const server = Bun.serve({
@@ -44,8 +45,7 @@ describe("sseStream", () => {
     const { value } = await reader.read();
     expect(new TextDecoder().decode(value)).toBe(": keep-alive\n\n");
     ac.abort();
-    const deadline = Date.now() + 5_000;
-    while (cancelled === 0 && Date.now() < deadline) await Bun.sleep(20);
+    await until(() => cancelled > 0, { ms: 5_000, what: "the stream to be cancelled" });
     expect(cancelled).toBe(1);
   });
 });

@@ -7,7 +7,7 @@ import { hookRoutesText, looksScoped, scopedTokenVerifier } from "../scoped-toke
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-export function tokenMatches(presented: string, tokens: readonly string[]): boolean {
+function tokenMatches(presented: string, tokens: readonly string[]): boolean {
   const p = digest(presented);
   let ok = false;
   for (const t of tokens) ok = timingSafeEqual(p, digest(t)) || ok;

@@ -19,7 +19,7 @@ import { clientAddress, type AddressServer } from "./client-address";
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 
 /** The caller's X-Request-Id when it is safe to echo (letters, digits, - _ =; ≤ 200), else a new UUID. */
-export function requestIdFrom(header: string | null | undefined): string {
+function requestIdFrom(header: string | null | undefined): string {
   return header != null && SAFE_ID.test(header) ? header : crypto.randomUUID();
 }
 
@@ -48,6 +48,7 @@ export interface EdgeOptions {
 const BODY_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
 
 /** Installs the edge on `app`: call before any route is registered (the body limit must come first). */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
   app.on(BODY_METHODS, "*", bodyLimit(opts.maxBodyBytes));
   const dispatch = app.fetch;

@@ -39,13 +39,13 @@ export function newResponseId(): { id: string; hex: string } {
 }
 
 /** The response an id of ours belongs to (resp_<hex>, msg_<hex>_<n>, rs_<hex>_<n>), else undefined. */
-export function responseOf(id: string): string | undefined {
+function responseOf(id: string): string | undefined {
   const m = ITEM_ID.exec(id);
   return m ? `resp_${m[1]}` : undefined;
 }
 
 /** instructions → a system message; message items (typed or not) → chat messages; other items are not conversation text. */
-export function chatMessages(req: ResponsesRequest): ChatMessage[] {
+function chatMessages(req: ResponsesRequest): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (req.instructions && req.instructions.trim() !== "") out.push({ role: "system", content: req.instructions });
   if (typeof req.input === "string") {
@@ -106,7 +106,9 @@ export async function openResponse(
   } else if (Array.isArray(req.input)) {
     for (const item of req.input) {
       const ref = item.type === "item_reference" && typeof item.id === "string" ? responseOf(item.id) : undefined;
-      if (ref && (conversationId = await deps.links.get(ref)) !== undefined) break;
+      if (!ref) continue;
+      conversationId = await deps.links.get(ref);
+      if (conversationId !== undefined) break;
     }
   }
   const userTurns = messages.filter((m) => m.role === "user").length;

@@ -26,12 +26,12 @@ import type { TurnEvent } from "./turn-events";
 import { TurnMapper } from "./turn-mapper";
 import { userScope, type Visibility, type VisibilityStore } from "./visibility";
 
-export { messageText, type ChatMessage } from "./messages";
+export type { ChatMessage } from "./messages";
 
 const logger = log("chat");
 
 /** Seconds a client is told to wait (Retry-After) when its conversation has a turn running. */
-export const BUSY_RETRY_AFTER_SECONDS = 5;
+const BUSY_RETRY_AFTER_SECONDS = 5;
 /** The agent's environment variable holding the non-streaming path's correlation id (hooks relay). */
 export const CORRELATION_ENV = "SERVICE_CORRELATION_ID";
 
@@ -133,7 +133,7 @@ export type ChatOpening =
     };
 
 /** X-Caller-Agent (the calling agent's id, spec: Conversation resolution), safe for one log line. */
-export function callerAgent(value: string | undefined): string | undefined {
+function callerAgent(value: string | undefined): string | undefined {
   const v = value?.replace(/[^\x21-\x7e]/g, "").slice(0, 128);
   return v ? v : undefined;
 }
@@ -156,7 +156,7 @@ export class ChatService {
   async open(req: ChatRequest): Promise<ChatOpening> {
     const { agent } = this.deps;
     const last = req.messages[req.messages.length - 1];
-    if (!last || last.role !== "user") {
+    if (last?.role !== "user") {
       throw new DomainError("invalid", "invalid_request", "messages: the last message must have role user (the message the agent answers)");
     }
     if (req.messages.some((m) => messageText(m.content).includes("\0"))) {

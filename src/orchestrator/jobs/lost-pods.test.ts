@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from "bun:test";
 import { httpErrorOf } from "../../common/http-error";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
 import { JobSubmission, type Job } from "./schema";
-import { serviceHarness, testProfiles, until, type ServiceHarness, type TestProfile } from "./test-support";
+import { serviceHarness, testProfiles, type ServiceHarness, type TestProfile } from "../../../test/support/job-service";
+import { until } from "../../../test/support/until";
 
 /** The embedded queue, reporting itself shared, with pods alive as the test says and stalls on demand. */
 function sharedQueue(alive: Set<string>) {
@@ -24,7 +25,10 @@ function sharedQueue(alive: Set<string>) {
     onStalled: (l) => void stalled.push(l),
     podAlive: async (name) => alive.has(name),
   };
-  return { queue, added, stall: (id: string) => stalled.forEach((l) => l(id)) };
+  const stall = (id: string) => {
+    for (const l of stalled) l(id);
+  };
+  return { queue, added, stall };
 }
 
 const withRetries = (retries: number) => ({

@@ -7,7 +7,7 @@ import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
 import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, undrainPod, type DrainResult } from "./drain";
-import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
+import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { listJobs, scanJobs, type JobQuery, type JobStore } from "./store";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
@@ -28,7 +28,7 @@ import {
 
 const logger = log("jobs");
 /** Seconds a client is told to wait when no store could record its job. */
-export const STORE_RETRY_AFTER_SECONDS = 5;
+const STORE_RETRY_AFTER_SECONDS = 5;
 
 export interface JobServiceOptions<P extends ProfileLike> {
   store: JobStore;
@@ -171,7 +171,9 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     running.set(id, entry);
     let final: Job | null = null;
     entry.done = run(id, entry).then(
-      (job) => void (final = job),
+      (job) => {
+        final = job;
+      },
       (err) => logger.error(`job ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     );
     try {

@@ -19,10 +19,10 @@ const logger = log("loop");
 
 export type LoopConfig = Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli" | "stateDir">;
 
-export const loopEnabled = (c: LoopConfig): c is LoopConfig & { routerUrl: string; routerToken: string } => Boolean(c.routerUrl && c.routerToken);
+const loopEnabled = (c: LoopConfig): c is LoopConfig & { routerUrl: string; routerToken: string } => Boolean(c.routerUrl && c.routerToken);
 
 const loopDir = (c: LoopConfig) => join(c.stateDir, "loop");
-export const serviceOutbox = (c: LoopConfig) => join(loopDir(c), "outbox");
+const serviceOutbox = (c: LoopConfig) => join(loopDir(c), "outbox");
 
 const quote = (s: string) => (/^[\w./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
@@ -73,7 +73,7 @@ export interface JobEnd {
 }
 
 /** The milestone a finished job leaves in the vault. */
-export function jobMilestone(job: JobEnd, at: Date) {
+function jobMilestone(job: JobEnd, at: Date) {
   const first = job.task.trim().split("\n")[0]?.trim().slice(0, 120) || "job";
   const lines = [
     `Job ${job.id} (${job.profile}) ${job.status}: ${first}`,
@@ -98,7 +98,7 @@ export function jobMilestone(job: JobEnd, at: Date) {
 }
 
 /** Posts the job's milestone once (keyed by the job id); buffered in the outbox when the router does not take it. Never throws. */
-export async function postJobMilestone(c: LoopConfig, job: JobEnd, at = new Date()): Promise<"posted" | "buffered" | "off"> {
+async function postJobMilestone(c: LoopConfig, job: JobEnd, at = new Date()): Promise<"posted" | "buffered" | "off"> {
   if (!loopEnabled(c)) return "off";
   const marker = jobMilestone(job, at);
   const key = `job:${job.id}:milestone`;

@@ -6,7 +6,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toolErrorOf } from "../../common/mcp/tool-error";
 import { VERSION } from "../../common/version";
-import type { ProfileList } from "../jobs/profile-listing";
+import type { ProfileList } from "../profiles/listing";
 import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JobStatus, JobSubmission } from "../jobs/schema";
 import type { JobService } from "../jobs/service";
 import { flatten, type JobEventStore } from "../jobs/events";

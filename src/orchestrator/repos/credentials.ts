@@ -44,7 +44,7 @@ export class GitCredentialsError extends DomainError {
 }
 
 /** api.github.com → github.com; ghe.example.com/api/v3 → ghe.example.com. */
-export const gitHostname = (apiUrl: string): string => new URL(apiUrl).hostname.toLowerCase().replace(/^api\./, "");
+const gitHostname = (apiUrl: string): string => new URL(apiUrl).hostname.toLowerCase().replace(/^api\./, "");
 
 /**
  * The one origin git credentials go to: GITHOST_URL, else GITHOST_API_URL with "api." dropped

@@ -39,6 +39,7 @@ export function parseRepoUrl(input: string): RepoUrl {
   const url = input.trim();
   if (url === "") throw new InvalidRepoUrlError("is empty");
   if (url.length > MAX_URL_LENGTH) throw new InvalidRepoUrlError(`is longer than ${MAX_URL_LENGTH} characters`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
   if (/[\s\x00-\x1f\x7f]/.test(url)) throw new InvalidRepoUrlError("contains whitespace or control characters");
   if (url.startsWith("-")) throw new InvalidRepoUrlError("must not start with '-'");
 

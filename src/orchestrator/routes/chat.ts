@@ -12,7 +12,7 @@ import { CORRELATION_ENV, type ChatOpening } from "../chat/service";
 import { settled } from "../chat/settled";
 import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -120,7 +120,7 @@ export function turnHeaders(opening: ChatOpening, correlationId?: string): Recor
   return h;
 }
 
-export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerChat(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");

@@ -12,7 +12,7 @@ import { completionRequest, correlationIdOf } from "../chat/request-headers";
 import { MAX_ID } from "../chat/resolution";
 import { ChatUsage, turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 
 export const CompletionRequest = z
   .object({
@@ -55,7 +55,7 @@ const route = createRoute({
   },
 });
 
-export function registerCompletionsRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerCompletions(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
     const header = (name: string) => c.req.header(name);

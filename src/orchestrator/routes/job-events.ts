@@ -6,7 +6,7 @@ import { eventIdOf, formatEvent, sseResponse, sseStream } from "../../common/htt
 import type { OrchestratorApp } from "../app";
 import { followJobEvents, type StoredJobEvent } from "../jobs/events";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 
 const route = createRoute({
   method: "get",
@@ -39,7 +39,7 @@ const route = createRoute({
 
 const frame = (e: StoredJobEvent) => formatEvent({ event: e.event.type, id: e.id, data: e.event });
 
-export function registerJobEventRoutes(app: OrchestratorApp): void {
+export function registerJobEvents(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
     const { jobs, jobEvents } = c.env.deps;
     if (!jobEvents) throw new HttpError(503, "no_job_events", "this service keeps no job events");

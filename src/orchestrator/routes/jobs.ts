@@ -3,7 +3,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 import { Job, JobList, JobListQuery, JobSubmission, isFinished } from "../jobs/schema";
 import { keepOpen } from "./keep-open";
 
@@ -88,7 +88,7 @@ const cancel = createRoute({
   },
 });
 
-export function registerJobRoutes(app: OrchestratorApp): void {
+export function registerJobs(app: OrchestratorApp): void {
   app.openapi(submit, async (c) => {
     const { jobs } = c.env.deps;
     const body = c.req.valid("json");

@@ -13,7 +13,7 @@ import { bufferResponse, responsesStream } from "../chat/responses-stream";
 import { SSE_HEADERS } from "../chat/sse-stream";
 import { turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const InputPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -27,7 +27,7 @@ const InputItem = z
   .loose()
   .openapi("ResponseInputItem");
 
-export const ResponseCreateRequest = z
+const ResponseCreateRequest = z
   .object({
     model: z.string().optional().openapi({ description: "The agent's id; any value is answered by this pod's agent", example: "deploy-helper" }),
     input: z
@@ -116,7 +116,7 @@ const route = createRoute({
   },
 });
 
-export function registerResponsesRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerResponses(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");

@@ -10,7 +10,7 @@ import type { OrchestratorApp } from "../app";
 import { CORRELATION_ID } from "../chat/request-headers";
 import { CURSOR_PATTERN, parseCursor, RELAY_MAX_ENTRIES } from "../relay/relay";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const route = createRoute({
   method: "get",
@@ -38,7 +38,7 @@ const route = createRoute({
   },
 });
 
-export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerRelay(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps?.relay) throw agentModeOff();
     const relayed = await deps.relay.stream(c.req.valid("param").correlation_id, parseCursor(c.req.valid("header")["last-event-id"]));

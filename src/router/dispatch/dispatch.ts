@@ -37,12 +37,12 @@ export interface DispatchDeps extends BriefDeps {
   now?: () => Date;
 }
 
-export function bundleId(now: Date): string {
+function bundleId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
   return `${stamp}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-export function renderBundle(task: string, context: { text: string; synthesis: string; query: string }, sources: Array<{ n: number; path: string; title: string }>, linked = ""): string {
+function renderBundle(task: string, context: { text: string; synthesis: string; query: string }, sources: Array<{ n: number; path: string; title: string }>, linked = ""): string {
   const list = sources.map((s) => `- [${s.n}] ${s.title} (${s.path})`).join("\n") || "- (none)";
   return [
     "# Task",

@@ -56,7 +56,7 @@ export interface IngestDeps {
   signalTtlHours?: number;
 }
 
-export function ingestId(content: string): string {
+function ingestId(content: string): string {
   return hashContent(content.trim()).slice(0, 16);
 }
 

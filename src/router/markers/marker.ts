@@ -76,6 +76,9 @@ export function markerTime(ts: unknown, fallback: Date): Date {
   return d;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it folds to spaces
+const LINE_BREAKING = /[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g;
+
 /**
  * An attribute as one line: line breaks and other control characters become spaces, so a
  * source, session id or title can never start a forged entry or heading in a vault file.
@@ -83,7 +86,7 @@ export function markerTime(ts: unknown, fallback: Date): Date {
 const str = (v: unknown): string | undefined => {
   if (typeof v === "number") return String(v);
   if (typeof v !== "string") return undefined;
-  const line = v.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ").trim().slice(0, 500);
+  const line = v.replace(LINE_BREAKING, " ").replace(/ {2,}/g, " ").trim().slice(0, 500);
   return line || undefined;
 };
 

@@ -7,7 +7,7 @@ import { keepOpen, sseResponse, sseStream } from "../../common/http/sse";
 import type { RouterApp } from "../app";
 import { brief, briefStream } from "../brief/brief";
 import { QUERY_MAX_CHARS } from "../search/limits";
-import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
+import { authResponses, SearchHit, SearchMode } from "./schemas";
 
 export const BriefRequest = z
   .object({
@@ -25,7 +25,7 @@ export const BriefResponse = z
     model: z.string().optional(),
     text: z.string().openapi({ description: "the digest; [n] cites citations[n-1]" }),
     citations: z.array(Citation),
-    hits: z.array(SearchHitSchema),
+    hits: z.array(SearchHit),
     mode: SearchMode,
   })
   .openapi("BriefResponse");

@@ -10,7 +10,7 @@ const HotArc = z
   .object({ id: z.string(), heat: z.number(), region: z.string(), status: z.string(), title: z.string(), summary: z.string() })
   .openapi("HotArc");
 
-const FeedEntrySchema = z
+const FeedEntry = z
   .object({
     id: z.string(),
     title: z.string(),
@@ -33,11 +33,11 @@ const Signal = z
   .object({ path: z.string(), severity: z.string(), source: z.string(), title: z.string(), created: z.string(), last_seen: z.string(), count: z.number() })
   .openapi("FeedSignal");
 
-export const FeedResponse = z
+export const Feed = z
   .object({
     hot_arcs: z.array(HotArc).openapi({ description: "rows of hot-arcs.md (hot and warm arcs, hottest first)" }),
     inject_blocks: z.array(z.string()).openapi({ description: "`## title\\n\\nbody` per live entry by priority, within max_chars (the last may be cut, ending in …)" }),
-    entries: z.array(FeedEntrySchema).openapi({ description: "live (unexpired) feed entries from brain-feed/, by priority" }),
+    entries: z.array(FeedEntry).openapi({ description: "live (unexpired) feed entries from brain-feed/, by priority" }),
     lessons: z.array(Lesson).openapi({ description: "the 10 newest lessons from the lesson logs" }),
     signals: z.array(Signal).openapi({ description: "live signals now (open; within SIGNAL_TTL_HOURS unless critical), most urgent first, at most 20" }),
     generated_at: z.string().openapi({ format: "date-time" }),
@@ -48,6 +48,7 @@ export const FeedResponse = z
     truncated: z.boolean().openapi({ description: "true when entries did not all fit in max_chars" }),
   })
   .openapi("Feed");
+export type Feed = z.infer<typeof Feed>;
 
 const route = createRoute({
   method: "get",
@@ -61,7 +62,7 @@ const route = createRoute({
     headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "a previous hash (ETag): 304 when unchanged" }) }),
   },
   responses: {
-    200: { description: "The feed", headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } }, content: { "application/json": { schema: FeedResponse } } },
+    200: { description: "The feed", headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } }, content: { "application/json": { schema: Feed } } },
     304: { description: "Unchanged since the If-None-Match hash" },
     400: errorResponse("Bad max_chars"),
     ...authResponses,

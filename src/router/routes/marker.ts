@@ -26,7 +26,7 @@ export const MarkerRequest = z
   })
   .openapi("MarkerRequest");
 
-export const MarkerRecordSchema = z
+export const MarkerRecord = z
   .object({
     id: z.string().openapi({ description: "mk_ + 16 hex of sha256(idempotency key)", example: "mk_3f2a9c0d1e4b5a67" }),
     type: z.enum(MARKER_TYPES),
@@ -42,6 +42,7 @@ export const MarkerRecordSchema = z
     key_source: z.enum(["header", "body", "inline"]),
   })
   .openapi("MarkerRecord");
+export type MarkerRecord = z.infer<typeof MarkerRecord>;
 
 const route = createRoute({
   method: "post",
@@ -58,8 +59,8 @@ const route = createRoute({
     body: { required: true, content: { "application/json": { schema: MarkerRequest } } },
   },
   responses: {
-    201: { description: "Recorded and routed into the vault", content: { "application/json": { schema: MarkerRecordSchema } } },
-    200: { description: "Already recorded under this key: the stored record", content: { "application/json": { schema: MarkerRecordSchema } } },
+    201: { description: "Recorded and routed into the vault", content: { "application/json": { schema: MarkerRecord } } },
+    200: { description: "Already recorded under this key: the stored record", content: { "application/json": { schema: MarkerRecord } } },
     400: errorResponse("Unknown type, empty content, bad attrs"),
     413: errorResponse(`Content over ${MARKER_MAX_CHARS} characters`),
     ...authResponses,

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import { PRODUCERS } from "../index/types";
 
-export const SearchHitSchema = z
+export const SearchHit = z
   .object({
     id: z.string().openapi({ description: "`path#chunk` of the best-matching chunk", example: "raw/deploy.md#0" }),
     path: z.string().openapi({ description: "vault-relative path", example: "raw/deploy.md" }),

@@ -4,7 +4,7 @@ import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { search } from "../search/search";
 import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
-import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
+import { authResponses, SearchHit, SearchMode } from "./schemas";
 
 export const SearchRequest = z
   .object({
@@ -49,7 +49,7 @@ export const RerankStatus = z
 export const SearchResponse = z
   .object({
     mode: SearchMode,
-    hits: z.array(SearchHitSchema.extend({ explain: HitExplain.optional() })),
+    hits: z.array(SearchHit.extend({ explain: HitExplain.optional() })),
     rerank: RerankStatus.optional(),
     took_ms: z.number(),
   })

@@ -25,7 +25,7 @@ const Counts = z.record(z.string(), z.number()).openapi("TickCounts", {
     "signals_live, signals_swept, feed_entries, files_written, files_deleted, index_upserted, index_removed, index_unchanged",
 });
 
-export const TickRecordSchema = z
+export const TickRecord = z
   .object({
     tick_id: z.string().openapi({ example: "9f1c2a7e4b3d" }),
     status: z.enum(["queued", "running", "succeeded", "failed"]),
@@ -44,6 +44,7 @@ export const TickRecordSchema = z
     error_tail: z.string().nullable().openapi({ description: "the failing error's last lines" }),
   })
   .openapi("TickRecord");
+export type TickRecord = z.infer<typeof TickRecord>;
 
 const enqueueRoute = createRoute({
   method: "post",
@@ -60,8 +61,8 @@ const enqueueRoute = createRoute({
     body: { required: false, content: { "application/json": { schema: TickRequest } } },
   },
   responses: {
-    202: { description: "Enqueued (with wait: not finished within the wait)", headers: { Location: { schema: { type: "string" }, description: "/tick/{id}" } }, content: { "application/json": { schema: TickRecordSchema } } },
-    200: { description: "With wait: the finished tick (succeeded or failed)", content: { "application/json": { schema: TickRecordSchema } } },
+    202: { description: "Enqueued (with wait: not finished within the wait)", headers: { Location: { schema: { type: "string" }, description: "/tick/{id}" } }, content: { "application/json": { schema: TickRecord } } },
+    200: { description: "With wait: the finished tick (succeeded or failed)", content: { "application/json": { schema: TickRecord } } },
     400: errorResponse("Bad flag or as_of"),
     ...authResponses,
   },
@@ -76,7 +77,7 @@ const getRoute = createRoute({
   security: [{ bearer: [] }],
   request: { params: z.object({ id: z.string().openapi({ example: "9f1c2a7e4b3d" }) }) },
   responses: {
-    200: { description: "The tick record", content: { "application/json": { schema: TickRecordSchema } } },
+    200: { description: "The tick record", content: { "application/json": { schema: TickRecord } } },
     404: errorResponse("No such tick"),
     ...authResponses,
   },

@@ -2,7 +2,7 @@
 // min_severity filter, and the end when the client goes.
 import { describe, expect, it } from "bun:test";
 import type { SseEvent, SseSink } from "../../common/http/sse";
-import { until } from "../../../test/support/orchestrator-process";
+import { until } from "../../../test/support/until";
 import { SignalHub } from "./hub";
 import { signalPump } from "./stream";
 

@@ -26,7 +26,7 @@ export interface HarvestResult {
 
 const stateFile = (dataDir: string) => join(dataDir, "tick", "harvest-state.json");
 
-export function inlineKey(notePath: string, type: string, attrs: Record<string, string>, content: string): string {
+function inlineKey(notePath: string, type: string, attrs: Record<string, string>, content: string): string {
   const sorted = Object.fromEntries(Object.entries(attrs).sort(([a], [b]) => (a < b ? -1 : 1)));
   return `inline:${hashContent(`${notePath}\0${type}\0${JSON.stringify(sorted)}\0${content}`)}`;
 }

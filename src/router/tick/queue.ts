@@ -15,7 +15,7 @@ import type { TickCounts, TickOutcome } from "./run";
 
 const logger = log("tick");
 
-export const TICKS_DIR = "brain-feed/ticks";
+const TICKS_DIR = "brain-feed/ticks";
 export const TICK_FOLDERS = { requested: `${TICKS_DIR}/requested`, completed: `${TICKS_DIR}/completed`, failed: `${TICKS_DIR}/failed` } as const;
 /** Longest anyone waits for a tick (POST /tick?wait, the MCP tick tool); past it they get the record so far. */
 export const TICK_WAIT_MS = 120_000;
@@ -30,7 +30,7 @@ export function tickWaitMs(requestedMs?: number): number {
 export const tickFinished = (r: TickRecord) => r.status === "succeeded" || r.status === "failed";
 
 /** Finished records kept per folder (older ones are pruned). */
-export const TICKS_KEPT = 500;
+const TICKS_KEPT = 500;
 const ERROR_TAIL_LINES = 20;
 const ERROR_TAIL_CHARS = 4000;
 const DRY_RUNS_KEPT = 100;
@@ -75,7 +75,7 @@ export interface TickQueueDeps {
 
 const fileName = (r: TickRecord) => `${compactStamp(new Date(r.requested_at))}-${r.tick_id}.json`;
 
-export function errorTail(err: unknown): string {
+function errorTail(err: unknown): string {
   const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
   const tail = text.trimEnd().split("\n").slice(-ERROR_TAIL_LINES).join("\n");
   return tail.length > ERROR_TAIL_CHARS ? tail.slice(-ERROR_TAIL_CHARS) : tail;

@@ -1,49 +1,39 @@
 // Runs one job end to end (spec: Standard mode): check out the repository (clone cache +
 // worktree) or make a scratch directory, spawn the agent with the profile's flags and the job's
 // environment, read its stream as it comes, open the pull request when the profile says so,
-// clean up, and ship the transcript in the background. The job store, gate and routes call
-// this; it never throws for anything a job can run into, it reports it in the result.
+// clean up, and ship the transcript in the background. runtime.ts hands it to the job service
+// as its Executor (the contract in executor.ts); it never throws for anything a job can run
+// into, it reports it in the result.
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "../common/atomic-write";
-import { DomainError } from "../common/domain-error";
-import { log } from "../common/logger";
-import { apiRetryOf, isUnrecoverable, retryText, type ApiRetry } from "./agent/api-retry";
-import { buildAgentEnv } from "./agent/env";
-import type { TokenUsage } from "./agent/outcome";
-import { startAgent, type AgentRun } from "./agent/process";
-import { chooseSession } from "./agent/session";
-import { writeLoopSettings } from "./loop/job-loop";
-import type { AgentEvent } from "./agent/stream-json";
-import type { OrchestratorConfig } from "./config";
-import type { Profile } from "./profiles/profile";
-import { ensureClone, type CachedRepo } from "./repos/clone-cache";
-import { gitAuthFor, resolveGitCredentials } from "./repos/credentials";
-import type { GitAuth } from "./repos/git";
-import { openPullRequest } from "./repos/pr";
-import { configSecrets, redact } from "./repos/redact";
-import { parseRepoUrl } from "./repos/url";
-import { addWorktree, assertJobId, removeWorktree, type Worktree } from "./repos/worktree";
-import { telemetryEnv } from "./telemetry/otel-env";
-import { shipTranscript, tracingEnabled } from "./telemetry/transcript";
+import { writeFileAtomic } from "../../common/atomic-write";
+import { DomainError } from "../../common/domain-error";
+import { log } from "../../common/logger";
+import { apiRetryOf, isUnrecoverable, retryText, type ApiRetry } from "../agent/api-retry";
+import { buildAgentEnv } from "../agent/env";
+import type { TokenUsage } from "../agent/outcome";
+import { startAgent, type AgentRun } from "../agent/process";
+import { chooseSession } from "../agent/session";
+import { writeLoopSettings } from "../loop/job-loop";
+import type { AgentEvent } from "../agent/stream-json";
+import type { OrchestratorConfig } from "../config";
+import type { Profile } from "../profiles/profile";
+import type { ExecutionJob } from "./executor";
+import { ensureClone, type CachedRepo } from "../repos/clone-cache";
+import { gitAuthFor, resolveGitCredentials } from "../repos/credentials";
+import type { GitAuth } from "../repos/git";
+import { openPullRequest } from "../repos/pr";
+import { configSecrets, redact } from "../repos/redact";
+import { parseRepoUrl } from "../repos/url";
+import { addWorktree, assertJobId, removeWorktree, type Worktree } from "../repos/worktree";
+import { telemetryEnv } from "../telemetry/otel-env";
+import { shipTranscript, tracingEnabled } from "../telemetry/transcript";
 
 const logger = log("execute");
 
-export interface JobToRun {
-  id: string;
-  task: string;
-  repo_url?: string;
-  base_ref?: string;
-  session_id?: string;
-  /** The job's spending cap; else the profile's (--max-budget-usd). */
-  max_budget_usd?: number;
-  /** When the job was submitted (ISO 8601): the clone cache skips a fetch that a sibling job began after it. */
-  created_at?: string;
-}
-
 export interface ExecuteJobInput {
-  job: JobToRun;
+  job: ExecutionJob;
   profile: Profile;
   config: OrchestratorConfig;
   /** Aborting cancels the job: SIGTERM to the agent, SIGKILL after killGraceMs. */
@@ -274,7 +264,7 @@ const prTitle = (task: string) => {
   return first.length > 72 ? `${first.slice(0, 71)}…` : first;
 };
 
-const prBody = (job: JobToRun, profile: Profile, output: string) => {
+const prBody = (job: ExecutionJob, profile: Profile, output: string) => {
   const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
   return [
     clip(job.task.trim(), 8000),

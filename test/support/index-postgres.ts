@@ -3,8 +3,8 @@
 import { describe, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { openPostgresIndex, type PostgresIndexOptions } from "./postgres.ts";
-import type { StoreLab } from "./search-suite.ts";
+import { openPostgresIndex, type PostgresIndexOptions } from "../../src/router/index/postgres.ts";
+import type { StoreLab } from "./index-search-suite.ts";
 
 export const PG_URL = process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -43,12 +43,16 @@ if (missing && process.env.CI !== "true") console.warn(`\n⚠ Skipping the Postg
 
 /** describe() when Postgres answers; otherwise a failing test under CI=true, a visible skip elsewhere. */
 export function describeWithPostgres(name: string, body: () => void): void {
-  if (missing === null) return describe(name, body);
+  if (missing === null) {
+    describe(name, body);
+    return;
+  }
   // CI promises a real Postgres; its absence is a broken pipeline, not a reason to skip.
   if (process.env.CI === "true") {
-    return test(`${name}: PostgreSQL answers at TEST_DATABASE_URL (required when CI=true)`, () => {
+    test(`${name}: PostgreSQL answers at TEST_DATABASE_URL (required when CI=true)`, () => {
       throw missing;
     });
+    return;
   }
   describe.skip(name, body);
 }

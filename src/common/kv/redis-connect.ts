@@ -1,10 +1,10 @@
-// A Redis KeyValueStore that a Redis outage at start-up does not stop: the orchestrator starts
-// on its file fallback and keeps trying to connect in the background (issue 4: "nothing is lost
-// when Redis is down"). Until the first connection every operation fails fast, which the merged
-// job store answers by using the files. Once connected, the Redis client reconnects by itself.
-import { createRedisStore, maskRedisUrl, type RedisStoreOptions } from "../../common/kv/redis-store";
-import type { KeyValueStore } from "../../common/kv/store";
-import { log } from "../../common/logger";
+// A Redis KeyValueStore that a Redis outage at start-up does not stop: the service starts on its
+// file fallback and keeps trying to connect in the background (issue 4: "nothing is lost when
+// Redis is down"). Until the first connection every operation fails fast, which the orchestrator's
+// merged job store answers by using the files. Once connected, the Redis client reconnects by itself.
+import { createRedisStore, maskRedisUrl, type RedisStoreOptions } from "./redis-store";
+import type { KeyValueStore } from "./store";
+import { log } from "../logger";
 
 const logger = log("redis");
 
@@ -14,7 +14,7 @@ export interface LazyRedisOptions extends RedisStoreOptions {
   maxRetryMs?: number;
 }
 
-export class RedisNotConnectedError extends Error {
+class RedisNotConnectedError extends Error {
   constructor(url: string) {
     super(`Redis at REDIS_URL=${maskRedisUrl(url)} is not connected`);
     this.name = "RedisNotConnectedError";

@@ -1,5 +1,7 @@
 // What the job service needs from the execution half (agent runner, repos, profiles), as
-// plain contracts: runtime.ts plugs in the real ones, tests plug in small in-test fakes.
+// plain contracts: runtime.ts plugs in the real ones (execute.ts beside this file), tests plug
+// in small in-test fakes (test/support/job-service.ts).
+import type { ApiRetry } from "../agent/api-retry";
 import type { AgentEvent } from "../agent/stream-json";
 
 /** The job as the executor sees it. */
@@ -45,16 +47,7 @@ export interface ExecuteRequest<P> {
   /** Every agent event as it arrives (the job's event log and running totals are made from them). */
   onEvent?: (event: AgentEvent) => void;
   /** The agent retries the model API; null once the API answered again. */
-  onRetry?: (retry: ApiRetryInfo | null) => void;
-}
-
-/** One retry of the model API by the agent CLI (its api_retry line). */
-export interface ApiRetryInfo {
-  attempt: number;
-  max_retries: number;
-  retry_delay_ms: number;
-  error_status: number | null;
-  error: string;
+  onRetry?: (retry: ApiRetry | null) => void;
 }
 
 /** Runs one job to its end; resolves (never rejects, ideally) with how it ended. */

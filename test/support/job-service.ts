@@ -1,15 +1,16 @@
-// For the job tests: an executor the test drives by hand (it counts how many run at once and
-// records what it got), a profile catalog, and a service on temp-dir stores.
+// For the job tests (src/orchestrator/jobs/*.test.ts, the route and MCP tests): an executor the
+// test drives by hand (it counts how many run at once and records what it got), a profile
+// catalog, and a service on temp-dir stores.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createFileStore } from "../../common/kv/file-store";
-import type { KeyValueStore } from "../../common/kv/store";
-import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog } from "./executor";
-import { createFileJobStore } from "./file-store";
-import type { ProfileList } from "./profile-listing";
-import { createJobService, type JobService, type JobServiceOptions } from "./service";
-import type { JobStore } from "./store";
+import { createFileStore } from "../../src/common/kv/file-store";
+import type { KeyValueStore } from "../../src/common/kv/store";
+import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog } from "../../src/orchestrator/execution/executor";
+import { createFileJobStore } from "../../src/orchestrator/jobs/file-store";
+import type { ProfileList } from "../../src/orchestrator/profiles/listing";
+import { createJobService, type JobService, type JobServiceOptions } from "../../src/orchestrator/jobs/service";
+import type { JobStore } from "../../src/orchestrator/jobs/store";
 
 export interface TestProfile {
   name: string;
@@ -76,14 +77,6 @@ export class HandExecutor {
     const f = this.finishers.get(id);
     if (!f) throw new Error(`job ${id} is not running in the executor`);
     f(result);
-  }
-}
-
-export async function until(probe: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(5);
   }
 }
 

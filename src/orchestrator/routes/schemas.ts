@@ -1,4 +1,5 @@
-// Responses every protected orchestrator route documents: ours, and OpenAI's shape under /v1.
+// Shared by several orchestrator routes: the responses every protected route documents (ours, and
+// OpenAI's shape under /v1).
 import { errorResponse, openAiErrorResponse } from "../../common/errors";
 
 export const authResponses = {

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadOrchestratorConfig } from "../config";
-import { createCompanionSync } from "./companion-repos";
+import { createCompanionSync } from "./companions";
 
 const dirs: string[] = [];
 afterEach(async () => {

@@ -1,16 +1,16 @@
-// For the route tests: the orchestrator app with the in-test executor, served on a free port
-// (the MCP clients need a URL), behind an API key.
+// For the orchestrator route tests (src/orchestrator/routes/*.test.ts): the orchestrator app with
+// the in-test executor, served on a free port (the MCP clients need a URL), behind an API key.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { createOrchestratorApp } from "../app";
-import { loadOrchestratorConfig, type OrchestratorConfig } from "../config";
-import { createCompanionSync } from "../jobs/companion-repos";
-import { serviceHarness, testProfiles, type ServiceHarness } from "../jobs/test-support";
-import { McpSseSessions } from "./mcp";
+import { createOrchestratorApp } from "../../src/orchestrator/app";
+import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
+import { createCompanionSync } from "../../src/orchestrator/repos/companions";
+import { serviceHarness, testProfiles, type ServiceHarness } from "./job-service";
+import { McpSseSessions } from "../../src/orchestrator/routes/mcp";
 
-export const KEY = "test-key";
+const KEY = "test-key";
 export const AUTH = { authorization: `Bearer ${KEY}` };
 
 export interface TestServer {

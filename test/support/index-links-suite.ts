@@ -1,11 +1,11 @@
 // One suite for both IndexStores' links and listings (issue 20): links extracted on upsert,
 // kept right across edits, renames and deletes; backlinks; dangling links counted; recent
-// notes newest first in pages. Run by sqlite.test.ts and postgres.test.ts.
+// notes newest first in pages. Run by src/router/index/sqlite.test.ts and postgres.test.ts.
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
-import { backlinksOf, outgoingOf } from "../notes/graph.ts";
-import { documentFromFile } from "./document.ts";
-import type { StoreLab } from "./search-suite.ts";
-import type { IndexStore, Producer } from "./types.ts";
+import { backlinksOf, outgoingOf } from "../../src/router/notes/graph.ts";
+import { documentFromFile } from "../../src/router/index/document.ts";
+import type { StoreLab } from "./index-search-suite.ts";
+import type { IndexStore, Producer } from "../../src/router/index/types.ts";
 
 export function describeLinkStore(name: string, newLab: () => Promise<StoreLab>): void {
   describe(name, () => {

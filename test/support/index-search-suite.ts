@@ -1,16 +1,17 @@
 // One behavioural suite for every IndexStore: SQLite and Postgres must answer the same
 // searches the same way (issue 3: "the same search suite passes on SQLite and on a real
-// Postgres"). Each *.test.ts beside this file runs it against one engine.
+// Postgres"). src/router/index/sqlite.test.ts, postgres.test.ts and pgvector.test.ts each run it
+// against one engine.
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { corpus, HOSTILE_QUERIES } from "../../../test/fixtures/index-corpus.ts";
-import { chunkDocument } from "./chunk.ts";
-import { DimensionMismatchError, VectorsUnavailableError } from "./errors.ts";
-import { parseQuery } from "./query.ts";
-import { MAX_INDEXED_FILE_BYTES, refreshFolder } from "./refresh.ts";
-import { SNIPPET_MARK, type IndexDoc, type IndexStore } from "./types.ts";
+import { corpus, HOSTILE_QUERIES } from "../fixtures/index-corpus.ts";
+import { chunkDocument } from "../../src/router/index/chunk.ts";
+import { DimensionMismatchError, VectorsUnavailableError } from "../../src/router/index/errors.ts";
+import { parseQuery } from "../../src/router/index/query.ts";
+import { MAX_INDEXED_FILE_BYTES, refreshFolder } from "../../src/router/index/refresh.ts";
+import { SNIPPET_MARK, type IndexDoc, type IndexStore } from "../../src/router/index/types.ts";
 
 /** One storage location (a temp dir, a Postgres schema); open() may be called more than once. */
 export interface StoreLab {
@@ -397,7 +398,10 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
       it("computes embeddings through the callback only for changed documents", async () => {
         const d = docs().deploy;
         const calls: string[][] = [];
-        const embed = async (texts: string[]) => (calls.push(texts), texts.map(() => v(1, 0, 0, 0)));
+        const embed = async (texts: string[]) => {
+          calls.push(texts);
+          return texts.map(() => v(1, 0, 0, 0));
+        };
         expect(await store.upsert(d, { embed })).toBe(true);
         expect(await store.upsert(d, { embed })).toBe(false);
         expect(calls.length).toBe(1);

@@ -2,7 +2,7 @@
 // profile file that could not be read (reported by name and skipped, never fatal).
 import { z } from "@hono/zod-openapi";
 
-export const ProfileSummary = z
+const ProfileSummary = z
   .object({
     name: z.string().openapi({ example: "code" }),
     description: z.string().openapi({ example: "Implements a change and opens a pull request" }),
@@ -11,13 +11,20 @@ export const ProfileSummary = z
     auto_pr: z.boolean().openapi({ example: true }),
     permission_mode: z.string().openapi({ description: "The agent's --permission-mode", example: "bypassPermissions" }),
     timeout_seconds: z.number().int().openapi({ description: "Job timeout: the profile's own, else SERVICE_CLAUDE_TIMEOUT", example: 3600 }),
-    max_budget_usd: z.number().nullable().optional().openapi({ description: "Spending cap per job in USD (the CLI's --max-budget-usd); null = none", example: 5 }),
-    source: z.string().openapi({ description: "Where it was read: bundled, hooks (the hooks package), shared (SERVICE_SHARED_FS_ROOT/profiles) or user (~/.service/profiles)", example: "bundled" }),
+    max_budget_usd: z
+      .number()
+      .nullable()
+      .optional()
+      .openapi({ description: "Spending cap per job in USD (the CLI's --max-budget-usd); null = none", example: 5 }),
+    source: z.string().openapi({
+      description: "Where it was read: bundled, hooks (the hooks package), shared (SERVICE_SHARED_FS_ROOT/profiles) or user (~/.service/profiles)",
+      example: "bundled",
+    }),
   })
   .openapi("Profile");
 export type ProfileSummary = z.infer<typeof ProfileSummary>;
 
-export const ProfileProblem = z
+const ProfileProblem = z
   .object({
     name: z.string().openapi({ description: "The profile (directory) name", example: "broken" }),
     path: z.string().nullable().openapi({ example: "/home/me/.service/profiles/broken/profile.yml" }),

@@ -1,26 +1,18 @@
-// Shared by the kv test files: fresh stores per test, a deadline-bound poll, and the rule
-// for a missing Redis (fail under CI, skip loudly elsewhere).
+// Shared by the key-value store tests (src/common/kv/*.test.ts and the suites on Redis): fresh
+// stores per test, and the rule for a missing Redis (fail under CI, skip
+// loudly elsewhere).
 import { describe, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createFileStore } from "./file-store.ts";
-import { createRedisStore } from "./redis-store.ts";
-import type { KeyValueStore } from "./store.ts";
+import { createFileStore } from "../../src/common/kv/file-store.ts";
+import { createRedisStore } from "../../src/common/kv/redis-store.ts";
+import type { KeyValueStore } from "../../src/common/kv/store.ts";
 
 export interface Harness {
   store: KeyValueStore;
   cleanup(): Promise<void>;
-}
-
-/** Polls `probe` until it returns true; fails after `ms` instead of sleeping blindly. */
-export async function eventually(probe: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(50);
-  }
 }
 
 /** Keys that would escape a naive file store or collide under a naive encoding. */
@@ -68,7 +60,10 @@ export async function openRedisStore(url = REDIS_URL): Promise<Harness> {
 }
 
 const redisMissing = await openRedisStore().then(
-  async (h) => (await h.cleanup(), null),
+  async (h) => {
+    await h.cleanup();
+    return null;
+  },
   (err: Error) => err,
 );
 if (redisMissing && process.env.CI !== "true") {
@@ -77,12 +72,16 @@ if (redisMissing && process.env.CI !== "true") {
 
 /** describe() when Redis answers; otherwise a failing test under CI=true, a visible skip elsewhere. */
 export function describeWithRedis(name: string, body: () => void): void {
-  if (redisMissing === null) return describe(name, body);
+  if (redisMissing === null) {
+    describe(name, body);
+    return;
+  }
   // CI promises a real Redis; its absence is a broken pipeline, not a reason to skip.
   if (process.env.CI === "true") {
-    return test(`${name}: Redis answers at REDIS_URL (required when CI=true)`, () => {
+    test(`${name}: Redis answers at REDIS_URL (required when CI=true)`, () => {
       throw redisMissing;
     });
+    return;
   }
   describe.skip(name, body);
 }

@@ -10,9 +10,9 @@ import { dirname, join } from "node:path";
 import { withFileLock } from "../../common/file-lock";
 import type { OrchestratorConfig } from "../config";
 import { dirFromUrl } from "../profiles/load";
-import { gitAuthFor, gitOrigin } from "../repos/credentials";
-import { gitEnv, type GitAuth } from "../repos/git";
-import { parseRepoUrl } from "../repos/url";
+import { gitAuthFor, gitOrigin } from "./credentials";
+import { gitEnv, type GitAuth } from "./git";
+import { parseRepoUrl } from "./url";
 
 export const SYNC_TARGETS = ["agentihooks", "bundle", "agentihub"] as const;
 export type SyncTarget = (typeof SYNC_TARGETS)[number];
