@@ -9,7 +9,7 @@ import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
 import { writeFileAtomicSync } from "../../common/atomic-write";
 import { withClaim } from "../../common/claim";
-import { HttpError, type ErrorDetails } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
 import { documentFromFile, hashContent, splitFrontmatter, deriveTitle, frontmatterTags } from "../index/document";
 import type { IndexStore } from "../index/types";
@@ -57,16 +57,16 @@ export interface IngestDeps {
   signalTtlHours?: number;
 }
 
-export function ingestId(content: string): string {
+function ingestId(content: string): string {
   return hashContent(content.trim()).slice(0, 16);
 }
 
 export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signalsMd?: "now" | "caller" } = {}): Promise<IngestResult> {
   const bytes = Buffer.byteLength(req.content, "utf8");
   if (bytes > deps.maxBytes) {
-    throw new HttpError(413, "content_too_large", `content is ${bytes} bytes; INGEST_MAX_BYTES is ${deps.maxBytes}`);
+    throw new DomainError("too_large", "content_too_large", `content is ${bytes} bytes; INGEST_MAX_BYTES is ${deps.maxBytes}`);
   }
-  if (req.content.trim().length === 0) throw new HttpError(400, "invalid_request", "content is empty");
+  if (req.content.trim().length === 0) throw new DomainError("invalid", "invalid_request", "content is empty");
 
   const id = ingestId(req.content);
   const ledger = ledgerPath(deps.dataDir, id);
@@ -137,50 +137,34 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signa
   });
 }
 
-/** Most items one POST /ingest/batch carries (the body is also bounded by MAX_BODY_BYTES). */
-export const INGEST_BATCH_MAX = 1000;
 /** Items of one batch in flight at once: their index rows share the group commit's transactions. */
 const BATCH_IN_FLIGHT = 64;
 
-/** One item's outcome: the answer POST /ingest would give, or its error in the shared shape. */
-export type BatchItemResult =
-  | ({ index: number; status: 200 | 201 } & IngestResult)
-  | { index: number; status: number; error: { code: string; message: string; details?: ErrorDetails } };
-
-/** An item the caller could not even read as a request (bad shape), with why. */
-export interface BatchItemRefusal {
-  refused: { status: number; code: string; message: string; details?: ErrorDetails };
-}
+/** One item's outcome: what POST /ingest would have answered, or the error it would have thrown. */
+export type BatchItemOutcome = { result: IngestResult } | { error: unknown };
 
 /**
  * Ingests many items, each exactly as POST /ingest would (its own claim, note, index row,
  * fan-out and ledger entry: an item is whole or absent, never half-written), up to
  * BATCH_IN_FLIGHT at a time so their index rows share transactions. A failing item does not
- * stop the others; results come back in item order. signals.md is rewritten once, before the
+ * stop the others; outcomes come back in item order. signals.md is rewritten once, before the
  * answer, when the batch recorded a signal.
  */
-export async function ingestBatch(deps: IngestDeps, items: Array<IngestRequest | BatchItemRefusal>): Promise<BatchItemResult[]> {
-  const results: BatchItemResult[] = new Array(items.length);
+export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Promise<BatchItemOutcome[]> {
+  const outcomes: BatchItemOutcome[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < items.length; i = next++) {
-      const item = items[i]!;
-      if ("refused" in item) {
-        const { status, code, message, details } = item.refused;
-        results[i] = { index: i, status, error: details === undefined ? { code, message } : { code, message, details } };
-        continue;
-      }
       try {
-        const r = await ingest(deps, item, { signalsMd: "caller" });
-        results[i] = { index: i, status: r.duplicate ? 200 : 201, ...r };
-      } catch (err) {
-        results[i] = batchError(i, err);
+        outcomes[i] = { result: await ingest(deps, items[i]!, { signalsMd: "caller" }) };
+      } catch (error) {
+        outcomes[i] = { error };
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(BATCH_IN_FLIGHT, items.length) }, worker));
   // signals.md once for the batch (it lists every live signal; per signal it was a rewrite each).
-  if (deps.signalTtlHours !== undefined && results.some((r) => "kind" in r && r.kind === "signal" && !r.duplicate)) {
+  if (deps.signalTtlHours !== undefined && outcomes.some((o) => "result" in o && o.result.kind === "signal" && !o.result.duplicate)) {
     try {
       await writeSignalsMdNow(deps.vault, deps.signalTtlHours, (deps.now ?? (() => new Date()))());
       await deps.written?.(SIGNALS_FILE);
@@ -189,16 +173,7 @@ export async function ingestBatch(deps: IngestDeps, items: Array<IngestRequest |
       logger.error(`signals.md could not be rewritten after a batch: ${(err as Error).message}`);
     }
   }
-  return results;
-}
-
-function batchError(index: number, err: unknown): BatchItemResult {
-  if (err instanceof HttpError) {
-    const error = err.details === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, details: err.details as ErrorDetails };
-    return { index, status: err.status, error };
-  }
-  logger.error(`batch item ${index} failed:`, err);
-  return { index, status: 500, error: { code: "internal_error", message: "the server failed to ingest this item; see its log" } };
+  return outcomes;
 }
 
 /** `<DATA_DIR>/ingested/<id>.json`, its folder created once per process (and again if removed). */

@@ -1,18 +1,23 @@
 // POST /ingest: classify content and fan it out into the vault, indexed at once.
 import { createRoute, z } from "@hono/zod-openapi";
-import { ErrorBody, errorResponse } from "../../common/errors";
+import { ErrorBody, errorResponse, httpErrorOf, type ErrorDetails } from "../../common/errors";
+import { log } from "../../common/logger";
 import { describeZodError } from "../../common/validation";
 import type { RouterApp } from "../app";
 import { authResponses } from "./schemas";
 import { KINDS } from "../ingest/classify";
-import { ingest, ingestBatch, INGEST_BATCH_MAX, type BatchItemRefusal, type IngestRequest as IngestInput } from "../ingest/ingest";
+import { ingest, ingestBatch, type BatchItemOutcome } from "../ingest/ingest";
+import { INGEST_BATCH_MAX, INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
 
 export const IngestRequest = z
   .object({
     content: z.string().refine((s) => s.trim().length > 0, "content is empty").openapi({ example: "# Deploys\nRoll back with `make rollback`." }),
-    tags: z.array(z.string().min(1).max(64, "a tag is at most 64 characters")).max(32, "at most 32 tags").default([]),
-    title: z.string().max(300).optional(),
-    source: z.string().max(200).optional().openapi({ description: "who sent it (default api)" }),
+    tags: z
+      .array(z.string().min(1).max(INGEST_TAGS.maxChars, `a tag is at most ${INGEST_TAGS.maxChars} characters`))
+      .max(INGEST_TAGS.max, `at most ${INGEST_TAGS.max} tags`)
+      .default([]),
+    title: z.string().max(INGEST_TITLE_MAX_CHARS).optional(),
+    source: z.string().max(INGEST_SOURCE_MAX_CHARS).optional().openapi({ description: "who sent it (default api)" }),
   })
   .openapi("IngestRequest");
 
@@ -91,11 +96,6 @@ const batchRoute = createRoute({
   operationId: "ingestBatch",
   tags: ["ingest"],
   summary: "Ingest many items at once (bulk import)",
-  description:
-    `Each item is ingested exactly as POST /ingest would ingest it — classified, written atomically, indexed before the answer, ` +
-    `recognised when its content was ingested before — and is either whole or absent. A bad item does not stop the others: ` +
-    `its result carries the status and error POST /ingest would have answered. At most ${INGEST_BATCH_MAX} items, and the body ` +
-    `at most MAX_BODY_BYTES. \`router-cli import DIR\` sends a folder of notes through this endpoint.`,
   security: [{ bearer: [] }],
   request: { body: { required: true, content: { "application/json": { schema: IngestBatchRequest } } } },
   responses: {
@@ -106,12 +106,28 @@ const batchRoute = createRoute({
   },
 });
 
-/** An item as POST /ingest's schema reads it, or why it cannot be read. */
-function readItem(item: unknown): IngestInput | BatchItemRefusal {
+type IngestInput = z.infer<typeof IngestRequest>;
+type BatchItem = z.infer<typeof IngestBatchItem>;
+const logger = log("ingest");
+
+/** Each item read by POST /ingest's own schema: the request, or the 400 it would have had. */
+function readItem(item: unknown, index: number): IngestInput | BatchItem {
   const parsed = IngestRequest.safeParse(item);
   if (parsed.success) return parsed.data;
   const { message, details } = describeZodError(parsed.error);
-  return { refused: { status: 400, code: "invalid_request", message, details } };
+  return { index, status: 400, error: { code: "invalid_request", message, details } };
+}
+
+/** An item's outcome as POST /ingest would have answered it. */
+function answerOf(outcome: BatchItemOutcome, index: number): BatchItem {
+  if ("result" in outcome) return { index, status: outcome.result.duplicate ? 200 : 201, ...outcome.result };
+  const http = httpErrorOf(outcome.error);
+  if (http) {
+    const error = { code: http.code, message: http.message, ...(http.details === undefined ? {} : { details: http.details as ErrorDetails }) };
+    return { index, status: http.status, error };
+  }
+  logger.error(`batch item ${index} failed:`, outcome.error);
+  return { index, status: 500, error: { code: "internal_error", message: "the server failed to ingest this item; see its log" } };
 }
 
 export const registerIngest = (app: RouterApp) => {
@@ -120,7 +136,11 @@ export const registerIngest = (app: RouterApp) => {
     return c.json(result, result.duplicate ? 200 : 201);
   });
   app.openapi(batchRoute, async (c) => {
-    const results = await ingestBatch(c.env.deps.ingest, c.req.valid("json").items.map(readItem));
+    const read = c.req.valid("json").items.map(readItem);
+    const valid = read.map((r, index) => ({ r, index })).filter((x): x is { r: IngestInput; index: number } => !("index" in x.r));
+    const outcomes = await ingestBatch(c.env.deps.ingest, valid.map((v) => v.r));
+    valid.forEach((v, i) => (read[v.index] = answerOf(outcomes[i]!, v.index)));
+    const results = read as BatchItem[];
     const count = (s: number) => results.filter((r) => r.status === s).length;
     return c.json({ results, created: count(201), duplicates: count(200), failed: results.length - count(201) - count(200) }, 200);
   });
