@@ -3,12 +3,12 @@
 // with the error shape and nothing of it written — and `router-cli import DIR` sends a folder of
 // notes through it, with progress lines when piped and the exit codes of the other commands.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { type MainProcess, REPO, startMain, tempDir } from "./support/main-process";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 
 let main: MainProcess;
 let vault = "";
@@ -17,7 +17,11 @@ const MAX = 4096;
 
 beforeAll(async () => {
   vault = join(tempDir("router-import"), "vault");
-  main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", INGEST_MAX_BYTES: String(MAX) }, { expect: ["router"] });
+  main = await startMain(
+    ["--only", "router", "--vault", vault],
+    { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", INGEST_MAX_BYTES: String(MAX) },
+    { expect: ["router"] },
+  );
 });
 afterAll(async () => {
   await main?.stop();
@@ -26,7 +30,11 @@ afterAll(async () => {
 /** Every note file ingest has written (under ingest/<date>/). */
 const ingestedFiles = (): string[] => {
   const dir = join(vault, "ingest");
-  return existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith(".md")) : [];
+  return existsSync(dir)
+    ? readdirSync(dir, { recursive: true })
+        .map(String)
+        .filter((f) => f.endsWith(".md"))
+    : [];
 };
 
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -56,7 +64,15 @@ describe("POST /ingest/batch", () => {
     });
     expect(res.status).toBe(200);
     const r = res.body.results;
-    expect(r.map((x: any) => [x.index, x.status])).toEqual([[0, 201], [1, 400], [2, 400], [3, 413], [4, 200], [5, 400], [6, 201]]);
+    expect(r.map((x: any) => [x.index, x.status])).toEqual([
+      [0, 201],
+      [1, 400],
+      [2, 400],
+      [3, 413],
+      [4, 200],
+      [5, 400],
+      [6, 201],
+    ]);
     expect(res.body).toMatchObject({ created: 2, duplicates: 1, failed: 4 });
     expect(r[0]).toMatchObject({ kind: "note", indexed: true, duplicate: false });
     expect(r[4]).toMatchObject({ id: r[0].id, duplicate: true, paths: r[0].paths });
@@ -96,7 +112,11 @@ describe("POST /ingest/batch", () => {
   });
 
   it("needs the bearer token", async () => {
-    const res = await fetch(`${main.routerUrl}/ingest/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ items: [{ content: "x" }] }) });
+    const res = await fetch(`${main.routerUrl}/ingest/batch`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ items: [{ content: "x" }] }),
+    });
     expect(res.status).toBe(401);
   });
 

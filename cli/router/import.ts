@@ -7,7 +7,7 @@ import { stat } from "node:fs/promises";
 import { relative } from "node:path";
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { importFolder, type ImportCounts } from "../../src/router/ingest/import";
+import { type ImportCounts, importFolder } from "../../src/router/ingest/import";
 import { usage } from "../_errors";
 import { client, connectionArgs } from "./_context";
 

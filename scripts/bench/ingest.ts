@@ -20,8 +20,8 @@ import { join, resolve } from "node:path";
 import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
 import { classify } from "../../src/router/ingest/classify.ts";
 import { freePort } from "./lib/ports.ts";
-import { runPostLoader, type PostResult } from "./lib/post-loader.ts";
-import { logTail, startAndWait, type Started } from "./lib/proc.ts";
+import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
+import { logTail, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
 import { generateNote, writeVault } from "./lib/vault-gen.ts";
@@ -83,11 +83,26 @@ async function startRouter(): Promise<{ base: string; server: Started }> {
   const port = freePort();
   const vault = join(tmp, "vault");
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
-  const env: Record<string, string | undefined> = { ...process.env, HOME: tmp, KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: String(port),
-    PORT_BRAIN_MCP: String(freePort()), ROUTER_HOST: "127.0.0.1", DATA_DIR: join(tmp, "data"), TICK_INTERVAL_SECONDS: "0" };
-  for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH", "DATABASE_URL", "REDIS_URL"]) delete env[key];
-  const server = await startAndWait({ cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "router", "--vault", vault], env, cwd: tmp,
-    readyUrl: `http://127.0.0.1:${port}/health`, logPath: join(tmp, "router.log"), timeoutMs: 60_000 });
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    HOME: tmp,
+    KB_ROUTER_TOKEN: TOKEN,
+    PORT_BRAIN_API: String(port),
+    PORT_BRAIN_MCP: String(freePort()),
+    ROUTER_HOST: "127.0.0.1",
+    DATA_DIR: join(tmp, "data"),
+    TICK_INTERVAL_SECONDS: "0",
+  };
+  for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH", "DATABASE_URL", "REDIS_URL"])
+    delete env[key];
+  const server = await startAndWait({
+    cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "router", "--vault", vault],
+    env,
+    cwd: tmp,
+    readyUrl: `http://127.0.0.1:${port}/health`,
+    logPath: join(tmp, "router.log"),
+    timeoutMs: 60_000,
+  });
   running.add(server);
   return { base: `http://127.0.0.1:${port}`, server };
 }
@@ -128,7 +143,10 @@ async function routerImport(base: string, dir: string): Promise<number> {
 }
 
 const loadStart = loadavg();
-const ingest: Record<number, { floor: number[]; router: number[]; p50: number[] }> = { 1: { floor: [], router: [], p50: [] }, 8: { floor: [], router: [], p50: [] } };
+const ingest: Record<number, { floor: number[]; router: number[]; p50: number[] }> = {
+  1: { floor: [], router: [], p50: [] },
+  8: { floor: [], router: [], p50: [] },
+};
 const imports = { floor: [] as number[], router: [] as number[] };
 try {
   console.log(`ingest: ${settings.docs} new notes per run, ${settings.rounds} round(s) at 1 and 8 connections; import of ${settings.importNotes} notes`);
@@ -173,11 +191,27 @@ const rows: string[][] = [["work", "brain-stack", "bare floor", "ratio", "target
 for (const c of CONNECTIONS) {
   const f = median(ingest[c]!.floor);
   const r = median(ingest[c]!.router);
-  rows.push([`POST /ingest, ${c} connection${c > 1 ? "s" : ""} (docs/s)`, num(r), num(f), num(ratio(r, f), 2), `≥ ${TARGET.ratio} ${ratio(r, f) >= TARGET.ratio ? "ok" : "MISS"}`]);
+  rows.push([
+    `POST /ingest, ${c} connection${c > 1 ? "s" : ""} (docs/s)`,
+    num(r),
+    num(f),
+    num(ratio(r, f), 2),
+    `≥ ${TARGET.ratio} ${ratio(r, f) >= TARGET.ratio ? "ok" : "MISS"}`,
+  ]);
 }
 const fi = median(imports.floor);
 const ri = median(imports.router);
-rows.push([`router-cli import, ${num(settings.importNotes)} notes (docs/s)`, num(ri), num(fi), num(ratio(ri, fi), 2), `≥ ${num(TARGET.importRate)}/s ${ri >= TARGET.importRate ? "ok" : "MISS"}`]);
+rows.push([
+  `router-cli import, ${num(settings.importNotes)} notes (docs/s)`,
+  num(ri),
+  num(fi),
+  num(ratio(ri, fi), 2),
+  `≥ ${num(TARGET.importRate)}/s ${ri >= TARGET.importRate ? "ok" : "MISS"}`,
+]);
 console.log(`\n${table(rows)}`);
 console.log(`medians of ${settings.rounds} round(s) (import: ${settings.importRounds}); POST /ingest p50 at 1 connection ${num(median(ingest[1]!.p50), 2)} ms`);
-console.log(`load average: ${loadStart.map((x) => x.toFixed(2)).join(" ")} at start, ${loadavg().map((x) => x.toFixed(2)).join(" ")} at end`);
+console.log(
+  `load average: ${loadStart.map((x) => x.toFixed(2)).join(" ")} at start, ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ")} at end`,
+);

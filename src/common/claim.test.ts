@@ -50,14 +50,18 @@ describe("withClaim", () => {
     const path = join(dir, "k.claim");
     const released = join(dir, "released");
     const child = Bun.spawn({
-      cmd: [process.execPath, "-e", `
+      cmd: [
+        process.execPath,
+        "-e",
+        `
         const { withClaim } = await import(${JSON.stringify(join(import.meta.dir, "claim.ts"))});
         await withClaim(${JSON.stringify(path)}, async () => {
           console.log("held");
           await Bun.sleep(400);
           require("node:fs").writeFileSync(${JSON.stringify(released)}, "");
         });
-      `],
+      `,
+      ],
       stdout: "pipe",
     });
     const reader = child.stdout.getReader();

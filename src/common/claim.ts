@@ -9,8 +9,8 @@
 //   staleMs/2 while it holds the claim.
 // - A claim left by a crash is removed at start-up too (crash-leftovers.ts, removeDeadClaim).
 import { mkdirSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import { hostname } from "node:os";
+import { dirname } from "node:path";
 import { FileLockTimeoutError, processAlive } from "./file-lock";
 import { log } from "./logger";
 

@@ -5,17 +5,17 @@
 import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { writeSignalsMdNow } from "../signals/signals-md";
-import { SIGNALS_FILE } from "../tick/feed-entries";
 import { writeFileAtomicSync } from "../../common/atomic-write";
 import { withClaim } from "../../common/claim";
 import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
-import { documentFromFile, hashContent, splitFrontmatter, deriveTitle, frontmatterTags } from "../index/document";
+import { deriveTitle, documentFromFile, frontmatterTags, hashContent, splitFrontmatter } from "../index/document";
 import type { IndexStore } from "../index/types";
-import { withFrontmatter } from "../vault/frontmatter";
 import type { SignalHub } from "../signals/hub";
-import { appendLesson, appendMilestone, writeDecision, writeSignal, type RecordInput, type RecordWrite } from "../vault/records";
+import { writeSignalsMdNow } from "../signals/signals-md";
+import { SIGNALS_FILE } from "../tick/feed-entries";
+import { withFrontmatter } from "../vault/frontmatter";
+import { appendLesson, appendMilestone, type RecordInput, type RecordWrite, writeDecision, writeSignal } from "../vault/records";
 import { safeVaultPath } from "../vault/safe-path";
 import { isoDate, slugify } from "../vault/slug";
 import { classify, type Kind } from "./classify";
@@ -112,7 +112,15 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signa
     // 2. Then the fan-out files; a write failure takes the note and its row back out.
     const paths = [notePath];
     try {
-      const record: RecordInput = { content: body, title, source, ts: now, severity: stringOf(data.severity), scope: stringOf(data.scope), session_id: stringOf(data.session_id) };
+      const record: RecordInput = {
+        content: body,
+        title,
+        source,
+        ts: now,
+        severity: stringOf(data.severity),
+        scope: stringOf(data.scope),
+        session_id: stringOf(data.session_id),
+      };
       const fanned = await fanOut(deps.vault, kind, record);
       if (fanned) {
         paths.push(fanned.path);
@@ -257,4 +265,9 @@ function publishSignal(hub: SignalHub | undefined, id: string, r: RecordInput, w
 }
 
 const stringOf = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
-const firstLine = (s: string) => s.trim().split("\n")[0]?.replace(/^#+\s*/, "").slice(0, 80) || "untitled";
+const firstLine = (s: string) =>
+  s
+    .trim()
+    .split("\n")[0]
+    ?.replace(/^#+\s*/, "")
+    .slice(0, 80) || "untitled";

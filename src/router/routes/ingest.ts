@@ -1,17 +1,20 @@
 // POST /ingest: classify content and fan it out into the vault, indexed at once.
 import { createRoute, z } from "@hono/zod-openapi";
-import { ErrorBody, errorResponse, httpErrorOf, type ErrorDetails } from "../../common/errors";
+import { ErrorBody, type ErrorDetails, errorResponse, httpErrorOf } from "../../common/errors";
 import { log } from "../../common/logger";
 import { describeZodError } from "../../common/validation";
 import type { RouterApp } from "../app";
-import { authResponses } from "./schemas";
 import { KINDS } from "../ingest/classify";
-import { ingest, ingestBatch, type BatchItemOutcome } from "../ingest/ingest";
+import { type BatchItemOutcome, ingest, ingestBatch } from "../ingest/ingest";
 import { INGEST_BATCH_MAX, INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
+import { authResponses } from "./schemas";
 
 export const IngestRequest = z
   .object({
-    content: z.string().refine((s) => s.trim().length > 0, "content is empty").openapi({ example: "# Deploys\nRoll back with `make rollback`." }),
+    content: z
+      .string()
+      .refine((s) => s.trim().length > 0, "content is empty")
+      .openapi({ example: "# Deploys\nRoll back with `make rollback`." }),
     tags: z
       .array(z.string().min(1).max(INGEST_TAGS.maxChars, `a tag is at most ${INGEST_TAGS.maxChars} characters`))
       .max(INGEST_TAGS.max, `at most ${INGEST_TAGS.max} tags`)
@@ -66,16 +69,28 @@ export const IngestBatchRequest = z
       .array(z.unknown())
       .min(1, "at least one item")
       .max(INGEST_BATCH_MAX, `at most ${INGEST_BATCH_MAX} items`)
-      .openapi({ type: "array", minItems: 1, maxItems: INGEST_BATCH_MAX, items: batchItemSchema(), description: `1–${INGEST_BATCH_MAX} items, each a POST /ingest body` }),
+      .openapi({
+        type: "array",
+        minItems: 1,
+        maxItems: INGEST_BATCH_MAX,
+        items: batchItemSchema(),
+        description: `1–${INGEST_BATCH_MAX} items, each a POST /ingest body`,
+      }),
   })
   .openapi("IngestBatchRequest");
 
 const IngestBatchItem = z
   .union([
-    IngestResponse.extend({ index: z.number().int(), status: z.union([z.literal(201), z.literal(200)]).openapi({ description: "201 ingested, 200 already ingested (duplicate)" }) }),
+    IngestResponse.extend({
+      index: z.number().int(),
+      status: z.union([z.literal(201), z.literal(200)]).openapi({ description: "201 ingested, 200 already ingested (duplicate)" }),
+    }),
     z.object({
       index: z.number().int(),
-      status: z.number().int().openapi({ description: "what POST /ingest would have answered: 400 bad item, 413 content over INGEST_MAX_BYTES, 5xx server failure" }),
+      status: z
+        .number()
+        .int()
+        .openapi({ description: "what POST /ingest would have answered: 400 bad item, 413 content over INGEST_MAX_BYTES, 5xx server failure" }),
       error: ErrorBody.shape.error,
     }),
   ])
@@ -138,8 +153,11 @@ export const registerIngest = (app: RouterApp) => {
   app.openapi(batchRoute, async (c) => {
     const read = c.req.valid("json").items.map(readItem);
     const valid = read.map((r, index) => ({ r, index })).filter((x): x is { r: IngestInput; index: number } => !("index" in x.r));
-    const outcomes = await ingestBatch(c.env.deps.ingest, valid.map((v) => v.r));
-    valid.forEach((v, i) => (read[v.index] = answerOf(outcomes[i]!, v.index)));
+    const outcomes = await ingestBatch(
+      c.env.deps.ingest,
+      valid.map((v) => v.r),
+    );
+    for (const [i, v] of valid.entries()) read[v.index] = answerOf(outcomes[i]!, v.index);
     const results = read as BatchItem[];
     const count = (s: number) => results.filter((r) => r.status === s).length;
     return c.json({ results, created: count(201), duplicates: count(200), failed: results.length - count(201) - count(200) }, 200);

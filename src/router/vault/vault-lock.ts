@@ -5,7 +5,7 @@
 // A claim is one exclusive create and one unlink; the proper-lockfile lock directory it
 // replaces cost ~0.7 ms a write, which an import of thousands of notes paid per signal and
 // milestone. A claim whose holder died is taken over at once (same host) or once stale.
-import { withClaim, type ClaimOptions } from "../../common/claim";
+import { type ClaimOptions, withClaim } from "../../common/claim";
 
 export function withVaultLock<T>(path: string, fn: () => Promise<T>, opts: ClaimOptions = { timeoutMs: 30_000 }): Promise<T> {
   return withClaim(`${path}.claim`, fn, opts);
