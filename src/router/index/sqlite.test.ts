@@ -9,7 +9,8 @@ import { GroupCommit } from "./sqlite-group-commit.ts";
 import { describeLinkStore } from "./links-suite.ts";
 import { describeIndexStore, type StoreLab } from "./search-suite.ts";
 import { parseQuery } from "./query.ts";
-import { filterToken, markedSnippet, openSqliteIndex, splitMarked, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
+import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
+import { filterToken, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
 import type { IndexDoc } from "./types.ts";
 
