@@ -15,13 +15,13 @@ export function ftsExpression(parts: string[][], op: "AND" | "OR"): string {
 }
 
 /**
- * A tag or producer as one opaque token of docs_fts's `filters` column: U+E000, a letter (t,
- * p) and the value's UTF-8 in hex, A–F spelled g h j k m n. unicode61 keeps it whole (a
+ * A tag, producer or linked name as one opaque token of docs_fts's `filters` column: U+E000,
+ * a letter (t, p, l) and the value's UTF-8 in hex, A–F spelled g h j k m n. unicode61 keeps it whole (a
  * private-use character is a token character to it); the porter stemmer leaves it alone (no
  * vowel, s or y); and no query word can equal it, since the query parser keeps only letters,
  * digits and marks — so words never match a filter, nor filters a word.
  */
-export function filterToken(kind: "t" | "p", value: string): string {
+export function filterToken(kind: "t" | "p" | "l", value: string): string {
   const hex = Buffer.from(value, "utf8").toString("hex");
   return FILTER_PREFIX + kind + hex.replace(/[a-f]/g, (c) => FILTER_HEX[c as keyof typeof FILTER_HEX]);
 }

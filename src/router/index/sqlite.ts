@@ -10,7 +10,7 @@ import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { extractLinks, noteName, type DocLink } from "./links.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
-import { bestChunk, docExpression, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
+import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
 import { SqliteVectors } from "./sqlite-vectors.ts";
 import { resolveEmbeddings } from "./embeddings.ts";
@@ -56,9 +56,13 @@ interface DocRow {
   mtime_ms: number;
   /** noteName(path); null until the document's links are extracted (schema v4). */
   name: string | null;
+  /** Each chunk's length in the stored body, JSON; null for one chunk (schema v5). */
+  chunk_lengths: string | null;
 }
 
 type MetaRow = Pick<DocRow, "path" | "producer" | "title" | "tags" | "updated_at" | "hash">;
+/** The columns upsert() compares to tell an unchanged document. */
+type SameRow = Pick<DocRow, "id" | "producer" | "title" | "tags" | "hash" | "mtime_ms" | "name">;
 const META_COLUMNS = "d.path, d.producer, d.title, d.tags, d.updated_at, d.hash";
 /** Above every character: `prefix` ≤ path < prefix + MAX_CHAR is "path starts with prefix". */
 const MAX_CHAR = "\u{10FFFF}";
@@ -101,6 +105,13 @@ export class SqliteIndexStore implements IndexStore {
     this.writes = new GroupCommit(this.db);
   }
 
+  /** The write path's statements, prepared once (after migrate(): they name v5's tables). */
+  private get w(): WriteStatements {
+    this.stmts ??= prepareWrites(this.db);
+    return this.stmts;
+  }
+  private stmts: WriteStatements | undefined;
+
   get hasVectors(): boolean {
     return this.vectors !== undefined;
   }
@@ -114,7 +125,9 @@ export class SqliteIndexStore implements IndexStore {
     const { user_version: version } = this.db.query<{ user_version: number }, []>("PRAGMA user_version").get()!;
     this.db.transaction(() => {
       for (let v = version; v < SCHEMA.length; v++) {
-        this.db.run(SCHEMA[v] as string);
+        const step = SCHEMA[v]!;
+        if (typeof step === "string") this.db.run(step);
+        else step(this.db);
         this.db.run(`PRAGMA user_version = ${v + 1}`);
       }
     }).immediate();
@@ -141,14 +154,24 @@ export class SqliteIndexStore implements IndexStore {
   async upsert(doc: IndexDoc, opts: UpsertOptions = {}): Promise<boolean> {
     const mtimeMs = doc.mtimeMs ?? doc.updatedAt.getTime();
     const tagsJson = JSON.stringify(doc.tags);
-    const old = this.db.query<DocRow, [string]>("SELECT * FROM docs WHERE path = ?").get(doc.path);
+    const w = this.w;
+    const old = w.same.get(doc.path);
     if (old && old.hash === doc.hash && old.title === doc.title && old.producer === doc.producer && old.tags === tagsJson) {
       // Indexed before links were kept (name null): record them now, the text stays as it is.
       const links = old.name === null ? extractLinks(doc.path, doc.body) : undefined;
       if (old.mtime_ms !== mtimeMs || links) {
         await this.writes.run(() => {
-          this.db.query("UPDATE docs SET mtime_ms = ?, name = ? WHERE id = ?").run(mtimeMs, noteName(doc.path), old.id);
-          if (links) this.insertLinks(old.id, links);
+          w.touch.run(mtimeMs, noteName(doc.path), old.id);
+          if (!links) return;
+          this.insertLinks(old.id, links);
+          // Its filters gain the names it links to (backlinks find it by them).
+          const text = w.text.get(old.id);
+          if (!text) return;
+          const filters = docFilters(doc.producer, tagsOf(doc), links);
+          this.writes.defer(() => {
+            w.forgetText.run(old.id);
+            w.fts.run(old.id, text.title, text.body, filters);
+          });
         });
       }
       return false;
@@ -156,33 +179,25 @@ export class SqliteIndexStore implements IndexStore {
     const links = extractLinks(doc.path, doc.body);
     const chunks = chunkDocument(doc);
     const embeddings = await resolveEmbeddings(opts, chunks.length, this.embeddingDim, () => embeddingInputs(doc));
+    const tags = tagsOf(doc);
+    const filters = docFilters(doc.producer, tags, links);
+    const body = chunks.length === 1 ? chunks[0]!.text : chunks.map((c) => c.text).join("\n\n");
+    const lengths = chunks.length === 1 ? null : JSON.stringify(chunks.map((c) => c.text.length));
     return this.writes.run(() => {
-      const existing = this.db.query<{ id: number }, [string]>("SELECT id FROM docs WHERE path = ?").get(doc.path);
+      const existing = w.idOf.get(doc.path);
       if (existing) this.deleteDoc(existing.id);
-      const { id } = this.db
-        .query<{ id: number }, SQLQueryBindings[]>(
-          "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path))!;
+      const { id } = w.doc.get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path), lengths)!;
+      this.writes.defer(() => w.fts.run(id, doc.title, body, filters));
+      if (tags.length) w.tags.run(id, JSON.stringify(tags));
       this.insertLinks(id, links);
-      const tag = this.db.query("INSERT OR IGNORE INTO doc_tags (tag, doc_id) VALUES (?, ?)");
-      for (const t of doc.tags) tag.run(t.toLowerCase(), id);
-      const insert = this.db.query<{ id: number }, SQLQueryBindings[]>(
-        "INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?) RETURNING id",
-      );
-      chunks.forEach((chunk, i) => {
-        const { id: chunkId } = insert.get(id, chunk.seq, doc.title, chunk.text)!;
-        const vector = embeddings?.[i];
-        if (vector) this.vectors?.put(chunkId, vector);
-      });
-      this.db.query("INSERT INTO docs_fts (rowid, title, body, filters) SELECT id, title, body, filters FROM docs_text WHERE id = ?").run(id);
+      if (embeddings && this.vectors) embeddings.forEach((vector, seq) => this.vectors!.put(id, seq, vector));
       return true;
     });
   }
 
   async remove(path: string): Promise<boolean> {
     return this.writes.run(() => {
-      const row = this.db.query<{ id: number }, [string]>("SELECT id FROM docs WHERE path = ?").get(path);
+      const row = this.w.idOf.get(path);
       if (row) this.deleteDoc(row.id);
       return row !== null;
     });
@@ -217,11 +232,8 @@ export class SqliteIndexStore implements IndexStore {
     const vectors = this.requireVectors();
     const filter = filterSql(filters);
     const best = vectors.nearest(vector, limit, filter.sql, filter.params);
-    const texts = this.db.query<{ id: number; body: string }, SQLQueryBindings[]>(
-      `SELECT id, body FROM chunks WHERE id IN (${best.map(() => "?").join(",")})`,
-    );
-    const bodies = new Map(best.length ? texts.all(...best.map((b) => b.cid)).map((r) => [r.id, r.body]) : []);
-    return best.map((row) => docHit(row, 1 - row.distance, plainSnippet(bodies.get(row.cid) ?? "")));
+    const bodies = this.bodies(best.map((b) => b.id));
+    return best.map((row) => docHit(row, 1 - row.distance, plainSnippet(chunkOf(bodies.get(row.id) ?? "", row.chunk_lengths, row.seq))));
   }
 
   async fingerprints(producer: Producer): Promise<Map<string, Fingerprint>> {
@@ -245,7 +257,16 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   async linksNamed(names: string[]): Promise<StoredLink[]> {
-    return this.linksWhere("l.name", names);
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return [];
+    // The notes linking to a name carry its token in docs_fts's filters (schema v5).
+    const match = `filters : (${unique.map((n) => `"${filterToken("l", n)}"`).join(" OR ")})`;
+    return this.db
+      .query<StoredLink, [string, string]>(
+        `SELECT d.path AS source, l.kind, l.target, l.name FROM docs_fts f JOIN doc_links l ON l.doc_id = f.rowid JOIN docs d ON d.id = l.doc_id
+          WHERE docs_fts MATCH ? AND l.name IN (SELECT value FROM json_each(?))`,
+      )
+      .all(match, JSON.stringify(unique));
   }
 
   async recent(q: RecentQuery): Promise<NoteMeta[]> {
@@ -310,7 +331,7 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   /** Stored links (with their document's path) whose `column` is one of `values`. */
-  private linksWhere(column: "d.path" | "l.name", values: string[]): StoredLink[] {
+  private linksWhere(column: "d.path", values: string[]): StoredLink[] {
     if (values.length === 0) return [];
     return this.db
       .query<StoredLink, [string]>(
@@ -322,17 +343,14 @@ export class SqliteIndexStore implements IndexStore {
 
   private insertLinks(docId: number, links: DocLink[]): void {
     if (links.length === 0) return;
-    const insert = this.db.query("INSERT OR IGNORE INTO doc_links (doc_id, kind, target, name) VALUES (?, ?, ?, ?)");
-    for (const l of links) insert.run(docId, l.kind, l.target, l.name);
+    this.w.links.run(docId, JSON.stringify(links.map((l) => [l.kind, l.target, l.name])));
   }
 
+  /** The document's text, then its row (its tags, links and vectors go with it: ON DELETE CASCADE). */
   private deleteDoc(id: number): void {
-    // External content: FTS5 is told the words to forget, read from docs_text while its rows still hold them.
-    this.db
-      .query("INSERT INTO docs_fts (docs_fts, rowid, title, body, filters) SELECT 'delete', id, title, body, filters FROM docs_text WHERE id = ?")
-      .run(id);
-    this.db.query("DELETE FROM chunks WHERE doc_id = ?").run(id);
-    this.db.query("DELETE FROM docs WHERE id = ?").run(id);
+    const { forgetText } = this.w;
+    this.writes.defer(() => forgetText.run(id));
+    this.w.forgetDoc.run(id);
   }
 
   /**
@@ -381,12 +399,10 @@ export class SqliteIndexStore implements IndexStore {
     const ids = JSON.stringify(docIds);
     // The chunks' lengths, to find them again in the highlighted body (joined by "\n\n").
     const lengths = new Map<number, number[]>();
-    for (const [doc, body] of this.db
-      .query("SELECT doc_id, body FROM chunks WHERE doc_id IN (SELECT value FROM json_each(?)) ORDER BY doc_id, seq")
+    for (const [doc, json] of this.db
+      .query("SELECT id, chunk_lengths FROM docs WHERE id IN (SELECT value FROM json_each(?)) AND chunk_lengths IS NOT NULL")
       .values(ids) as [number, string][]) {
-      const list = lengths.get(doc);
-      if (list) list.push(body.length);
-      else lengths.set(doc, [body.length]);
+      lengths.set(doc, JSON.parse(json) as number[]);
     }
     const marked = this.db
       .query<[number, string], [string, string]>(
@@ -401,19 +417,22 @@ export class SqliteIndexStore implements IndexStore {
     return out;
   }
 
+  /** The stored bodies of these documents. */
+  private bodies(ids: number[]): Map<number, string> {
+    if (ids.length === 0) return new Map();
+    const rows = this.db.query("SELECT rowid, body FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))").values(JSON.stringify(ids));
+    return new Map(rows as [number, string][]);
+  }
+
   /** Filter-only queries (e.g. `tag:deploy`): newest documents first. */
   private browse(filters: SearchFilters, limit: number): SearchHit[] {
     if (filters.tags.length === 0 && filters.producers.length === 0) return [];
     const filter = filterSql(filters);
     const rows = this.db
-      .query<DocRow & { cid: number; seq: number; body: string }, SQLQueryBindings[]>(
-        `SELECT c.id AS cid, c.seq AS seq, c.body AS body, d.*
-           FROM docs d JOIN chunks c ON c.doc_id = d.id AND c.seq = 0
-          WHERE 1 = 1${filter.sql}
-          ORDER BY d.updated_at DESC, d.path LIMIT ?`,
-      )
+      .query<DocRow, SQLQueryBindings[]>(`SELECT d.* FROM docs d WHERE 1 = 1${filter.sql} ORDER BY d.updated_at DESC, d.path LIMIT ?`)
       .all(...filter.params, limit);
-    return rows.map((r) => docHit(r, 0, plainSnippet(r.body)));
+    const bodies = this.bodies(rows.map((r) => r.id));
+    return rows.map((r) => docHit({ ...r, seq: 0 }, 0, plainSnippet(chunkOf(bodies.get(r.id) ?? "", r.chunk_lengths, 0))));
   }
 }
 
@@ -433,7 +452,48 @@ function filterSql(filters: Partial<SearchFilters>): { sql: string; params: stri
   return { sql, params };
 }
 
-function docHit(row: Omit<DocRow, "name"> & { seq: number }, score: number, snippet: string): SearchHit {
+type WriteStatements = ReturnType<typeof prepareWrites>;
+
+/** A document's tags as doc_tags and the filter tokens hold them: lower-cased, once each. */
+function tagsOf(doc: IndexDoc): string[] {
+  return [...new Set(doc.tags.map((t) => t.toLowerCase()))].sort();
+}
+
+/** docs_fts's `filters` column: the producer, each tag and each name the note links to, as filterToken()s. */
+function docFilters(producer: Producer, tags: string[], links: DocLink[]): string {
+  const names = [...new Set(links.map((l) => l.name))].sort();
+  return [filterToken("p", producer), ...tags.map((t) => filterToken("t", t)), ...names.map((n) => filterToken("l", n))].join(" ");
+}
+
+function prepareWrites(db: Database) {
+  return {
+    same: db.query<SameRow, [string]>("SELECT id, producer, title, tags, hash, mtime_ms, name FROM docs WHERE path = ?"),
+    idOf: db.query<{ id: number }, [string]>("SELECT id FROM docs WHERE path = ?"),
+    touch: db.query<unknown, [number, string, number]>("UPDATE docs SET mtime_ms = ?, name = ? WHERE id = ?"),
+    doc: db.query<{ id: number }, SQLQueryBindings[]>(
+      "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name, chunk_lengths) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    ),
+    fts: db.query<unknown, [number, string, string, string]>("INSERT INTO docs_fts (rowid, title, body, filters) VALUES (?, ?, ?, ?)"),
+    tags: db.query<unknown, [number, string]>("INSERT OR IGNORE INTO doc_tags (tag, doc_id) SELECT value, ? FROM json_each(?)"),
+    links: db.query<unknown, [number, string]>(
+      "INSERT OR IGNORE INTO doc_links (doc_id, kind, target, name) SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)",
+    ),
+    text: db.query<{ title: string; body: string }, [number]>("SELECT title, body FROM docs_fts WHERE rowid = ?"),
+    forgetText: db.query<unknown, [number]>("DELETE FROM docs_fts WHERE rowid = ?"),
+    forgetDoc: db.query<unknown, [number]>("DELETE FROM docs WHERE id = ?"),
+  };
+}
+
+/** Chunk `seq` of a stored body (chunk_lengths: see schema v5). */
+function chunkOf(body: string, lengthsJson: string | null, seq: number): string {
+  if (lengthsJson === null) return body;
+  const lengths = JSON.parse(lengthsJson) as number[];
+  let start = 0;
+  for (let i = 0; i < seq && i < lengths.length; i++) start += lengths[i]! + 2;
+  return body.slice(start, start + (lengths[seq] ?? 0));
+}
+
+function docHit(row: Omit<DocRow, "name" | "chunk_lengths"> & { seq: number }, score: number, snippet: string): SearchHit {
   return toHit({
     path: row.path,
     seq: row.seq,
