@@ -2,7 +2,8 @@
 // time, dry runs that write nothing, byte-for-byte no_ai runs, inline markers harvested once,
 // arcs, the signal TTL sweep, feed entries, the index refresh, model titles, failures, and
 // the in-process scheduler.
-import { afterEach, describe, expect, it } from "bun:test";
+import { afterEach, describe, expect, it, spyOn } from "bun:test";
+import * as fsp from "node:fs/promises";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startGateway, type Gateway } from "./fixtures/openai-gateway";
@@ -11,6 +12,9 @@ import { tempDir } from "./support/main-process";
 import { putFile, startTestRouter, useTestRouters, type TestRouter } from "./support/router-runtime";
 
 type Json = Record<string, any>;
+
+const originalReadFile = fsp.readFile;
+const originalFile = Bun.file;
 
 const router = useTestRouters();
 const put = putFile;
@@ -191,6 +195,43 @@ describe("the tick", () => {
     writeFileSync(join(r.vault, "raw/retro.md"), `${NOTE_WITH_MARKERS}\n<!-- @decision title="Pin digests in CI" -->\nCI pins every base image by digest.\n<!-- @/decision -->\n`);
     expect((await tick(r)).counts).toMatchObject({ markers_harvested: 1, markers_already_harvested: 2 });
     expect(readdirSync(join(r.vault, "left/decisions"))).toEqual([expect.stringMatching(/^ADR-0001-pin-digests-in-ci\.md$/)]);
+  });
+
+  it("reads each note of raw/ once on a first tick: the index and the harvest share the read", async () => {
+    const r = await router();
+    put(r.vault, "raw/retro.md", NOTE_WITH_MARKERS);
+    for (let i = 0; i < 5; i++) put(r.vault, `raw/notes/n${i}.md`, `# Note ${i}\nplain text about kites ${i}\n`);
+    const reads = new Map<string, number>();
+    const count = (p: unknown) => {
+      const rel = String(p instanceof URL ? p.pathname : p).split(`${r.vault}/`)[1];
+      if (rel?.startsWith("raw/")) reads.set(rel, (reads.get(rel) ?? 0) + 1);
+    };
+    const readFileSpy = spyOn(fsp, "readFile").mockImplementation(((p: Parameters<typeof fsp.readFile>[0], ...rest: never[]) => {
+      count(p);
+      return originalReadFile(p, ...rest);
+    }) as typeof fsp.readFile);
+    const fileSpy = spyOn(Bun, "file").mockImplementation(((p: string, ...rest: never[]) => {
+      count(p);
+      return originalFile(p, ...rest);
+    }) as typeof Bun.file);
+    try {
+      const first = await tick(r);
+      expect(first.counts.markers_harvested).toBe(2);
+      expect(first.counts.index_upserted).toBeGreaterThanOrEqual(6);
+      expect([...reads.keys()].sort()).toEqual(["raw/notes/n0.md", "raw/notes/n1.md", "raw/notes/n2.md", "raw/notes/n3.md", "raw/notes/n4.md", "raw/retro.md"]);
+      expect([...reads.values()].every((n) => n === 1)).toBe(true);
+      // A note changed since: read once more, indexed and harvested from that one read.
+      reads.clear();
+      writeFileSync(join(r.vault, "raw/notes/n2.md"), `# Note 2\nkites and gliders\n<!-- @lesson source=kites -->\nCheck the wind first.\n<!-- @/lesson -->\n`);
+      const later = new Date(Date.now() + 5000);
+      utimesSync(join(r.vault, "raw/notes/n2.md"), later, later);
+      expect((await tick(r)).counts).toMatchObject({ markers_harvested: 1 });
+      expect(Object.fromEntries(reads)).toEqual({ "raw/notes/n2.md": 1 });
+      expect((await r.call("/search", { query: "gliders" })).body.hits.map((h: Json) => h.path)).toEqual(["raw/notes/n2.md"]);
+    } finally {
+      readFileSpy.mockRestore();
+      fileSpy.mockRestore();
+    }
   });
 
   it("clusters markers into arcs and writes hot-arcs.md with its table", async () => {

@@ -23,6 +23,11 @@ export interface RefreshOptions {
    * values make a full SQLite build several times slower.
    */
   concurrency?: number;
+  /**
+   * Called with each file's text as it is read (changed files only), so a caller that also
+   * needs the text (the tick's inline-marker harvest) need not read the file a second time.
+   */
+  onRead?: (file: { path: string; mtimeMs: number; size: number }, content: string) => void;
 }
 
 export interface RefreshCounts {
@@ -71,6 +76,7 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       batch.map(async (file, i) => {
         const content = contents[i];
         if (content === null || content === undefined) return void seen.delete(file.path); // deleted since the walk
+        opts.onRead?.(file, content);
         const doc = documentFromFile({ path: file.path, producer, content, mtimeMs: file.mtimeMs });
         const wrote = await store.upsert(doc, opts.embed ? { embed: opts.embed } : {});
         if (!wrote) counts.unchanged++; // touched, same content: upsert recorded the new mtime

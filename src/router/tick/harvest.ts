@@ -7,7 +7,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { hashContent } from "../index/document";
-import { parseInlineMarkers } from "../markers/inline";
+import { parseInlineMarkers, type InlineMarker } from "../markers/inline";
 import { markerId, markerTime, recordMarker, type MarkerDeps } from "../markers/marker";
 import type { MarkerRecord } from "../markers/types";
 import type { WalkedFile } from "../vault/walk";
@@ -30,10 +30,19 @@ export function inlineKey(notePath: string, type: string, attrs: Record<string, 
   return `inline:${hashContent(`${notePath}\0${type}\0${JSON.stringify(sorted)}\0${content}`)}`;
 }
 
+/** A note's inline markers, parsed where it was already read this tick (the raw/ index refresh). */
+export interface PrereadNote {
+  /** `${mtimeMs}:${size}` of the text parsed. */
+  stamp: string;
+  markers: InlineMarker[];
+}
+
+export const harvestStamp = (f: { mtimeMs: number; size: number }) => `${f.mtimeMs}:${f.size}`;
+
 export async function harvestInlineMarkers(
   deps: MarkerDeps,
   files: WalkedFile[],
-  opts: { dryRun: boolean; asOf: Date },
+  opts: { dryRun: boolean; asOf: Date; preread?: ReadonlyMap<string, PrereadNote> },
 ): Promise<HarvestResult> {
   const statePath = stateFile(deps.dataDir);
   const state: Record<string, string> = await readFile(statePath, "utf8").then((t) => JSON.parse(t), () => ({}));
@@ -41,13 +50,19 @@ export async function harvestInlineMarkers(
   const result: HarvestResult = { records: [], notesRead: 0, alreadyRecorded: 0, refused: [] };
   for (const f of files) {
     if (!isHarvestable(f.path)) continue;
-    const stamp = `${f.mtimeMs}:${f.size}`;
+    const stamp = harvestStamp(f);
     next[f.path] = stamp;
     if (state[f.path] === stamp) continue;
-    const text = await readFile(join(deps.vault, f.path), "utf8").catch(() => null);
-    if (text === null) continue;
+    const pre = opts.preread?.get(f.path);
+    let markers: InlineMarker[];
+    if (pre?.stamp === stamp) markers = pre.markers;
+    else {
+      const text = await readFile(join(deps.vault, f.path), "utf8").catch(() => null);
+      if (text === null) continue;
+      markers = parseInlineMarkers(text);
+    }
     result.notesRead++;
-    for (const m of parseInlineMarkers(text)) {
+    for (const m of markers) {
       const key = inlineKey(f.path, m.type, m.attrs, m.content);
       const input = { type: m.type, content: m.content, attrs: m.attrs };
       const fallbackTs = new Date(f.mtimeMs);

@@ -28,8 +28,10 @@ import { ARC_WINDOW_DAYS, clusterArcs, type Arc, type ArcItem, type ArcKind } fr
 import { arcPath, arcRecord, hotArcsMarkdown, HOT_ARCS_FILE, listedArcs, readArcStatuses } from "./arc-files";
 import { titleArcsWithModel } from "./arc-titles";
 import { feedEntries, signalsMarkdown, SIGNALS_FILE } from "./feed-entries";
-import { harvestInlineMarkers } from "./harvest";
-import { refreshIndex } from "./index-refresh";
+import { harvestInlineMarkers, harvestStamp, type PrereadNote } from "./harvest";
+import { refreshIndex, refreshRaw } from "./index-refresh";
+import { isHarvestable } from "./sources";
+import { parseInlineMarkers } from "../markers/inline";
 import { VaultPlan, type PlanSummary } from "./plan";
 
 export interface TickDeps {
@@ -72,7 +74,7 @@ export interface TickCounts {
 
 export interface TickOutcome {
   counts: TickCounts;
-  /** Milliseconds per step: walk, harvest, arcs, signals, feed, apply, index. */
+  /** Milliseconds per step: walk, index_raw, harvest, arcs, signals, feed, apply, index. */
   phases_ms: Record<string, number>;
   warnings: string[];
   /** What the tick wrote or, in a dry run, would write (vault-relative paths). */
@@ -93,12 +95,23 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
     mark = now;
   };
 
-  // 1–2. Walk, harvest.
+  // 1–2. Walk, harvest. Outside a dry run, raw/ is indexed first (step 7's work for it: the
+  // tick writes nothing there) and the harvest takes the inline markers of the notes that
+  // refresh read, so a changed note — every note, on a first tick — is read once, not twice.
   const walk0 = await walk(deps.vault, "");
   const walked = walk0.files;
   for (const link of walk0.skippedLinks.slice(0, 20)) warnings.push(`symlink not followed (it leaves the vault, points at a folder, dangles or loops): ${link}`);
   phase("walk");
-  const harvest = await harvestInlineMarkers(deps.markers, walked, { dryRun: opts.dryRun, asOf });
+  const preread = new Map<string, PrereadNote>();
+  const indexDeps = { vault: deps.vault, index: deps.index, embed: deps.embed };
+  const raw = opts.dryRun
+    ? undefined
+    : await refreshRaw(indexDeps, (f, text) => {
+        if (isHarvestable(f.path)) preread.set(f.path, { stamp: harvestStamp(f), markers: parseInlineMarkers(text) });
+      });
+  phase("index_raw");
+  const harvest = await harvestInlineMarkers(deps.markers, walked, { dryRun: opts.dryRun, asOf, preread });
+  preread.clear();
   phase("harvest");
   for (const r of harvest.refused) warnings.push(`inline marker skipped: ${r}`);
 
@@ -158,9 +171,10 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
   await plan.apply();
   phase("apply");
 
-  // 7. Index: a fresh walk, so files the tick (and its harvest) just wrote are seen.
+  // 7. Index: a fresh walk, so files the tick (and its harvest) just wrote are seen (raw/ was
+  // refreshed before the harvest).
   const after = (await walk(deps.vault, "")).files;
-  const refreshed = await refreshIndex({ vault: deps.vault, index: deps.index, embed: deps.embed }, after);
+  const refreshed = await refreshIndex(indexDeps, after, { raw });
   counts.index_upserted = refreshed.upserted;
   counts.index_removed = refreshed.removed;
   counts.index_unchanged = refreshed.unchanged;
