@@ -44,6 +44,15 @@ export const SQLITE_INDEX_FILE = "index.sqlite";
 
 /** bm25 with the title weighted ten times the body (and the filters column not at all). */
 const DOC_RANK = "bm25(docs_fts, 10.0, 1.0, 0.0)";
+/**
+ * One statement per search: the best `limit` documents of the MATCH (?1) by DOC_RANK, their
+ * rows, and (MATCH_MARKED) each one's body highlighted for the words alone (?3) — FTS5 seeks
+ * that one row (rowid =), so only the hits are highlighted, never the whole match set.
+ */
+const MATCH_PLAIN = `SELECT t.rank, NULL AS marked, d.* FROM (SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2) t
+  JOIN docs d ON d.id = t.id`;
+const MATCH_MARKED = `SELECT t.rank, (SELECT highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts WHERE docs_fts MATCH ?3 AND rowid = t.id) AS marked, d.*
+  FROM (SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2) t JOIN docs d ON d.id = t.id`;
 
 interface DocRow {
   id: number;
@@ -360,31 +369,18 @@ export class SqliteIndexStore implements IndexStore {
    * when `snippets`), each hit's best chunk and snippet (bestChunks).
    */
   private match(text: string, filters: SearchFilters, limit: number, snippets: boolean): SearchHit[] {
-    const ranked = this.db
-      .query<{ id: number; rank: number }, [string, number]>(
-        `SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?`,
-      )
-      .all(docExpression(text, filters), limit);
-    if (ranked.length === 0) return [];
-    const ids = ranked.map((r) => r.id);
-    const docs = new Map(
-      this.db
-        .query<DocRow, [string]>("SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?))")
-        .all(JSON.stringify(ids))
-        .map((d) => [d.id, d]),
-    );
-    const best = snippets ? this.bestChunks(text, ids) : new Map<number, { seq: number; snippet: string }>();
-    const hits: Array<{ doc: DocRow; rank: number; seq: number; snippet: string }> = [];
-    for (const r of ranked) {
-      const doc = docs.get(r.id);
-      if (!doc) continue;
-      const chunk = best.get(r.id);
-      hits.push({ doc, rank: r.rank, seq: chunk?.seq ?? 0, snippet: chunk?.snippet ?? "" });
-    }
+    const rows = snippets
+      ? this.db.query<DocRow & { rank: number; marked: string | null }, [string, number, string]>(MATCH_MARKED).all(docExpression(text, filters), limit, text)
+      : this.db.query<DocRow & { rank: number; marked: null }, [string, number]>(MATCH_PLAIN).all(docExpression(text, filters), limit);
+    const hits = rows.map((row) => {
+      if (row.marked === null) return { row, seq: 0, snippet: "" };
+      const chunk = bestChunk(splitMarked(row.marked, row.chunk_lengths === null ? [] : (JSON.parse(row.chunk_lengths) as number[])));
+      return { row, seq: chunk.seq, snippet: markedSnippet(chunk.marked) };
+    });
     // bm25() is lower-is-better and negative; the API's score is higher-is-better.
     return hits
-      .sort((a, b) => a.rank - b.rank || (a.doc.path < b.doc.path ? -1 : a.doc.path > b.doc.path ? 1 : 0))
-      .map((h) => docHit({ ...h.doc, seq: h.seq }, -h.rank, h.snippet));
+      .sort((a, b) => a.row.rank - b.row.rank || (a.row.path < b.row.path ? -1 : a.row.path > b.row.path ? 1 : 0))
+      .map((h) => docHit({ ...h.row, seq: h.seq }, -h.row.rank, h.snippet));
   }
 
   /**
