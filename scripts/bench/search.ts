@@ -9,6 +9,14 @@
 // default; 0 writes the link-free vault of earlier runs). Prints a table with the issue's
 // targets (100k on SQLite) beside the figures; asserts nothing.
 //
+// Issue 21's floors, measured in the same run and printed beside brain-stack's figure with the
+// ratio: the index build against index-floor.ts (read each note, one FTS5 row + one docs row,
+// 256 per transaction), each build in a process of its own (lib/build-child.ts: its time and
+// the RSS it is left with); and POST /search against lib/search-floor-server.ts, a bare
+// Bun.serve running the same FTS5 expression, bm25 weights and a snippet over the same index
+// file, under the same wrk load. The build runs at refreshFolder's default batch (256 files a
+// transaction), what the router's tick uses (BENCH_BUILD_CONCURRENCY overrides it).
+//
 //   bun run bench search                       # 10k notes
 //   bun scripts/bench/search.ts --large        # 10k and 100k (or BENCH_LARGE=1)
 //   BENCH_SIZES=2000 BENCH_BACKENDS=sqlite bun scripts/bench/search.ts
@@ -56,8 +64,8 @@ const settings = {
   connections: envNum("BENCH_CONNECTIONS", 8),
   ingestDocs: envNum("BENCH_INGEST_DOCS", 2_000),
   ingestConcurrency: envNum("BENCH_INGEST_CONCURRENCY", 16),
-  /** refreshFolder's concurrency (its default, 8, is what the router's tick uses). */
-  buildConcurrency: envNum("BENCH_BUILD_CONCURRENCY", 8),
+  /** refreshFolder's batch; unset = its default (256), what the router's tick uses. */
+  buildConcurrency: process.env.BENCH_BUILD_CONCURRENCY ? envNum("BENCH_BUILD_CONCURRENCY", 256) : undefined,
   refreshRuns: envNum("BENCH_REFRESH_RUNS", 3),
   seed: envNum("BENCH_SEED", 1),
   /** Links per generated note (issue 20's context bench); BENCH_LINKS=0 writes the link-free vault of earlier runs. */
@@ -76,6 +84,13 @@ interface Cell {
   backend: Backend;
   buildDocs?: number;
   buildMs?: number;
+  /** index-floor.ts over the same vault (SQLite cells). */
+  floorBuildMs?: number;
+  /** RSS of the build's own process once it finished (SQLite cells). */
+  buildRssMb?: number;
+  /** The bare search server under the same load (SQLite cells). */
+  floorLatency?: LoadResult;
+  floorThroughput?: LoadResult;
   refreshSource?: string;
   refreshMs: number[];
   refreshChanged?: number;
@@ -150,7 +165,7 @@ async function scratchDatabase(size: number): Promise<string | undefined> {
 }
 
 async function openStore(backend: Backend, dataDir: string, dbUrl: string | undefined): Promise<IndexStore> {
-  return backend === "sqlite" ? openSqliteIndex({ dataDir }) : openPostgresIndex({ url: dbUrl!, max: settings.buildConcurrency + 2 });
+  return backend === "sqlite" ? openSqliteIndex({ dataDir }) : openPostgresIndex({ url: dbUrl!, max: 10 });
 }
 
 /** Build and refresh in this process, then time each query directly against the store. */
@@ -158,12 +173,17 @@ async function indexPhase(cell: Cell, vault: string, dataDir: string, dbUrl: str
   const store = await openStore(cell.backend, dataDir, dbUrl);
   try {
     const concurrency = settings.buildConcurrency;
-    console.log(`  full build…`);
-    const build = await refreshRaw(store, vault, concurrency);
-    cell.buildDocs = build.changed;
-    cell.buildMs = build.ms;
-    cell.refreshSource = build.source;
-    console.log(`  built ${build.changed} docs in ${num(build.ms / 1000, 1)} s (${build.source})`);
+    if (cell.backend === "sqlite" && concurrency === undefined) {
+      // Already built by sqliteBuilds(), each build in its own process.
+      cell.refreshSource = "refreshFolder";
+    } else {
+      console.log(`  full build…`);
+      const build = await refreshRaw(store, vault, concurrency);
+      cell.buildDocs = build.changed;
+      cell.buildMs = build.ms;
+      cell.refreshSource = build.source;
+      console.log(`  built ${build.changed} docs in ${num(build.ms / 1000, 1)} s (${build.source})`);
+    }
     const refreshes: RefreshResult[] = [];
     for (let i = 0; i < settings.refreshRuns; i++) refreshes.push(await refreshRaw(store, vault, concurrency));
     cell.refreshMs = refreshes.map((r) => r.ms);
@@ -184,6 +204,41 @@ async function indexPhase(cell: Cell, vault: string, dataDir: string, dbUrl: str
     cell.slowest = timings.sort((a, b) => b.ms - a.ms).slice(0, 4);
   } finally {
     await store.close();
+  }
+}
+
+/** The SQLite builds, brain-stack's and the floor's, each in a process of its own; brain-stack's index is the one then served. */
+async function sqliteBuilds(cell: Cell, vault: string, dataDir: string): Promise<void> {
+  const child = async (kind: "brain" | "floor", out: string) => {
+    const proc = Bun.spawn({ cmd: [process.execPath, join(import.meta.dir, "lib/build-child.ts"), kind, vault, out], stdout: "pipe", stderr: "inherit" });
+    const text = await new Response(proc.stdout).text();
+    if ((await proc.exited) !== 0) throw new Error(`${kind} build failed`);
+    return JSON.parse(text.trim().split("\n").pop()!) as { docs: number; ms: number; rssMb: number };
+  };
+  console.log(`  full build (its own process), then the floor's…`);
+  const brain = await child("brain", dataDir);
+  const floor = await child("floor", join(tmp, `floor-${cell.size}.sqlite`));
+  rmSync(join(tmp, `floor-${cell.size}.sqlite`), { force: true });
+  Object.assign(cell, { buildDocs: brain.docs, buildMs: brain.ms, buildRssMb: brain.rssMb, floorBuildMs: floor.ms });
+  console.log(`  built ${brain.docs} docs in ${num(brain.ms / 1000, 1)} s (floor ${num(floor.ms / 1000, 1)} s), RSS ${num(brain.rssMb)} MB`);
+}
+
+/** The bare search server (lib/search-floor-server.ts) on the same index file, under the same wrk runs. */
+async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promise<void> {
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = await startAndWait({ cmd: [process.execPath, join(import.meta.dir, "lib/search-floor-server.ts")],
+    env: { ...process.env, PORT: String(port), DB: join(dataDir, "index.sqlite") }, readyUrl: `${base}/health`,
+    logPath: join(tmp, `floor-search-${cell.size}.log`), timeoutMs: 30_000 });
+  running.add(server);
+  try {
+    const load = { baseUrl: base, path: "/search", bodies, headers: {}, threads: 1 };
+    await runWrkPost({ ...load, seconds: settings.warmupSeconds, connections: settings.connections });
+    cell.floorLatency = await runWrkPost({ ...load, seconds: settings.seconds, connections: 1 });
+    cell.floorThroughput = await runWrkPost({ ...load, seconds: settings.seconds, connections: settings.connections });
+  } finally {
+    await server.stop();
+    running.delete(server);
   }
 }
 
@@ -217,6 +272,10 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     cell.latency = await runWrkPost({ ...load, seconds: settings.seconds, connections: 1 });
     cell.throughput = await runWrkPost({ ...load, seconds: settings.seconds, connections: settings.connections });
     cell.rssAfterSearchMb = rssMb(server.pid);
+    if (cell.backend === "sqlite") {
+      console.log(`  /search floor (bare Bun.serve, same FTS5 query): the same runs…`);
+      await floorSearch(cell, dataDir, bodies);
+    }
 
     console.log(`  GET /notes, /notes/{path}, /notes/{path}/context?depth=2: one request at a time…`);
     const rng = prng(cell.size + 17);
@@ -247,7 +306,7 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
     ...cells.map((c) => {
       const v = value(c);
       if (!Number.isFinite(v)) return "n/a";
-      const judge = meets && c.backend === "sqlite" && c.size === TARGET_SIZE;
+      const judge = meets && c.backend === "sqlite" && (c.size === TARGET_SIZE || figure.includes("÷"));
       return judge ? judged(num(v, decimals), meets(v)) : num(v, decimals);
     }),
     target,
@@ -258,12 +317,20 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
     ["figure", ...cols, `target (${TARGET_SIZE / 1000}k, sqlite)`],
     row("full index build (docs/s)", (c) => (c.buildDocs ?? NA) / ((c.buildMs ?? NA) / 1000), 0, "—"),
     row("full index build (s)", (c) => (c.buildMs ?? NA) / 1000, 1, "—"),
+    row("  floor build: read, 1 FTS5 + 1 docs row, 256/tx (s)", (c) => (c.floorBuildMs ?? NA) / 1000, 1, "(floor)"),
+    row("  build ÷ floor", (c) => (c.buildMs ?? NA) / (c.floorBuildMs ?? NA), 2, "≤ 1.5", (v) => v <= 1.5),
+    row("RSS of the build's process after it (MB)", (c) => c.buildRssMb ?? NA, 0, "≤ 150 (50k)"),
     row(`no-change refresh, median of ${settings.refreshRuns} (ms)`, (c) => median(c.refreshMs), 0, `< ${TARGET.refreshMs} ms`, (v) => v < TARGET.refreshMs),
     row("index search in-process, median query (ms)", (c) => c.inProcessP50 ?? NA, 2, "—"),
     row("POST /search p50, 1 connection (ms)", (c) => c.latency?.p50Ms ?? NA, 2, `< ${TARGET.p50Ms} ms`, (v) => v < TARGET.p50Ms),
     row("POST /search p99, 1 connection (ms)", (c) => c.latency?.p99Ms ?? NA, 2, `< ${TARGET.p99Ms} ms`, (v) => v < TARGET.p99Ms),
     row("POST /search req/s, 1 connection", (c) => c.latency?.rps ?? NA, 0, "—"),
+    row("  floor req/s, 1 connection", (c) => c.floorLatency?.rps ?? NA, 0, "(floor)"),
+    row("  ÷ floor, 1 connection", (c) => (c.latency?.rps ?? NA) / (c.floorLatency?.rps ?? NA), 2, "≥ 0.85", (v) => v >= 0.85),
+    row("  floor p50, 1 connection (ms)", (c) => c.floorLatency?.p50Ms ?? NA, 2, "(floor)"),
     row(`POST /search req/s, ${settings.connections} connections`, (c) => c.throughput?.rps ?? NA, 0, "—"),
+    row(`  floor req/s, ${settings.connections} connections`, (c) => c.floorThroughput?.rps ?? NA, 0, "(floor)"),
+    row(`  ÷ floor, ${settings.connections} connections`, (c) => (c.throughput?.rps ?? NA) / (c.floorThroughput?.rps ?? NA), 2, "≥ 0.85", (v) => v >= 0.85),
     row(`POST /search p50 / p99, ${settings.connections} conn. (ms)`, (c) => c.throughput?.p50Ms ?? NA, 2, "—"),
     row("", (c) => c.throughput?.p99Ms ?? NA, 2, ""),
     row("/search non-2xx + socket errors", (c) => (c.latency && c.throughput ? c.latency.non2xx + c.latency.errors + c.throughput.non2xx + c.throughput.errors : NA), 0, "0"),
@@ -331,6 +398,7 @@ async function main(): Promise<number> {
           continue;
         }
         const dataDir = join(tmp, `data-${backend}-${size}`);
+        if (backend === "sqlite" && settings.buildConcurrency === undefined) await sqliteBuilds(cell, vault, dataDir);
         await indexPhase(cell, vault, dataDir, dbUrl);
         await serverPhase(cell, vault, dataDir, dbUrl);
       } catch (err) {
