@@ -168,6 +168,55 @@ describe("SQLite document-level index", () => {
   });
 });
 
+describe("SQLite index: upgrading to the text stored once (v5)", () => {
+  it("keeps a version-4 file's text, chunks, vectors, filters and links", async () => {
+    const lab = await sqliteLab();
+    try {
+      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      db.transaction(() => {
+        for (const sql of SCHEMA.slice(0, 4)) db.run(sql as string);
+        db.run("PRAGMA user_version = 4");
+        db.run("INSERT INTO index_meta (key, value) VALUES ('embedding_dim', '2')");
+        const add = (path: string, title: string, tags: string[], chunks: string[], vectors: number[][]) => {
+          const { id } = db
+            .query<{ id: number }, [string, string, string, string]>(
+              "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name) VALUES (?, 'raw', ?, ?, 0, 'h', 0, ?) RETURNING id",
+            )
+            .get(path, title, JSON.stringify(tags), path.slice(4, -3))!;
+          for (const t of tags) db.query("INSERT INTO doc_tags (tag, doc_id) VALUES (?, ?)").run(t, id);
+          chunks.forEach((body, seq) => {
+            const { id: cid } = db.query<{ id: number }, [number, number, string, string]>("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?) RETURNING id").get(id, seq, title, body)!;
+            db.query("INSERT INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)").run(cid, new Uint8Array(new Float32Array(vectors[seq]!).buffer));
+          });
+          return id;
+        };
+        const a = add("raw/a.md", "Alpha", ["ops"], ["first part about helm 𝔸", "second part about rollback"], [[1, 0], [0, 1]]);
+        add("raw/b.md", "Beta", [], ["plain"], [[1, 0]]);
+        db.query("INSERT INTO doc_links (doc_id, kind, target, name) VALUES (?, 'wiki', 'b', 'b')").run(a);
+        db.run("INSERT INTO docs_fts (docs_fts) VALUES ('rebuild')");
+      })();
+      db.close();
+
+      const store = await lab.open({ embeddingDim: 2 });
+      try {
+        const ids = async (q: string) => (await store.search(parseQuery(q), 10)).map((h) => h.id);
+        expect(await ids("helm")).toEqual(["raw/a.md#0"]);
+        expect(await ids("tag:ops rollback")).toEqual(["raw/a.md#1"]);
+        const [nearest] = await store.vectorSearch([0, 1], 1);
+        expect(nearest).toMatchObject({ id: "raw/a.md#1", snippet: "second part about rollback" });
+        expect(await store.linksNamed(["b"])).toEqual([{ source: "raw/a.md", kind: "wiki", target: "b", name: "b" }]);
+        await store.upsert({ path: "raw/a.md", producer: "raw", title: "Alpha", body: "replaced", tags: [], updatedAt: new Date(0), hash: "h2" });
+        expect(await store.linksNamed(["b"])).toEqual([]);
+        expect(await ids("helm")).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await lab.cleanup();
+    }
+  });
+});
+
 describe("SQLite index: upgrading to links (v4)", () => {
   it("marks the rows of a version-3 file for a link pass: no name, mtime unknown", async () => {
     const lab = await sqliteLab();
