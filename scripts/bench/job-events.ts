@@ -92,7 +92,7 @@ async function service(delayMs: number): Promise<{ url: string; server: Started;
 }
 
 /** Submits the job, reads its events to the end; times the agent's start → the last event read. */
-async function throughService(file: string, delayMs: number): Promise<{ ms: number; events: number; agentEvents: number; bytes: number }> {
+async function throughService(delayMs: number): Promise<{ ms: number; events: number; agentEvents: number; bytes: number }> {
   const { url, server, record } = await service(delayMs);
   try {
     const task = `bench-through-${delayMs}`;
@@ -129,7 +129,7 @@ try {
   const rows = [["pace", "agent alone (floor)", "through /jobs/{id}/events", "events read", "ratio", `target ≤ ${TARGET_RATIO}×`]];
   for (const delay of [0, 1]) {
     const alone = await agentAlone(file, delay);
-    const through = await throughService(file, delay);
+    const through = await throughService(delay);
     const ratio = through.ms / alone.ms;
     rows.push([
       delay === 0 ? "burst" : `${delay} ms a line`,

@@ -7,8 +7,9 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { loadOrchestratorConfig } from "../../../src/orchestrator/config";
-import { SYNC_TARGETS, createCompanionSync, type SyncTarget } from "../../../src/orchestrator/jobs/companion-repos";
-import { guarded, home, jsonArg, printJson, usage } from "../_context";
+import { SYNC_TARGETS, createCompanionSync, type SyncTarget } from "../../../src/orchestrator/repos/companions";
+import { home, jsonArg, printJson } from "../_context";
+import { usage } from "../../_errors";
 
 const TARGETS = ["all", ...SYNC_TARGETS] as const;
 
@@ -19,21 +20,20 @@ export default defineCommand({
     url: { type: "string", description: "hooks package repository URL (replaces SERVICE_HOOKS_URL; targets all and agentihooks)" },
     ...jsonArg,
   },
-  run: ({ args }) =>
-    guarded(async () => {
-      const target = args.target as SyncTarget | "all";
-      if (!(TARGETS as readonly string[]).includes(target)) usage(`--target must be one of ${TARGETS.join(", ")}, not ${JSON.stringify(args.target)}`);
-      if (args.url !== undefined && target !== "all" && target !== "agentihooks") usage("--url names the hooks package: use it with --target agentihooks (or all)");
-      const env = { ...process.env, ...(args.url !== undefined ? { SERVICE_HOOKS_URL: args.url, SERVICE_HOOKS_PATH: "" } : {}) };
-      const results = await createCompanionSync(loadOrchestratorConfig(env, home())).sync(target);
-      if (args.json) printJson({ results });
-      else {
-        for (const r of results) {
-          if (r.status === "synced") consola.success(`${r.target}: ${r.detail}`);
-          else if (r.status === "skipped") consola.info(`${r.target}: skipped (${r.detail})`);
-          else consola.error(`${r.target}: ${r.detail}`);
-        }
+  async run({ args }) {
+    const target = args.target as SyncTarget | "all";
+    if (!(TARGETS as readonly string[]).includes(target)) usage(`--target must be one of ${TARGETS.join(", ")}, not ${JSON.stringify(args.target)}`);
+    if (args.url !== undefined && target !== "all" && target !== "agentihooks") usage("--url names the hooks package: use it with --target agentihooks (or all)");
+    const env = { ...process.env, ...(args.url !== undefined ? { SERVICE_HOOKS_URL: args.url, SERVICE_HOOKS_PATH: "" } : {}) };
+    const results = await createCompanionSync(loadOrchestratorConfig(env, home())).sync(target);
+    if (args.json) printJson({ results });
+    else {
+      for (const r of results) {
+        if (r.status === "synced") consola.success(`${r.target}: ${r.detail}`);
+        else if (r.status === "skipped") consola.info(`${r.target}: skipped (${r.detail})`);
+        else consola.error(`${r.target}: ${r.detail}`);
       }
-      return results.some((r) => r.status === "failed") ? 1 : 0;
-    }),
+    }
+    return results.some((r) => r.status === "failed") ? 1 : 0;
+  },
 });

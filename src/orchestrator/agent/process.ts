@@ -9,7 +9,7 @@ import { parseAgentLine, readLines, type AgentEvent } from "./stream-json";
 
 const logger = log("agent");
 
-export const DEFAULT_KILL_GRACE_MS = 5000;
+const DEFAULT_KILL_GRACE_MS = 5000;
 const STDERR_TAIL_BYTES = 8 * 1024;
 
 export interface StartAgentOptions {

@@ -283,7 +283,7 @@ function parseInput(block: Extract<Block, { kind: "tool_use" }>): unknown {
 }
 
 /** A tool_result's content: a string, or a list of parts of which the text ones are shown. */
-export function toolResultText(content: unknown): string {
+function toolResultText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return content === undefined || content === null ? "" : JSON.stringify(content);
   return content

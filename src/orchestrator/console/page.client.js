@@ -40,7 +40,11 @@
           ? [h("tr", {}, h("td", { colspan: 5, class: "empty" }, "No jobs yet: submit one above."))]
           : jobs.map((j) =>
               h("tr", { class: "clickable", tabindex: 0, "data-job-id": j.id, "aria-selected": String(j.id === selected), "aria-label": `job ${j.id.slice(-8)}, ${j.status}: ${j.task}`,
-                onclick: () => openJob(j.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), openJob(j.id)) },
+                onclick: () => openJob(j.id), onkeydown: (e) => {
+                  if (e.key !== "Enter" && e.key !== " ") return;
+                  e.preventDefault();
+                  openJob(j.id);
+                } },
                 h("td", {}, h("span", { class: `chip ${j.status}`, "data-status": j.status }, j.status)),
                 h("td", {}, clip(oneLine(j.task), 90), h("div", { class: "muted small mono" }, j.id.slice(-8))),
                 h("td", { class: "hide-narrow" }, j.profile),
@@ -92,7 +96,10 @@
     }
   }
   async function showRecord(id) {
-    const j = await api(`/jobs/${id}`).catch((err) => (showError(err), null));
+    const j = await api(`/jobs/${id}`).catch((err) => {
+      showError(err);
+      return null;
+    });
     if (!j || id !== selected) return;
     detail.replaceChildren(
       ...[h("span", { class: `chip ${j.status}`, id: "job-status" }, j.status), " ", h("span", { class: "mono small" }, j.id),
@@ -191,7 +198,10 @@
 
   boot(() => {
     tabs([
-      { id: "jobs", label: "Jobs", render: renderJobs, show: () => (loadJobs(), loadPod()) },
+      { id: "jobs", label: "Jobs", render: renderJobs, show: () => {
+        loadJobs();
+        loadPod();
+      } },
       { id: "profiles", label: "Profiles", render: renderProfiles, show: loadProfiles },
     ]);
     setInterval(() => {

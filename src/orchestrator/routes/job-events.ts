@@ -2,11 +2,11 @@
 // with Last-Event-ID; a finished job's whole log is replayed, then the stream ends.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
-import { formatEvent, sseResponse, sseStream } from "../../common/http/sse";
+import { eventIdOf, formatEvent, sseResponse, sseStream } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
 import { followJobEvents, type StoredJobEvent } from "../jobs/events";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 
 const route = createRoute({
   method: "get",
@@ -37,20 +37,14 @@ const route = createRoute({
   },
 });
 
-function parseLastId(v: string | undefined): number {
-  if (v === undefined || v.trim() === "") return 0;
-  if (!/^\d+$/.test(v.trim())) throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
-  return Number(v.trim());
-}
-
 const frame = (e: StoredJobEvent) => formatEvent({ event: e.event.type, id: e.id, data: e.event });
 
-export function registerJobEventRoutes(app: OrchestratorApp): void {
+export function registerJobEvents(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
     const { jobs, jobEvents } = c.env.deps;
     if (!jobEvents) throw new HttpError(503, "no_job_events", "this service keeps no job events");
     const id = c.req.valid("param").job_id;
-    const after = parseLastId(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id);
+    const after = eventIdOf(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id) ?? 0;
     await jobs.get(id); // 404 before the stream opens
     keepOpen(c);
     // The shared SSE helper keeps the connection alive while the agent is silent.

@@ -3,5 +3,6 @@ import type { Hono } from "hono";
 import { registerConsole } from "../../common/console/serve";
 import script from "./page.client.js" with { type: "text" };
 
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export const registerRouterConsole = (app: Hono<any>) =>
   registerConsole(app, { service: "knowledge router", title: "Knowledge router", probe: "/feed", tokenHint: "KB_ROUTER_TOKEN", script });

@@ -65,7 +65,10 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
 
   const remember = (id: string, line: number, offset: number) => {
     let m = checkpoints.get(id);
-    if (!m) checkpoints.set(id, (m = new Map()));
+    if (!m) {
+      m = new Map();
+      checkpoints.set(id, m);
+    }
     m.set(line, offset);
     if (m.size > MAX_CHECKPOINTS) m.delete(m.keys().next().value!);
   };

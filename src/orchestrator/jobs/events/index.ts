@@ -8,7 +8,7 @@ import type { JobEventStore } from "./store";
 const logger = log("job-events");
 
 /** Default bound on one job's log (JSON bytes); the cut is said in the log itself. */
-export const DEFAULT_MAX_LOG_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_LOG_BYTES = 8 * 1024 * 1024;
 
 export interface JobEventLog {
   store: JobEventStore;
@@ -31,5 +31,5 @@ export function jobEventLog(store: JobEventStore, opts: { maxBytes?: number; pro
 export { createFileJobEventStore } from "./file-store";
 export { followJobEvents } from "./follow";
 export type { JobProgress } from "./recorder";
-export { flatten, JobEventSchema, type JobEvent, type StoredJobEvent } from "./schema";
+export { flatten, type StoredJobEvent } from "./schema";
 export type { JobEventStore } from "./store";
