@@ -3,13 +3,13 @@
 // arcs, the signal TTL sweep, feed entries, the index refresh, model titles, failures, and
 // the in-process scheduler.
 import { afterEach, describe, expect, it, spyOn } from "bun:test";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import * as fsp from "node:fs/promises";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startGateway, type Gateway } from "./fixtures/openai-gateway";
 import { loadRouterConfig } from "../src/router/config";
+import { type Gateway, startGateway } from "./fixtures/openai-gateway";
 import { tempDir } from "./support/main-process";
-import { putFile, startTestRouter, useTestRouters, type TestRouter } from "./support/router-runtime";
+import { putFile, startTestRouter, type TestRouter, useTestRouters } from "./support/router-runtime";
 import { until } from "./support/until";
 
 type Json = Record<string, any>;
@@ -66,10 +66,13 @@ describe("POST /tick and GET /tick/{id}", () => {
     expect(res.body).toMatchObject({ status: "queued", trigger: "api", dry_run: false, no_ai: false, started_at: null, error_tail: null });
     expect(res.headers.get("location")).toBe(`/tick/${res.body.tick_id}`);
     let record: Json = res.body;
-    await until(async () => {
-      record = (await r.call(`/tick/${res.body.tick_id}`)).body;
-      return record.status === "succeeded" || record.status === "failed";
-    }, { what: "the tick to end", every: 10 });
+    await until(
+      async () => {
+        record = (await r.call(`/tick/${res.body.tick_id}`)).body;
+        return record.status === "succeeded" || record.status === "failed";
+      },
+      { what: "the tick to end", every: 10 },
+    );
     expect(record.status).toBe("succeeded");
     expect(record.counts).toMatchObject({ arcs: 0, markers_harvested: 0 });
     expect(Date.parse(record.finished_at)).toBeGreaterThanOrEqual(Date.parse(record.started_at));
@@ -142,7 +145,12 @@ describe("a no_ai tick", () => {
     }
     await base.close();
     put(join(baseDir, "vault"), "raw/retro.md", NOTE_WITH_MARKERS, new Date(t(2)));
-    put(join(baseDir, "vault"), "ingest/2026-03-10/docker-layers.md", `---\ntitle: Docker layers\nkind: note\ntags: [docker]\ncreated: ${t(1)}\nsession_id: s-a\n---\n\nLayered builds cache dependencies.\n`, new Date(t(1)));
+    put(
+      join(baseDir, "vault"),
+      "ingest/2026-03-10/docker-layers.md",
+      `---\ntitle: Docker layers\nkind: note\ntags: [docker]\ncreated: ${t(1)}\nsession_id: s-a\n---\n\nLayered builds cache dependencies.\n`,
+      new Date(t(1)),
+    );
     const copy = (name: string) => {
       const dir = join(tempDir(name), "vault");
       cpSync(join(baseDir, "vault"), dir, { recursive: true, preserveTimestamps: true });
@@ -192,7 +200,10 @@ describe("the tick", () => {
     utimesSync(join(r.vault, "raw/retro.md"), later, later);
     expect((await tick(r)).counts).toMatchObject({ markers_harvested: 0, markers_already_harvested: 2 });
     // A new marker in the note is harvested; the old ones are not.
-    writeFileSync(join(r.vault, "raw/retro.md"), `${NOTE_WITH_MARKERS}\n<!-- @decision title="Pin digests in CI" -->\nCI pins every base image by digest.\n<!-- @/decision -->\n`);
+    writeFileSync(
+      join(r.vault, "raw/retro.md"),
+      `${NOTE_WITH_MARKERS}\n<!-- @decision title="Pin digests in CI" -->\nCI pins every base image by digest.\n<!-- @/decision -->\n`,
+    );
     expect((await tick(r)).counts).toMatchObject({ markers_harvested: 1, markers_already_harvested: 2 });
     expect(readdirSync(join(r.vault, "left/decisions"))).toEqual([expect.stringMatching(/^ADR-0001-pin-digests-in-ci\.md$/)]);
   });
@@ -236,7 +247,11 @@ describe("the tick", () => {
 
   it("clusters markers into arcs and writes hot-arcs.md with its table", async () => {
     const r = await router();
-    for (const content of ["Flaky deploy job times out on cache restore", "Deploy cache restore needs a longer timeout", "Deploy job fixed by raising the cache timeout"]) {
+    for (const content of [
+      "Flaky deploy job times out on cache restore",
+      "Deploy cache restore needs a longer timeout",
+      "Deploy job fixed by raising the cache timeout",
+    ]) {
       await r.call("/marker", { type: "lesson", content, attrs: { session_id: "sess-deploy" } });
     }
     await r.call("/marker", { type: "milestone", content: "Billing export ready", attrs: { session_id: "sess-billing" } });
@@ -256,13 +271,18 @@ describe("the tick", () => {
   });
 
   it("writes model titles and summaries when a model is configured", async () => {
-    const gw = startGateway({ reply: () => 'Sure: {"title": "Deploy cache timeouts", "summary": "The deploy job timed out restoring its cache until the timeout was raised."}' });
+    const gw = startGateway({
+      reply: () => 'Sure: {"title": "Deploy cache timeouts", "summary": "The deploy job timed out restoring its cache until the timeout was raised."}',
+    });
     gateways.push(gw);
     const r = await router({ LLM_API_BASE: `${gw.url}/v1` });
-    for (const content of ["Deploy cache restore times out", "Raised the deploy cache timeout"]) await r.call("/marker", { type: "lesson", content, attrs: { session_id: "d" } });
+    for (const content of ["Deploy cache restore times out", "Raised the deploy cache timeout"])
+      await r.call("/marker", { type: "lesson", content, attrs: { session_id: "d" } });
     const res = await tick(r);
     expect(res.warnings).toEqual([]);
-    expect(readFileSync(join(r.vault, "hot-arcs.md"), "utf8")).toContain("**Deploy cache timeouts** — The deploy job timed out restoring its cache until the timeout was raised.");
+    expect(readFileSync(join(r.vault, "hot-arcs.md"), "utf8")).toContain(
+      "**Deploy cache timeouts** — The deploy job timed out restoring its cache until the timeout was raised.",
+    );
     expect(gw.requests.filter((q) => q.path === "/v1/chat/completions")).toHaveLength(1);
   });
 
@@ -311,9 +331,15 @@ describe("the tick", () => {
     await r.call("/marker", { type: "signal", content: "Queue backlog growing", attrs: { severity: "high", source: "queue" } });
     await r.call("/marker", { type: "decision", content: "Adopt trunk-based development" });
     const res = await tick(r, { no_ai: true });
-    expect(readdirSync(join(r.vault, "brain-feed")).filter((n) => n.endsWith(".md")).sort()).toEqual(["tick-arcs.md", "tick-decisions.md", "tick-lessons.md", "tick-signals.md"]);
+    expect(
+      readdirSync(join(r.vault, "brain-feed"))
+        .filter((n) => n.endsWith(".md"))
+        .sort(),
+    ).toEqual(["tick-arcs.md", "tick-decisions.md", "tick-lessons.md", "tick-signals.md"]);
     const signals = readFileSync(join(r.vault, "brain-feed/tick-signals.md"), "utf8");
-    expect(signals).toStartWith(`---\nid: tick-signals\ntitle: Live signals\npriority: 1\nttl: 259200\nseverity: high\ncreated: ${res.as_of}\nkind: signals\ngenerator: tick\n---\n\n- **[high]** (queue) Queue backlog growing\n`);
+    expect(signals).toStartWith(
+      `---\nid: tick-signals\ntitle: Live signals\npriority: 1\nttl: 259200\nseverity: high\ncreated: ${res.as_of}\nkind: signals\ngenerator: tick\n---\n\n- **[high]** (queue) Queue backlog growing\n`,
+    );
     expect(readFileSync(join(r.vault, "brain-feed/tick-lessons.md"), "utf8")).toContain("ttl: 86400\n");
     expect(readFileSync(join(r.vault, "brain-feed/tick-decisions.md"), "utf8")).toContain("Adopt trunk-based development (proposed");
   });

@@ -27,20 +27,20 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
 import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
-import { parseQuery } from "../../src/router/index/query.ts";
 import { openPostgresIndex } from "../../src/router/index/postgres.ts";
+import { parseQuery } from "../../src/router/index/query.ts";
 import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
 import type { IndexStore } from "../../src/router/index/types.ts";
 import { classify } from "../../src/router/ingest/classify.ts";
-import { loadTool, type LoadResult } from "./lib/load.ts";
+import { type LoadResult, loadTool } from "./lib/load.ts";
+import { type NotesLatency, timeNotesEndpoints } from "./lib/notes-latency.ts";
 import { freePort } from "./lib/ports.ts";
-import { runPostLoader, type PostResult } from "./lib/post-loader.ts";
-import { logTail, rssMb, startAndWait, type Started } from "./lib/proc.ts";
-import { refreshRaw, type RefreshResult } from "./lib/raw-index.ts";
-import { ensureRipgrep, timeRipgrep, type RgTiming } from "./lib/ripgrep.ts";
+import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
+import { logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
+import { type RefreshResult, refreshRaw } from "./lib/raw-index.ts";
+import { ensureRipgrep, type RgTiming, timeRipgrep } from "./lib/ripgrep.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
-import { timeNotesEndpoints, type NotesLatency } from "./lib/notes-latency.ts";
 import { BENCH_QUERIES, generateNote, ingestBodies, prng, writeVault } from "./lib/vault-gen.ts";
 import { runWrkPost } from "./lib/wrk-post.ts";
 
@@ -53,8 +53,12 @@ const envNum = (name: string, fallback: number): number => {
 };
 const large = process.argv.includes("--large") || process.env.BENCH_LARGE === "1";
 const sizes = process.env.BENCH_SIZES
-  ? process.env.BENCH_SIZES.split(",").map(Number).filter((n) => n > 0)
-  : large ? [10_000, 100_000] : [10_000];
+  ? process.env.BENCH_SIZES.split(",")
+      .map(Number)
+      .filter((n) => n > 0)
+  : large
+    ? [10_000, 100_000]
+    : [10_000];
 const backends = (process.env.BENCH_BACKENDS ?? "sqlite,postgres").split(",").filter((b): b is Backend => b === "sqlite" || b === "postgres");
 
 const settings = {
@@ -120,7 +124,10 @@ function ingestMix(count: number): string {
     const { kind } = classify({ tags: [...frontmatterTags(data), ...b.tags], frontmatter: data, body });
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
   }
-  return [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${num((100 * n) / count)}% ${k}`).join(", ");
+  return [...kinds]
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${num((100 * n) / count)}% ${k}`)
+    .join(", ");
 }
 
 const tmp = mkdtempSync(join(tmpdir(), "brain-bench-search-"));
@@ -227,9 +234,13 @@ async function sqliteBuilds(cell: Cell, vault: string, dataDir: string): Promise
 async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promise<void> {
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
-  const server = await startAndWait({ cmd: [process.execPath, join(import.meta.dir, "lib/search-floor-server.ts")],
-    env: { ...process.env, PORT: String(port), DB: join(dataDir, "index.sqlite") }, readyUrl: `${base}/health`,
-    logPath: join(tmp, `floor-search-${cell.size}.log`), timeoutMs: 30_000 });
+  const server = await startAndWait({
+    cmd: [process.execPath, join(import.meta.dir, "lib/search-floor-server.ts")],
+    env: { ...process.env, PORT: String(port), DB: join(dataDir, "index.sqlite") },
+    readyUrl: `${base}/health`,
+    logPath: join(tmp, `floor-search-${cell.size}.log`),
+    timeoutMs: 30_000,
+  });
   running.add(server);
   try {
     const load = { baseUrl: base, path: "/search", bodies, headers: {}, threads: 1 };
@@ -247,21 +258,38 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
-  const env: Record<string, string | undefined> = { ...process.env, HOME: tmp, KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: String(port),
-    PORT_BRAIN_MCP: String(freePort()), ROUTER_HOST: "127.0.0.1", DATA_DIR: dataDir, DATABASE_URL: dbUrl };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    HOME: tmp,
+    KB_ROUTER_TOKEN: TOKEN,
+    PORT_BRAIN_API: String(port),
+    PORT_BRAIN_MCP: String(freePort()),
+    ROUTER_HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    DATABASE_URL: dbUrl,
+  };
   for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH"]) delete env[key];
   if (!dbUrl) delete env.DATABASE_URL;
   const logPath = join(tmp, `server-${cell.backend}-${cell.size}.log`);
-  const server = await startAndWait({ cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault], env, cwd: tmp,
-    readyUrl: `${base}/health`, logPath, timeoutMs: 60_000 });
+  const server = await startAndWait({
+    cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault],
+    env,
+    cwd: tmp,
+    readyUrl: `${base}/health`,
+    logPath,
+    timeoutMs: 60_000,
+  });
   running.add(server);
   try {
     cell.startupMs = server.startupMs;
     await Bun.sleep(1000);
     cell.rssIdleMb = rssMb(server.pid);
 
-    const res = await fetch(`${base}/search`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" },
-      body: JSON.stringify({ query: "connection pool", limit: 3 }) });
+    const res = await fetch(`${base}/search`, {
+      method: "POST",
+      headers: { ...AUTH, "content-type": "application/json" },
+      body: JSON.stringify({ query: "connection pool", limit: 3 }),
+    });
     const sample = (await res.json()) as { mode?: string; hits?: { path: string }[] };
     cell.sample = `HTTP ${res.status}, mode ${sample.mode}, ${sample.hits?.length ?? 0} hits, first ${sample.hits?.[0]?.path ?? "-"}`;
 
@@ -311,30 +339,81 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
     }),
     target,
   ];
-  const rgMs = (c: Cell, p: number) => percentile((rg.get(c.size) ?? []).map((t) => t.ms), p);
+  const rgMs = (c: Cell, p: number) =>
+    percentile(
+      (rg.get(c.size) ?? []).map((t) => t.ms),
+      p,
+    );
   const ingestOk = (c: Cell) => (c.ingest?.statuses["201"] ?? 0) + (c.ingest?.statuses["200"] ?? 0);
   const rows: string[][] = [
     ["figure", ...cols, `target (${TARGET_SIZE / 1000}k, sqlite)`],
     row("full index build (docs/s)", (c) => (c.buildDocs ?? NA) / ((c.buildMs ?? NA) / 1000), 0, "—"),
     row("full index build (s)", (c) => (c.buildMs ?? NA) / 1000, 1, "—"),
     row("  floor build: read, 1 FTS5 + 1 docs row, 256/tx (s)", (c) => (c.floorBuildMs ?? NA) / 1000, 1, "(floor)"),
-    row("  build ÷ floor", (c) => (c.buildMs ?? NA) / (c.floorBuildMs ?? NA), 2, "≤ 1.5", (v) => v <= 1.5),
+    row(
+      "  build ÷ floor",
+      (c) => (c.buildMs ?? NA) / (c.floorBuildMs ?? NA),
+      2,
+      "≤ 1.5",
+      (v) => v <= 1.5,
+    ),
     row("RSS of the build's process after it (MB)", (c) => c.buildRssMb ?? NA, 0, "≤ 150 (50k)"),
-    row(`no-change refresh, median of ${settings.refreshRuns} (ms)`, (c) => median(c.refreshMs), 0, `< ${TARGET.refreshMs} ms`, (v) => v < TARGET.refreshMs),
+    row(
+      `no-change refresh, median of ${settings.refreshRuns} (ms)`,
+      (c) => median(c.refreshMs),
+      0,
+      `< ${TARGET.refreshMs} ms`,
+      (v) => v < TARGET.refreshMs,
+    ),
     row("index search in-process, median query (ms)", (c) => c.inProcessP50 ?? NA, 2, "—"),
-    row("POST /search p50, 1 connection (ms)", (c) => c.latency?.p50Ms ?? NA, 2, `< ${TARGET.p50Ms} ms`, (v) => v < TARGET.p50Ms),
-    row("POST /search p99, 1 connection (ms)", (c) => c.latency?.p99Ms ?? NA, 2, `< ${TARGET.p99Ms} ms`, (v) => v < TARGET.p99Ms),
+    row(
+      "POST /search p50, 1 connection (ms)",
+      (c) => c.latency?.p50Ms ?? NA,
+      2,
+      `< ${TARGET.p50Ms} ms`,
+      (v) => v < TARGET.p50Ms,
+    ),
+    row(
+      "POST /search p99, 1 connection (ms)",
+      (c) => c.latency?.p99Ms ?? NA,
+      2,
+      `< ${TARGET.p99Ms} ms`,
+      (v) => v < TARGET.p99Ms,
+    ),
     row("POST /search req/s, 1 connection", (c) => c.latency?.rps ?? NA, 0, "—"),
     row("  floor req/s, 1 connection", (c) => c.floorLatency?.rps ?? NA, 0, "(floor)"),
-    row("  ÷ floor, 1 connection", (c) => (c.latency?.rps ?? NA) / (c.floorLatency?.rps ?? NA), 2, "≥ 0.85", (v) => v >= 0.85),
+    row(
+      "  ÷ floor, 1 connection",
+      (c) => (c.latency?.rps ?? NA) / (c.floorLatency?.rps ?? NA),
+      2,
+      "≥ 0.85",
+      (v) => v >= 0.85,
+    ),
     row("  floor p50, 1 connection (ms)", (c) => c.floorLatency?.p50Ms ?? NA, 2, "(floor)"),
     row(`POST /search req/s, ${settings.connections} connections`, (c) => c.throughput?.rps ?? NA, 0, "—"),
     row(`  floor req/s, ${settings.connections} connections`, (c) => c.floorThroughput?.rps ?? NA, 0, "(floor)"),
-    row(`  ÷ floor, ${settings.connections} connections`, (c) => (c.throughput?.rps ?? NA) / (c.floorThroughput?.rps ?? NA), 2, "≥ 0.85", (v) => v >= 0.85),
+    row(
+      `  ÷ floor, ${settings.connections} connections`,
+      (c) => (c.throughput?.rps ?? NA) / (c.floorThroughput?.rps ?? NA),
+      2,
+      "≥ 0.85",
+      (v) => v >= 0.85,
+    ),
     row(`POST /search p50 / p99, ${settings.connections} conn. (ms)`, (c) => c.throughput?.p50Ms ?? NA, 2, "—"),
     row("", (c) => c.throughput?.p99Ms ?? NA, 2, ""),
-    row("/search non-2xx + socket errors", (c) => (c.latency && c.throughput ? c.latency.non2xx + c.latency.errors + c.throughput.non2xx + c.throughput.errors : NA), 0, "0"),
-    row(`POST /ingest (docs/s, ${settings.ingestConcurrency} in flight)`, (c) => (c.ingest ? ingestOk(c) / c.ingest.seconds : NA), 0, `≥ ${TARGET.ingestRps}/s`, (v) => v >= TARGET.ingestRps),
+    row(
+      "/search non-2xx + socket errors",
+      (c) => (c.latency && c.throughput ? c.latency.non2xx + c.latency.errors + c.throughput.non2xx + c.throughput.errors : NA),
+      0,
+      "0",
+    ),
+    row(
+      `POST /ingest (docs/s, ${settings.ingestConcurrency} in flight)`,
+      (c) => (c.ingest ? ingestOk(c) / c.ingest.seconds : NA),
+      0,
+      `≥ ${TARGET.ingestRps}/s`,
+      (v) => v >= TARGET.ingestRps,
+    ),
     row("POST /ingest p50 / p99 (ms)", (c) => c.ingest?.p50Ms ?? NA, 1, "—"),
     row("", (c) => c.ingest?.p99Ms ?? NA, 1, ""),
     row("/ingest failures", (c) => (c.ingest ? c.ingest.requests - ingestOk(c) + c.ingest.errors : NA), 0, "0"),
@@ -353,15 +432,25 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
     row("rg over raw/ per query, p99 (ms)", (c) => (rgMissing ? NA : rgMs(c, 99)), 1, "(unranked file list)"),
   ];
   console.log();
-  console.log(`search bench — ${BENCH_QUERIES.length} fixed queries rotated by wrk (${settings.seconds}s runs after a ${settings.warmupSeconds}s warm-up), BM25 only (no embeddings)`);
-  console.log(`bun ${Bun.version}, ${availableParallelism()} cores, load average ${load(loadAtStart)} at start and ${load(loadavg())} at the end (other work on the machine skews every figure)`);
+  console.log(
+    `search bench — ${BENCH_QUERIES.length} fixed queries rotated by wrk (${settings.seconds}s runs after a ${settings.warmupSeconds}s warm-up), BM25 only (no embeddings)`,
+  );
+  console.log(
+    `bun ${Bun.version}, ${availableParallelism()} cores, load average ${load(loadAtStart)} at start and ${load(loadavg())} at the end (other work on the machine skews every figure)`,
+  );
   console.log(`ingest: generated notes from a separate loader process (${ingestMix(settings.ingestDocs)}); rg: fixed strings, any word, case-insensitive\n`);
   console.log(table(rows));
   console.log();
   for (const c of cells) {
     const name = `${c.backend} ${c.size / 1000}k`;
-    if (c.refreshSource) console.log(`${name}: refresh by ${c.refreshSource}; no-change refresh runs (ms): ${c.refreshMs.map((m) => num(m)).join(", ")}; docs touched: ${c.refreshChanged}`);
-    if (c.slowest) console.log(`${name}: slowest queries in-process (median of 5): ${c.slowest.map((s) => `${JSON.stringify(s.query)} ${num(s.ms, 1)} ms (${s.hits} hits)`).join("; ")}`);
+    if (c.refreshSource)
+      console.log(
+        `${name}: refresh by ${c.refreshSource}; no-change refresh runs (ms): ${c.refreshMs.map((m) => num(m)).join(", ")}; docs touched: ${c.refreshChanged}`,
+      );
+    if (c.slowest)
+      console.log(
+        `${name}: slowest queries in-process (median of 5): ${c.slowest.map((s) => `${JSON.stringify(s.query)} ${num(s.ms, 1)} ms (${s.hits} hits)`).join("; ")}`,
+      );
     if (c.sample) console.log(`${name}: sample POST /search → ${c.sample}`);
     if (c.ingest?.firstError) console.log(`${name}: first ingest error: ${c.ingest.firstError}`);
     if (c.error) console.log(`${name}: FAILED: ${c.error}`);

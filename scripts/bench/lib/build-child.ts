@@ -2,8 +2,9 @@
 // build's alone: `bun build-child.ts brain|floor VAULT OUT` — brain: the project's refreshFolder
 // into a SQLite index under the data directory OUT, at its default batch (256, the tick's);
 // floor: index-floor.ts into the file OUT. Prints {docs, ms, rssMb} as JSON.
-import { openSqliteIndex } from "../../../src/router/index/sqlite.ts";
+
 import { refreshFolder } from "../../../src/router/index/refresh.ts";
+import { openSqliteIndex } from "../../../src/router/index/sqlite.ts";
 import { buildFloor } from "./index-floor.ts";
 
 const [kind, vault, out] = process.argv.slice(2) as [string, string, string];

@@ -2,7 +2,7 @@
 // "refreshes the index over the raw/ directory". Cheap when nothing changed: a file whose
 // mtime matches the index is not even read; a changed mtime costs a read and a hash, and
 // only a changed hash costs a re-index. Files gone from the folder leave the index.
-import { readdirSync, statSync, type Dirent } from "node:fs";
+import { type Dirent, readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { linkStaysInVaultSync } from "../vault/contained.ts";
 import { documentFromFile } from "./document.ts";
@@ -79,7 +79,8 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
         opts.onRead?.(file, content);
         const doc = documentFromFile({ path: file.path, producer, content, mtimeMs: file.mtimeMs });
         const wrote = await store.upsert(doc, opts.embed ? { embed: opts.embed } : {});
-        if (!wrote) counts.unchanged++; // touched, same content: upsert recorded the new mtime
+        if (!wrote)
+          counts.unchanged++; // touched, same content: upsert recorded the new mtime
         else if (known.has(file.path)) counts.updated++;
         else counts.added++;
       }),

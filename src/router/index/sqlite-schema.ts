@@ -6,8 +6,7 @@ import type { Database } from "bun:sqlite";
 const BM25_RANK = "bm25(10.0, 1.0)";
 
 /** filterToken() (sqlite-text.ts) in SQL, after its U+E000 and letter: hex with A–F spelled g h j k m n. */
-const filterHex = (x: string) =>
-  `replace(replace(replace(replace(replace(replace(hex(${x}), 'A', 'g'), 'B', 'h'), 'C', 'j'), 'D', 'k'), 'E', 'm'), 'F', 'n')`;
+const filterHex = (x: string) => `replace(replace(replace(replace(replace(replace(hex(${x}), 'A', 'g'), 'B', 'h'), 'C', 'j'), 'D', 'k'), 'E', 'm'), 'F', 'n')`;
 
 export const SCHEMA: Array<string | ((db: Database) => void)> = [
   `CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

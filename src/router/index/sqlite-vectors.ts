@@ -69,18 +69,14 @@ export class SqliteVectors {
     }
     const best = new Map<number, NearestRow>();
     const rows = this.db
-      .query<Omit<NearestRow, "distance"> & { embedding: Uint8Array }, SQLQueryBindings[]>(
-        `SELECT v.seq AS seq, v.embedding AS embedding, d.* ${from}`,
-      )
+      .query<Omit<NearestRow, "distance"> & { embedding: Uint8Array }, SQLQueryBindings[]>(`SELECT v.seq AS seq, v.embedding AS embedding, d.* ${from}`)
       .iterate(...params);
     for (const { embedding, ...row } of rows) {
       const distance = cosineDistance(vector, fromBlob(embedding));
       const prior = best.get(row.id);
       if (!prior || distance < prior.distance) best.set(row.id, { ...row, distance });
     }
-    return [...best.values()]
-      .sort((a, b) => a.distance - b.distance || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-      .slice(0, limit);
+    return [...best.values()].sort((a, b) => a.distance - b.distance || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).slice(0, limit);
   }
 }
 

@@ -1,17 +1,17 @@
-import { describe, expect, it } from "bun:test";
 import { Database } from "bun:sqlite";
+import { describe, expect, it } from "bun:test";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { outgoingOf } from "../notes/graph.ts";
-import { refreshFolder } from "./refresh.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GroupCommit } from "./sqlite-group-commit.ts";
 import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
 import { describeIndexStore, type StoreLab } from "../../../test/support/index-search-suite.ts";
+import { outgoingOf } from "../notes/graph.ts";
 import { parseQuery } from "./query.ts";
+import { refreshFolder } from "./refresh.ts";
 import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
-import { filterToken, markedSnippet, splitMarked } from "./sqlite-text.ts";
+import { GroupCommit } from "./sqlite-group-commit.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
+import { filterToken, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import type { IndexDoc } from "./types.ts";
 
 async function sqliteLab(extra: { sqliteVec?: boolean } = {}): Promise<StoreLab & { dataDir: string }> {
@@ -82,7 +82,12 @@ describe("GroupCommit", () => {
       commits.run(() => db.run("INSERT INTO t VALUES (3)")),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect(db.query<{ x: number }, []>("SELECT x FROM t ORDER BY x").all().map((r) => r.x)).toEqual([1, 3]);
+    expect(
+      db
+        .query<{ x: number }, []>("SELECT x FROM t ORDER BY x")
+        .all()
+        .map((r) => r.x),
+    ).toEqual([1, 3]);
     db.close();
   });
 });
@@ -185,12 +190,23 @@ describe("SQLite index: upgrading to the text stored once (v5)", () => {
             .get(path, title, JSON.stringify(tags), path.slice(4, -3))!;
           for (const t of tags) db.query("INSERT INTO doc_tags (tag, doc_id) VALUES (?, ?)").run(t, id);
           chunks.forEach((body, seq) => {
-            const { id: cid } = db.query<{ id: number }, [number, number, string, string]>("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?) RETURNING id").get(id, seq, title, body)!;
+            const { id: cid } = db
+              .query<{ id: number }, [number, number, string, string]>("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?) RETURNING id")
+              .get(id, seq, title, body)!;
             db.query("INSERT INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)").run(cid, new Uint8Array(new Float32Array(vectors[seq]!).buffer));
           });
           return id;
         };
-        const a = add("raw/a.md", "Alpha", ["ops"], ["first part about helm 𝔸", "second part about rollback"], [[1, 0], [0, 1]]);
+        const a = add(
+          "raw/a.md",
+          "Alpha",
+          ["ops"],
+          ["first part about helm 𝔸", "second part about rollback"],
+          [
+            [1, 0],
+            [0, 1],
+          ],
+        );
         add("raw/b.md", "Beta", [], ["plain"], [[1, 0]]);
         db.query("INSERT INTO doc_links (doc_id, kind, target, name) VALUES (?, 'wiki', 'b', 'b')").run(a);
         db.run("INSERT INTO docs_fts (docs_fts) VALUES ('rebuild')");
@@ -272,11 +288,12 @@ describe("snippets from highlighted text", () => {
   it("cuts a highlighted body back into its chunks, closing a mark open across a cut", () => {
     const chunks = ["alpha beta", "gamma 𝔸 delta", "omega"];
     const marked = `alpha ${O}beta${C}\n\n${O}gamma${C} 𝔸 ${O}delta\n\nomega${C}`;
-    expect(splitMarked(marked, chunks.map((c) => c.length))).toEqual([
-      `alpha ${O}beta${C}`,
-      `${O}gamma${C} 𝔸 ${O}delta${C}`,
-      `${O}omega${C}`,
-    ]);
+    expect(
+      splitMarked(
+        marked,
+        chunks.map((c) => c.length),
+      ),
+    ).toEqual([`alpha ${O}beta${C}`, `${O}gamma${C} 𝔸 ${O}delta${C}`, `${O}omega${C}`]);
     expect(splitMarked("one", [3])).toEqual(["one"]);
   });
 

@@ -5,23 +5,23 @@ import { Database, type SQLQueryBindings } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chunkDocument, embeddingInputs } from "./chunk.ts";
+import { resolveEmbeddings } from "./embeddings.ts";
 import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
-import { extractLinks, noteName, type DocLink } from "./links.ts";
+import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
-import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
+import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import { SqliteVectors } from "./sqlite-vectors.ts";
-import { resolveEmbeddings } from "./embeddings.ts";
 import {
-  PRODUCERS,
   type Fingerprint,
   type HitSnippet,
   type IndexDoc,
   type IndexStore,
   type LinkCounts,
   type NoteMeta,
+  PRODUCERS,
   type Producer,
   type RecentQuery,
   type SearchFilters,
@@ -134,14 +134,16 @@ export class SqliteIndexStore implements IndexStore {
 
   async migrate(): Promise<void> {
     const { user_version: version } = this.db.query<{ user_version: number }, []>("PRAGMA user_version").get()!;
-    this.db.transaction(() => {
-      for (let v = version; v < SCHEMA.length; v++) {
-        const step = SCHEMA[v]!;
-        if (typeof step === "string") this.db.run(step);
-        else step(this.db);
-        this.db.run(`PRAGMA user_version = ${v + 1}`);
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (let v = version; v < SCHEMA.length; v++) {
+          const step = SCHEMA[v]!;
+          if (typeof step === "string") this.db.run(step);
+          else step(this.db);
+          this.db.run(`PRAGMA user_version = ${v + 1}`);
+        }
+      })
+      .immediate();
     this.configureVectors();
   }
 
@@ -201,7 +203,7 @@ export class SqliteIndexStore implements IndexStore {
       this.writes.defer(() => w.fts.run(id, doc.title, body, filters));
       if (tags.length) w.tags.run(id, JSON.stringify(tags));
       this.insertLinks(id, links);
-      if (embeddings && this.vectors) embeddings.forEach((vector, seq) => this.vectors!.put(id, seq, vector));
+      if (embeddings && this.vectors) for (const [seq, vector] of embeddings.entries()) this.vectors.put(id, seq, vector);
       return true;
     });
   }
@@ -231,7 +233,10 @@ export class SqliteIndexStore implements IndexStore {
       .all(JSON.stringify(paths));
     // OR: marks every clause a document holds, which for a document holding all of them is
     // exactly what the AND search marked; and it also covers hits of search()'s OR fallback.
-    const best = this.bestChunks(ftsExpression(clauses(query), "OR"), docs.map((d) => d.id));
+    const best = this.bestChunks(
+      ftsExpression(clauses(query), "OR"),
+      docs.map((d) => d.id),
+    );
     for (const d of docs) {
       const chunk = best.get(d.id);
       if (chunk) out.set(d.path, hitSnippet(d.path, chunk.seq, chunk.snippet));

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
-import { parseInlineMarkers, type InlineMarker } from "../markers/inline";
-import { markerId, markerTime, recordMarker, type MarkerDeps } from "../markers/marker";
+import { type InlineMarker, parseInlineMarkers } from "../markers/inline";
+import { type MarkerDeps, markerId, markerTime, recordMarker } from "../markers/marker";
 import type { MarkerRecord } from "../markers/types";
 import type { WalkedFile } from "../vault/walk";
 import { isHarvestable } from "./sources";
@@ -46,7 +46,10 @@ export async function harvestInlineMarkers(
   opts: { dryRun: boolean; asOf: Date; preread?: ReadonlyMap<string, PrereadNote> },
 ): Promise<HarvestResult> {
   const statePath = stateFile(deps.dataDir);
-  const state: Record<string, string> = await readFile(statePath, "utf8").then((t) => JSON.parse(t), () => ({}));
+  const state: Record<string, string> = await readFile(statePath, "utf8").then(
+    (t) => JSON.parse(t),
+    () => ({}),
+  );
   const next: Record<string, string> = {};
   const result: HarvestResult = { records: [], notesRead: 0, alreadyRecorded: 0, refused: [] };
   for (const f of files) {
@@ -74,18 +77,24 @@ export async function harvestInlineMarkers(
         continue;
       }
       try {
-        const { record, replayed } = await recordMarker(deps, input, { key, source: "inline" }, {
-          origin: "inline",
-          receivedAt: opts.asOf,
-          defaultSource: `vault:${f.path}`,
-          fallbackTs,
-        });
+        const { record, replayed } = await recordMarker(
+          deps,
+          input,
+          { key, source: "inline" },
+          {
+            origin: "inline",
+            receivedAt: opts.asOf,
+            defaultSource: `vault:${f.path}`,
+            fallbackTs,
+          },
+        );
         if (replayed) result.alreadyRecorded++;
         else result.records.push(record);
       } catch (err) {
         // A marker the API would refuse (invalid or too large) is skipped, not retried forever: its key is
         // not recorded, but the note is marked scanned until it changes.
-        if (err instanceof DomainError && (err.kind === "invalid" || err.kind === "too_large")) result.refused.push(`${f.path}: @${m.type}: ${(err as Error).message}`);
+        if (err instanceof DomainError && (err.kind === "invalid" || err.kind === "too_large"))
+          result.refused.push(`${f.path}: @${m.type}: ${(err as Error).message}`);
         else throw err;
       }
     }
@@ -97,7 +106,13 @@ export async function harvestInlineMarkers(
   return result;
 }
 
-function preview(id: string, input: { type: MarkerRecord["type"]; content: string; attrs: Record<string, string> }, notePath: string, asOf: Date, fallbackTs: Date): MarkerRecord {
+function preview(
+  id: string,
+  input: { type: MarkerRecord["type"]; content: string; attrs: Record<string, string> },
+  notePath: string,
+  asOf: Date,
+  fallbackTs: Date,
+): MarkerRecord {
   let ts = fallbackTs;
   try {
     ts = markerTime(input.attrs.ts, fallbackTs);

@@ -7,8 +7,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../common/logger";
 import { documentFromFile } from "../index/document";
-import { refreshFolder, type RefreshCounts as RawCounts, type RefreshOptions } from "../index/refresh";
-import { PRODUCERS, type IndexStore, type Producer } from "../index/types";
+import { type RefreshCounts as RawCounts, type RefreshOptions, refreshFolder } from "../index/refresh";
+import { type IndexStore, PRODUCERS, type Producer } from "../index/types";
 import type { WalkedFile } from "../vault/walk";
 import { PRODUCER_SOURCES, producerOf } from "./sources";
 
@@ -52,7 +52,12 @@ export function refreshRaw(deps: RefreshDeps, onRead?: RefreshOptions["onRead"])
  * unless `raw` gives the counts of a raw/ refresh this tick already ran (refreshRaw).
  */
 export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[], done: { raw?: RawCounts } = {}): Promise<RefreshCounts> {
-  const counts: RefreshCounts = { upserted: 0, removed: 0, unchanged: 0, byProducer: Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number> };
+  const counts: RefreshCounts = {
+    upserted: 0,
+    removed: 0,
+    unchanged: 0,
+    byProducer: Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number>,
+  };
   const raw = done.raw ?? (await refreshRaw(deps));
   counts.upserted += raw.added + raw.updated;
   counts.removed += raw.removed;
