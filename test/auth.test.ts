@@ -105,11 +105,17 @@ describe("router with a scoped token (what an agent's hooks carry)", () => {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
-  it("reaches the hooks' routes: GET /feed, GET /signal, POST /marker", async () => {
+  it("reaches the hooks' routes and reads the vault: GET /feed, GET /signal, POST /marker, POST /search, GET /notes…", async () => {
     const t = mintScopedToken(TOKEN, { sub: "job:auth-1", ttlSeconds: 600 });
     const marker = await send(t, "POST", "/marker", { type: "lesson", content: "Scoped tokens post markers." });
     expect(marker.status).toBe(201);
     expect((await send(t, "GET", "/feed")).status).toBe(200);
+    // What the profile's words tell an agent to do: search the vault and read what it finds.
+    const search = await send(t, "POST", "/search", { query: "scoped tokens" });
+    expect(search.status).toBe(200);
+    expect((await send(t, "GET", "/notes?limit=5")).status).toBe(200);
+    expect((await send(t, "POST", "/notes/batch", { paths: ["raw/none.md"] })).status).toBe(200);
+    expect((await send(t, "GET", "/notes/raw/none.md")).status).toBe(404); // through auth to the route
     const signal = await send(t, "GET", "/signal");
     expect(signal.status).toBe(200);
     expect(signal.headers.get("content-type")).toContain("text/event-stream");
@@ -121,7 +127,8 @@ describe("router with a scoped token (what an agent's hooks carry)", () => {
   for (const [method, path, body] of [
     ["POST", "/ingest", { content: "x", title: "x" }],
     ["POST", "/tick", {}],
-    ["POST", "/search", { query: "x" }],
+    ["POST", "/brief", { query: "x" }],
+    ["POST", "/dispatch", { task: "x" }],
     ["POST", "/signal", { content: "x", severity: "critical" }],
     ["GET", "/health/deep", undefined],
     ["GET", "/no-such-route", undefined],

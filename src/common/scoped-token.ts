@@ -1,7 +1,7 @@
 // Scoped tokens: what an agent's hooks carry instead of the router's own token (issue 16 part 1,
 // and #14: no secret in an agent's reach). The orchestrator mints one per job or agent-mode turn,
-// bound to it (`sub`), good only for the routes the hooks call (the feed, signals, markers and the
-// outbox replay, which is POST /marker) and only until the run's timeout. The router checks it
+// bound to it (`sub`), good only for the routes the hooks and the profile's words call (the feed,
+// signals, markers and the outbox replay, which is POST /marker; search and reading notes) and only until the run's timeout. The router checks it
 // against its own tokens, so there is nothing new to configure: the signing key is derived from
 // a router token (HMAC with a fixed label), and a rotated token (KB_ROUTER_TOKENS) keeps
 // accepting what its predecessor signed until those runs expire.
@@ -15,10 +15,12 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 export const SCOPED_TOKEN_PREFIX = "bsk1.";
 const KEY_LABEL = "brain-stack scoped token v1";
 
-/** What a scope lets through: a method and an exact path (no query string). */
+/** What a scope lets through: a method and an exact path (no query string), or with `under`, the paths below it. */
 export interface ScopedRoute {
   method: string;
   path: string;
+  /** Also every path under `path/` (GET /notes/{path}, its context). */
+  under?: boolean;
 }
 
 /** The scopes the hooks need, and the routes each opens. */
@@ -26,6 +28,13 @@ export const HOOK_SCOPES = {
   "feed:read": [{ method: "GET", path: "/feed" }],
   "signal:read": [{ method: "GET", path: "/signal" }],
   "marker:write": [{ method: "POST", path: "/marker" }],
+  // What the profile's words tell an agent to do besides markers: search the vault and read notes
+  // (read-only; no ingest, ticks, dispatch or briefs, which spend the router's model budget).
+  "vault:read": [
+    { method: "POST", path: "/search" },
+    { method: "GET", path: "/notes", under: true },
+    { method: "POST", path: "/notes/batch" },
+  ],
 } as const satisfies Record<string, readonly ScopedRoute[]>;
 
 export type HookScope = keyof typeof HOOK_SCOPES;
@@ -90,7 +99,8 @@ export function scopedTokenVerifier(secrets: readonly string[]) {
       const v = verify(token, now);
       if (!v.ok) return v;
       const m = method === "HEAD" ? "GET" : method;
-      const allowed = v.claims.scope.some((s) => (HOOK_SCOPES as Record<string, readonly ScopedRoute[]>)[s]?.some((r) => r.method === m && r.path === path));
+      const opens = (r: ScopedRoute) => r.method === m && (r.path === path || (r.under === true && path.startsWith(`${r.path}/`)));
+      const allowed = v.claims.scope.some((s) => (HOOK_SCOPES as Record<string, readonly ScopedRoute[]>)[s]?.some(opens));
       return allowed ? v : { ok: false, reason: "out_of_scope", claims: v.claims };
     },
   };
@@ -100,5 +110,5 @@ export function scopedTokenVerifier(secrets: readonly string[]) {
 export const hookRoutesText = () =>
   Object.values(HOOK_SCOPES)
     .flat()
-    .map((r) => `${r.method} ${r.path}`)
+    .map((r: ScopedRoute) => `${r.method} ${r.path}${r.under ? "[/…]" : ""}`)
     .join(", ");

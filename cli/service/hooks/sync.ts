@@ -2,8 +2,9 @@
 // or fetch and reset, the companion repositories here, without the service (spec: "hooks sync |
 // --target, --url (hooks target only) | no"). Same settings and clone root as the service
 // (SERVICE_CLONE_ROOT, else SERVICE_SHARED_FS_ROOT, else ~/.service); --url replaces
-// SERVICE_HOOKS_URL. A running service reads profiles it brings at its next POST /admin/sync or
-// restart. Exit 1 when a target failed.
+// SERVICE_HOOKS_URL. A running service in agent mode takes a moved hub up before its next turn
+// (package copied again, runners re-run, system prompt reloaded); profiles the hooks package
+// brings are read at its next POST /admin/sync or restart. Exit 1 when a target failed.
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { loadOrchestratorConfig } from "../../../src/orchestrator/config";
