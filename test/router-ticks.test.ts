@@ -2,16 +2,20 @@
 // time, dry runs that write nothing, byte-for-byte no_ai runs, inline markers harvested once,
 // arcs, the signal TTL sweep, feed entries, the index refresh, model titles, failures, and
 // the in-process scheduler.
-import { afterEach, describe, expect, it } from "bun:test";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { afterEach, describe, expect, it, spyOn } from "bun:test";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import * as fsp from "node:fs/promises";
 import { join } from "node:path";
-import { startGateway, type Gateway } from "./fixtures/openai-gateway";
 import { loadRouterConfig } from "../src/router/config";
+import { type Gateway, startGateway } from "./fixtures/openai-gateway";
 import { tempDir } from "./support/main-process";
-import { putFile, startTestRouter, useTestRouters, type TestRouter } from "./support/router-runtime";
+import { putFile, startTestRouter, type TestRouter, useTestRouters } from "./support/router-runtime";
 import { until } from "./support/until";
 
 type Json = Record<string, any>;
+
+const originalReadFile = fsp.readFile;
+const originalFile = Bun.file;
 
 const router = useTestRouters();
 const put = putFile;
@@ -62,10 +66,13 @@ describe("POST /tick and GET /tick/{id}", () => {
     expect(res.body).toMatchObject({ status: "queued", trigger: "api", dry_run: false, no_ai: false, started_at: null, error_tail: null });
     expect(res.headers.get("location")).toBe(`/tick/${res.body.tick_id}`);
     let record: Json = res.body;
-    await until(async () => {
-      record = (await r.call(`/tick/${res.body.tick_id}`)).body;
-      return record.status === "succeeded" || record.status === "failed";
-    }, { what: "the tick to end", every: 10 });
+    await until(
+      async () => {
+        record = (await r.call(`/tick/${res.body.tick_id}`)).body;
+        return record.status === "succeeded" || record.status === "failed";
+      },
+      { what: "the tick to end", every: 10 },
+    );
     expect(record.status).toBe("succeeded");
     expect(record.counts).toMatchObject({ arcs: 0, markers_harvested: 0 });
     expect(Date.parse(record.finished_at)).toBeGreaterThanOrEqual(Date.parse(record.started_at));
@@ -138,7 +145,12 @@ describe("a no_ai tick", () => {
     }
     await base.close();
     put(join(baseDir, "vault"), "raw/retro.md", NOTE_WITH_MARKERS, new Date(t(2)));
-    put(join(baseDir, "vault"), "ingest/2026-03-10/docker-layers.md", `---\ntitle: Docker layers\nkind: note\ntags: [docker]\ncreated: ${t(1)}\nsession_id: s-a\n---\n\nLayered builds cache dependencies.\n`, new Date(t(1)));
+    put(
+      join(baseDir, "vault"),
+      "ingest/2026-03-10/docker-layers.md",
+      `---\ntitle: Docker layers\nkind: note\ntags: [docker]\ncreated: ${t(1)}\nsession_id: s-a\n---\n\nLayered builds cache dependencies.\n`,
+      new Date(t(1)),
+    );
     const copy = (name: string) => {
       const dir = join(tempDir(name), "vault");
       cpSync(join(baseDir, "vault"), dir, { recursive: true, preserveTimestamps: true });
@@ -188,14 +200,58 @@ describe("the tick", () => {
     utimesSync(join(r.vault, "raw/retro.md"), later, later);
     expect((await tick(r)).counts).toMatchObject({ markers_harvested: 0, markers_already_harvested: 2 });
     // A new marker in the note is harvested; the old ones are not.
-    writeFileSync(join(r.vault, "raw/retro.md"), `${NOTE_WITH_MARKERS}\n<!-- @decision title="Pin digests in CI" -->\nCI pins every base image by digest.\n<!-- @/decision -->\n`);
+    writeFileSync(
+      join(r.vault, "raw/retro.md"),
+      `${NOTE_WITH_MARKERS}\n<!-- @decision title="Pin digests in CI" -->\nCI pins every base image by digest.\n<!-- @/decision -->\n`,
+    );
     expect((await tick(r)).counts).toMatchObject({ markers_harvested: 1, markers_already_harvested: 2 });
     expect(readdirSync(join(r.vault, "left/decisions"))).toEqual([expect.stringMatching(/^ADR-0001-pin-digests-in-ci\.md$/)]);
   });
 
+  it("reads each note of raw/ once on a first tick: the index and the harvest share the read", async () => {
+    const r = await router();
+    put(r.vault, "raw/retro.md", NOTE_WITH_MARKERS);
+    for (let i = 0; i < 5; i++) put(r.vault, `raw/notes/n${i}.md`, `# Note ${i}\nplain text about kites ${i}\n`);
+    const reads = new Map<string, number>();
+    const count = (p: unknown) => {
+      const rel = String(p instanceof URL ? p.pathname : p).split(`${r.vault}/`)[1];
+      if (rel?.startsWith("raw/")) reads.set(rel, (reads.get(rel) ?? 0) + 1);
+    };
+    const readFileSpy = spyOn(fsp, "readFile").mockImplementation(((p: Parameters<typeof fsp.readFile>[0], ...rest: never[]) => {
+      count(p);
+      return originalReadFile(p, ...rest);
+    }) as typeof fsp.readFile);
+    const fileSpy = spyOn(Bun, "file").mockImplementation(((p: string, ...rest: never[]) => {
+      count(p);
+      return originalFile(p, ...rest);
+    }) as typeof Bun.file);
+    try {
+      const first = await tick(r);
+      expect(first.counts.markers_harvested).toBe(2);
+      expect(first.counts.index_upserted).toBeGreaterThanOrEqual(6);
+      expect([...reads.keys()].sort()).toEqual(["raw/notes/n0.md", "raw/notes/n1.md", "raw/notes/n2.md", "raw/notes/n3.md", "raw/notes/n4.md", "raw/retro.md"]);
+      expect([...reads.values()].every((n) => n === 1)).toBe(true);
+      // A note changed since: read once more, indexed and harvested from that one read.
+      reads.clear();
+      writeFileSync(join(r.vault, "raw/notes/n2.md"), `# Note 2\nkites and gliders\n<!-- @lesson source=kites -->\nCheck the wind first.\n<!-- @/lesson -->\n`);
+      const later = new Date(Date.now() + 5000);
+      utimesSync(join(r.vault, "raw/notes/n2.md"), later, later);
+      expect((await tick(r)).counts).toMatchObject({ markers_harvested: 1 });
+      expect(Object.fromEntries(reads)).toEqual({ "raw/notes/n2.md": 1 });
+      expect((await r.call("/search", { query: "gliders" })).body.hits.map((h: Json) => h.path)).toEqual(["raw/notes/n2.md"]);
+    } finally {
+      readFileSpy.mockRestore();
+      fileSpy.mockRestore();
+    }
+  });
+
   it("clusters markers into arcs and writes hot-arcs.md with its table", async () => {
     const r = await router();
-    for (const content of ["Flaky deploy job times out on cache restore", "Deploy cache restore needs a longer timeout", "Deploy job fixed by raising the cache timeout"]) {
+    for (const content of [
+      "Flaky deploy job times out on cache restore",
+      "Deploy cache restore needs a longer timeout",
+      "Deploy job fixed by raising the cache timeout",
+    ]) {
       await r.call("/marker", { type: "lesson", content, attrs: { session_id: "sess-deploy" } });
     }
     await r.call("/marker", { type: "milestone", content: "Billing export ready", attrs: { session_id: "sess-billing" } });
@@ -215,13 +271,18 @@ describe("the tick", () => {
   });
 
   it("writes model titles and summaries when a model is configured", async () => {
-    const gw = startGateway({ reply: () => 'Sure: {"title": "Deploy cache timeouts", "summary": "The deploy job timed out restoring its cache until the timeout was raised."}' });
+    const gw = startGateway({
+      reply: () => 'Sure: {"title": "Deploy cache timeouts", "summary": "The deploy job timed out restoring its cache until the timeout was raised."}',
+    });
     gateways.push(gw);
     const r = await router({ LLM_API_BASE: `${gw.url}/v1` });
-    for (const content of ["Deploy cache restore times out", "Raised the deploy cache timeout"]) await r.call("/marker", { type: "lesson", content, attrs: { session_id: "d" } });
+    for (const content of ["Deploy cache restore times out", "Raised the deploy cache timeout"])
+      await r.call("/marker", { type: "lesson", content, attrs: { session_id: "d" } });
     const res = await tick(r);
     expect(res.warnings).toEqual([]);
-    expect(readFileSync(join(r.vault, "hot-arcs.md"), "utf8")).toContain("**Deploy cache timeouts** — The deploy job timed out restoring its cache until the timeout was raised.");
+    expect(readFileSync(join(r.vault, "hot-arcs.md"), "utf8")).toContain(
+      "**Deploy cache timeouts** — The deploy job timed out restoring its cache until the timeout was raised.",
+    );
     expect(gw.requests.filter((q) => q.path === "/v1/chat/completions")).toHaveLength(1);
   });
 
@@ -270,9 +331,15 @@ describe("the tick", () => {
     await r.call("/marker", { type: "signal", content: "Queue backlog growing", attrs: { severity: "high", source: "queue" } });
     await r.call("/marker", { type: "decision", content: "Adopt trunk-based development" });
     const res = await tick(r, { no_ai: true });
-    expect(readdirSync(join(r.vault, "brain-feed")).filter((n) => n.endsWith(".md")).sort()).toEqual(["tick-arcs.md", "tick-decisions.md", "tick-lessons.md", "tick-signals.md"]);
+    expect(
+      readdirSync(join(r.vault, "brain-feed"))
+        .filter((n) => n.endsWith(".md"))
+        .sort(),
+    ).toEqual(["tick-arcs.md", "tick-decisions.md", "tick-lessons.md", "tick-signals.md"]);
     const signals = readFileSync(join(r.vault, "brain-feed/tick-signals.md"), "utf8");
-    expect(signals).toStartWith(`---\nid: tick-signals\ntitle: Live signals\npriority: 1\nttl: 259200\nseverity: high\ncreated: ${res.as_of}\nkind: signals\ngenerator: tick\n---\n\n- **[high]** (queue) Queue backlog growing\n`);
+    expect(signals).toStartWith(
+      `---\nid: tick-signals\ntitle: Live signals\npriority: 1\nttl: 259200\nseverity: high\ncreated: ${res.as_of}\nkind: signals\ngenerator: tick\n---\n\n- **[high]** (queue) Queue backlog growing\n`,
+    );
     expect(readFileSync(join(r.vault, "brain-feed/tick-lessons.md"), "utf8")).toContain("ttl: 86400\n");
     expect(readFileSync(join(r.vault, "brain-feed/tick-decisions.md"), "utf8")).toContain("Adopt trunk-based development (proposed");
   });

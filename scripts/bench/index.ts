@@ -15,7 +15,12 @@ if (process.argv.includes("--help") || process.argv.includes("-h")) {
   console.log(`usage: bun run bench [name…]   (available: ${available.join(", ") || "none"})`);
   process.exit(0);
 }
-const requested = process.argv.slice(2).map((a) => basename(a, ".ts"));
+// Flags (`--large`, …) go to every selected bench: `bun run bench search --large`.
+const flags = process.argv.slice(2).filter((a) => a.startsWith("-"));
+const requested = process.argv
+  .slice(2)
+  .filter((a) => !a.startsWith("-"))
+  .map((a) => basename(a, ".ts"));
 const unknown = requested.filter((r) => !available.includes(r));
 if (unknown.length > 0) {
   console.error(`unknown bench: ${unknown.join(", ")}; available: ${available.join(", ") || "(none)"}`);
@@ -35,7 +40,7 @@ for (const name of selected) {
   console.log(`\n=== bench: ${name} ===`);
   const t0 = performance.now();
   const proc = Bun.spawn({
-    cmd: [process.execPath, join(DIR, `${name}.ts`)],
+    cmd: [process.execPath, join(DIR, `${name}.ts`), ...flags],
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",

@@ -2,7 +2,7 @@
 // "refreshes the index over the raw/ directory". Cheap when nothing changed: a file whose
 // mtime matches the index is not even read; a changed mtime costs a read and a hash, and
 // only a changed hash costs a re-index. Files gone from the folder leave the index.
-import { readdirSync, statSync, type Dirent } from "node:fs";
+import { type Dirent, readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { linkStaysInVaultSync } from "../vault/contained.ts";
 import { documentFromFile } from "./document.ts";
@@ -23,6 +23,11 @@ export interface RefreshOptions {
    * values make a full SQLite build several times slower.
    */
   concurrency?: number;
+  /**
+   * Called with each file's text as it is read (changed files only), so a caller that also
+   * needs the text (the tick's inline-marker harvest) need not read the file a second time.
+   */
+  onRead?: (file: { path: string; mtimeMs: number; size: number }, content: string) => void;
 }
 
 export interface RefreshCounts {
@@ -71,9 +76,11 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       batch.map(async (file, i) => {
         const content = contents[i];
         if (content === null || content === undefined) return void seen.delete(file.path); // deleted since the walk
+        opts.onRead?.(file, content);
         const doc = documentFromFile({ path: file.path, producer, content, mtimeMs: file.mtimeMs });
         const wrote = await store.upsert(doc, opts.embed ? { embed: opts.embed } : {});
-        if (!wrote) counts.unchanged++; // touched, same content: upsert recorded the new mtime
+        if (!wrote)
+          counts.unchanged++; // touched, same content: upsert recorded the new mtime
         else if (known.has(file.path)) counts.updated++;
         else counts.added++;
       }),

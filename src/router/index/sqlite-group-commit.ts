@@ -3,6 +3,12 @@
 // commit — a new segment, then merges — so a refresh or a burst of ingests that overlaps
 // its upserts runs several times faster than one transaction per document. A write's
 // promise settles once its transaction has committed.
+//
+// FTS5 writes go last (defer()): FTS5 flushes its pending terms into a new segment at every
+// savepoint opened after a write to it, so a full-text row written inside each document's
+// savepoint made one tiny segment per document and the merges that follow — most of an index
+// build's time. Deferred to the end of the batch, outside any savepoint, a batch's rows make
+// one segment, as a bare FTS5 loader's would. A deferred write that fails fails the batch.
 import type { Database } from "bun:sqlite";
 
 interface Pending {
@@ -13,8 +19,24 @@ interface Pending {
 
 export class GroupCommit {
   private readonly queue: Pending[] = [];
+  /** The deferred writes of the write running now (undefined outside flush()). */
+  private deferred: Array<() => void> | undefined;
+  private readonly begin;
+  private readonly savepoint;
+  private readonly release;
+  private readonly rollbackTo;
+  private readonly commit;
+  private readonly rollback;
 
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: Database) {
+    // Prepared once: db.transaction() per write re-created its wrapper and statements.
+    this.begin = db.prepare("BEGIN IMMEDIATE");
+    this.savepoint = db.prepare("SAVEPOINT write");
+    this.release = db.prepare("RELEASE write");
+    this.rollbackTo = db.prepare("ROLLBACK TO write");
+    this.commit = db.prepare("COMMIT");
+    this.rollback = db.prepare("ROLLBACK");
+  }
 
   run<T>(fn: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -23,23 +45,45 @@ export class GroupCommit {
     });
   }
 
+  /**
+   * Inside a write: runs `op` after every write of the batch, outside their savepoints, in the
+   * order deferred; dropped when the write fails. Outside a write: runs it now.
+   */
+  defer(op: () => void): void {
+    if (this.deferred) this.deferred.push(op);
+    else op();
+  }
+
   /** Commits whatever is queued now (close() calls it before closing the database). */
   flush(): void {
     const batch = this.queue.splice(0);
     if (batch.length === 0) return;
     const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      this.db
-        .transaction(() => {
-          for (const w of batch) {
-            try {
-              results.push({ ok: true, value: this.db.transaction(w.fn)() });
-            } catch (error) {
-              results.push({ ok: false, error });
-            }
+      this.begin.run();
+      try {
+        const later: Array<() => void> = [];
+        for (const w of batch) {
+          this.deferred = [];
+          this.savepoint.run();
+          try {
+            results.push({ ok: true, value: w.fn() });
+            this.release.run();
+            later.push(...this.deferred);
+          } catch (error) {
+            this.rollbackTo.run();
+            this.release.run();
+            results.push({ ok: false, error });
+          } finally {
+            this.deferred = undefined;
           }
-        })
-        .immediate();
+        }
+        for (const op of later) op();
+        this.commit.run();
+      } catch (error) {
+        if (this.db.inTransaction) this.rollback.run();
+        throw error;
+      }
     } catch (error) {
       for (const w of batch) w.reject(error);
       return;

@@ -1,13 +1,14 @@
-// The SQLite index's schema, one entry per version, applied in order under PRAGMA user_version.
+// The SQLite index's schema, one entry per version, applied in order under PRAGMA user_version
+// (a step SQL cannot express alone is a function of the open database).
+import type { Database } from "bun:sqlite";
 
 /** FTS5's rank: bm25 with per-column weights (title, body), a title match ten times a body match. */
 const BM25_RANK = "bm25(10.0, 1.0)";
 
-/** filterToken() (sqlite.ts) in SQL, after its U+E000 and letter: hex with A–F spelled g h j k m n. */
-const filterHex = (x: string) =>
-  `replace(replace(replace(replace(replace(replace(hex(${x}), 'A', 'g'), 'B', 'h'), 'C', 'j'), 'D', 'k'), 'E', 'm'), 'F', 'n')`;
+/** filterToken() (sqlite-text.ts) in SQL, after its U+E000 and letter: hex with A–F spelled g h j k m n. */
+const filterHex = (x: string) => `replace(replace(replace(replace(replace(replace(hex(${x}), 'A', 'g'), 'B', 'h'), 'C', 'j'), 'D', 'k'), 'E', 'm'), 'F', 'n')`;
 
-export const SCHEMA: string[] = [
+export const SCHEMA: Array<string | ((db: Database) => void)> = [
   `CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    CREATE TABLE docs (
      id INTEGER PRIMARY KEY,
@@ -54,7 +55,7 @@ export const SCHEMA: string[] = [
    CREATE INDEX docs_fingerprint ON docs (producer, path, hash, mtime_ms);`,
   // v3: one full-text row per document instead of one per chunk. docs_text (a view) is each
   // document's title, its chunks' text joined, and its producer and tags as opaque tokens
-  // (filterToken() in sqlite.ts); docs_fts indexes it as external content. A search then
+  // (filterToken() in sqlite-text.ts); docs_fts indexes it as external content. A search then
   // scores each matching document once, not every matching chunk before de-duplicating; its
   // tag and producer filters narrow the MATCH inside FTS5 before anything is scored; and a
   // hit's best chunk is found in the highlighted text of its document. chunks_fts goes: every
@@ -90,4 +91,52 @@ export const SCHEMA: string[] = [
    ) WITHOUT ROWID;
    CREATE INDEX doc_links_name ON doc_links (name);
    UPDATE docs SET mtime_ms = -1;`,
+  // v5: the text stored once, in docs_fts itself (an FTS5 table holding its content), one row
+  // per document. The chunks table goes: a chunk is a slice of that body, and docs.chunk_lengths
+  // says where each ends (each chunk's length in UTF-16 code units, the body joining them with
+  // "\n\n"; NULL for a one-chunk document). Vectors are keyed by (document, chunk). An index
+  // build then writes one docs row and one FTS5 row per note (plus its tags and links), not a
+  // chunk row each, a body in two tables and a view re-assembling it for FTS5. And fewer
+  // b-trees take a random insert per note — after FTS5, what a build pays for most (each
+  // commit writes every page it dirtied): the names a note links to become tokens of its
+  // `filters` column (backlinks find their notes through FTS5, which writes sorted segments),
+  // so doc_links, keyed by document, only ever appends and its name index goes; docs_producer
+  // goes too (docs_fingerprint starts with the producer).
+  (db) => {
+    db.run("ALTER TABLE docs ADD COLUMN chunk_lengths TEXT");
+    const set = db.query("UPDATE docs SET chunk_lengths = ? WHERE id = ?");
+    let doc = -1;
+    let lengths: number[] = [];
+    const flush = () => {
+      if (lengths.length > 1) set.run(JSON.stringify(lengths), doc);
+    };
+    for (const [id, body] of db.query("SELECT doc_id, body FROM chunks ORDER BY doc_id, seq").values() as [number, string][]) {
+      if (id !== doc) {
+        flush();
+        [doc, lengths] = [id, []];
+      }
+      lengths.push(body.length);
+    }
+    flush();
+    db.run(`CREATE VIRTUAL TABLE docs_fts_v5 USING fts5 (title, body, filters, tokenize = 'porter unicode61 remove_diacritics 2');
+      INSERT INTO docs_fts_v5 (rowid, title, body, filters)
+        SELECT t.id, t.title, t.body, t.filters ||
+               coalesce((SELECT group_concat(' ' || char(57344) || 'l' || ${filterHex("n.name")}, '')
+                           FROM (SELECT DISTINCT name FROM doc_links l WHERE l.doc_id = t.id ORDER BY name) n), '')
+          FROM docs_text t;
+      CREATE TABLE doc_vectors (
+        doc_id INTEGER NOT NULL REFERENCES docs (id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        embedding BLOB NOT NULL,      -- float32, little-endian
+        PRIMARY KEY (doc_id, seq)
+      ) WITHOUT ROWID;
+      INSERT INTO doc_vectors (doc_id, seq, embedding) SELECT c.doc_id, c.seq, v.embedding FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id;
+      DROP TABLE chunk_vectors;
+      DROP TABLE docs_fts;
+      DROP VIEW docs_text;
+      DROP TABLE chunks;
+      ALTER TABLE docs_fts_v5 RENAME TO docs_fts;
+      DROP INDEX docs_producer;
+      DROP INDEX doc_links_name;`);
+  },
 ];

@@ -9,7 +9,6 @@ import { VectorsUnavailableError } from "./errors.ts";
 import type { Producer } from "./types.ts";
 
 export interface NearestRow {
-  cid: number;
   seq: number;
   distance: number;
   id: number;
@@ -20,6 +19,7 @@ export interface NearestRow {
   updated_at: number;
   hash: string;
   mtime_ms: number;
+  chunk_lengths: string | null;
 }
 
 export class SqliteVectors {
@@ -50,37 +50,33 @@ export class SqliteVectors {
     throw new VectorsUnavailableError("vector search needs an embedding dimension (EMBEDDINGS_DIM) configured for the index");
   }
 
-  put(chunkId: number, vector: number[]): void {
-    this.db.query("INSERT OR REPLACE INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)").run(chunkId, toBlob(vector));
+  put(docId: number, seq: number, vector: number[]): void {
+    this.db.query("INSERT OR REPLACE INTO doc_vectors (doc_id, seq, embedding) VALUES (?, ?, ?)").run(docId, seq, toBlob(vector));
   }
 
   /** The nearest chunk of each document, nearest documents first; `filter` is SQL over `d`. */
   nearest(vector: number[], limit: number, filter: string, params: SQLQueryBindings[]): NearestRow[] {
     checkVector(vector, this.dim);
     if (norm(vector) === 0) return [];
-    const from = `FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id JOIN docs d ON d.id = c.doc_id WHERE 1 = 1${filter}`;
+    const from = `FROM doc_vectors v JOIN docs d ON d.id = v.doc_id WHERE 1 = 1${filter}`;
     if (this.engine === "sqlite-vec") {
       return this.db
         .query<NearestRow, SQLQueryBindings[]>(
-          `SELECT c.id AS cid, c.seq AS seq, min(vec_distance_cosine(v.embedding, ?)) AS distance, d.*
-           ${from} GROUP BY c.doc_id ORDER BY distance, d.path LIMIT ?`,
+          `SELECT v.seq AS seq, min(vec_distance_cosine(v.embedding, ?)) AS distance, d.*
+           ${from} GROUP BY v.doc_id ORDER BY distance, d.path LIMIT ?`,
         )
         .all(toBlob(vector), ...params, limit);
     }
     const best = new Map<number, NearestRow>();
     const rows = this.db
-      .query<Omit<NearestRow, "distance"> & { embedding: Uint8Array }, SQLQueryBindings[]>(
-        `SELECT c.id AS cid, c.seq AS seq, v.embedding AS embedding, d.* ${from}`,
-      )
+      .query<Omit<NearestRow, "distance"> & { embedding: Uint8Array }, SQLQueryBindings[]>(`SELECT v.seq AS seq, v.embedding AS embedding, d.* ${from}`)
       .iterate(...params);
     for (const { embedding, ...row } of rows) {
       const distance = cosineDistance(vector, fromBlob(embedding));
       const prior = best.get(row.id);
       if (!prior || distance < prior.distance) best.set(row.id, { ...row, distance });
     }
-    return [...best.values()]
-      .sort((a, b) => a.distance - b.distance || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-      .slice(0, limit);
+    return [...best.values()].sort((a, b) => a.distance - b.distance || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).slice(0, limit);
   }
 }
 

@@ -1,16 +1,17 @@
-import { describe, expect, it } from "bun:test";
 import { Database } from "bun:sqlite";
+import { describe, expect, it } from "bun:test";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { outgoingOf } from "../notes/graph.ts";
-import { refreshFolder } from "./refresh.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GroupCommit } from "./sqlite-group-commit.ts";
 import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
 import { describeIndexStore, type StoreLab } from "../../../test/support/index-search-suite.ts";
+import { outgoingOf } from "../notes/graph.ts";
 import { parseQuery } from "./query.ts";
-import { filterToken, markedSnippet, openSqliteIndex, splitMarked, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
+import { refreshFolder } from "./refresh.ts";
+import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
+import { GroupCommit } from "./sqlite-group-commit.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
+import { filterToken, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import type { IndexDoc } from "./types.ts";
 
 async function sqliteLab(extra: { sqliteVec?: boolean } = {}): Promise<StoreLab & { dataDir: string }> {
@@ -81,7 +82,12 @@ describe("GroupCommit", () => {
       commits.run(() => db.run("INSERT INTO t VALUES (3)")),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect(db.query<{ x: number }, []>("SELECT x FROM t ORDER BY x").all().map((r) => r.x)).toEqual([1, 3]);
+    expect(
+      db
+        .query<{ x: number }, []>("SELECT x FROM t ORDER BY x")
+        .all()
+        .map((r) => r.x),
+    ).toEqual([1, 3]);
     db.close();
   });
 });
@@ -127,8 +133,8 @@ describe("SQLite document-level index", () => {
     try {
       const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
       db.transaction(() => {
-        db.run(SCHEMA[0]!);
-        db.run(SCHEMA[1]!);
+        db.run(SCHEMA[0] as string);
+        db.run(SCHEMA[1] as string);
         db.run("PRAGMA user_version = 2");
         const doc = (path: string, producer: string, title: string, tags: string[], chunks: string[]) => {
           const { id } = db
@@ -167,13 +173,73 @@ describe("SQLite document-level index", () => {
   });
 });
 
+describe("SQLite index: upgrading to the text stored once (v5)", () => {
+  it("keeps a version-4 file's text, chunks, vectors, filters and links", async () => {
+    const lab = await sqliteLab();
+    try {
+      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      db.transaction(() => {
+        for (const sql of SCHEMA.slice(0, 4)) db.run(sql as string);
+        db.run("PRAGMA user_version = 4");
+        db.run("INSERT INTO index_meta (key, value) VALUES ('embedding_dim', '2')");
+        const add = (path: string, title: string, tags: string[], chunks: string[], vectors: number[][]) => {
+          const { id } = db
+            .query<{ id: number }, [string, string, string, string]>(
+              "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name) VALUES (?, 'raw', ?, ?, 0, 'h', 0, ?) RETURNING id",
+            )
+            .get(path, title, JSON.stringify(tags), path.slice(4, -3))!;
+          for (const t of tags) db.query("INSERT INTO doc_tags (tag, doc_id) VALUES (?, ?)").run(t, id);
+          chunks.forEach((body, seq) => {
+            const { id: cid } = db
+              .query<{ id: number }, [number, number, string, string]>("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?) RETURNING id")
+              .get(id, seq, title, body)!;
+            db.query("INSERT INTO chunk_vectors (chunk_id, embedding) VALUES (?, ?)").run(cid, new Uint8Array(new Float32Array(vectors[seq]!).buffer));
+          });
+          return id;
+        };
+        const a = add(
+          "raw/a.md",
+          "Alpha",
+          ["ops"],
+          ["first part about helm 𝔸", "second part about rollback"],
+          [
+            [1, 0],
+            [0, 1],
+          ],
+        );
+        add("raw/b.md", "Beta", [], ["plain"], [[1, 0]]);
+        db.query("INSERT INTO doc_links (doc_id, kind, target, name) VALUES (?, 'wiki', 'b', 'b')").run(a);
+        db.run("INSERT INTO docs_fts (docs_fts) VALUES ('rebuild')");
+      })();
+      db.close();
+
+      const store = await lab.open({ embeddingDim: 2 });
+      try {
+        const ids = async (q: string) => (await store.search(parseQuery(q), 10)).map((h) => h.id);
+        expect(await ids("helm")).toEqual(["raw/a.md#0"]);
+        expect(await ids("tag:ops rollback")).toEqual(["raw/a.md#1"]);
+        const [nearest] = await store.vectorSearch([0, 1], 1);
+        expect(nearest).toMatchObject({ id: "raw/a.md#1", snippet: "second part about rollback" });
+        expect(await store.linksNamed(["b"])).toEqual([{ source: "raw/a.md", kind: "wiki", target: "b", name: "b" }]);
+        await store.upsert({ path: "raw/a.md", producer: "raw", title: "Alpha", body: "replaced", tags: [], updatedAt: new Date(0), hash: "h2" });
+        expect(await store.linksNamed(["b"])).toEqual([]);
+        expect(await ids("helm")).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await lab.cleanup();
+    }
+  });
+});
+
 describe("SQLite index: upgrading to links (v4)", () => {
   it("marks the rows of a version-3 file for a link pass: no name, mtime unknown", async () => {
     const lab = await sqliteLab();
     try {
       const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
       db.transaction(() => {
-        for (const sql of SCHEMA.slice(0, 3)) db.run(sql);
+        for (const sql of SCHEMA.slice(0, 3)) db.run(sql as string);
         db.run("PRAGMA user_version = 3");
         db.run("INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms) VALUES ('raw/a.md', 'raw', 'A', '[]', 0, 'h', 5)");
       })();
@@ -201,11 +267,12 @@ describe("SQLite index: upgrading to links (v4)", () => {
       const raw = (store as unknown as { db: Database }).db;
       raw.run("UPDATE docs SET name = NULL, mtime_ms = -1");
       raw.run("DELETE FROM doc_links");
-      const chunkIds = raw.query("SELECT id FROM chunks ORDER BY id").values();
+      const rows = raw.query("SELECT id, path FROM docs ORDER BY id").values();
       expect((await outgoingOf(store, ["raw/a.md"])).get("raw/a.md")).toEqual([]);
       expect(await refreshFolder(store, { vault })).toMatchObject({ added: 0, updated: 0, unchanged: 2 });
       expect((await outgoingOf(store, ["raw/a.md"])).get("raw/a.md")!.map((l) => l.note?.path)).toEqual(["raw/b.md"]);
-      expect(raw.query("SELECT id FROM chunks ORDER BY id").values()).toEqual(chunkIds);
+      // Re-indexing a document replaces its row (a new id); these kept theirs.
+      expect(raw.query("SELECT id, path FROM docs ORDER BY id").values()).toEqual(rows);
     } finally {
       await store.close();
       await lab.cleanup();
@@ -221,11 +288,12 @@ describe("snippets from highlighted text", () => {
   it("cuts a highlighted body back into its chunks, closing a mark open across a cut", () => {
     const chunks = ["alpha beta", "gamma 𝔸 delta", "omega"];
     const marked = `alpha ${O}beta${C}\n\n${O}gamma${C} 𝔸 ${O}delta\n\nomega${C}`;
-    expect(splitMarked(marked, chunks.map((c) => c.length))).toEqual([
-      `alpha ${O}beta${C}`,
-      `${O}gamma${C} 𝔸 ${O}delta${C}`,
-      `${O}omega${C}`,
-    ]);
+    expect(
+      splitMarked(
+        marked,
+        chunks.map((c) => c.length),
+      ),
+    ).toEqual([`alpha ${O}beta${C}`, `${O}gamma${C} 𝔸 ${O}delta${C}`, `${O}omega${C}`]);
     expect(splitMarked("one", [3])).toEqual(["one"]);
   });
 

@@ -1,27 +1,27 @@
 // The embedded IndexStore: bun:sqlite with FTS5 (BM25, title weighted 10× the body) in one
 // WAL-mode file under the data directory. Vectors, when a dimension is configured, live in
-// the same file (sqlite-vec-vectors.ts).
+// the same file (sqlite-vectors.ts); the FTS5 expressions and what is done with highlight()ed text, in sqlite-text.ts.
 import { Database, type SQLQueryBindings } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chunkDocument, embeddingInputs } from "./chunk.ts";
+import { resolveEmbeddings } from "./embeddings.ts";
 import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
-import { extractLinks, noteName, type DocLink } from "./links.ts";
+import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
+import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import { SqliteVectors } from "./sqlite-vectors.ts";
-import { resolveEmbeddings } from "./embeddings.ts";
 import {
-  PRODUCERS,
-  SNIPPET_MARK,
   type Fingerprint,
   type HitSnippet,
   type IndexDoc,
   type IndexStore,
   type LinkCounts,
   type NoteMeta,
+  PRODUCERS,
   type Producer,
   type RecentQuery,
   type SearchFilters,
@@ -42,13 +42,17 @@ export interface SqliteIndexOptions {
 
 export const SQLITE_INDEX_FILE = "index.sqlite";
 
-/** Tokens of context in a snippet (FTS5 allows at most 64). */
-const SNIPPET_TOKENS = 24;
-/** highlight()'s marks, private-use characters no note holds (SNIPPET_MARK only in the answer). */
-const MARK_OPEN = "\uE001";
-const MARK_CLOSE = "\uE002";
 /** bm25 with the title weighted ten times the body (and the filters column not at all). */
 const DOC_RANK = "bm25(docs_fts, 10.0, 1.0, 0.0)";
+/**
+ * One statement per search: the best `limit` documents of the MATCH (?1) by DOC_RANK, their
+ * rows, and (MATCH_MARKED) each one's body highlighted for the words alone (?3) — FTS5 seeks
+ * that one row (rowid =), so only the hits are highlighted, never the whole match set.
+ */
+const MATCH_PLAIN = `SELECT t.rank, NULL AS marked, d.* FROM (SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2) t
+  JOIN docs d ON d.id = t.id`;
+const MATCH_MARKED = `SELECT t.rank, (SELECT highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts WHERE docs_fts MATCH ?3 AND rowid = t.id) AS marked, d.*
+  FROM (SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2) t JOIN docs d ON d.id = t.id`;
 
 interface DocRow {
   id: number;
@@ -61,9 +65,13 @@ interface DocRow {
   mtime_ms: number;
   /** noteName(path); null until the document's links are extracted (schema v4). */
   name: string | null;
+  /** Each chunk's length in the stored body, JSON; null for one chunk (schema v5). */
+  chunk_lengths: string | null;
 }
 
 type MetaRow = Pick<DocRow, "path" | "producer" | "title" | "tags" | "updated_at" | "hash">;
+/** The columns upsert() compares to tell an unchanged document. */
+type SameRow = Pick<DocRow, "id" | "producer" | "title" | "tags" | "hash" | "mtime_ms" | "name">;
 const META_COLUMNS = "d.path, d.producer, d.title, d.tags, d.updated_at, d.hash";
 /** Above every character: `prefix` ≤ path < prefix + MAX_CHAR is "path starts with prefix". */
 const MAX_CHAR = "\u{10FFFF}";
@@ -98,13 +106,22 @@ export class SqliteIndexStore implements IndexStore {
     this.db.run("PRAGMA synchronous = NORMAL");
     this.db.run("PRAGMA foreign_keys = ON");
     this.db.run("PRAGMA busy_timeout = 5000");
-    // 64 MiB of page cache (default 2 MiB; it fills only as pages are read): a search touches
-    // the doclists of its words across the index, and with queries that change from one
-    // request to the next the default cache re-reads them from the OS. Measured at 100k notes
-    // over the search bench's rotating queries: p50 −5–10 %, p99 −15 %; mmap did not help.
-    this.db.run("PRAGMA cache_size = -65536");
+    // 16 MiB of page cache (default 2 MiB). An index build dirties pages faster than it
+    // commits, so the cache fills to its limit and stays resident: after a 10k-note build the
+    // process held 146 MB at 64 MiB, 93 MB at 16 MiB, 79 MB at 2 MiB. Searches at 100k notes
+    // over the bench's rotating queries measured alike at 2, 8, 16 and 64 MiB within the noise
+    // of a loaded machine (the OS page cache holds the file), so the larger cache bought memory
+    // use, not speed. 16 MiB keeps the hot FTS5 structure pages and the docs b-tree in process.
+    this.db.run("PRAGMA cache_size = -16384");
     this.writes = new GroupCommit(this.db);
   }
+
+  /** The write path's statements, prepared once (after migrate(): they name v5's tables). */
+  private get w(): WriteStatements {
+    this.stmts ??= prepareWrites(this.db);
+    return this.stmts;
+  }
+  private stmts: WriteStatements | undefined;
 
   get hasVectors(): boolean {
     return this.vectors !== undefined;
@@ -117,12 +134,16 @@ export class SqliteIndexStore implements IndexStore {
 
   async migrate(): Promise<void> {
     const { user_version: version } = this.db.query<{ user_version: number }, []>("PRAGMA user_version").get()!;
-    this.db.transaction(() => {
-      for (let v = version; v < SCHEMA.length; v++) {
-        this.db.run(SCHEMA[v] as string);
-        this.db.run(`PRAGMA user_version = ${v + 1}`);
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (let v = version; v < SCHEMA.length; v++) {
+          const step = SCHEMA[v]!;
+          if (typeof step === "string") this.db.run(step);
+          else step(this.db);
+          this.db.run(`PRAGMA user_version = ${v + 1}`);
+        }
+      })
+      .immediate();
     this.configureVectors();
   }
 
@@ -146,14 +167,24 @@ export class SqliteIndexStore implements IndexStore {
   async upsert(doc: IndexDoc, opts: UpsertOptions = {}): Promise<boolean> {
     const mtimeMs = doc.mtimeMs ?? doc.updatedAt.getTime();
     const tagsJson = JSON.stringify(doc.tags);
-    const old = this.db.query<DocRow, [string]>("SELECT * FROM docs WHERE path = ?").get(doc.path);
+    const w = this.w;
+    const old = w.same.get(doc.path);
     if (old && old.hash === doc.hash && old.title === doc.title && old.producer === doc.producer && old.tags === tagsJson) {
       // Indexed before links were kept (name null): record them now, the text stays as it is.
       const links = old.name === null ? extractLinks(doc.path, doc.body) : undefined;
       if (old.mtime_ms !== mtimeMs || links) {
         await this.writes.run(() => {
-          this.db.query("UPDATE docs SET mtime_ms = ?, name = ? WHERE id = ?").run(mtimeMs, noteName(doc.path), old.id);
-          if (links) this.insertLinks(old.id, links);
+          w.touch.run(mtimeMs, noteName(doc.path), old.id);
+          if (!links) return;
+          this.insertLinks(old.id, links);
+          // Its filters gain the names it links to (backlinks find it by them).
+          const text = w.text.get(old.id);
+          if (!text) return;
+          const filters = docFilters(doc.producer, tagsOf(doc), links);
+          this.writes.defer(() => {
+            w.forgetText.run(old.id);
+            w.fts.run(old.id, text.title, text.body, filters);
+          });
         });
       }
       return false;
@@ -161,33 +192,25 @@ export class SqliteIndexStore implements IndexStore {
     const links = extractLinks(doc.path, doc.body);
     const chunks = chunkDocument(doc);
     const embeddings = await resolveEmbeddings(opts, chunks.length, this.embeddingDim, () => embeddingInputs(doc));
+    const tags = tagsOf(doc);
+    const filters = docFilters(doc.producer, tags, links);
+    const body = chunks.length === 1 ? chunks[0]!.text : chunks.map((c) => c.text).join("\n\n");
+    const lengths = chunks.length === 1 ? null : JSON.stringify(chunks.map((c) => c.text.length));
     return this.writes.run(() => {
-      const existing = this.db.query<{ id: number }, [string]>("SELECT id FROM docs WHERE path = ?").get(doc.path);
+      const existing = w.idOf.get(doc.path);
       if (existing) this.deleteDoc(existing.id);
-      const { id } = this.db
-        .query<{ id: number }, SQLQueryBindings[]>(
-          "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path))!;
+      const { id } = w.doc.get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path), lengths)!;
+      this.writes.defer(() => w.fts.run(id, doc.title, body, filters));
+      if (tags.length) w.tags.run(id, JSON.stringify(tags));
       this.insertLinks(id, links);
-      const tag = this.db.query("INSERT OR IGNORE INTO doc_tags (tag, doc_id) VALUES (?, ?)");
-      for (const t of doc.tags) tag.run(t.toLowerCase(), id);
-      const insert = this.db.query<{ id: number }, SQLQueryBindings[]>(
-        "INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?) RETURNING id",
-      );
-      chunks.forEach((chunk, i) => {
-        const { id: chunkId } = insert.get(id, chunk.seq, doc.title, chunk.text)!;
-        const vector = embeddings?.[i];
-        if (vector) this.vectors?.put(chunkId, vector);
-      });
-      this.db.query("INSERT INTO docs_fts (rowid, title, body, filters) SELECT id, title, body, filters FROM docs_text WHERE id = ?").run(id);
+      if (embeddings && this.vectors) for (const [seq, vector] of embeddings.entries()) this.vectors.put(id, seq, vector);
       return true;
     });
   }
 
   async remove(path: string): Promise<boolean> {
     return this.writes.run(() => {
-      const row = this.db.query<{ id: number }, [string]>("SELECT id FROM docs WHERE path = ?").get(path);
+      const row = this.w.idOf.get(path);
       if (row) this.deleteDoc(row.id);
       return row !== null;
     });
@@ -210,7 +233,10 @@ export class SqliteIndexStore implements IndexStore {
       .all(JSON.stringify(paths));
     // OR: marks every clause a document holds, which for a document holding all of them is
     // exactly what the AND search marked; and it also covers hits of search()'s OR fallback.
-    const best = this.bestChunks(ftsExpression(clauses(query), "OR"), docs.map((d) => d.id));
+    const best = this.bestChunks(
+      ftsExpression(clauses(query), "OR"),
+      docs.map((d) => d.id),
+    );
     for (const d of docs) {
       const chunk = best.get(d.id);
       if (chunk) out.set(d.path, hitSnippet(d.path, chunk.seq, chunk.snippet));
@@ -222,11 +248,8 @@ export class SqliteIndexStore implements IndexStore {
     const vectors = this.requireVectors();
     const filter = filterSql(filters);
     const best = vectors.nearest(vector, limit, filter.sql, filter.params);
-    const texts = this.db.query<{ id: number; body: string }, SQLQueryBindings[]>(
-      `SELECT id, body FROM chunks WHERE id IN (${best.map(() => "?").join(",")})`,
-    );
-    const bodies = new Map(best.length ? texts.all(...best.map((b) => b.cid)).map((r) => [r.id, r.body]) : []);
-    return best.map((row) => docHit(row, 1 - row.distance, plainSnippet(bodies.get(row.cid) ?? "")));
+    const bodies = this.bodies(best.map((b) => b.id));
+    return best.map((row) => docHit(row, 1 - row.distance, plainSnippet(chunkOf(bodies.get(row.id) ?? "", row.chunk_lengths, row.seq))));
   }
 
   async fingerprints(producer: Producer): Promise<Map<string, Fingerprint>> {
@@ -250,7 +273,16 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   async linksNamed(names: string[]): Promise<StoredLink[]> {
-    return this.linksWhere("l.name", names);
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return [];
+    // The notes linking to a name carry its token in docs_fts's filters (schema v5).
+    const match = `filters : (${unique.map((n) => `"${filterToken("l", n)}"`).join(" OR ")})`;
+    return this.db
+      .query<StoredLink, [string, string]>(
+        `SELECT d.path AS source, l.kind, l.target, l.name FROM docs_fts f JOIN doc_links l ON l.doc_id = f.rowid JOIN docs d ON d.id = l.doc_id
+          WHERE docs_fts MATCH ? AND l.name IN (SELECT value FROM json_each(?))`,
+      )
+      .all(match, JSON.stringify(unique));
   }
 
   async recent(q: RecentQuery): Promise<NoteMeta[]> {
@@ -315,7 +347,7 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   /** Stored links (with their document's path) whose `column` is one of `values`. */
-  private linksWhere(column: "d.path" | "l.name", values: string[]): StoredLink[] {
+  private linksWhere(column: "d.path", values: string[]): StoredLink[] {
     if (values.length === 0) return [];
     return this.db
       .query<StoredLink, [string]>(
@@ -327,17 +359,14 @@ export class SqliteIndexStore implements IndexStore {
 
   private insertLinks(docId: number, links: DocLink[]): void {
     if (links.length === 0) return;
-    const insert = this.db.query("INSERT OR IGNORE INTO doc_links (doc_id, kind, target, name) VALUES (?, ?, ?, ?)");
-    for (const l of links) insert.run(docId, l.kind, l.target, l.name);
+    this.w.links.run(docId, JSON.stringify(links.map((l) => [l.kind, l.target, l.name])));
   }
 
+  /** The document's text, then its row (its tags, links and vectors go with it: ON DELETE CASCADE). */
   private deleteDoc(id: number): void {
-    // External content: FTS5 is told the words to forget, read from docs_text while its rows still hold them.
-    this.db
-      .query("INSERT INTO docs_fts (docs_fts, rowid, title, body, filters) SELECT 'delete', id, title, body, filters FROM docs_text WHERE id = ?")
-      .run(id);
-    this.db.query("DELETE FROM chunks WHERE doc_id = ?").run(id);
-    this.db.query("DELETE FROM docs WHERE id = ?").run(id);
+    const { forgetText } = this.w;
+    this.writes.defer(() => forgetText.run(id));
+    this.w.forgetDoc.run(id);
   }
 
   /**
@@ -347,31 +376,18 @@ export class SqliteIndexStore implements IndexStore {
    * when `snippets`), each hit's best chunk and snippet (bestChunks).
    */
   private match(text: string, filters: SearchFilters, limit: number, snippets: boolean): SearchHit[] {
-    const ranked = this.db
-      .query<{ id: number; rank: number }, [string, number]>(
-        `SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?`,
-      )
-      .all(docExpression(text, filters), limit);
-    if (ranked.length === 0) return [];
-    const ids = ranked.map((r) => r.id);
-    const docs = new Map(
-      this.db
-        .query<DocRow, [string]>("SELECT * FROM docs WHERE id IN (SELECT value FROM json_each(?))")
-        .all(JSON.stringify(ids))
-        .map((d) => [d.id, d]),
-    );
-    const best = snippets ? this.bestChunks(text, ids) : new Map<number, { seq: number; snippet: string }>();
-    const hits: Array<{ doc: DocRow; rank: number; seq: number; snippet: string }> = [];
-    for (const r of ranked) {
-      const doc = docs.get(r.id);
-      if (!doc) continue;
-      const chunk = best.get(r.id);
-      hits.push({ doc, rank: r.rank, seq: chunk?.seq ?? 0, snippet: chunk?.snippet ?? "" });
-    }
+    const rows = snippets
+      ? this.db.query<DocRow & { rank: number; marked: string | null }, [string, number, string]>(MATCH_MARKED).all(docExpression(text, filters), limit, text)
+      : this.db.query<DocRow & { rank: number; marked: null }, [string, number]>(MATCH_PLAIN).all(docExpression(text, filters), limit);
+    const hits = rows.map((row) => {
+      if (row.marked === null) return { row, seq: 0, snippet: "" };
+      const chunk = bestChunk(splitMarked(row.marked, row.chunk_lengths === null ? [] : (JSON.parse(row.chunk_lengths) as number[])));
+      return { row, seq: chunk.seq, snippet: markedSnippet(chunk.marked) };
+    });
     // bm25() is lower-is-better and negative; the API's score is higher-is-better.
     return hits
-      .sort((a, b) => a.rank - b.rank || (a.doc.path < b.doc.path ? -1 : a.doc.path > b.doc.path ? 1 : 0))
-      .map((h) => docHit({ ...h.doc, seq: h.seq }, -h.rank, h.snippet));
+      .sort((a, b) => a.row.rank - b.row.rank || (a.row.path < b.row.path ? -1 : a.row.path > b.row.path ? 1 : 0))
+      .map((h) => docHit({ ...h.row, seq: h.seq }, -h.row.rank, h.snippet));
   }
 
   /**
@@ -386,12 +402,10 @@ export class SqliteIndexStore implements IndexStore {
     const ids = JSON.stringify(docIds);
     // The chunks' lengths, to find them again in the highlighted body (joined by "\n\n").
     const lengths = new Map<number, number[]>();
-    for (const [doc, body] of this.db
-      .query("SELECT doc_id, body FROM chunks WHERE doc_id IN (SELECT value FROM json_each(?)) ORDER BY doc_id, seq")
+    for (const [doc, json] of this.db
+      .query("SELECT id, chunk_lengths FROM docs WHERE id IN (SELECT value FROM json_each(?)) AND chunk_lengths IS NOT NULL")
       .values(ids) as [number, string][]) {
-      const list = lengths.get(doc);
-      if (list) list.push(body.length);
-      else lengths.set(doc, [body.length]);
+      lengths.set(doc, JSON.parse(json) as number[]);
     }
     const marked = this.db
       .query<[number, string], [string, string]>(
@@ -406,48 +420,23 @@ export class SqliteIndexStore implements IndexStore {
     return out;
   }
 
+  /** The stored bodies of these documents. */
+  private bodies(ids: number[]): Map<number, string> {
+    if (ids.length === 0) return new Map();
+    const rows = this.db.query("SELECT rowid, body FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))").values(JSON.stringify(ids));
+    return new Map(rows as [number, string][]);
+  }
+
   /** Filter-only queries (e.g. `tag:deploy`): newest documents first. */
   private browse(filters: SearchFilters, limit: number): SearchHit[] {
     if (filters.tags.length === 0 && filters.producers.length === 0) return [];
     const filter = filterSql(filters);
     const rows = this.db
-      .query<DocRow & { cid: number; seq: number; body: string }, SQLQueryBindings[]>(
-        `SELECT c.id AS cid, c.seq AS seq, c.body AS body, d.*
-           FROM docs d JOIN chunks c ON c.doc_id = d.id AND c.seq = 0
-          WHERE 1 = 1${filter.sql}
-          ORDER BY d.updated_at DESC, d.path LIMIT ?`,
-      )
+      .query<DocRow, SQLQueryBindings[]>(`SELECT d.* FROM docs d WHERE 1 = 1${filter.sql} ORDER BY d.updated_at DESC, d.path LIMIT ?`)
       .all(...filter.params, limit);
-    return rows.map((r) => docHit(r, 0, plainSnippet(r.body)));
+    const bodies = this.bodies(rows.map((r) => r.id));
+    return rows.map((r) => docHit({ ...r, seq: 0 }, 0, plainSnippet(chunkOf(bodies.get(r.id) ?? "", r.chunk_lengths, 0))));
   }
-}
-
-/** Every word double-quoted (inner quotes doubled): FTS5 then reads it as a string, never as syntax. */
-export function ftsExpression(parts: string[][], op: "AND" | "OR"): string {
-  return parts.map((words) => `"${words.join(" ").replaceAll('"', '""')}"`).join(` ${op} `);
-}
-
-/**
- * A tag or producer as one opaque token of docs_fts's `filters` column: U+E000, a letter (t,
- * p) and the value's UTF-8 in hex, A–F spelled g h j k m n. unicode61 keeps it whole (a
- * private-use character is a token character to it); the porter stemmer leaves it alone (no
- * vowel, s or y); and no query word can equal it, since the query parser keeps only letters,
- * digits and marks — so words never match a filter, nor filters a word.
- */
-export function filterToken(kind: "t" | "p", value: string): string {
-  const hex = Buffer.from(value, "utf8").toString("hex");
-  return FILTER_PREFIX + kind + hex.replace(/[a-f]/g, (c) => FILTER_HEX[c as keyof typeof FILTER_HEX]);
-}
-
-const FILTER_PREFIX = "\uE000";
-const FILTER_HEX = { a: "g", b: "h", c: "j", d: "k", e: "m", f: "n" } as const;
-
-/** The words (an ftsExpression) and every filter required. */
-function docExpression(text: string, filters: SearchFilters): string {
-  let expr = text;
-  for (const tag of filters.tags) expr += ` AND filters : "${filterToken("t", tag.toLowerCase())}"`;
-  if (filters.producers.length) expr += ` AND filters : (${filters.producers.map((p) => `"${filterToken("p", p)}"`).join(" OR ")})`;
-  return expr;
 }
 
 /** WHERE fragments (each starting with " AND") over `d` (docs) for tag and producer filters. */
@@ -466,142 +455,48 @@ function filterSql(filters: Partial<SearchFilters>): { sql: string; params: stri
   return { sql, params };
 }
 
-/**
- * A document's highlighted body cut back into its chunks (`lengths`: each chunk's text, in
- * order; the body joins them with "\n\n"). A mark open across a cut is closed and reopened.
- */
-export function splitMarked(marked: string, lengths: number[]): string[] {
-  if (lengths.length <= 1) return [marked];
-  const out: string[] = [];
-  let at = 0; // in `marked`
-  let open = false;
-  let nextOpen = marked.indexOf(MARK_OPEN);
-  let nextClose = marked.indexOf(MARK_CLOSE);
-  /** Moves `at` past `count` characters of text, and past the marks among them. */
-  const advance = (count: number) => {
-    for (;;) {
-      const mark = Math.min(nextOpen === -1 ? Infinity : nextOpen, nextClose === -1 ? Infinity : nextClose);
-      if (mark - at >= count || mark === Infinity) {
-        at = Math.min(marked.length, at + count);
-        return;
-      }
-      count -= mark - at;
-      open = mark === nextOpen;
-      at = mark + 1;
-      if (open) nextOpen = marked.indexOf(MARK_OPEN, at);
-      else nextClose = marked.indexOf(MARK_CLOSE, at);
-    }
-  };
-  lengths.forEach((length, i) => {
-    const start = at;
-    const opened = open;
-    advance(length);
-    // A mark closing right at the chunk's end is the chunk's.
-    while (at < marked.length && at === nextClose) {
-      open = false;
-      at++;
-      nextClose = marked.indexOf(MARK_CLOSE, at);
-    }
-    out.push((opened ? MARK_OPEN : "") + marked.slice(start, at) + (open ? MARK_CLOSE : ""));
-    if (i < lengths.length - 1) advance(2); // the "\n\n" between chunks
-  });
-  return out;
+type WriteStatements = ReturnType<typeof prepareWrites>;
+
+/** A document's tags as doc_tags and the filter tokens hold them: lower-cased, once each. */
+function tagsOf(doc: IndexDoc): string[] {
+  return [...new Set(doc.tags.map((t) => t.toLowerCase()))].sort();
 }
 
-/** The chunk holding the most distinct matched words, then the most matches, then the first. */
-function bestChunk(chunks: string[]): { seq: number; marked: string } {
-  let best = { seq: 0, marked: chunks[0] ?? "", score: -1 };
-  chunks.forEach((marked, seq) => {
-    const terms = new Set<string>();
-    let count = 0;
-    for (let i = marked.indexOf(MARK_OPEN); i !== -1; i = marked.indexOf(MARK_OPEN, i + 1)) {
-      const end = marked.indexOf(MARK_CLOSE, i);
-      terms.add(marked.slice(i + 1, end === -1 ? undefined : end).toLowerCase());
-      count++;
-    }
-    const score = terms.size * 1_000_000 + count;
-    if (score > best.score) best = { seq, marked, score };
-  });
-  return best;
+/** docs_fts's `filters` column: the producer, each tag and each name the note links to, as filterToken()s. */
+function docFilters(producer: Producer, tags: string[], links: DocLink[]): string {
+  const names = [...new Set(links.map((l) => l.name))].sort();
+  return [filterToken("p", producer), ...tags.map((t) => filterToken("t", t)), ...names.map((n) => filterToken("l", n))].join(" ");
 }
 
-/**
- * A snippet of a highlighted chunk, cut the way FTS5's snippet() cuts one: the window of
- * SNIPPET_TOKENS words holding the most distinct matched terms (then the most matches, then
- * the earliest), its matches centred, "…" where text was cut, marks as SNIPPET_MARK.
- */
-export function markedSnippet(marked: string): string {
-  const words = marked.split(/\s+/).filter((w) => w !== "");
-  const n = words.length;
-  const width = Math.min(SNIPPET_TOKENS, n);
-  const opened: boolean[] = []; // a mark is open where the word starts
-  const matched: string[][] = []; // terms whose mark closes in the word
-  const hits: number[] = []; // marks the word opens
-  let open = false;
-  let term = "";
-  for (const word of words) {
-    opened.push(open);
-    if (!open && !word.includes(MARK_OPEN)) {
-      matched.push(NONE);
-      hits.push(0);
-      continue;
-    }
-    const closed: string[] = [];
-    let count = 0;
-    for (const ch of word) {
-      if (ch === MARK_OPEN) [open, term, count] = [true, "", count + 1];
-      else if (ch === MARK_CLOSE) [open, closed[closed.length]] = [false, term.toLowerCase()];
-      else if (open) term += ch;
-    }
-    if (open) term += " ";
-    matched.push(closed);
-    hits.push(count);
-  }
-  // Slide the window, keeping each matched term's count inside it.
-  const inWindow = new Map<string, number>();
-  const enter = (i: number, by: number) => {
-    for (const t of matched[i]!) {
-      const c = (inWindow.get(t) ?? 0) + by;
-      if (c === 0) inWindow.delete(t);
-      else inWindow.set(t, c);
-    }
+function prepareWrites(db: Database) {
+  return {
+    same: db.query<SameRow, [string]>("SELECT id, producer, title, tags, hash, mtime_ms, name FROM docs WHERE path = ?"),
+    idOf: db.query<{ id: number }, [string]>("SELECT id FROM docs WHERE path = ?"),
+    touch: db.query<unknown, [number, string, number]>("UPDATE docs SET mtime_ms = ?, name = ? WHERE id = ?"),
+    doc: db.query<{ id: number }, SQLQueryBindings[]>(
+      "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name, chunk_lengths) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    ),
+    fts: db.query<unknown, [number, string, string, string]>("INSERT INTO docs_fts (rowid, title, body, filters) VALUES (?, ?, ?, ?)"),
+    tags: db.query<unknown, [number, string]>("INSERT OR IGNORE INTO doc_tags (tag, doc_id) SELECT value, ? FROM json_each(?)"),
+    links: db.query<unknown, [number, string]>(
+      "INSERT OR IGNORE INTO doc_links (doc_id, kind, target, name) SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)",
+    ),
+    text: db.query<{ title: string; body: string }, [number]>("SELECT title, body FROM docs_fts WHERE rowid = ?"),
+    forgetText: db.query<unknown, [number]>("DELETE FROM docs_fts WHERE rowid = ?"),
+    forgetDoc: db.query<unknown, [number]>("DELETE FROM docs WHERE id = ?"),
   };
-  let count = 0;
-  for (let i = 0; i < width; i++) {
-    enter(i, 1);
-    count += hits[i]!;
-  }
+}
+
+/** Chunk `seq` of a stored body (chunk_lengths: see schema v5). */
+function chunkOf(body: string, lengthsJson: string | null, seq: number): string {
+  if (lengthsJson === null) return body;
+  const lengths = JSON.parse(lengthsJson) as number[];
   let start = 0;
-  let bestScore = inWindow.size * 1_000 + count;
-  for (let s = 1; s + width <= n; s++) {
-    enter(s - 1, -1);
-    count -= hits[s - 1]!;
-    enter(s + width - 1, 1);
-    count += hits[s + width - 1]!;
-    const score = inWindow.size * 1_000 + count;
-    if (score > bestScore) [start, bestScore] = [s, score];
-  }
-  // Centre what the window matched, so a match is not its first or last word.
-  let first = -1;
-  let last = -1;
-  for (let i = start; i < start + width; i++) {
-    if (hits[i]! > 0 || opened[i]) {
-      if (first === -1) first = i;
-      last = i;
-    }
-  }
-  if (first !== -1) start = Math.max(0, Math.min(n - width, first - Math.floor((width - (last - first + 1)) / 2)));
-  let text = words.slice(start, start + width).join(" ");
-  if (start < n && opened[start]) text = MARK_OPEN + text;
-  if (start + width < n ? opened[start + width] : open) text += MARK_CLOSE;
-  if (start > 0) text = `…${text}`;
-  if (start + width < n) text += "…";
-  return text.replaceAll(MARK_OPEN, SNIPPET_MARK.open).replaceAll(MARK_CLOSE, SNIPPET_MARK.close);
+  for (let i = 0; i < seq && i < lengths.length; i++) start += lengths[i]! + 2;
+  return body.slice(start, start + (lengths[seq] ?? 0));
 }
 
-const NONE: string[] = [];
-
-function docHit(row: Omit<DocRow, "name"> & { seq: number }, score: number, snippet: string): SearchHit {
+function docHit(row: Omit<DocRow, "name" | "chunk_lengths"> & { seq: number }, score: number, snippet: string): SearchHit {
   return toHit({
     path: row.path,
     seq: row.seq,

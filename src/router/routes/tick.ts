@@ -1,21 +1,21 @@
 // POST /tick (enqueue a tick) and GET /tick/{id} (its record).
 import { createRoute, z } from "@hono/zod-openapi";
-import { HttpError, errorResponse } from "../../common/errors";
+import { errorResponse, HttpError } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { TICK_WAIT_MS, tickFinished } from "../tick/queue";
 import { authResponses } from "./schemas";
 
-const flag = z
-  .string()
-  .optional()
-  .openapi({ description: "true when present empty or as 1/true/yes; 0/false/no is false" });
+const flag = z.string().optional().openapi({ description: "true when present empty or as 1/true/yes; 0/false/no is false" });
 
 export const TickRequest = z
   .object({
     dry_run: z.boolean().optional().openapi({ description: "compute everything, write nothing (the record lives in memory only)" }),
     no_ai: z.boolean().optional().openapi({ description: "rules only: no model call; the same vault and as_of give the same bytes" }),
     as_of: z.string().datetime({ offset: true }).optional().openapi({ description: "the time heat, TTLs and feed expiry are computed against (default: now)" }),
-    wait: z.boolean().optional().openapi({ description: `answer when the tick has finished (up to ${TICK_WAIT_MS / 1000} s)` }),
+    wait: z
+      .boolean()
+      .optional()
+      .openapi({ description: `answer when the tick has finished (up to ${TICK_WAIT_MS / 1000} s)` }),
   })
   .openapi("TickRequest");
 
@@ -38,9 +38,18 @@ export const TickRecord = z
     finished_at: z.string().nullable(),
     duration_ms: z.number().nullable(),
     counts: Counts.nullable(),
-    phases_ms: z.record(z.string(), z.number()).nullable().openapi({ description: "milliseconds per step: walk, harvest, arcs, signals, feed, apply, index" }),
+    phases_ms: z
+      .record(z.string(), z.number())
+      .nullable()
+      .openapi({
+        description:
+          "milliseconds per step: walk, index_raw (raw/ indexed, each changed note read once for it and the harvest), harvest, arcs, signals, feed, apply, index",
+      }),
     warnings: z.array(z.string()),
-    plan: z.object({ writes: z.array(z.string()), deletes: z.array(z.string()) }).nullable().openapi({ description: "vault paths written and deleted (a dry run: what it would write)" }),
+    plan: z
+      .object({ writes: z.array(z.string()), deletes: z.array(z.string()) })
+      .nullable()
+      .openapi({ description: "vault paths written and deleted (a dry run: what it would write)" }),
     error_tail: z.string().nullable().openapi({ description: "the failing error's last lines" }),
   })
   .openapi("TickRecord");
@@ -61,7 +70,11 @@ const enqueueRoute = createRoute({
     body: { required: false, content: { "application/json": { schema: TickRequest } } },
   },
   responses: {
-    202: { description: "Enqueued (with wait: not finished within the wait)", headers: { Location: { schema: { type: "string" }, description: "/tick/{id}" } }, content: { "application/json": { schema: TickRecord } } },
+    202: {
+      description: "Enqueued (with wait: not finished within the wait)",
+      headers: { Location: { schema: { type: "string" }, description: "/tick/{id}" } },
+      content: { "application/json": { schema: TickRecord } },
+    },
     200: { description: "With wait: the finished tick (succeeded or failed)", content: { "application/json": { schema: TickRecord } } },
     400: errorResponse("Bad flag or as_of"),
     ...authResponses,
@@ -88,7 +101,9 @@ function parseFlag(name: string, v: string | undefined): boolean | undefined {
   const s = v.trim().toLowerCase();
   if (s === "" || s === "1" || s === "true" || s === "yes") return true;
   if (s === "0" || s === "false" || s === "no") return false;
-  throw new HttpError(400, "invalid_request", `${name}: expected a flag (1/true/yes or 0/false/no), got ${JSON.stringify(v)}`, [{ path: name, message: "not a flag" }]);
+  throw new HttpError(400, "invalid_request", `${name}: expected a flag (1/true/yes or 0/false/no), got ${JSON.stringify(v)}`, [
+    { path: name, message: "not a flag" },
+  ]);
 }
 
 export function registerTick(app: RouterApp): void {

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
-import { parseInlineMarkers } from "../markers/inline";
-import { markerId, markerTime, recordMarker, type MarkerDeps } from "../markers/marker";
+import { type InlineMarker, parseInlineMarkers } from "../markers/inline";
+import { type MarkerDeps, markerId, markerTime, recordMarker } from "../markers/marker";
 import type { MarkerRecord } from "../markers/types";
 import type { WalkedFile } from "../vault/walk";
 import { isHarvestable } from "./sources";
@@ -31,24 +31,42 @@ function inlineKey(notePath: string, type: string, attrs: Record<string, string>
   return `inline:${hashContent(`${notePath}\0${type}\0${JSON.stringify(sorted)}\0${content}`)}`;
 }
 
+/** A note's inline markers, parsed where it was already read this tick (the raw/ index refresh). */
+export interface PrereadNote {
+  /** `${mtimeMs}:${size}` of the text parsed. */
+  stamp: string;
+  markers: InlineMarker[];
+}
+
+export const harvestStamp = (f: { mtimeMs: number; size: number }) => `${f.mtimeMs}:${f.size}`;
+
 export async function harvestInlineMarkers(
   deps: MarkerDeps,
   files: WalkedFile[],
-  opts: { dryRun: boolean; asOf: Date },
+  opts: { dryRun: boolean; asOf: Date; preread?: ReadonlyMap<string, PrereadNote> },
 ): Promise<HarvestResult> {
   const statePath = stateFile(deps.dataDir);
-  const state: Record<string, string> = await readFile(statePath, "utf8").then((t) => JSON.parse(t), () => ({}));
+  const state: Record<string, string> = await readFile(statePath, "utf8").then(
+    (t) => JSON.parse(t),
+    () => ({}),
+  );
   const next: Record<string, string> = {};
   const result: HarvestResult = { records: [], notesRead: 0, alreadyRecorded: 0, refused: [] };
   for (const f of files) {
     if (!isHarvestable(f.path)) continue;
-    const stamp = `${f.mtimeMs}:${f.size}`;
+    const stamp = harvestStamp(f);
     next[f.path] = stamp;
     if (state[f.path] === stamp) continue;
-    const text = await readFile(join(deps.vault, f.path), "utf8").catch(() => null);
-    if (text === null) continue;
+    const pre = opts.preread?.get(f.path);
+    let markers: InlineMarker[];
+    if (pre?.stamp === stamp) markers = pre.markers;
+    else {
+      const text = await readFile(join(deps.vault, f.path), "utf8").catch(() => null);
+      if (text === null) continue;
+      markers = parseInlineMarkers(text);
+    }
     result.notesRead++;
-    for (const m of parseInlineMarkers(text)) {
+    for (const m of markers) {
       const key = inlineKey(f.path, m.type, m.attrs, m.content);
       const input = { type: m.type, content: m.content, attrs: m.attrs };
       const fallbackTs = new Date(f.mtimeMs);
@@ -59,18 +77,24 @@ export async function harvestInlineMarkers(
         continue;
       }
       try {
-        const { record, replayed } = await recordMarker(deps, input, { key, source: "inline" }, {
-          origin: "inline",
-          receivedAt: opts.asOf,
-          defaultSource: `vault:${f.path}`,
-          fallbackTs,
-        });
+        const { record, replayed } = await recordMarker(
+          deps,
+          input,
+          { key, source: "inline" },
+          {
+            origin: "inline",
+            receivedAt: opts.asOf,
+            defaultSource: `vault:${f.path}`,
+            fallbackTs,
+          },
+        );
         if (replayed) result.alreadyRecorded++;
         else result.records.push(record);
       } catch (err) {
         // A marker the API would refuse (invalid or too large) is skipped, not retried forever: its key is
         // not recorded, but the note is marked scanned until it changes.
-        if (err instanceof DomainError && (err.kind === "invalid" || err.kind === "too_large")) result.refused.push(`${f.path}: @${m.type}: ${(err as Error).message}`);
+        if (err instanceof DomainError && (err.kind === "invalid" || err.kind === "too_large"))
+          result.refused.push(`${f.path}: @${m.type}: ${(err as Error).message}`);
         else throw err;
       }
     }
@@ -82,7 +106,13 @@ export async function harvestInlineMarkers(
   return result;
 }
 
-function preview(id: string, input: { type: MarkerRecord["type"]; content: string; attrs: Record<string, string> }, notePath: string, asOf: Date, fallbackTs: Date): MarkerRecord {
+function preview(
+  id: string,
+  input: { type: MarkerRecord["type"]; content: string; attrs: Record<string, string> },
+  notePath: string,
+  asOf: Date,
+  fallbackTs: Date,
+): MarkerRecord {
   let ts = fallbackTs;
   try {
     ts = markerTime(input.attrs.ts, fallbackTs);

@@ -7,8 +7,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../common/logger";
 import { documentFromFile } from "../index/document";
-import { refreshFolder } from "../index/refresh";
-import { PRODUCERS, type IndexStore, type Producer } from "../index/types";
+import { type RefreshCounts as RawCounts, type RefreshOptions, refreshFolder } from "../index/refresh";
+import { type IndexStore, PRODUCERS, type Producer } from "../index/types";
 import type { WalkedFile } from "../vault/walk";
 import { PRODUCER_SOURCES, producerOf } from "./sources";
 
@@ -42,10 +42,23 @@ async function indexFile(deps: RefreshDeps, producer: Producer, f: { path: strin
   return deps.index.upsert(documentFromFile({ path: f.path, producer, content, mtimeMs: f.mtimeMs }), deps.embed ? { embed: deps.embed } : undefined);
 }
 
-/** Brings every producer's rows in line with the walked files (raw/ is walked by refreshFolder). */
-export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[]): Promise<RefreshCounts> {
-  const counts: RefreshCounts = { upserted: 0, removed: 0, unchanged: 0, byProducer: Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number> };
-  const raw = await refreshFolder(deps.index, { vault: deps.vault, folder: "raw", producer: "raw", embed: deps.embed });
+/** raw/'s refresh (refreshFolder), `onRead` seeing each changed note's text as it is indexed. */
+export function refreshRaw(deps: RefreshDeps, onRead?: RefreshOptions["onRead"]): Promise<RawCounts> {
+  return refreshFolder(deps.index, { vault: deps.vault, folder: "raw", producer: "raw", embed: deps.embed, onRead });
+}
+
+/**
+ * Brings every producer's rows in line with the walked files: raw/ walked by refreshFolder,
+ * unless `raw` gives the counts of a raw/ refresh this tick already ran (refreshRaw).
+ */
+export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[], done: { raw?: RawCounts } = {}): Promise<RefreshCounts> {
+  const counts: RefreshCounts = {
+    upserted: 0,
+    removed: 0,
+    unchanged: 0,
+    byProducer: Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number>,
+  };
+  const raw = done.raw ?? (await refreshRaw(deps));
   counts.upserted += raw.added + raw.updated;
   counts.removed += raw.removed;
   counts.unchanged += raw.unchanged;

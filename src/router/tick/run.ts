@@ -12,25 +12,27 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { safeVaultPath } from "../vault/safe-path";
-import { withVaultLock } from "../vault/vault-lock";
-import { splitFrontmatter, frontmatterTags } from "../index/document";
+import { newestLessons } from "../feed/lessons";
+import { frontmatterTags, splitFrontmatter } from "../index/document";
 import type { IndexStore } from "../index/types";
 import type { ChatEndpoint } from "../llm";
-import type { MarkerDeps } from "../markers/marker";
+import { parseInlineMarkers } from "../markers/inline";
 import { readJournalSince } from "../markers/journal";
+import type { MarkerDeps } from "../markers/marker";
 import type { MarkerRecord } from "../markers/types";
-import { readSignals, isLive, compareSignals } from "../signals/signal-files";
+import { compareSignals, isLive, readSignals } from "../signals/signal-files";
 import { withFrontmatter } from "../vault/frontmatter";
-import { walk, type WalkedFile } from "../vault/walk";
-import { newestLessons } from "../feed/lessons";
-import { ARC_WINDOW_DAYS, clusterArcs, type Arc, type ArcItem, type ArcKind } from "./arcs";
-import { arcPath, arcRecord, hotArcsMarkdown, HOT_ARCS_FILE, listedArcs, readArcStatuses } from "./arc-files";
+import { safeVaultPath } from "../vault/safe-path";
+import { withVaultLock } from "../vault/vault-lock";
+import { type WalkedFile, walk } from "../vault/walk";
+import { arcPath, arcRecord, HOT_ARCS_FILE, hotArcsMarkdown, listedArcs, readArcStatuses } from "./arc-files";
 import { titleArcsWithModel } from "./arc-titles";
-import { feedEntries, signalsMarkdown, SIGNALS_FILE } from "./feed-entries";
-import { harvestInlineMarkers } from "./harvest";
-import { refreshIndex } from "./index-refresh";
-import { VaultPlan, type PlanSummary } from "./plan";
+import { ARC_WINDOW_DAYS, type Arc, type ArcItem, type ArcKind, clusterArcs } from "./arcs";
+import { feedEntries, SIGNALS_FILE, signalsMarkdown } from "./feed-entries";
+import { harvestInlineMarkers, harvestStamp, type PrereadNote } from "./harvest";
+import { refreshIndex, refreshRaw } from "./index-refresh";
+import { type PlanSummary, VaultPlan } from "./plan";
+import { isHarvestable } from "./sources";
 
 export interface TickDeps {
   vault: string;
@@ -72,7 +74,7 @@ export interface TickCounts {
 
 export interface TickOutcome {
   counts: TickCounts;
-  /** Milliseconds per step: walk, harvest, arcs, signals, feed, apply, index. */
+  /** Milliseconds per step: walk, index_raw, harvest, arcs, signals, feed, apply, index. */
   phases_ms: Record<string, number>;
   warnings: string[];
   /** What the tick wrote or, in a dry run, would write (vault-relative paths). */
@@ -93,22 +95,31 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
     mark = now;
   };
 
-  // 1–2. Walk, harvest.
+  // 1–2. Walk, harvest. Outside a dry run, raw/ is indexed first (step 7's work for it: the
+  // tick writes nothing there) and the harvest takes the inline markers of the notes that
+  // refresh read, so a changed note — every note, on a first tick — is read once, not twice.
   const walk0 = await walk(deps.vault, "");
   const walked = walk0.files;
-  for (const link of walk0.skippedLinks.slice(0, 20)) warnings.push(`symlink not followed (it leaves the vault, points at a folder, dangles or loops): ${link}`);
+  for (const link of walk0.skippedLinks.slice(0, 20))
+    warnings.push(`symlink not followed (it leaves the vault, points at a folder, dangles or loops): ${link}`);
   phase("walk");
-  const harvest = await harvestInlineMarkers(deps.markers, walked, { dryRun: opts.dryRun, asOf });
+  const preread = new Map<string, PrereadNote>();
+  const indexDeps = { vault: deps.vault, index: deps.index, embed: deps.embed };
+  const raw = opts.dryRun
+    ? undefined
+    : await refreshRaw(indexDeps, (f, text) => {
+        if (isHarvestable(f.path)) preread.set(f.path, { stamp: harvestStamp(f), markers: parseInlineMarkers(text) });
+      });
+  phase("index_raw");
+  const harvest = await harvestInlineMarkers(deps.markers, walked, { dryRun: opts.dryRun, asOf, preread });
+  preread.clear();
   phase("harvest");
   for (const r of harvest.refused) warnings.push(`inline marker skipped: ${r}`);
 
   // 3. Arcs.
   const since = new Date(asOf.getTime() - ARC_WINDOW_DAYS * DAY);
   const journal = await readJournalSince(deps.vault, since);
-  const items = [
-    ...dedupe([...journal, ...(opts.dryRun ? harvest.records : [])]).map(markerItem),
-    ...(await ingestedItems(deps.vault, walked, since)),
-  ];
+  const items = [...dedupe([...journal, ...(opts.dryRun ? harvest.records : [])]).map(markerItem), ...(await ingestedItems(deps.vault, walked, since))];
   const previous = await readArcStatuses(deps.vault);
   let arcs = clusterArcs(items, asOf, previous.statuses);
   if (!opts.noAi && deps.chat) arcs = await titleArcsWithModel(deps.chat, arcs, warnings);
@@ -125,7 +136,14 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
 
   // 5. Feed entries.
   const lessons = await newestLessons(deps.vault, 10);
-  const entries = await feedEntries(deps.vault, { asOf, arcs: listedArcs(arcs), lessons, live, tickIntervalSeconds: deps.tickIntervalSeconds, signalTtlHours: deps.signalTtlHours });
+  const entries = await feedEntries(deps.vault, {
+    asOf,
+    arcs: listedArcs(arcs),
+    lessons,
+    live,
+    tickIntervalSeconds: deps.tickIntervalSeconds,
+    signalTtlHours: deps.signalTtlHours,
+  });
   for (const [path, content] of entries) {
     if (content === null) await plan.delete(path);
     else await plan.write(path, content);
@@ -158,9 +176,10 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
   await plan.apply();
   phase("apply");
 
-  // 7. Index: a fresh walk, so files the tick (and its harvest) just wrote are seen.
+  // 7. Index: a fresh walk, so files the tick (and its harvest) just wrote are seen (raw/ was
+  // refreshed before the harvest).
   const after = (await walk(deps.vault, "")).files;
-  const refreshed = await refreshIndex({ vault: deps.vault, index: deps.index, embed: deps.embed }, after);
+  const refreshed = await refreshIndex(indexDeps, after, { raw });
   counts.index_upserted = refreshed.upserted;
   counts.index_removed = refreshed.removed;
   counts.index_unchanged = refreshed.unchanged;

@@ -1,0 +1,173 @@
+// The SQLite index's text side, apart from the store: the FTS5 MATCH expressions it builds
+// (words, and the tag and producer filters as opaque tokens of the `filters` column), and what
+// it does with FTS5's highlight() of a document — cut back into chunks, the best chunk chosen,
+// and a snippet cut from it the way FTS5's snippet() would.
+import { type SearchFilters, SNIPPET_MARK } from "./types.ts";
+
+/** Tokens of context in a snippet (FTS5 allows at most 64). */
+const SNIPPET_TOKENS = 24;
+/** highlight()'s marks, private-use characters no note holds (SNIPPET_MARK only in the answer). */
+export const MARK_OPEN = "\uE001";
+export const MARK_CLOSE = "\uE002";
+/** Every word double-quoted (inner quotes doubled): FTS5 then reads it as a string, never as syntax. */
+export function ftsExpression(parts: string[][], op: "AND" | "OR"): string {
+  return parts.map((words) => `"${words.join(" ").replaceAll('"', '""')}"`).join(` ${op} `);
+}
+
+/**
+ * A tag, producer or linked name as one opaque token of docs_fts's `filters` column: U+E000,
+ * a letter (t, p, l) and the value's UTF-8 in hex, A–F spelled g h j k m n. unicode61 keeps it whole (a
+ * private-use character is a token character to it); the porter stemmer leaves it alone (no
+ * vowel, s or y); and no query word can equal it, since the query parser keeps only letters,
+ * digits and marks — so words never match a filter, nor filters a word.
+ */
+export function filterToken(kind: "t" | "p" | "l", value: string): string {
+  const hex = Buffer.from(value, "utf8").toString("hex");
+  return FILTER_PREFIX + kind + hex.replace(/[a-f]/g, (c) => FILTER_HEX[c as keyof typeof FILTER_HEX]);
+}
+
+const FILTER_PREFIX = "\uE000";
+const FILTER_HEX = { a: "g", b: "h", c: "j", d: "k", e: "m", f: "n" } as const;
+
+/** The words (an ftsExpression) and every filter required. */
+export function docExpression(text: string, filters: SearchFilters): string {
+  let expr = text;
+  for (const tag of filters.tags) expr += ` AND filters : "${filterToken("t", tag.toLowerCase())}"`;
+  if (filters.producers.length) expr += ` AND filters : (${filters.producers.map((p) => `"${filterToken("p", p)}"`).join(" OR ")})`;
+  return expr;
+}
+
+/**
+ * A document's highlighted body cut back into its chunks (`lengths`: each chunk's text, in
+ * order; the body joins them with "\n\n"). A mark open across a cut is closed and reopened.
+ */
+export function splitMarked(marked: string, lengths: number[]): string[] {
+  if (lengths.length <= 1) return [marked];
+  const out: string[] = [];
+  let at = 0; // in `marked`
+  let open = false;
+  let nextOpen = marked.indexOf(MARK_OPEN);
+  let nextClose = marked.indexOf(MARK_CLOSE);
+  /** Moves `at` past `count` characters of text, and past the marks among them. */
+  const advance = (count: number) => {
+    for (;;) {
+      const mark = Math.min(nextOpen === -1 ? Infinity : nextOpen, nextClose === -1 ? Infinity : nextClose);
+      if (mark - at >= count || mark === Infinity) {
+        at = Math.min(marked.length, at + count);
+        return;
+      }
+      count -= mark - at;
+      open = mark === nextOpen;
+      at = mark + 1;
+      if (open) nextOpen = marked.indexOf(MARK_OPEN, at);
+      else nextClose = marked.indexOf(MARK_CLOSE, at);
+    }
+  };
+  lengths.forEach((length, i) => {
+    const start = at;
+    const opened = open;
+    advance(length);
+    // A mark closing right at the chunk's end is the chunk's.
+    while (at < marked.length && at === nextClose) {
+      open = false;
+      at++;
+      nextClose = marked.indexOf(MARK_CLOSE, at);
+    }
+    out.push((opened ? MARK_OPEN : "") + marked.slice(start, at) + (open ? MARK_CLOSE : ""));
+    if (i < lengths.length - 1) advance(2); // the "\n\n" between chunks
+  });
+  return out;
+}
+
+/** The chunk holding the most distinct matched words, then the most matches, then the first. */
+export function bestChunk(chunks: string[]): { seq: number; marked: string } {
+  let best = { seq: 0, marked: chunks[0] ?? "", score: -1 };
+  chunks.forEach((marked, seq) => {
+    const terms = new Set<string>();
+    let count = 0;
+    for (let i = marked.indexOf(MARK_OPEN); i !== -1; i = marked.indexOf(MARK_OPEN, i + 1)) {
+      const end = marked.indexOf(MARK_CLOSE, i);
+      terms.add(marked.slice(i + 1, end === -1 ? undefined : end).toLowerCase());
+      count++;
+    }
+    const score = terms.size * 1_000_000 + count;
+    if (score > best.score) best = { seq, marked, score };
+  });
+  return best;
+}
+
+/**
+ * A snippet of a highlighted chunk, cut the way FTS5's snippet() cuts one: the window of
+ * SNIPPET_TOKENS words holding the most distinct matched terms (then the most matches, then
+ * the earliest), its matches centred, "…" where text was cut, marks as SNIPPET_MARK.
+ */
+export function markedSnippet(marked: string): string {
+  const words = marked.split(/\s+/).filter((w) => w !== "");
+  const n = words.length;
+  const width = Math.min(SNIPPET_TOKENS, n);
+  const opened: boolean[] = []; // a mark is open where the word starts
+  const matched: string[][] = []; // terms whose mark closes in the word
+  const hits: number[] = []; // marks the word opens
+  let open = false;
+  let term = "";
+  for (const word of words) {
+    opened.push(open);
+    if (!open && !word.includes(MARK_OPEN)) {
+      matched.push(NONE);
+      hits.push(0);
+      continue;
+    }
+    const closed: string[] = [];
+    let count = 0;
+    for (const ch of word) {
+      if (ch === MARK_OPEN) [open, term, count] = [true, "", count + 1];
+      else if (ch === MARK_CLOSE) [open, closed[closed.length]] = [false, term.toLowerCase()];
+      else if (open) term += ch;
+    }
+    if (open) term += " ";
+    matched.push(closed);
+    hits.push(count);
+  }
+  // Slide the window, keeping each matched term's count inside it.
+  const inWindow = new Map<string, number>();
+  const enter = (i: number, by: number) => {
+    for (const t of matched[i]!) {
+      const c = (inWindow.get(t) ?? 0) + by;
+      if (c === 0) inWindow.delete(t);
+      else inWindow.set(t, c);
+    }
+  };
+  let count = 0;
+  for (let i = 0; i < width; i++) {
+    enter(i, 1);
+    count += hits[i]!;
+  }
+  let start = 0;
+  let bestScore = inWindow.size * 1_000 + count;
+  for (let s = 1; s + width <= n; s++) {
+    enter(s - 1, -1);
+    count -= hits[s - 1]!;
+    enter(s + width - 1, 1);
+    count += hits[s + width - 1]!;
+    const score = inWindow.size * 1_000 + count;
+    if (score > bestScore) [start, bestScore] = [s, score];
+  }
+  // Centre what the window matched, so a match is not its first or last word.
+  let first = -1;
+  let last = -1;
+  for (let i = start; i < start + width; i++) {
+    if (hits[i]! > 0 || opened[i]) {
+      if (first === -1) first = i;
+      last = i;
+    }
+  }
+  if (first !== -1) start = Math.max(0, Math.min(n - width, first - Math.floor((width - (last - first + 1)) / 2)));
+  let text = words.slice(start, start + width).join(" ");
+  if (start < n && opened[start]) text = MARK_OPEN + text;
+  if (start + width < n ? opened[start + width] : open) text += MARK_CLOSE;
+  if (start > 0) text = `…${text}`;
+  if (start + width < n) text += "…";
+  return text.replaceAll(MARK_OPEN, SNIPPET_MARK.open).replaceAll(MARK_CLOSE, SNIPPET_MARK.close);
+}
+
+const NONE: string[] = [];
