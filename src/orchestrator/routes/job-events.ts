@@ -2,9 +2,9 @@
 // with Last-Event-ID; a finished job's whole log is replayed, then the stream ends.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
-import { formatEvent, sseResponse, sseStream } from "../../common/http/sse";
+import { sseResponse, sseStream } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
-import { followJobEvents, type StoredJobEvent } from "../jobs/events";
+import { followJobEvents, jsonOf, type StoredJobEvent } from "../jobs/events";
 import { keepOpen } from "./keep-open";
 import { authResponses } from "./responses";
 
@@ -43,7 +43,9 @@ function parseLastId(v: string | undefined): number {
   return Number(v.trim());
 }
 
-const frame = (e: StoredJobEvent) => formatEvent({ event: e.event.type, id: e.id, data: e.event });
+// The event's JSON as the log keeps it (made once, by the recorder): JSON text holds no line
+// break, so it is one data line; the type is one of the schema's names.
+const frame = (e: StoredJobEvent) => `event: ${e.event.type}\nid: ${e.id}\ndata: ${jsonOf(e.event)}\n\n`;
 
 export function registerJobEventRoutes(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {

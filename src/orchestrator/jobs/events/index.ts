@@ -31,5 +31,5 @@ export function jobEventLog(store: JobEventStore, opts: { maxBytes?: number; pro
 export { createFileJobEventStore } from "./file-store";
 export { followJobEvents } from "./follow";
 export type { JobProgress } from "./recorder";
-export { flatten, JobEventSchema, type JobEvent, type StoredJobEvent } from "./schema";
+export { flatten, JobEventSchema, jsonOf, type JobEvent, type StoredJobEvent } from "./schema";
 export type { JobEventStore } from "./store";
