@@ -42,7 +42,7 @@ function scenario(): string {
     else if (kind === 2) lines.push(JSON.stringify({ type: "assistant", message: { ...msg, content: [{ type: "tool_use", id: `toolu_${i}`, name: "Bash", input: { command: `grep -rn parse src/ | head -${i % 50}`, description: "Find the parser" } }] }, parent_tool_use_id: null, session_id: SESSION }));
     else lines.push(JSON.stringify({ type: "user", message: { role: "user", content: [{ tool_use_id: `toolu_${i - 1}`, type: "tool_result", content: `src/parser.ts:${i}: export function parse(input: string) {` }] }, parent_tool_use_id: null, session_id: SESSION }));
   }
-  lines.push(JSON.stringify({ type: "result", subtype: "success", is_error: false, duration_ms: 1000, num_turns: EVENTS / 3, session_id: SESSION, total_cost_usd: 1.23, usage, result: "done" }));
+  lines.push(JSON.stringify({ type: "result", subtype: "success", is_error: false, duration_ms: 1000, num_turns: Math.floor(EVENTS / 3), session_id: SESSION, total_cost_usd: 1.23, usage, result: "done" }));
   const file = join(tmp, "scenario.jsonl");
   writeFileSync(file, `${lines.join("\n")}\n`);
   return file;

@@ -11,6 +11,8 @@ const logger = log("agent");
 
 export const DEFAULT_KILL_GRACE_MS = 5000;
 const STDERR_TAIL_BYTES = 8 * 1024;
+/** A burst of output gathers this long before it is read (readLineBatches): one read, map and write per burst. */
+const READ_GATHER_MS = 1;
 
 export interface StartAgentOptions {
   /** Path or name (PATH lookup) of the agent CLI. */
@@ -109,7 +111,7 @@ class Run implements AgentRun {
     readonly argv: readonly string[],
   ) {
     this.pid = proc.pid;
-    this.lines = readLineBatches(proc.stdout);
+    this.lines = readLineBatches(proc.stdout, { gatherMs: READ_GATHER_MS });
     this.collector = new OutcomeCollector(opts.args.resume ?? opts.args.sessionId);
     this.stderr = tail(proc.stderr, STDERR_TAIL_BYTES);
     if (opts.timeoutMs !== undefined) {

@@ -51,9 +51,8 @@ export class TurnMapper {
    */
   constructor(private readonly opts: { live?: boolean; frames?: boolean } = {}) {}
 
-  /** The events one agent line maps to (often none). */
-  push(ev: AgentEvent): TurnEvent[] {
-    const out: TurnEvent[] = [];
+  /** The events one agent line maps to (often none), appended to `out` when given. */
+  push(ev: AgentEvent, out: TurnEvent[] = []): TurnEvent[] {
     switch (ev.type) {
       case "stream_event":
         this.streamed = true;
