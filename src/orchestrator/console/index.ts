@@ -1,7 +1,7 @@
 // The orchestrator's /console page (issue 18, part 5).
-import type { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerConsole } from "../../common/console/serve";
 import script from "./page.client.js" with { type: "text" };
 
-export const registerOrchestratorConsole = (app: Hono<any>) =>
+export const registerOrchestratorConsole = (app: OpenAPIHono<any>) =>
   registerConsole(app, { service: "job orchestrator", title: "Job orchestrator", probe: "/admin/status", tokenHint: "one of SERVICE_API_KEYS", script });
