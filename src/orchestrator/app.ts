@@ -17,6 +17,7 @@ import { registerJobRoutes } from "./routes/jobs";
 import { registerJobEventRoutes } from "./routes/job-events";
 import { registerAdminStatusRoute } from "./routes/admin-status";
 import { registerOrchestratorConsole } from "./console";
+import type { JobChangeFeed } from "./jobs/changes";
 import type { JobEventStore } from "./jobs/events";
 import { McpSseSessions, registerMcpRoutes } from "./routes/mcp";
 import { registerMetricsRoute } from "./routes/metrics";
@@ -27,6 +28,8 @@ export interface OrchestratorDeps {
   jobs: JobService;
   /** The jobs' event logs (GET /jobs/{id}/events, get_job's last events); undefined = none kept. */
   jobEvents?: JobEventStore;
+  /** Job status changes (GET /jobs?watch=true); undefined = the list cannot be watched. */
+  jobChanges?: JobChangeFeed;
   profiles: { list(): ProfileList | Promise<ProfileList> };
   companions: CompanionSync;
   /** Open MCP SSE sessions; the runtime ends them on shutdown. */

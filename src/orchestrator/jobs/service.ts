@@ -2,6 +2,7 @@
 // in the JobStore (the source of truth); which process runs a job, and when, is the JobQueue's
 // (queue.ts: in this process without Redis, BullMQ shared by every pod with it), which calls
 // back here with at most SERVICE_MAX_PARALLEL_JOBS at once. Every state change is written through.
+import type { JobChangeFeed } from "./changes";
 import { HttpError } from "../../common/errors";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
@@ -57,6 +58,8 @@ export interface JobServiceOptions<P extends ProfileLike> {
   agentName?: string;
   /** The jobs' event logs (GET /jobs/{id}/events); without it no events are kept. */
   events?: JobEventLog;
+  /** Told of every status change (GET /jobs?watch=true); shared across pods when it is Redis's. */
+  changes?: JobChangeFeed;
   /** How often running jobs are checked for a cancel made by another process, and the drain flag re-read. */
   watchMs?: number;
   /** How often expired job files are swept (default: 10 minutes). */
@@ -132,7 +135,10 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const written = { ...changed, updated_at: laterThan(current.updated_at, iso()) };
       await store.put(written);
       // In the chain: once a reader sees the record finished, its final status is in the log.
-      if (written.status !== current.status) await opts.events?.status(written);
+      if (written.status !== current.status) {
+        await opts.events?.status(written);
+        void opts.changes?.publish(written.id);
+      }
       return written;
     });
     const tail = next.catch(() => {});
@@ -393,6 +399,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         });
       }
       await opts.events?.status(job);
+      void opts.changes?.publish(job.id);
       await enqueue(job.id);
       return job;
     },
