@@ -1,4 +1,4 @@
-// Watching the job list (GET /jobs?watch=true, the console's live job list): the jobs as they
+// Watching the job list (GET /jobs/events, the console's live job list): the jobs as they
 // are, `synced`, then each status change, through the real process and the fixture agent; on a
 // second pod sharing Redis, the changes of a job the first pod took.
 import { afterAll, describe, expect, it } from "bun:test";
@@ -26,7 +26,7 @@ interface Watch {
 /** Opens the watch and reads it in the background, as a client does (fetch + an SSE parser). */
 async function watch(url: string, query = ""): Promise<Watch> {
   const abort = new AbortController();
-  const res = await fetch(`${url}/jobs?watch=true${query}`, { headers: { ...AUTH, accept: "text/event-stream" }, signal: abort.signal });
+  const res = await fetch(`${url}/jobs/events${query}`, { headers: { ...AUTH, accept: "text/event-stream" }, signal: abort.signal });
   const w: Watch = { status: res.status, contentType: res.headers.get("content-type"), events: [], close: () => abort.abort() };
   if (res.status !== 200) return w;
   const parser = createParser({ onEvent: (m) => w.events.push({ type: m.event ?? "message", data: JSON.parse(m.data) }) });
@@ -39,7 +39,7 @@ async function watch(url: string, query = ""): Promise<Watch> {
 
 const statusesOf = (w: Watch, id: string) => w.events.filter((e) => e.type === "job" && e.data.id === id).map((e) => e.data.status);
 
-describe("GET /jobs?watch=true", () => {
+describe("GET /jobs/events", () => {
   it("lists the jobs as they are, says synced, then sends each status change of a new job as it happens", async () => {
     const o = await start({ FAKE_CLAUDE_SCENARIO: "thinking-tool-final" });
     const before = await o.submit({ task: "A job that is there before the watch" });
@@ -65,7 +65,7 @@ describe("GET /jobs?watch=true", () => {
 
   it("filters the changes by status, and answers bad input with 400 before any stream opens", async () => {
     const o = await start({ FAKE_CLAUDE_SCENARIO: "text-only" });
-    const w = await watch(o.url, "&status=succeeded");
+    const w = await watch(o.url, "?status=succeeded");
     try {
       await until(() => w.events.some((e) => e.type === "synced"));
       const job = await o.submit({ task: "Only its end is watched" });
@@ -75,17 +75,16 @@ describe("GET /jobs?watch=true", () => {
     } finally {
       w.close();
     }
-    const bad = await fetch(`${o.url}/jobs?watch=maybe`, { headers: AUTH });
+    const bad = await fetch(`${o.url}/jobs/events?status=sleeping`, { headers: AUTH });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("invalid_request");
-    expect((await fetch(`${o.url}/jobs?watch=true`)).status).toBe(401);
-    // Without watch the list answers JSON, as before.
-    const list = await fetch(`${o.url}/jobs?watch=false`, { headers: AUTH });
-    expect(list.headers.get("content-type")).toContain("application/json");
+    expect((await fetch(`${o.url}/jobs/events`)).status).toBe(401);
+    // A job id is still a job id.
+    expect((await fetch(`${o.url}/jobs/${crypto.randomUUID()}`, { headers: AUTH })).status).toBe(404);
   });
 });
 
-describeWithRedis("GET /jobs?watch=true across pods (REDIS_URL)", () => {
+describeWithRedis("GET /jobs/events across pods (REDIS_URL)", () => {
   it("a watcher on one pod sees every status change of a job submitted to the other", async () => {
     const env = { REDIS_URL, REDIS_KEY_PREFIX: `watch-test-${crypto.randomUUID().slice(0, 8)}`, FAKE_CLAUDE_SCENARIO: "text-only" };
     const [a, b] = await Promise.all([start({ ...env, SERVICE_POD_NAME: "pod-a" }), start({ ...env, SERVICE_POD_NAME: "pod-b" })]);

@@ -14,7 +14,7 @@ import { registerAgentModeRoutes, type AgentModeDeps } from "./agent-mode/routes
 import { registerAdminRoutes } from "./routes/admin";
 import { exceptTeamChat, registerTeamChatRoute, type TeamChatDeps } from "./routes/teamchat";
 import { registerJobRoutes } from "./routes/jobs";
-import { registerJobEventRoutes } from "./routes/job-events";
+import { registerJobEventRoutes, registerJobWatchRoute } from "./routes/job-events";
 import { registerAdminStatusRoute } from "./routes/admin-status";
 import { registerOrchestratorConsole } from "./console";
 import type { JobChangeFeed } from "./jobs/changes";
@@ -79,6 +79,7 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
     bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);
+  registerJobWatchRoute(app); // before GET /jobs/{job_id}
   registerJobRoutes(app);
   registerJobEventRoutes(app);
   registerProfileRoutes(app);

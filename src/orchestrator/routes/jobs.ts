@@ -6,16 +6,6 @@ import type { OrchestratorApp } from "../app";
 import { authResponses } from "./responses";
 import { Job, JobList, JobListQuery, JobSubmission } from "../jobs/schema";
 import { keepOpen } from "./keep-open";
-import { HttpError } from "../../common/errors";
-import { sseResponse, sseStream } from "../../common/http/sse";
-import { watchJobs } from "../jobs/watch";
-
-const JobWatchQuery = JobListQuery.extend({
-  watch: z
-    .enum(["true", "false", "1", "0"])
-    .optional()
-    .openapi({ param: { name: "watch", in: "query" }, description: "true: a server-sent event stream of the list and then of each status change, instead of one answer" }),
-});
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
@@ -54,22 +44,13 @@ const list = createRoute({
   operationId: "listJobs",
   tags: ["jobs"],
   summary: "List jobs",
-  description:
-    "Newest first (order=asc: oldest first); since= keeps jobs created at or after a time. Jobs expire SERVICE_JOB_TTL seconds after their last change. " +
-    "With watch=true (as a Kubernetes list-watch) the answer is a server-sent event stream instead: `event: job` with each job of the list as it is now, " +
-    "`event: synced` {count}, then `event: job` with the whole record each time a job's status changes (submitted, running, finished, cancelled) " +
-    "on any pod sharing the queue (Redis), filtered by status and since; it stays open (a `: keep-alive` comment every 15 s of silence). " +
-    "A client that reconnects lists again: the stream keeps no history.",
+  description: "Newest first (order=asc: oldest first); since= keeps jobs created at or after a time. Jobs expire SERVICE_JOB_TTL seconds after their last change.",
   security: [{ bearer: [] }],
-  request: { query: JobWatchQuery },
+  request: { query: JobListQuery },
   responses: {
-    200: {
-      description: "The jobs (application/json), or with watch=true their changes (text/event-stream: `event: job` / `event: synced`, data JSON)",
-      content: { "application/json": { schema: JobList }, "text/event-stream": { schema: z.string() } },
-    },
-    400: errorResponse("limit outside 1–1000, an unknown status or order, since not an ISO 8601 date-time, or watch not true/false"),
+    200: json(JobList, "The jobs"),
+    400: errorResponse("limit outside 1–1000, an unknown status or order, or since not an ISO 8601 date-time"),
     ...authResponses,
-    503: errorResponse("watch=true on a service that publishes no job changes (no_job_changes)"),
   },
 });
 
@@ -120,24 +101,8 @@ export function registerJobRoutes(app: OrchestratorApp): void {
   });
 
   app.openapi(list, async (c) => {
-    const { limit, status, since, order, watch } = c.req.valid("query");
-    const query = { limit, status, since, order };
-    if (watch !== "true" && watch !== "1") return c.json({ jobs: await c.env.deps.jobs.list(query) }, 200);
-    const { jobs, jobChanges } = c.env.deps;
-    if (!jobChanges) throw new HttpError(503, "no_job_changes", "this service publishes no job changes");
-    keepOpen(c);
-    const abort = new AbortController();
-    const stream = sseStream({
-      onCancel: () => abort.abort(),
-      run: async (sink) => {
-        sink.write("retry: 3000\n\n");
-        for await (const e of watchJobs({ jobs, changes: jobChanges, query, signal: abort.signal })) {
-          if (sink.closed) break;
-          sink.event(e.type === "job" ? { event: "job", data: e.job } : { event: "synced", data: { count: e.count } });
-        }
-      },
-    });
-    return sseResponse(stream) as never;
+    const { limit, status, since, order } = c.req.valid("query");
+    return c.json({ jobs: await c.env.deps.jobs.list({ limit, status, since, order }) }, 200);
   });
 
   app.openapi(get, async (c) => c.json(await c.env.deps.jobs.get(c.req.valid("param").job_id), 200));
