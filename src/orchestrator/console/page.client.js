@@ -16,10 +16,14 @@
     return "";
   };
 
-  // --- pod state (drain) and the jobs list, both polled
+  // --- pod state (drain) and the jobs list: the list is live (GET /jobs/events, read with fetch so
+  // the token goes along); only while that stream is broken is the list fetched, at each retry.
   let podLine;
   let jobsBody;
+  let liveChip;
   let selected;
+  const jobs = new Map();
+  const LIST = 50;
   async function loadPod() {
     try {
       const p = await api("/admin/status");
@@ -31,26 +35,82 @@
       showError(err);
     }
   }
+  let podTimer;
+  /** The pod line follows the jobs: refreshed (at most every 300 ms) when one changes. */
+  const refreshPod = () => {
+    if (podTimer) return;
+    podTimer = setTimeout(() => ((podTimer = undefined), loadPod()), 300);
+  };
+  function renderList() {
+    const list = [...jobs.values()].sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0)).slice(0, LIST);
+    jobsBody.replaceChildren(
+      ...(list.length === 0
+        ? [h("tr", {}, h("td", { colspan: 5, class: "empty" }, "No jobs yet: submit one above."))]
+        : list.map((j) =>
+            h("tr", { class: "clickable", tabindex: 0, "data-job-id": j.id, "aria-selected": String(j.id === selected), "aria-label": `job ${j.id.slice(-8)}, ${j.status}: ${j.task}`,
+              onclick: () => openJob(j.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), openJob(j.id)) },
+              h("td", {}, h("span", { class: `chip ${j.status}`, "data-status": j.status }, j.status)),
+              h("td", {}, clip(oneLine(j.task), 90), h("div", { class: "muted small mono" }, j.id.slice(-8))),
+              h("td", { class: "hide-narrow" }, j.profile),
+              h("td", { class: "hide-narrow" }, fmt.ago(j.created_at)),
+              h("td", {}, fmt.usd(j.total_cost_usd ?? j.cost_usd)),
+            ),
+          )),
+    );
+  }
+  /** The fallback: the list fetched once (while the live stream is broken). */
   async function loadJobs() {
     try {
-      const { jobs } = await api("/jobs?limit=50");
+      const r = await api(`/jobs?limit=${LIST}`);
       showError();
-      jobsBody.replaceChildren(
-        ...(jobs.length === 0
-          ? [h("tr", {}, h("td", { colspan: 5, class: "empty" }, "No jobs yet: submit one above."))]
-          : jobs.map((j) =>
-              h("tr", { class: "clickable", tabindex: 0, "data-job-id": j.id, "aria-selected": String(j.id === selected), "aria-label": `job ${j.id.slice(-8)}, ${j.status}: ${j.task}`,
-                onclick: () => openJob(j.id), onkeydown: (e) => (e.key === "Enter" || e.key === " ") && (e.preventDefault(), openJob(j.id)) },
-                h("td", {}, h("span", { class: `chip ${j.status}`, "data-status": j.status }, j.status)),
-                h("td", {}, clip(oneLine(j.task), 90), h("div", { class: "muted small mono" }, j.id.slice(-8))),
-                h("td", { class: "hide-narrow" }, j.profile),
-                h("td", { class: "hide-narrow" }, fmt.ago(j.created_at)),
-                h("td", {}, fmt.usd(j.total_cost_usd ?? j.cost_usd)),
-              ),
-            )),
-      );
+      jobs.clear();
+      for (const j of r.jobs) jobs.set(j.id, j);
+      renderList();
     } catch (err) {
       showError(err);
+    }
+  }
+  const setLive = (live) => {
+    liveChip.textContent = live ? "live" : "reconnecting";
+    liveChip.className = `chip ${live ? "live" : "draining"}`;
+    liveChip.dataset.live = String(live);
+  };
+  let liveStarted = false;
+  async function liveJobs() {
+    if (liveStarted) return;
+    liveStarted = true;
+    for (let attempt = 0; ; attempt++) {
+      let synced = false;
+      const first = new Map();
+      try {
+        await stream(`/jobs/events?limit=${LIST}`, {
+          onEvent: (e) => {
+            const data = JSON.parse(e.data);
+            if (e.event === "synced") {
+              synced = true;
+              attempt = 0;
+              jobs.clear();
+              for (const [id, j] of first) jobs.set(id, j);
+              showError();
+              setLive(true);
+              renderList();
+            } else if (e.event === "job") {
+              if (!synced) return void first.set(data.id, data);
+              jobs.set(data.id, data);
+              renderList();
+              refreshPod();
+              if (data.id === selected) void showRecord(data.id);
+            }
+          },
+        });
+      } catch (err) {
+        if (err.status === 401) return;
+        if (err.status) showError(err);
+      }
+      // The stream ended or failed: the list as it is now, then try again.
+      setLive(false);
+      await loadJobs();
+      await new Promise((r) => setTimeout(r, Math.min(1000 * 2 ** attempt, 10000)));
     }
   }
 
@@ -147,7 +207,7 @@
         const job = await api("/jobs", { method: "POST", body });
         task.value = "";
         showError();
-        await loadJobs();
+        if (!jobs.has(job.id)) (jobs.set(job.id, job), renderList());
         openJob(job.id);
       } catch (err) {
         showError(err);
@@ -156,13 +216,14 @@
       }
     } }, task, profile, budget, run);
     jobsBody = h("tbody", { id: "jobs" });
+    liveChip = h("span", { class: "chip", id: "jobs-live", role: "status", "aria-label": "Job list updates" }, "connecting");
     detail = h("div", { id: "job-detail" }, h("p", { class: "empty" }, "Select a job to watch it."));
     totals = h("div", { class: "totals", id: "job-totals" });
     log = h("div", { class: "log", id: "job-log", role: "log", "aria-label": "Job events", "aria-live": "polite" });
     section.append(
       h("div", { class: "panel" }, h("h2", {}, "New job", h("span", { class: "spacer" }), podLine), form),
       h("div", { class: "grid-jobs" },
-        h("div", { class: "panel" }, h("h2", {}, "Jobs", h("span", { class: "chip live" }, "live")),
+        h("div", { class: "panel" }, h("h2", {}, "Jobs", liveChip),
           h("div", { class: "table-wrap" }, h("table", { "aria-label": "Jobs" },
             h("thead", {}, h("tr", {}, h("th", {}, "Status"), h("th", {}, "Task"), h("th", { class: "hide-narrow" }, "Profile"), h("th", { class: "hide-narrow" }, "Created"), h("th", {}, "Cost"))),
             jobsBody))),
@@ -191,13 +252,10 @@
 
   boot(() => {
     tabs([
-      { id: "jobs", label: "Jobs", render: renderJobs, show: () => (loadJobs(), loadPod()) },
+      { id: "jobs", label: "Jobs", render: renderJobs, show: () => (liveJobs(), loadPod()) },
       { id: "profiles", label: "Profiles", render: renderProfiles, show: loadProfiles },
     ]);
-    setInterval(() => {
-      if (document.hidden) return;
-      loadJobs();
-      loadPod();
-    }, 2000);
+    // The drain state is the pod's, not a job's: it is read again every 15 s (the jobs are live).
+    setInterval(() => document.hidden || loadPod(), 15000);
   });
 })();
