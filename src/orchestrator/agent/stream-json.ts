@@ -142,22 +142,25 @@ export async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGener
  * readLines a read at a time: every whole line one read of the stream completed, in order (a
  * burst of output costs one hop through the async machinery, not one per line).
  *
- * gatherMs: after a read that brought data, wait this long before the next read, so a burst
- * gathers in the pipe and is read, mapped and written on in one go instead of a wake-up, a read
- * and a write per line (a writer that keeps up with a fast agent otherwise pays each of those per
- * line). A line waits at most that long; the first line after a quiet spell is read at once.
+ * gatherMs: after a read under 8 KiB (a reader keeping up with a fast writer gets a line
+ * or two at a time), wait this long before the next read, so the burst gathers in the pipe and is
+ * read, mapped and written on in one go instead of a wake-up, a read and a write per line. After
+ * a big read the next one follows at once (the pipe may be full: the writer must not stall). A
+ * line waits at most gatherMs; the first line after a quiet spell is read at once.
  */
+const GATHER_BELOW_BYTES = 8 * 1024;
 export async function* readLineBatches(stream: ReadableStream<Uint8Array>, opts: { gatherMs?: number } = {}): AsyncGenerator<string[]> {
   const decoder = new TextDecoder();
   const reader = stream.getReader();
   const gatherMs = opts.gatherMs ?? 0;
   let rest = "";
-  let busy = false;
+  let small = false;
   try {
     for (;;) {
-      if (busy && gatherMs > 0) await Bun.sleep(gatherMs);
+      if (small && gatherMs > 0) await Bun.sleep(gatherMs);
       const { value, done } = await reader.read();
-      busy = true;
+      // A big read means more is waiting (the pipe was full): read on at once, never stall the writer.
+      small = value !== undefined && value.byteLength < GATHER_BELOW_BYTES;
       if (done) break;
       const text = rest + decoder.decode(value, { stream: true });
       const batch: string[] = [];
