@@ -67,8 +67,14 @@ export class RunRecorder {
   }
 
   /** One agent line, as it arrives. Never throws. */
+  /** The last event's time as text: a burst's lines share a millisecond, and one string. */
+  private atMs = -1;
+  private atText = "";
+
   push = (ev: AgentEvent): void => {
-    const at = new Date(this.now()).toISOString();
+    const ms = this.now();
+    if (ms !== this.atMs) [this.atMs, this.atText] = [ms, new Date(ms).toISOString()];
+    const at = this.atText;
     let usageChanged = false;
     if (ev.type === "system" && ev.subtype === "init" && typeof ev.session_id === "string") this.sessionId = ev.session_id;
     if (ev.type === "assistant") {
