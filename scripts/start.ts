@@ -15,7 +15,7 @@ const current = await readFile(envFile, "utf8").catch(() => "");
 const file = parseDotenv(current);
 // `--only orchestrator` runs no router: nothing to generate.
 const routerRuns = !/--only[= ]orchestrator\b/.test(process.argv.slice(2).join(" "));
-const configured = [process.env.KB_ROUTER_TOKEN, process.env.KB_ROUTER_TOKENS, file.KB_ROUTER_TOKEN, file.KB_ROUTER_TOKENS].some((v) => v && v.trim());
+const configured = [process.env.KB_ROUTER_TOKEN, process.env.KB_ROUTER_TOKENS, file.KB_ROUTER_TOKEN, file.KB_ROUTER_TOKENS].some((v) => v?.trim());
 if (routerRuns && !configured) {
   const { text } = completeEnv(current, { KB_ROUTER_TOKEN: generateToken() }, [], new Date().toISOString().slice(0, 10));
   await mkdir(join(home, ".router"), { recursive: true });

@@ -30,8 +30,10 @@ async function main(): Promise<number> {
     console.error(`${(err as Error).message}\n${USAGE}`);
     return 2;
   }
-  if (values.help) return console.log(USAGE), 0;
-  if (values.version) return console.log(VERSION), 0;
+  if (values.help || values.version) {
+    console.log(values.help ? USAGE : VERSION);
+    return 0;
+  }
   if (values.only !== undefined && values.only !== "router" && values.only !== "orchestrator") {
     console.error(`--only must be router or orchestrator, not ${JSON.stringify(values.only)}`);
     return 2;

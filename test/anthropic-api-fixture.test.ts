@@ -9,7 +9,9 @@ import { tempDir } from "./support/main-process";
 import { REAL_CLAUDE_VERSION, realClaude } from "./support/real-claude";
 
 const apis: AnthropicApi[] = [];
-afterAll(() => apis.forEach((a) => a.stop()));
+afterAll(() => {
+  for (const a of apis) a.stop();
+});
 const start = async (...args: Parameters<typeof startAnthropicApi>) => {
   const api = await startAnthropicApi(...args);
   apis.push(api);

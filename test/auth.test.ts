@@ -1,5 +1,6 @@
 // Auth as the specs say, seen over real HTTP against the real process.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { mintScopedToken } from "../src/common/scoped-token";
 import { type MainProcess, startMain } from "./support/main-process";
 
 const TOKEN = "router-token-123";
@@ -87,6 +88,71 @@ describe("router with tokens", () => {
     await main.waitForOutput(/GET \/feed 401/);
     const log = main.output();
     for (const secret of [TOKEN, SECOND, "wrong-secret-value"]) expect(log).not.toContain(secret);
+  });
+});
+
+describe("router with a scoped token (what an agent's hooks carry)", () => {
+  let main: MainProcess;
+  beforeAll(async () => {
+    main = await startMain(["--only", "router"], { KB_ROUTER_TOKEN: TOKEN, KB_ROUTER_TOKENS: SECOND, TICK_INTERVAL_SECONDS: "0" }, { expect: ["router"] });
+  });
+  afterAll(() => main.stop());
+
+  const send = (token: string, method: string, path: string, body?: unknown) =>
+    fetch(`${main.routerUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: path === "/signal" ? "text/event-stream" : "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  it("reaches the hooks' routes and reads the vault: GET /feed, GET /signal, POST /marker, POST /search, GET /notes…", async () => {
+    const t = mintScopedToken(TOKEN, { sub: "job:auth-1", ttlSeconds: 600 });
+    const marker = await send(t, "POST", "/marker", { type: "lesson", content: "Scoped tokens post markers." });
+    expect(marker.status).toBe(201);
+    expect((await send(t, "GET", "/feed")).status).toBe(200);
+    // What the profile's words tell an agent to do: search the vault and read what it finds.
+    const search = await send(t, "POST", "/search", { query: "scoped tokens" });
+    expect(search.status).toBe(200);
+    expect((await send(t, "GET", "/notes?limit=5")).status).toBe(200);
+    expect((await send(t, "POST", "/notes/batch", { paths: ["raw/none.md"] })).status).toBe(200);
+    expect((await send(t, "GET", "/notes/raw/none.md")).status).toBe(404); // through auth to the route
+    const signal = await send(t, "GET", "/signal");
+    expect(signal.status).toBe(200);
+    expect(signal.headers.get("content-type")).toContain("text/event-stream");
+    await signal.body?.cancel();
+    // One signed with a rotated-in token (KB_ROUTER_TOKENS) works too.
+    expect((await send(mintScopedToken(SECOND, { sub: "job:auth-2", ttlSeconds: 600 }), "GET", "/feed")).status).toBe(200);
+  });
+
+  for (const [method, path, body] of [
+    ["POST", "/ingest", { content: "x", title: "x" }],
+    ["POST", "/tick", {}],
+    ["POST", "/brief", { query: "x" }],
+    ["POST", "/dispatch", { task: "x" }],
+    ["POST", "/signal", { content: "x", severity: "critical" }],
+    ["GET", "/health/deep", undefined],
+    ["GET", "/no-such-route", undefined],
+  ] as const) {
+    it(`is refused with 403 on ${method} ${path}, in the error shape, without echoing the token`, async () => {
+      const t = mintScopedToken(TOKEN, { sub: "job:auth-3", ttlSeconds: 600 });
+      const res = await send(t, method, path, body);
+      expect(res.status).toBe(403);
+      const text = await res.text();
+      expect(text).not.toContain(t);
+      const err = JSON.parse(text).error;
+      expect(err.code).toBe("forbidden");
+      expect(err.message).toContain("GET /feed, GET /signal, POST /marker");
+    });
+  }
+
+  it("is refused with 401 once expired, and when signed with anything but a router token", async () => {
+    const expired = mintScopedToken(TOKEN, { sub: "job:auth-4", ttlSeconds: 60, now: Date.now() - 120_000 });
+    const res = await send(expired, "GET", "/feed");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toContain("invalid_token");
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("expired");
+    const forged = await send(mintScopedToken("not-a-router-token", { sub: "job:auth-5", ttlSeconds: 600 }), "POST", "/marker", { type: "lesson", content: "forged" });
+    expect(forged.status).toBe(401);
   });
 });
 

@@ -8,7 +8,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { ChatOpenAI } from "@langchain/openai";
 import { streamText } from "ai";
 import OpenAI from "openai";
-import { until } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { AGENT, flagOf, KEY, kindOf, makeHub, readSse, recordedStarts, startAgentModeServer, tempHome, type AgentModeServer } from "./support/agent-mode";
 
 let t: Awaited<ReturnType<typeof tempHome>>;

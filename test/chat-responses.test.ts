@@ -7,7 +7,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText, type ModelMessage } from "ai";
 import { createParser } from "eventsource-parser";
 import OpenAI, { APIError } from "openai";
-import { until } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { AGENT, flagOf, KEY, makeHub, recordedStarts, startAgentModeServer, tempHome, type AgentModeServer } from "./support/agent-mode";
 
 let t: Awaited<ReturnType<typeof tempHome>>;

@@ -9,12 +9,12 @@ import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import OpenAI, { RateLimitError } from "openai";
 import { createClient } from "redis";
-import { registerAgentModeRoutes } from "../src/orchestrator/agent-mode/routes";
+import { registerAgentMode } from "../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { contentHash } from "../src/orchestrator/chat/resolution";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { transcriptPath } from "../src/orchestrator/telemetry/transcript";
-import { createCompanionSync } from "../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../src/orchestrator/repos/companions";
 import {
   AGENT,
   FAKE_CLAUDE,
@@ -28,7 +28,8 @@ import {
   type KvKind,
 } from "./support/agent-mode";
 import { makeRemote } from "./fixtures/git-remote";
-import { startOrchestrator, until } from "./support/orchestrator-process";
+import { startOrchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { TEST_REDIS_URL, requireServer } from "./support/servers";
 
 const redisUp = await requireServer("Redis");
@@ -396,9 +397,9 @@ describe("correlation id, models, /completions and errors", () => {
     };
     const all = await read();
     expect(all.at(-1)!.event).toBe("done");
-    expect(all.map((e) => Number(e.id))).toEqual(all.map((_, i) => i + 1));
+    expect(all.map((e) => e.id)).toEqual(all.map((_, i) => String(i + 1))); // sequence numbers on files (Redis: test/relay.test.ts)
     expect(JSON.parse(all.find((e) => e.event === "final")!.data).text).toBe(answer);
-    const rest = await read({ "last-event-id": "2" });
+    const rest = await read({ "last-event-id": all[1]!.id! });
     expect(rest.map((e) => e.id)).toEqual(all.slice(2).map((e) => e.id));
     const unknown = await h.s.call(`/v1/relay/${crypto.randomUUID()}`);
     expect(unknown.status).toBe(404);
@@ -494,7 +495,7 @@ describe("agent mode off", () => {
     const t = await tempHome("agent-mode-off-");
     const config = loadOrchestratorConfig({ SERVICE_API_KEYS: "test-key" }, t.home);
     const app = createOrchestratorApp({ config, jobs: {} as never, profiles: {} as never, companions: createCompanionSync(config) });
-    registerAgentModeRoutes(app, undefined);
+    registerAgentMode(app, undefined);
     const auth = { authorization: "Bearer test-key", "content-type": "application/json" };
     try {
       const chat = await app.request("/v1/chat/completions", { method: "POST", headers: auth, body: JSON.stringify({ messages: [user("hi")] }) });

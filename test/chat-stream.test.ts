@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import OpenAI, { APIError } from "openai";
-import { until } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import {
   AGENT,
   flagOf,

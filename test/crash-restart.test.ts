@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { type Gateway, startGateway } from "./fixtures/openai-gateway";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
 import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
-import { until } from "./support/orchestrator-process";
+import { until } from "./support/until";
 
 /** The pid of a process that has exited. */
 async function deadPid(): Promise<number> {

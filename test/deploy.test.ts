@@ -50,6 +50,10 @@ describe("compose.yml", () => {
     const named = new Set(Object.keys(compose.volumes));
     for (const v of ["vault", "postgres-data", "redis-data", "object-data"]) expect(named.has(v)).toBe(true);
     expect(compose.services.postgres!.volumes).toContain("postgres-data:/var/lib/postgresql/data");
+    // The orchestrator keeps its state, its clones, the agent's home and a `claude login` across a recreate.
+    expect(compose.services.orchestrator!.volumes).toEqual(
+      expect.arrayContaining(["service-state:/home/brain/.service", "service-repos:/home/brain/service-repos", "claude-login:/home/brain/.claude"]),
+    );
     // Every named volume a service mounts is declared (so `down` keeps it).
     for (const [name, svc] of Object.entries(compose.services)) {
       for (const v of svc.volumes ?? []) {

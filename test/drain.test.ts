@@ -2,7 +2,8 @@
 // end the first's draining; only the drain that set it, or DELETE /admin/drain, clears it.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Job } from "../src/orchestrator/jobs/schema";
-import { type Orchestrator, startOrchestrator, until } from "./support/orchestrator-process";
+import { type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 
 describe("overlapping drains", () => {
   let o: Orchestrator;
@@ -25,7 +26,10 @@ describe("overlapping drains", () => {
     const job = await o.submit({ task: "Explain slowly" });
     await agentRunning(job, "Explain slowly");
     let firstAnswered = false;
-    const first = o.call("/admin/drain?timeout=60", { method: "POST" }).then((r) => ((firstAnswered = true), r));
+    const first = o.call("/admin/drain?timeout=60", { method: "POST" }).then((r) => {
+      firstAnswered = true;
+      return r;
+    });
     await until(async () => (await submitStatus()) === 503);
 
     const second = await o.call("/admin/drain?timeout=0", { method: "POST" });

@@ -57,7 +57,7 @@ function sample(doc: Json, schema: Json, depth = 0): Json {
 const wrongType = (doc: Json, s: Json): Json => {
   const t = deref(doc, s)?.type;
   const type = Array.isArray(t) ? t[0] : t;
-  return type === "string" ? 12345 : type === "object" ? [1, 2] : type === "array" ? { not: "an array" } : "not-a-" + (type ?? "value");
+  return type === "string" ? 12345 : type === "object" ? [1, 2] : type === "array" ? { not: "an array" } : `not-a-${type ?? "value"}`;
 };
 
 function attempts(doc: Json, base: string, { method, path, op }: Op): Attempt[] {
@@ -76,7 +76,7 @@ function attempts(doc: Json, base: string, { method, path, op }: Op): Attempt[] 
   if (path.includes("{")) for (const id of HOSTILE_IDS) add(`path ${id.slice(0, 20)}`, fill(id), body === undefined ? noBody : json(body));
   // Query values of the wrong type, NUL, huge; and unknown ones.
   for (const p of params.filter((p) => p.in === "query")) {
-    for (const v of ["-1", "not-a-number", "%00", "%FF", "1e309", "x".repeat(4000), "true&" + p.name + "=false"]) add(`query ${p.name}=${v.slice(0, 12)}`, pathOk, body === undefined ? noBody : json(body), `?${p.name}=${v}`);
+    for (const v of ["-1", "not-a-number", "%00", "%FF", "1e309", "x".repeat(4000), `true&${p.name}=false`]) add(`query ${p.name}=${v.slice(0, 12)}`, pathOk, body === undefined ? noBody : json(body), `?${p.name}=${v}`);
   }
   // Bad input any operation can be sent: odd query strings, headers and paths.
   const plain = body === undefined ? noBody : json(body);

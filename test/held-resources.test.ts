@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { until } from "./support/until";
 
 const TOKEN = "limits-token-a";
 const OTHER = "limits-token-b";
@@ -14,16 +15,6 @@ const initialize = (token: string): RequestInit => ({
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
 });
-
-async function until<T>(fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(50);
-  }
-}
 
 describe("router MCP sessions", () => {
   let main: MainProcess;
@@ -87,7 +78,7 @@ describe("router MCP sessions", () => {
       if (res.status === 200) return res;
       await res.body?.cancel();
       return undefined;
-    });
+    }, { what: "a stream to be admitted again", every: 50 });
     expect(again.headers.get("content-type")).toContain("text/event-stream");
     expect(heldStream).toBeDefined();
     // The first held stream was ended by the server.

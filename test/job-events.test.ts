@@ -3,9 +3,10 @@
 // totals; budgets and turn limits; the Redis-backed log.
 import { afterAll, describe, expect, it } from "bun:test";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "../src/common/kv/test-harness";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import { readJobEvents } from "./support/job-events";
 import { AUTH, finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const body = (r: Response) => r.json() as Promise<any>;
@@ -172,12 +173,13 @@ describe("MCP get_job while a job runs", () => {
       expect(run.structuredContent.max_budget_usd).toBe(3);
       const id = run.structuredContent.id;
       let got: { status: string; num_turns: number | null; usage: Record<string, number> | null; events: Array<{ id: number; type: string; name?: string }> } | undefined;
-      const deadline = Date.now() + 15_000;
-      while (Date.now() < deadline) {
-        got = ((await client.callTool({ name: "get_job", arguments: { job_id: id, events: 5 } })) as unknown as { structuredContent: typeof got }).structuredContent;
-        if (got!.events.some((e) => e.type === "tool_result") && got!.num_turns === 2) break;
-        await Bun.sleep(50);
-      }
+      await until(
+        async () => {
+          got = ((await client.callTool({ name: "get_job", arguments: { job_id: id, events: 5 } })) as unknown as { structuredContent: typeof got }).structuredContent;
+          return got!.events.some((e) => e.type === "tool_result") && got!.num_turns === 2;
+        },
+        { ms: 15_000, every: 50, what: () => `the tool result and turn 2 in get_job: ${JSON.stringify(got)}` },
+      );
       expect(got!.status).toBe("running");
       expect(got!.events.length).toBeLessThanOrEqual(5);
       expect(got!.events.map((e) => e.type)).toContain("tool_result");

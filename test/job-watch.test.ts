@@ -3,8 +3,9 @@
 // second pod sharing Redis, the changes of a job the first pod took.
 import { afterAll, describe, expect, it } from "bun:test";
 import { createParser } from "eventsource-parser";
-import { describeWithRedis, REDIS_URL } from "../src/common/kv/test-harness";
-import { AUTH, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
+import { AUTH, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 
 const running: Orchestrator[] = [];
 const start = async (env: Record<string, string> = {}) => {
@@ -92,7 +93,7 @@ describeWithRedis("GET /jobs/events across pods (REDIS_URL)", () => {
     try {
       await until(() => w.events.some((e) => e.type === "synced"));
       const job = await a.submit({ task: "Submitted to pod a, watched on pod b" });
-      await until(() => statusesOf(w, job.id).includes("succeeded"), 20_000);
+      await until(() => statusesOf(w, job.id).includes("succeeded"), { ms: 20_000, what: "pod b to hear the job succeed" });
       expect(statusesOf(w, job.id)).toEqual(["queued", "running", "succeeded"]);
     } finally {
       w.close();

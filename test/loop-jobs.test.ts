@@ -1,7 +1,8 @@
 // A background job joins the loop (issue 16 part 3) in the one-process stack, with the real
 // Claude Code CLI against the fixture Messages API: the agent starts with the feed, its inline
 // lesson reaches the vault, and when the job ends the vault records its milestone (the job id
-// as source, the outcome, the cost), which the feed shows after a tick.
+// as source, the outcome, the cost), which the feed shows after a tick. The agent's Bash tool
+// finds no router token in its env or its settings: only a token scoped to the hooks' routes.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +10,7 @@ import { type AnthropicApi, startAnthropicApi } from "./fixtures/anthropic-api";
 import { compiledClis } from "./support/cli";
 import { startMain, tempDir, type MainProcess } from "./support/main-process";
 import { realClaudeServiceEnv } from "./support/real-claude";
+import { until } from "./support/until";
 
 const TOKEN = "loop-jobs-token";
 let main: MainProcess;
@@ -31,7 +33,11 @@ const call = (base: string, path: string, body?: unknown, token?: string) =>
 
 beforeAll(async () => {
   const bin = await compiledClis();
-  api = await startAnthropicApi({ script: [{ content: [{ type: "text", text: `Done with the task.\n<!-- @lesson -->\n${lesson}\n<!-- @/lesson -->` }], usage: { output_tokens: 20 } }] });
+  api = await startAnthropicApi({ script: [
+    // What the agent can reach: its env, and the settings file its hooks come from.
+    { content: [{ type: "tool_use", name: "Bash", input: { command: 'printenv KB_ROUTER_TOKEN; cat "$BRAIN_HOOK_STATE_DIR"/../settings/*.json', description: "look for tokens" } }] },
+    { content: [{ type: "text", text: `Done with the task.\n<!-- @lesson -->\n${lesson}\n<!-- @/lesson -->` }], usage: { output_tokens: 20 } },
+  ] });
   vault = join(tempDir("loop-jobs-vault"), "vault");
   main = await startMain(["--vault", vault], {
     KB_ROUTER_TOKEN: TOKEN,
@@ -58,16 +64,28 @@ describe("a job in the one-process stack", () => {
     expect(submitted.status).toBe(202);
     const { id } = (await submitted.json()) as { id: string };
     let job: Record<string, any> = {};
-    const deadline = Date.now() + 120_000;
-    while (!["succeeded", "failed", "cancelled"].includes(job.status)) {
-      if (Date.now() > deadline) throw new Error(`job never ended: ${JSON.stringify(job)}\n${main.output()}`);
-      await Bun.sleep(200);
-      job = (await (await call(orch, `/jobs/${id}`)).json()) as Record<string, any>;
-    }
+    await until(
+      async () => {
+        job = (await (await call(orch, `/jobs/${id}`)).json()) as Record<string, any>;
+        return ["succeeded", "failed", "cancelled"].includes(job.status);
+      },
+      { ms: 120_000, every: 200, what: () => `the job to end: ${JSON.stringify(job)}\n${main.output()}` },
+    );
     expect(job.status).toBe("succeeded");
 
     // The agent's first request carried the feed.
     expect(JSON.stringify(api.scriptedRequests()[0]!.body)).toContain("never deploy on Fridays");
+    // What its Bash tool printed (the next request's tool_result): no router token, a scoped one.
+    const seen = JSON.stringify(api.scriptedRequests()[1]!.body.messages.at(-1));
+    expect(seen).toContain("tool_result");
+    expect(seen).toContain('\\"KB_ROUTER_TOKEN\\"');
+    expect(seen).not.toContain(TOKEN);
+    const scoped = /bsk1\.[\w-]+\.[\w-]+/.exec(seen)?.[0];
+    expect(scoped).toBeDefined();
+    // That token reaches the hooks' routes and nothing else.
+    expect((await call(router, "/feed", undefined, scoped)).status).toBe(200);
+    expect((await call(router, "/ingest", { title: "t", content: "from the agent" }, scoped)).status).toBe(403);
+    expect((await call(router, "/tick", {}, scoped)).status).toBe(403);
     // Its inline lesson is in the vault, once.
     expect(journal().filter((r) => r.content === lesson)).toHaveLength(1);
     // The job's milestone: source the job id, its outcome and cost.

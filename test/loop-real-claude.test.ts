@@ -4,7 +4,7 @@
 // vault once with their original time — or wait in the outbox while the router is down,
 // until `router-cli sync` delivers them once. Uninstall leaves the user's settings as they were.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AnthropicApi, startAnthropicApi, type Turn } from "./fixtures/anthropic-api";
 import { compiledClis, runCompiled } from "./support/cli";

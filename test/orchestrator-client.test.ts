@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { ApiError, ConnectionError, ServiceClient, type Job } from "../src/orchestrator/client";
 import { makeRemote, type Remote } from "./fixtures/git-remote";
-import { KEY, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { KEY, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { deadPort } from "./support/service-cli";
 
 let o: Orchestrator;

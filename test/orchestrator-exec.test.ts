@@ -7,13 +7,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
-import { executeJob, type ExecuteJobInput, type JobToRun } from "../src/orchestrator/execute";
-import { BUNDLED_PROFILES, type Profile } from "../src/orchestrator/profiles";
+import { executeJob, type ExecuteJobInput } from "../src/orchestrator/execution/execute";
+import type { ExecutionJob } from "../src/orchestrator/execution/executor";
+import { BUNDLED_PROFILES, type Profile } from "../src/orchestrator/profiles/profile";
 import { repoHash, parseRepoUrl } from "../src/orchestrator/repos/url";
 import { clearTokenCache } from "../src/orchestrator/repos/credentials";
 import { startDumbGitServer } from "./fixtures/dumb-git-server";
 import { gitEnv, gitSync, makeRemote } from "./fixtures/git-remote";
 import { startTracingBackend, type TracingBackend } from "./fixtures/tracing-backend";
+import { until } from "./support/until";
 
 const FIXTURES = join(import.meta.dir, "fixtures");
 const CODE = BUNDLED_PROFILES.find((p) => p.name === "code")!;
@@ -45,7 +47,7 @@ function setup(configEnv: Record<string, string> = {}) {
   const env: Record<string, string> = { ...gitEnv(home), PATH: `${bin}:${process.env.PATH}`, FAKE_CLAUDE_RECORD: claudeRecord, FAKE_GH_RECORD: ghRecord };
   const read = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as T) : []);
   let n = 0;
-  const run = (job: Partial<JobToRun> & { task?: string }, opts: { profile?: Profile; env?: Record<string, string>; signal?: AbortSignal } & Partial<ExecuteJobInput> = {}) =>
+  const run = (job: Partial<ExecutionJob> & { task?: string }, opts: { profile?: Profile; env?: Record<string, string>; signal?: AbortSignal } & Partial<ExecuteJobInput> = {}) =>
     executeJob({
       job: { id: `3f2a9c1e-0000-4000-8000-${String(++n).padStart(12, "0")}`, task: "Say hello", ...job },
       profile: opts.profile ?? REVIEW,
@@ -68,11 +70,7 @@ function setup(configEnv: Record<string, string> = {}) {
 
 /** Resolves once the fixture agent has recorded its start (its signal handlers are set). */
 async function agentStarted(recorded: () => Recorded[]) {
-  const deadline = Date.now() + 5000;
-  while (!recorded().some((r) => r.event === "start")) {
-    if (Date.now() > deadline) throw new Error("the fixture agent never started");
-    await Bun.sleep(10);
-  }
+  await until(() => recorded().some((r) => r.event === "start"), { ms: 5000, what: "the fixture agent to start", every: 10 });
 }
 
 describe("executeJob: the agent run", () => {
@@ -333,13 +331,13 @@ describe("executeJob: a private repository through the GitHub App identity", () 
 
 describe("executeJob: transcript shipping", () => {
   it("ships the session transcript to the tracing backend after the job", async () => {
-    backend = startTracingBackend();
-    const t = setup({ TRACING_HOST: backend.url, TRACING_PUBLIC_KEY: "pk-lf-test", TRACING_SECRET_KEY: "sk-lf-test" });
+    const traced = startTracingBackend();
+    backend = traced;
+    const t = setup({ TRACING_HOST: traced.url, TRACING_PUBLIC_KEY: "pk-lf-test", TRACING_SECRET_KEY: "sk-lf-test" });
     const result = await t.run({ id: "job-traced", task: "Say hello" });
-    const deadline = Date.now() + 5000;
-    while (backend.batches.length === 0 && Date.now() < deadline) await Bun.sleep(20);
-    const batch = backend.batches[0]!.batch;
-    expect(backend.batches[0]!.authorization).toBe(`Basic ${btoa("pk-lf-test:sk-lf-test")}`);
+    await until(() => traced.batches.length > 0, { ms: 5000, what: "a batch at the tracing backend" });
+    const batch = traced.batches[0]!.batch;
+    expect(traced.batches[0]!.authorization).toBe(`Basic ${btoa("pk-lf-test:sk-lf-test")}`);
     expect(batch[0]).toMatchObject({ type: "trace-create", body: { id: "job-traced", sessionId: result.session_id, input: "Say hello", output: result.output } });
     expect(batch.filter((e) => e.type === "generation-create").length).toBe(1);
   });

@@ -4,12 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "../src/common/kv/test-harness";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "../src/orchestrator/jobs/transitions";
 import { makeRemote, type Remote } from "./fixtures/git-remote";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { startTcpRelay, type TcpRelay } from "./support/tcp-relay";
 
 const running: Orchestrator[] = [];
@@ -106,7 +107,10 @@ describe("the gate in the real process", () => {
     edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let now = 0;
     let peak = 0;
-    for (const [, d] of edges) peak = Math.max(peak, (now += d));
+    for (const [, d] of edges) {
+      now += d;
+      peak = Math.max(peak, now);
+    }
     expect(peak).toBeLessThanOrEqual(2);
     // FIFO: started in the order submitted.
     const started = [...jobs].sort((a, b) => a.started_at!.localeCompare(b.started_at!)).map((j) => j.id);
@@ -158,7 +162,10 @@ describe("cancel, drain and shutdown with an agent that runs until stopped", () 
     const job = await o.submit({ task: "Explain slowly" });
     await agentRunning(job, "Explain slowly");
     let answered = false;
-    const draining = o.call("/admin/drain?timeout=30", { method: "POST" }).then((r) => ((answered = true), r));
+    const draining = o.call("/admin/drain?timeout=30", { method: "POST" }).then((r) => {
+      answered = true;
+      return r;
+    });
     await until(async () => (await o.call("/jobs", { method: "POST", json: { task: "probe" } })).status === 503);
     const refused = await o.call("/jobs", { method: "POST", json: { task: "late" } });
     expect(refused.status).toBe(503);

@@ -5,10 +5,11 @@
 // acknowledged job is lost when Redis dies, with or without AOF.
 import { afterAll, describe, expect, it } from "bun:test";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "../src/common/kv/test-harness";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { hasRedisServer, ownRedis, type OwnRedis } from "./support/redis-server";
 
 const started: Orchestrator[] = [];
@@ -66,7 +67,10 @@ function peakPerPod(jobs: Job[]): Map<string, number> {
     events.sort((a, b) => a.t - b.t || a.d - b.d); // an end and a start at the same ms do not overlap
     let now = 0;
     let peak = 0;
-    for (const e of events) peak = Math.max(peak, (now += e.d));
+    for (const e of events) {
+      now += e.d;
+      peak = Math.max(peak, now);
+    }
     peaks.set(pod, peak);
   }
   return peaks;
@@ -198,7 +202,7 @@ describe.skipIf(!hasRedisServer)("Redis killed under a steady stream of submissi
               expect(res.headers.get("retry-after")).not.toBeNull();
               refused++;
             }
-            await Bun.sleep(150);
+            await Bun.sleep(150); // the pace of the traffic (a steady client), not a wait for work
           }
         };
         await submitFor(2_000);

@@ -2,7 +2,8 @@
 // fails a job.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Server } from "bun";
-import { type Orchestrator, startOrchestrator, until } from "./support/orchestrator-process";
+import { type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 
 interface OtlpAttr { key: string; value: { stringValue?: string; intValue?: string | number; boolValue?: boolean } }
 interface OtlpSpan { name: string; attributes: OtlpAttr[]; status?: { code?: number } }
@@ -34,13 +35,11 @@ describe("job spans over OTLP/HTTP", () => {
   it("exports one span per job with its id, profile and outcome", async () => {
     const job = await orch.submit({ task: "review the readme", wait: true });
     expect(job.status).toBe("succeeded");
-    const deadline = Date.now() + 10_000;
     const attr = (s: OtlpSpan, k: string) => s.attributes.find((a) => a.key === k)?.value;
-    while (!spans.some((s) => attr(s, "job.id")?.stringValue === job.id)) {
-      if (Date.now() > deadline) throw new Error(`no span for job ${job.id}; got ${JSON.stringify(spans).slice(0, 300)}`);
-      await Bun.sleep(50);
-    }
-    const span = spans.find((s) => attr(s, "job.id")?.stringValue === job.id)!;
+    const span = await until(() => spans.find((s) => attr(s, "job.id")?.stringValue === job.id), {
+      every: 50,
+      what: () => `a span for job ${job.id}; got ${JSON.stringify(spans).slice(0, 300)}`,
+    });
     expect(span.name).toBe("job");
     expect(attr(span, "job.profile")?.stringValue).toBe("review");
     expect(attr(span, "job.status")?.stringValue).toBe("succeeded");

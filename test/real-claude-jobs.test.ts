@@ -10,7 +10,8 @@ import { ROOT_WITHOUT_SANDBOX } from "../src/orchestrator/agent/root-sandbox";
 import { type AnthropicApi, startAnthropicApi } from "./fixtures/anthropic-api";
 import { gitSync, makeRemote, type Remote } from "./fixtures/git-remote";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { realClaudeServiceEnv } from "./support/real-claude";
 
 let api: AnthropicApi;

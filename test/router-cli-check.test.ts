@@ -118,7 +118,7 @@ describe("router-cli check", () => {
   it("exits 1 when the token is rejected", async () => {
     const res = await cli(r.main.routerUrl!, ["check"], { KB_ROUTER_TOKEN: "wrong" });
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain("rejected the token");
+    expect(res.stderr).toContain("the router token from KB_ROUTER_TOKEN was refused (401 unauthorized)");
   });
 });
 
@@ -129,7 +129,7 @@ describe("router-cli check against a broken router", () => {
     try {
       const res = await cli(main.routerUrl!, ["check"]);
       expect(res.code).toBe(1);
-      expect(res.stderr).toContain("no server token");
+      expect(res.stderr).toContain("503 server_token_unset: KB_ROUTER_TOKEN is not set");
     } finally {
       await main.stop();
     }

@@ -334,8 +334,8 @@ describe("install", () => {
     expect((await cli(e, "install", "--s3-bucket", "b")).code).toBe(2);
     expect((await cli(e, "install", "--no-stack", "--s3-bucket", "team-bundles", "--s3-endpoint", "https://s3.example")).code).toBe(0);
     const rendered = readFileSync(join(e.home, ".router", "compose.yml"), "utf8");
-    expect(rendered).not.toMatch(/^  object-store:/m);
-    expect(rendered).not.toMatch(/^  object-store-init:/m);
+    expect(rendered).not.toMatch(/^ {2}object-store:/m);
+    expect(rendered).not.toMatch(/^ {2}object-store-init:/m);
     expect(envOf(e)).toMatchObject({ S3_BUCKET: "team-bundles", S3_ENDPOINT: "https://s3.example" });
   });
 

@@ -1,8 +1,9 @@
 // RouterClient against the live server: every method, and its typed errors.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
-import { ApiError, ConnectionError, RouterClient, type SignalEvent } from "../src/router/client";
+import { ApiError, ConnectionError, RouterClient, type SignalEvent, type SignalRecorded } from "../src/router/client";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { until } from "./support/until";
 
 describe("RouterClient", () => {
   let main: MainProcess;
@@ -110,6 +111,48 @@ describe("RouterClient", () => {
     const pending = stream.next();
     ctrl.abort();
     expect(await pending).toEqual({ done: true, value: undefined });
+  });
+
+  it("signalsSince() starts from now without an id, then returns what was raised since, each once", async () => {
+    const { events: none, lastEventId: start } = await client.signalsSince();
+    expect(none).toEqual([]);
+    for (const content of ["Queue backlog growing", "Queue drained"]) {
+      await client.marker({ type: "signal", content, attrs: { severity: "high", source: "client-since" } }, { idempotencyKey: `client-since-${content}` });
+    }
+    // A signal reaches the stream just after its marker is answered: poll from the cursor, as the
+    // prompt hook does, until both have come; none may come twice.
+    const seen: SignalRecorded[] = [];
+    let cursor = start;
+    await until(async () => {
+      const since = await client.signalsSince(cursor);
+      seen.push(...since.events);
+      cursor = since.lastEventId;
+      return seen.length >= 2;
+    });
+    expect(seen.map((e) => e.data.title)).toEqual(["Queue backlog growing", "Queue drained"]);
+    expect(cursor).toBe(Number(seen[1]!.id));
+    expect(await client.signalsSince(cursor)).toEqual({ events: [], lastEventId: cursor });
+    const refused = await new RouterClient({ baseUrl: main.routerUrl!, token: "wrong" }).signalsSince(start).catch((e) => e);
+    expect(refused).toMatchObject({ status: 401, code: "unauthorized" });
+  });
+
+  it("feed({ maxChars }) asks for the budget; a budget below the route's minimum is ApiError 400", async () => {
+    const feed = await client.feed({ maxChars: 300 });
+    expect(feed.max_chars).toBe(300);
+    expect(feed.inject_blocks.join("").length).toBeLessThanOrEqual(300);
+    expect(await client.feed({ maxChars: 10 }).catch((e) => e)).toMatchObject({ status: 400 });
+  });
+
+  it("ends every call when the client's signal aborts, however long the per-request timeout", async () => {
+    const hanging = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
+    try {
+      const t0 = performance.now();
+      const err = await new RouterClient({ baseUrl: `http://127.0.0.1:${hanging.port}`, timeoutMs: 60_000, signal: AbortSignal.timeout(200) }).health().catch((e) => e);
+      expect(err).toBeInstanceOf(ConnectionError);
+      expect(performance.now() - t0).toBeLessThan(5_000);
+    } finally {
+      hanging.stop(true);
+    }
   });
 
   it("throws ConnectionError when nothing answers", async () => {

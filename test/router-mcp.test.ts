@@ -65,6 +65,10 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
       expect(ingested.structuredContent).toMatchObject({ kind: "note", indexed: true });
       const found = await tool(client, "search", { query: word });
       expect(found.structuredContent!.hits[0].path).toBe(ingested.structuredContent!.paths[0]);
+      expect(found.structuredContent!.hits[0].explain).toBeUndefined();
+      const explained = await tool(client, "search", { query: word, explain: true });
+      expect(explained.structuredContent!.hits[0].explain).toMatchObject({ bm25: { rank: 1 }, vector: null, fused: { rank: 1 }, rerank: null });
+      expect(explained.structuredContent!.rerank).toMatchObject({ applied: false, reason: expect.stringMatching(/no reranker is configured/) });
       const brief = await tool(client, "brief", { query: word });
       expect(brief.structuredContent).toMatchObject({ synthesis: "extractive" });
       expect(JSON.parse(brief.content[0]!.text!).citations[0].path).toBe(ingested.structuredContent!.paths[0]);

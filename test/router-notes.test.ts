@@ -317,9 +317,9 @@ for (const backend of backends) {
       });
 
       run("answers a refused path or a missing note as a tool error", async () => {
-        const escape = await tool("get", { path: "../outside.md" });
-        expect(escape.isError).toBe(true);
-        expect(escape.content[0]!.text).toStartWith("invalid_path:");
+        const outside = await tool("get", { path: "../outside.md" });
+        expect(outside.isError).toBe(true);
+        expect(outside.content[0]!.text).toStartWith("invalid_path:");
         const missing = await tool("context", { path: "raw/nope.md" });
         expect(missing.isError).toBe(true);
         expect(missing.content[0]!.text).toStartWith("note_not_found:");

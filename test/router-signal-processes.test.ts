@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { createClient } from "redis";
-import { REDIS_URL, describeWithRedis } from "../src/common/kv/test-harness";
+import { REDIS_URL, describeWithRedis } from "./support/kv";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
 import { ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 import { subscribe } from "./support/signal-stream";

@@ -9,6 +9,7 @@ import { startGateway, type Gateway } from "./fixtures/openai-gateway";
 import { loadRouterConfig } from "../src/router/config";
 import { tempDir } from "./support/main-process";
 import { putFile, startTestRouter, useTestRouters, type TestRouter } from "./support/router-runtime";
+import { until } from "./support/until";
 
 type Json = Record<string, any>;
 
@@ -60,12 +61,11 @@ describe("POST /tick and GET /tick/{id}", () => {
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: "queued", trigger: "api", dry_run: false, no_ai: false, started_at: null, error_tail: null });
     expect(res.headers.get("location")).toBe(`/tick/${res.body.tick_id}`);
-    const deadline = Date.now() + 10_000;
     let record: Json = res.body;
-    while (record.status !== "succeeded" && Date.now() < deadline) {
-      await Bun.sleep(10);
+    await until(async () => {
       record = (await r.call(`/tick/${res.body.tick_id}`)).body;
-    }
+      return record.status === "succeeded" || record.status === "failed";
+    }, { what: "the tick to end", every: 10 });
     expect(record.status).toBe("succeeded");
     expect(record.counts).toMatchObject({ arcs: 0, markers_harvested: 0 });
     expect(Date.parse(record.finished_at)).toBeGreaterThanOrEqual(Date.parse(record.started_at));
@@ -320,12 +320,10 @@ describe("the scheduler", () => {
   it("enqueues a tick every TICK_INTERVAL_SECONDS", async () => {
     const r = await router({ TICK_INTERVAL_SECONDS: "1" });
     const completed = join(r.vault, "brain-feed/ticks/completed");
-    const deadline = Date.now() + 10_000;
-    let names: string[] = [];
-    while (names.length < 2 && Date.now() < deadline) {
-      await Bun.sleep(50);
-      names = readdirSync(completed);
-    }
+    const names = await until(() => (existsSync(completed) && readdirSync(completed).length >= 2 ? readdirSync(completed) : undefined), {
+      what: "two completed ticks",
+      every: 50,
+    });
     expect(names.length).toBeGreaterThanOrEqual(2);
     const record = JSON.parse(readFileSync(join(completed, names[0]!), "utf8"));
     expect(record).toMatchObject({ trigger: "scheduler", status: "succeeded" });

@@ -9,7 +9,7 @@ import type { Job } from "../src/orchestrator/jobs/schema";
 import { AGENT, MANIFEST, makeHub } from "./support/agent-mode";
 import { compiledClis, fixturePath } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
 import { envFor, svc, tmuxBinary, tmuxSession } from "./support/service-cli";
 
 // Each test starts processes (servers, the compiled CLI): more room than bun's 5 s default.

@@ -10,7 +10,8 @@ import { JOB_LIST_DEFAULT as CLI_LIST_DEFAULT, JOB_LIST_MAX as CLI_LIST_MAX, JOB
 import { makeRemote, type Remote } from "./fixtures/git-remote";
 import { compiledClis } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { KEY, deadPort, envFor, jobRecord, lines, svc, tmuxBinary, tmuxSession, writeJob } from "./support/service-cli";
 
 // Each test starts processes (servers, the compiled CLI): more room than bun's 5 s default.
@@ -99,7 +100,7 @@ describe("connection", () => {
     const { SERVICE_API_KEY: _, ...noKey } = env;
     const r = await svc(["profiles"], noKey);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("no key was sent");
+    expect(r.stderr).toContain("no API key: set SERVICE_API_KEY");
   });
 });
 

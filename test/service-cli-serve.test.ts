@@ -8,12 +8,14 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseYaml } from "yaml";
 import type { Job } from "../src/orchestrator/jobs/schema";
-import { loadProfiles } from "../src/orchestrator/profiles";
+import { loadProfiles } from "../src/orchestrator/profiles/load";
+import { createFileStore } from "../src/common/kv/file-store";
 import { BUNDLED_PROFILES } from "../src/orchestrator/profiles/profile";
 import { makeRemote } from "./fixtures/git-remote";
 import { compiledClis } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { FIXTURES, KEY, startOrchestrator, until, type Orchestrator } from "./support/orchestrator-process";
+import { FIXTURES, KEY, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { until } from "./support/until";
 import { deadPort, envFor, jobRecord, svc, writeJob } from "./support/service-cli";
 
 // Each test starts processes (servers, the compiled CLI): more room than bun's 5 s default.
@@ -166,7 +168,10 @@ describe("drain", () => {
     const job = await o.submit({ task: "Explain slowly" });
     await o.until(job.id, (j) => j.status === "running");
     let done = false;
-    const draining = svc(["drain", "--timeout", "60"], envFor(o)).then((r) => ((done = true), r));
+    const draining = svc(["drain", "--timeout", "60"], envFor(o)).then((r) => {
+      done = true;
+      return r;
+    });
     await until(async () => (await o.call("/jobs", { method: "POST", json: { task: "probe" } })).status === 503);
     expect(done).toBe(false);
     const r = await draining;
@@ -193,7 +198,10 @@ describe("drain", () => {
     // The CLI in the service's own environment (same HOME, pod name): what a preStop hook runs.
     const env = { ...envFor(o), HOME: o.home, SERVICE_POD_NAME: "pod-test" };
     let done = false;
-    const draining = svc(["drain", "--via", "store", "--timeout", "8", "--json"], env).then((r) => ((done = true), r));
+    const draining = svc(["drain", "--via", "store", "--timeout", "8", "--json"], env).then((r) => {
+      done = true;
+      return r;
+    });
     await until(async () => (await o.call("/jobs", { method: "POST", json: { task: "probe" } })).status === 503, 20_000);
     expect(done).toBe(false);
     const r = await draining;
@@ -211,8 +219,16 @@ describe("drain", () => {
     writeJob(jobsDir, jobRecord({ status: "running", pod_name: "pod-b", finished_at: null }));
     const env = { HOME: home, SERVICE_PORT: deadPort(), SERVICE_POD_NAME: "pod-a" };
     let done = false;
-    const draining = svc(["drain", "--timeout", "30"], env).then((r) => ((done = true), r));
-    await Bun.sleep(1500);
+    const draining = svc(["drain", "--timeout", "30"], env).then((r) => {
+      done = true;
+      return r;
+    });
+    // The drain has begun once its flag is in the pod's file store (it counts the running jobs next).
+    const kv = await createFileStore({ dir: join(home, ".service", "kv") });
+    await until(async () => (await kv.get("draining:pod-a")) !== null, { ms: 20_000, what: "the drain to set its flag" });
+    // A check that nothing happens: past one poll round (drain.ts polls every 500 ms), a drain
+    // that ignored the running job would have ended.
+    await Bun.sleep(700);
     expect(done).toBe(false);
     writeJob(jobsDir, { ...running, status: "succeeded", finished_at: new Date().toISOString(), updated_at: new Date().toISOString() });
     const r = await draining;

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "no
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { REPO, tempDir } from "./support/main-process";
+import { until } from "./support/until";
 
 async function startScript(home: string, env: Record<string, string> = {}) {
   const proc = Bun.spawn(["bun", join(REPO, "scripts", "start.ts"), "--vault", join(home, "vault")], {
@@ -21,14 +22,16 @@ async function startScript(home: string, env: Record<string, string> = {}) {
   void (async () => {
     for await (const c of proc.stderr) out += decoder.decode(c, { stream: true });
   })();
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const router = /knowledge router on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
-    const orch = /job orchestrator on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
-    if (router && orch) return { proc, router, orch, output: () => out };
-    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`start.ts did not start:\n${out}`);
-    await Bun.sleep(20);
-  }
+  const [router, orch] = await until(
+    () => {
+      if (proc.exitCode !== null) throw new Error(`start.ts exited (${proc.exitCode}):\n${out}`);
+      const router = /knowledge router on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
+      const orch = /job orchestrator on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
+      return router && orch ? [router, orch] : undefined;
+    },
+    { ms: 15_000, what: () => `start.ts to start:\n${out}` },
+  );
+  return { proc, router, orch, output: () => out };
 }
 
 describe("bun run start", () => {
@@ -81,8 +84,7 @@ describe("bun run start", () => {
           for await (const c of stream) out += decoder.decode(c, { stream: true });
         })();
       }
-      const deadline = Date.now() + 15_000;
-      while (!/job orchestrator on http/.test(out) && proc.exitCode === null && Date.now() < deadline) await Bun.sleep(20);
+      await until(() => /job orchestrator on http/.test(out) || proc.exitCode !== null, { ms: 15_000, what: "the orchestrator to start or the process to exit" });
       expect(out).toContain("job orchestrator on http");
       expect(existsSync(join(home, ".router", ".env"))).toBe(false);
     } finally {

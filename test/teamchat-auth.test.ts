@@ -10,7 +10,7 @@ import { bearerAuth } from "../src/common/middleware/bearer-auth";
 import { createOpenApiApp } from "../src/common/openapi-app";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
-import { createCompanionSync } from "../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../src/orchestrator/repos/companions";
 import { createTeamChatDeps, exceptTeamChat, TEAMCHAT_PATH, type TeamChatDeps } from "../src/orchestrator/routes/teamchat";
 import { checkServiceUrl, tenantTokenUrl } from "../src/orchestrator/teamchat/cloud";
 import { SigningKeys } from "../src/orchestrator/teamchat/signing-keys";

@@ -16,6 +16,7 @@ import { createClient } from "redis";
 import { APP_ID, APP_PASSWORD, SCOPE, startBotPlatform, type BotPlatform } from "./fixtures/bot-platform";
 import { AGENT, flagOf, makeHub, recordedStarts, scenarioLines, tempHome, writeScenario } from "./support/agent-mode";
 import { TEST_REDIS_URL, requireServer } from "./support/servers";
+import { until } from "./support/until";
 import { OWNER, startTeamChatServer, type TeamChatServer } from "./support/teamchat";
 
 const redisUp = await requireServer("Redis");
@@ -67,19 +68,9 @@ async function say(text: string, o: Parameters<BotPlatform["activity"]>[0] = {})
 }
 
 /** Until no turn is in progress (a turn ends a moment after its last reply: the history is written then). */
-const settled = () => waitFor(() => (s.teamChat.bot.running === 0 ? true : undefined), "the turns to end");
+const settled = () => until(() => s.teamChat.bot.running === 0, { what: "the turns to end" });
 
 const texts = (conv: string) => platform.messages(conv).map((m) => m.text);
-
-async function waitFor<T>(probe: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
-}
 
 describe("rendering (spec: Team-chat rendering)", () => {
   it("with /show-all: typing, then reasoning, narration, tool call, tool result and the final answer, each its own message, in order", async () => {
@@ -142,7 +133,7 @@ describe("rendering (spec: Team-chat rendering)", () => {
     ]);
     agentEnv.FAKE_CLAUDE_SCENARIO = file;
     const { conv } = await say("/show-thinking Plan it");
-    await waitFor(() => (texts(conv).includes("Planned.") ? true : undefined), "the final answer");
+    await until(() => texts(conv).includes("Planned."), { what: "the final answer" });
     const reasoning = texts(conv).filter((m) => m.startsWith("**Reasoning:**"));
     // 20 deltas of 29 characters: flushed at 116 characters (4 deltas) → 5 messages, the last at the block's end.
     expect(reasoning).toHaveLength(5);
@@ -280,9 +271,9 @@ describe("turns (spec: Errors, Limits)", () => {
     // The list is capped at 3, so its length alone says nothing: wait for the second answer to be in.
     const answered = async () => {
       const entries = (await s.kv.listRange(key)).map((e) => JSON.parse(e) as { role: string; text: string });
-      return entries.length === 3 && entries[1]?.text === "And why?" && entries[2]?.role === "assistant" ? true : undefined;
+      return entries.length === 3 && entries[1]?.text === "And why?" && entries[2]?.role === "assistant";
     };
-    await waitFor(answered, "the history");
+    await until(answered, { what: "the history" });
     const history = (await s.kv.listRange(key)).map((e) => JSON.parse(e));
     // Four messages so far, three kept (TEAMCHAT_MAX_MESSAGES=3 here).
     expect(history.map((h) => [h.role, h.text])).toEqual([
@@ -453,10 +444,10 @@ describe.skipIf(!redisUp)("history and visibility on Redis", () => {
       expect((await server.post(first, await p.sign())).status).toBe(202);
       const conv = first.conversation.id as string;
       await p.waitForMessages(1, conv);
-      await waitFor(() => (server.teamChat.bot.running === 0 ? true : undefined), "the turn to end");
+      await until(() => server.teamChat.bot.running === 0, { what: "the turn to end" });
       expect((await server.post(p.activity({ text: "And why?", conversationId: conv }), await p.sign())).status).toBe(202);
       await p.waitForMessages(2, conv);
-      await waitFor(() => (server.teamChat.bot.running === 0 ? true : undefined), "the turn to end");
+      await until(() => server.teamChat.bot.running === 0, { what: "the turn to end" });
 
       const key = `${prefix}:teamchat:history:${AGENT}:${conv}`;
       const list = (await r.lRange(key, 0, -1)).map((e) => JSON.parse(e));

@@ -1,13 +1,13 @@
 // What every router-cli command shares: where the router is, the token, ~/.router/.env,
-// and printing. spec: "Client defaults: base URL http://localhost:8103 (override port with
+// and whom failures name (cli/_errors.ts). spec: "Client defaults: base URL http://localhost:8103 (override port with
 // PORT_BRAIN_API in ~/.router/.env, or use --brain-url / BRAIN_URL); token from
 // KB_ROUTER_TOKEN or ~/.router/.env, override with --token."
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { consola } from "consola";
 import { existsSync, readFileSync } from "node:fs";
-import { parse as parseDotenv } from "dotenv";
-import { ApiError, ConnectionError, RouterClient } from "../../src/router/client";
+import { parseEnv } from "node:util";
+import { RouterClient } from "../../src/router/client";
+import { connecting, type Server } from "../_errors";
 
 export const connectionArgs = {
   "brain-url": { type: "string", description: "router base URL (env BRAIN_URL; default http://localhost:<PORT_BRAIN_API|8103>)" },
@@ -17,35 +17,33 @@ export const connectionArgs = {
 export const home = (): string => process.env.HOME || homedir();
 export const routerDir = (): string => join(home(), ".router");
 export const envFilePath = (): string => join(routerDir(), ".env");
-// dotenv directly (not common/config/files.ts): that would load the services' settings and zod into every command.
-export const readEnvFile = (): Record<string, string> => (existsSync(envFilePath()) ? parseDotenv(readFileSync(envFilePath(), "utf8")) : {});
+// node:util's parseEnv (dotenv's syntax) rather than common/config/files.ts, which would load the
+// services' settings and zod into every command.
+export const readEnvFile = (): Record<string, string> => (existsSync(envFilePath()) ? (parseEnv(readFileSync(envFilePath(), "utf8")) as Record<string, string>) : {});
 
-export function connection(args: { "brain-url"?: string; token?: string }): { baseUrl: string; token?: string } {
+/** The router, in the words of router-cli's failure lines (cli/_errors.ts). */
+export const ROUTER: Server = {
+  name: "router",
+  credential: "router token",
+  setCredential: "set KB_ROUTER_TOKEN, put it in ~/.router/.env, or pass --token",
+  whenDown: "is it running? (router-cli status; BRAIN_URL or --brain-url point elsewhere)",
+};
+
+export function connection(args: { "brain-url"?: string; token?: string }): { baseUrl: string; token?: string; tokenFrom?: string } {
   const file = readEnvFile();
   const port = process.env.PORT_BRAIN_API || file.PORT_BRAIN_API || "8103";
   const baseUrl = args["brain-url"] || process.env.BRAIN_URL || file.BRAIN_URL || `http://localhost:${port}`;
-  const token = args.token || process.env.KB_ROUTER_TOKEN || file.KB_ROUTER_TOKEN || undefined;
-  return { baseUrl, token };
+  const candidates: Array<[string | undefined, string]> = [
+    [args.token, "--token"],
+    [process.env.KB_ROUTER_TOKEN, "KB_ROUTER_TOKEN"],
+    [file.KB_ROUTER_TOKEN, envFilePath()],
+  ];
+  const [token, tokenFrom] = candidates.find(([value]) => value) ?? [undefined, undefined];
+  return { baseUrl, token, tokenFrom };
 }
-
-// Whether the last client was made without any token, so a 401 can say the token is missing
-// rather than that the router rejected one.
-let withoutToken = false;
 
 export function client(args: { "brain-url"?: string; token?: string }, timeoutMs = 30_000): RouterClient {
-  const c = connection(args);
-  withoutToken = !c.token;
+  const { tokenFrom, ...c } = connection(args);
+  connecting(ROUTER, tokenFrom);
   return new RouterClient({ ...c, timeoutMs });
 }
-
-/** One clear line for a failed call, then the exit code the caller should use. */
-export function reportFailure(err: unknown): number {
-  if (err instanceof ConnectionError) consola.error(`the router does not answer at ${err.baseUrl}; is it running? (router-cli status)`);
-  else if (err instanceof ApiError && err.status === 401 && withoutToken) {
-    consola.error(`no router token: set KB_ROUTER_TOKEN, put it in ${envFilePath()}, or pass --token`);
-  } else if (err instanceof ApiError) consola.error(`${err.status} ${err.code}: ${err.message}`);
-  else consola.error((err as Error)?.message ?? String(err));
-  return 1;
-}
-
-export const exit = (code: number): never => process.exit(code);

@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { consola } from "consola";
+import { usage } from "../_errors";
 import { envFilePath, readEnvFile, routerDir } from "./_context";
 
 export const MAIN_CONTAINER = "router_brain_api";
@@ -118,8 +119,7 @@ export async function bringDownOthers(d: Deployment): Promise<void> {
 export async function requireDeployment(): Promise<Deployment> {
   const d = await detectDeployment();
   if (!d) {
-    consola.error(NO_DEPLOYMENT_HINT);
-    process.exit(2);
+    usage(NO_DEPLOYMENT_HINT);
   }
   consola.debug(`deployment: ${d.file ?? d.project} (found by ${d.how})`);
   return d;

@@ -9,8 +9,8 @@ export default defineCommand({
     const services = (args._ as string[]) ?? [];
     const d = await requireDeployment();
     await bringDownOthers(d);
-    if ((await docker(composeArgs(d, "build", ...services))).code !== 0) process.exit(1);
-    if ((await docker(composeArgs(d, "up", "-d", "--force-recreate", ...services))).code !== 0) process.exit(1);
+    if ((await docker(composeArgs(d, "build", ...services))).code !== 0) return 1;
+    if ((await docker(composeArgs(d, "up", "-d", "--force-recreate", ...services))).code !== 0) return 1;
     await docker(composeArgs(d, "ps"));
   },
 });

@@ -1,19 +1,17 @@
 // router-cli check [--pipeline-only] [--deps-only] [--json]: /health/deep and
 // /health/pipeline in one screen. Exit 0 clean, 1 broken, 2 degraded (spec). A missing
-// server token, a rejected token or a router that does not answer is broken.
+// server token, a rejected token or a router that does not answer is broken, said in the
+// line every command prints for it (cli/_errors.ts).
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { ApiError, ConnectionError } from "../../src/router/client";
+import type { DeepReport, PipelineReport } from "../../src/router/client";
+import { failure, usage } from "../_errors";
 import { client, connectionArgs } from "./_context";
-
-interface Probe { name: string; verdict: "ok" | "fail" | "skipped"; ms?: number; message?: string }
-interface Stage { name: string; verdict: "ok" | "warn" | "fail"; evidence?: Record<string, unknown>; message?: string }
-interface Report { status?: string; probes?: Probe[]; stages?: Stage[] }
 
 export type Outcome = "clean" | "degraded" | "broken";
 export const EXIT: Record<Outcome, number> = { clean: 0, broken: 1, degraded: 2 };
 
-export function judge(deep: Report | undefined, pipeline: Report | undefined): Outcome {
+export function judge(deep: Pick<DeepReport, "probes"> | undefined, pipeline: Pick<PipelineReport, "stages"> | undefined): Outcome {
   const verdicts = [...(deep?.probes ?? []).map((p) => p.verdict), ...(pipeline?.stages ?? []).map((s) => s.verdict)];
   if (verdicts.includes("fail")) return "broken";
   if (verdicts.includes("warn")) return "degraded";
@@ -34,33 +32,24 @@ export default defineCommand({
     json: { type: "boolean", description: "machine output on stdout" },
   },
   async run({ args }) {
-    if (args["pipeline-only"] && args["deps-only"]) {
-      consola.error("--pipeline-only and --deps-only exclude each other");
-      process.exit(2);
-    }
+    if (args["pipeline-only"] && args["deps-only"]) usage("--pipeline-only and --deps-only exclude each other");
     const c = client(args, 60_000);
-    let deep: Report | undefined;
-    let pipeline: Report | undefined;
+    let deep: DeepReport | undefined;
+    let pipeline: PipelineReport | undefined;
     let problem: string | undefined;
     try {
-      [deep, pipeline] = await Promise.all([
-        args["pipeline-only"] ? undefined : c.request<Report>("GET", "/health/deep"),
-        args["deps-only"] ? undefined : c.request<Report>("GET", "/health/pipeline"),
-      ]);
+      [deep, pipeline] = await Promise.all([args["pipeline-only"] ? undefined : c.healthDeep(), args["deps-only"] ? undefined : c.healthPipeline()]);
     } catch (err) {
-      if (err instanceof ConnectionError) problem = `the router does not answer at ${err.baseUrl}`;
-      else if (err instanceof ApiError && err.code === "server_token_unset") problem = "the router has no server token (KB_ROUTER_TOKEN is unset on the server), so it refuses every request";
-      else if (err instanceof ApiError && err.status === 401) problem = "the router rejected the token (check --token, KB_ROUTER_TOKEN or ~/.router/.env)";
-      else problem = (err as Error).message;
+      problem = failure(err).message;
     }
     const outcome: Outcome = problem ? "broken" : judge(deep, pipeline);
     if (args.json) {
       console.log(JSON.stringify({ outcome, exit_code: EXIT[outcome], ...(problem ? { error: problem } : {}), ...(deep ? { deep } : {}), ...(pipeline ? { pipeline } : {}) }, null, 2));
-      process.exit(EXIT[outcome]);
+      return EXIT[outcome];
     }
     if (problem) {
       consola.error(problem);
-      process.exit(EXIT.broken);
+      return EXIT.broken;
     }
     const rows: string[][] = [];
     for (const p of deep?.probes ?? []) rows.push([p.verdict.toUpperCase(), `deps:${p.name}`, `${p.ms !== undefined ? `${p.ms} ms ` : ""}${p.message ?? ""}`]);
@@ -70,6 +59,6 @@ export default defineCommand({
     for (const r of rows) console.log(`${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]}`);
     const say = outcome === "clean" ? consola.success : outcome === "degraded" ? consola.warn : consola.error;
     say(`${outcome} (exit ${EXIT[outcome]})`);
-    process.exit(EXIT[outcome]);
+    return EXIT[outcome];
   },
 });

@@ -9,6 +9,6 @@ export default defineCommand({
     const d = await requireDeployment();
     const down = await docker(composeArgs(d, "down"));
     await bringDownOthers(d);
-    process.exit(down.code === 0 ? 0 : 1);
+    return down.code === 0 ? 0 : 1;
   },
 });

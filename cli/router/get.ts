@@ -1,6 +1,7 @@
 // router-cli get PATH [--lines 10-40] [--max-chars N] [--json]: one note, its links and backlinks.
 import { defineCommand } from "citty";
-import { client, connectionArgs, reportFailure } from "./_context";
+import { usage } from "../_errors";
+import { client, connectionArgs } from "./_context";
 import { formatNote } from "./_notes-view";
 
 export default defineCommand({
@@ -14,15 +15,8 @@ export default defineCommand({
   },
   async run({ args }) {
     const maxChars = args["max-chars"] === undefined ? undefined : Number(args["max-chars"]);
-    if (maxChars !== undefined && !(Number.isInteger(maxChars) && maxChars > 0)) {
-      console.error(`--max-chars ${JSON.stringify(args["max-chars"])}: give a positive whole number`);
-      process.exit(2);
-    }
-    try {
-      const note = await client(args).note(args.path, { lines: args.lines, maxChars });
-      console.log(args.json ? JSON.stringify(note) : formatNote(note));
-    } catch (err) {
-      process.exit(reportFailure(err));
-    }
+    if (maxChars !== undefined && !(Number.isInteger(maxChars) && maxChars > 0)) usage(`--max-chars ${JSON.stringify(args["max-chars"])}: give a positive whole number`);
+    const note = await client(args).note(args.path, { lines: args.lines, maxChars });
+    console.log(args.json ? JSON.stringify(note) : formatNote(note));
   },
 });

@@ -4,6 +4,7 @@
 // plan and writes nothing; a second run changes nothing.
 import { chmod, mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { fail, usage } from "../_errors";
 import { defineCommand } from "citty";
 import { parse as parseDotenv } from "dotenv";
 import { consola } from "consola";
@@ -23,7 +24,7 @@ import { renderCompose } from "./install/render";
 
 interface Step {
   title: string;
-  run: () => Promise<string | void>;
+  run: () => Promise<string | undefined>;
 }
 
 export default defineCommand({
@@ -197,23 +198,13 @@ export default defineCommand({
 
     if (dry) {
       consola.info(`install plan (dry run, nothing written)${clientOnly ? " — client-only" : ""}:`);
-      steps.forEach((s, i) => console.log(`  ${i + 1}. ${s.title}`));
+      for (const [i, s] of steps.entries()) console.log(`  ${i + 1}. ${s.title}`);
     } else {
       for (const s of steps) {
-        try {
-          await s.run();
-          consola.success(s.title);
-        } catch (err) {
-          consola.error(`${s.title}: ${(err as Error).message}`);
-          process.exit(1);
-        }
+        await s.run().catch((err: Error) => fail(`${s.title}: ${err.message}`));
+        consola.success(s.title);
       }
     }
     if (leftToSet.length > 0) consola.warn(`left to set in ${envPath} (the compose file does not supply them): ${leftToSet.join(", ")}`);
   },
 });
-
-function usage(message: string): never {
-  consola.error(message);
-  process.exit(2);
-}

@@ -1,5 +1,6 @@
 // router-cli logs [SERVICE] [-f] [--since 10m] [--tail N]: docker compose logs passthrough.
 import { defineCommand } from "citty";
+import { usage } from "../_errors";
 import { composeArgs, docker, requireDeployment } from "./_docker";
 
 export default defineCommand({
@@ -11,13 +12,10 @@ export default defineCommand({
     tail: { type: "string", description: "lines from the end of each log" },
   },
   async run({ args }) {
-    if (args.tail !== undefined && !/^\d+$/.test(args.tail)) {
-      console.error("--tail takes a number of lines");
-      process.exit(2);
-    }
+    if (args.tail !== undefined && !/^\d+$/.test(args.tail)) usage("--tail takes a number of lines");
     const d = await requireDeployment();
     const flags = [...(args.follow ? ["--follow"] : []), ...(args.since ? ["--since", args.since] : []), ...(args.tail ? ["--tail", args.tail] : [])];
     const res = await docker(composeArgs(d, "logs", ...flags, ...(args.service ? [args.service] : [])));
-    process.exit(res.code === 0 ? 0 : 1);
+    return res.code === 0 ? 0 : 1;
   },
 });

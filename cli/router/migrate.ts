@@ -4,6 +4,7 @@ import { defineCommand } from "citty";
 import { consola } from "consola";
 import postgres from "postgres";
 import { migrate } from "../../src/router/index/migrate";
+import { fail } from "../_errors";
 
 export default defineCommand({
   meta: { name: "migrate", description: "Apply the index migrations to DATABASE_URL" },
@@ -18,11 +19,8 @@ export default defineCommand({
     try {
       // The same rule as the router: vectors exist when an embeddings service is configured.
       const dim = process.env.EMBEDDINGS_URL ? Number(process.env.EMBEDDINGS_DIM || 1536) : undefined;
-      const result = await migrate(sql, { embeddingDim: dim });
+      const result = await migrate(sql, { embeddingDim: dim }).catch((err: Error) => fail(`migrations failed: ${err.message}`));
       consola.success(`migrations: ${JSON.stringify(result)}`);
-    } catch (err) {
-      consola.error(`migrations failed: ${(err as Error).message}`);
-      process.exitCode = 1;
     } finally {
       await sql.end();
     }

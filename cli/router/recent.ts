@@ -1,7 +1,8 @@
 // router-cli recent [--since 2h|ISO] [--producer P] [--tag T] [--prefix raw/] [-n 50] [--json]:
 // what changed in the vault, newest first.
 import { defineCommand } from "citty";
-import { client, connectionArgs, reportFailure } from "./_context";
+import { usage } from "../_errors";
+import { client, connectionArgs } from "./_context";
 import { formatRecent, parseSince } from "./_notes-view";
 
 export default defineCommand({
@@ -21,14 +22,9 @@ export default defineCommand({
     try {
       since = args.since ? parseSince(args.since) : undefined;
     } catch (err) {
-      console.error((err as Error).message);
-      process.exit(2);
+      usage((err as Error).message);
     }
-    try {
-      const page = await client(args).recent({ since, producer: args.producer, tag: args.tag, prefix: args.prefix, limit: Number(args.limit), cursor: args.cursor });
-      console.log(args.json ? JSON.stringify(page) : formatRecent(page));
-    } catch (err) {
-      process.exit(reportFailure(err));
-    }
+    const page = await client(args).recent({ since, producer: args.producer, tag: args.tag, prefix: args.prefix, limit: Number(args.limit), cursor: args.cursor });
+    console.log(args.json ? JSON.stringify(page) : formatRecent(page));
   },
 });

@@ -1,7 +1,7 @@
 // router-cli status: the stack's containers, then a shallow GET /health.
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { client, connectionArgs, reportFailure } from "./_context";
+import { client, connectionArgs } from "./_context";
 import { composeArgs, docker, requireDeployment } from "./_docker";
 
 export default defineCommand({
@@ -10,12 +10,8 @@ export default defineCommand({
   async run({ args }) {
     const d = await requireDeployment();
     await docker(composeArgs(d, "ps"));
-    try {
-      const c = client(args, 5_000);
-      const h = await c.health();
-      consola.success(`${c.baseUrl}/health: ${h.status} (${h.service} ${h.version})`);
-    } catch (err) {
-      process.exit(reportFailure(err));
-    }
+    const c = client(args, 5_000);
+    const h = await c.health();
+    consola.success(`${c.baseUrl}/health: ${h.status} (${h.service} ${h.version})`);
   },
 });

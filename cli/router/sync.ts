@@ -8,8 +8,9 @@ import { join } from "node:path";
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { replayOutbox, ReplayInterrupted, type ReplayCounts } from "../../src/router/outbox/outbox";
-import { client, connectionArgs, home, readEnvFile, reportFailure } from "./_context";
-import { enqueueTick, tickId, waitForTick } from "./_tick";
+import { fail } from "../_errors";
+import { client, connectionArgs, home, readEnvFile } from "./_context";
+import { enqueueTick, waitForTick } from "./_tick";
 
 export default defineCommand({
   meta: { name: "sync", description: "Replay buffered markers into the router, then enqueue a tick (exit 0 clean, 1 failure, 2 degraded)" },
@@ -34,31 +35,24 @@ export default defineCommand({
     try {
       counts = await replayOutbox(c, { dirs, sent, rejected, narrate });
     } catch (err) {
-      if (err instanceof ReplayInterrupted) {
-        consola.error(`${err.counts.posted} marker(s) posted before the failure; the rest stay buffered`);
-        process.exit(reportFailure(err.cause));
-      }
-      throw err;
+      if (!(err instanceof ReplayInterrupted)) throw err;
+      consola.warn(`${err.counts.posted} marker(s) posted before the failure; the rest stay buffered`);
+      throw err.cause;
     }
     const { posted, duplicates, refused } = counts;
     (args.check ? consola.info : consola.success)(`markers: ${posted} posted, ${duplicates} already there, ${refused} refused`);
 
-    try {
-      const queued = await enqueueTick(c, {});
-      narrate(`tick ${tickId(queued)} ${queued.status}`);
-      if (args.wait || args.check) {
-        const done = await waitForTick(c, tickId(queued), { onStatus: (t) => narrate(`tick ${tickId(queued)}: ${t.status}`) });
-        if (done.status === "failed") {
-          consola.error(`tick ${tickId(queued)} failed:\n${done.error_tail ?? ""}`);
-          process.exit(1);
-        }
-        consola.success(`tick ${tickId(queued)} succeeded${done.counts ? `: ${JSON.stringify(done.counts)}` : ""}`);
-      } else {
-        consola.success(`tick ${tickId(queued)} ${queued.status}`);
-      }
-    } catch (err) {
-      process.exit(reportFailure(err));
+    const queued = await enqueueTick(c, {});
+    const id = queued.tick_id;
+    narrate(`tick ${id} ${queued.status}`);
+    if (args.wait || args.check) {
+      const done = await waitForTick(c, id, { onStatus: (t) => narrate(`tick ${id}: ${t.status}`) });
+      if (done.status === "failed") fail(`tick ${id} failed:\n${done.error_tail ?? ""}`);
+      consola.success(`tick ${id} succeeded${done.counts ? `: ${JSON.stringify(done.counts)}` : ""}`);
+    } else {
+      consola.success(`tick ${id} ${queued.status}`);
     }
-    process.exit(refused > 0 ? 2 : 0);
+    // spec: exit 2 degraded (some marker refused).
+    return refused > 0 ? 2 : 0;
   },
 });

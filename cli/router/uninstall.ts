@@ -37,7 +37,7 @@ export default defineCommand({
     }
     if (dry) {
       consola.info("uninstall plan (dry run):");
-      plan.forEach((p, i) => console.log(`  ${i + 1}. ${p}`));
+      for (const [i, p] of plan.entries()) console.log(`  ${i + 1}. ${p}`);
       return;
     }
     let failed = false;
@@ -50,6 +50,6 @@ export default defineCommand({
       if (await uninstallMemoryImport(home())) consola.success(`took the profile import out of ${memoryPath(home())}`);
     }
     consola.info("kept: ~/.router/.env, the vault and the stack's volumes");
-    process.exit(failed ? 1 : 0);
+    return failed ? 1 : 0;
   },
 });

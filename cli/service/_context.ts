@@ -1,13 +1,13 @@
-// What every service-cli command shares: where the orchestrator is, the API key, printing, and
-// the exit codes. spec: "Server connection: SERVICE_HOST (127.0.0.1), SERVICE_PORT (8200)";
-// "Exit codes: 0 success, 1 failure, 2 invalid input". Like the service, settings come from the
+// What every service-cli command shares: where the orchestrator is, the API key, printing.
+// Failures and exit codes: cli/_errors.ts, as for router-cli. spec: "Server connection:
+// SERVICE_HOST (127.0.0.1), SERVICE_PORT (8200)". Like the service, settings come from the
 // environment first, then ~/.service/config.yml (server.host, server.port, server.api_keys).
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { consola } from "consola";
 import { parse as parseYaml } from "yaml";
-import { ApiError, ConnectionError, ServiceClient } from "../../src/orchestrator/client";
+import { ServiceClient } from "../../src/orchestrator/client";
+import { connecting, usage, type Server } from "../_errors";
 
 // The server's values (src/orchestrator/jobs/schema.ts), copied so a command never loads the
 // server's schemas just to check a flag: start-up time. A test keeps them equal.
@@ -79,67 +79,27 @@ export function connection(env: Record<string, string | undefined> = process.env
   return { baseUrl: `http://${destination(host)}:${Number(port)}`, token, tokenFrom };
 }
 
+/** The orchestrator, in the words of service-cli's failure lines (cli/_errors.ts). */
+export const ORCHESTRATOR: Server = {
+  name: "orchestrator",
+  credential: "API key",
+  setCredential: "set SERVICE_API_KEY, or server.api_keys in ~/.service/config.yml",
+  whenDown: "start it with `service-cli serve`, or point SERVICE_HOST/SERVICE_PORT at it",
+};
+
 export function client(timeoutMs = 30_000): ServiceClient {
-  return new ServiceClient({ ...connection(), timeoutMs });
+  const c = connection();
+  connecting(ORCHESTRATOR, c.tokenFrom);
+  return new ServiceClient({ ...c, timeoutMs });
 }
 
-/** Exit code 2 with one line on stderr. */
-export function usage(message: string): never {
-  consola.error(message);
-  process.exit(2);
-}
-
-function reasonOf(err: ConnectionError): string {
-  const cause = err.cause as { code?: string; name?: string; message?: string } | undefined;
-  if (cause?.name === "TimeoutError") return "no answer in time";
-  if (cause?.code === "ECONNREFUSED" || /refused|unable to connect/i.test(cause?.message ?? "")) return "connection refused";
-  return cause?.code ?? cause?.message ?? "no answer";
-}
-
-/** One clear line for a failed call, and the exit code it means: 2 for a rejected input (400), else 1. */
-export function failure(err: unknown): { message: string; code: number } {
-  if (err instanceof ConnectionError) {
-    return {
-      message: `the orchestrator does not answer at ${err.baseUrl} (${reasonOf(err)}): start it with \`service-cli serve\`, or point SERVICE_HOST/SERVICE_PORT at it`,
-      code: 1,
-    };
-  }
-  if (err instanceof ApiError) {
-    if (err.status === 401) {
-      const from = connection().tokenFrom;
-      return {
-        message: `401 ${err.code}: ${err.message} (${from ? `the key from ${from} was refused` : "no key was sent"}; set SERVICE_API_KEY or server.api_keys in ~/.service/config.yml)`,
-        code: 1,
-      };
-    }
-    // A 400's message already names every failing field.
-    return { message: `${err.status} ${err.code}: ${err.message}`, code: err.status === 400 ? 2 : 1 };
-  }
-  if ((err as Error)?.name === "ConfigError") return { message: (err as Error).message, code: 2 };
-  return { message: (err as Error)?.message ?? String(err), code: 1 };
-}
-
-/** Prints the failure and exits with its code. */
-export function fail(err: unknown): never {
-  const f = failure(err);
-  consola.error(f.message);
-  process.exit(f.code);
-}
-
-/** Runs a command body; anything it throws becomes one line and an exit code. */
-export async function guarded(body: () => Promise<void | number>): Promise<never> {
-  let code: number;
-  try {
-    code = (await body()) ?? 0;
-  } catch (err) {
-    fail(err);
-  }
-  process.exit(code);
-}
-
-/** The machine output of --json: pretty JSON on stdout and nothing else there. */
+/**
+ * The machine output of --json: pretty JSON on stdout and nothing else there. console.log, not
+ * process.stdout.write: Bun writes it synchronously, so the exit that follows a command cannot
+ * cut a long answer to a slow pipe short.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  console.log(JSON.stringify(value, null, 2));
 }
 
 /** A whole number within bounds from a flag, or exit 2 naming the flag. */

@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { consola } from "consola";
+import { usage } from "../_errors";
 
 /** The image `agent --build` makes and `agent --run` starts; `push` tags it under DOCKER_REGISTRY. */
 export const IMAGE_NAME = "brain-stack";
@@ -39,8 +40,7 @@ export function findUp(names: string[], from = process.cwd()): string | undefine
 export function buildContext(): string {
   const dockerfile = findUp(["Dockerfile"]);
   if (!dockerfile) {
-    consola.error("no Dockerfile here or in a folder above: run this inside a brain-stack checkout");
-    process.exit(2);
+    usage("no Dockerfile here or in a folder above: run this inside a brain-stack checkout");
   }
   return dirname(dockerfile);
 }

@@ -9,7 +9,8 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { DEFAULT_PORT, stateDir, usage } from "./_context";
+import { DEFAULT_PORT, stateDir } from "./_context";
+import { usage } from "../_errors";
 import { AGENT_CONTAINER, COMPOSE_FILES, COMPOSE_SERVICE, LOCAL_IMAGE, buildContext, containerState, docker, findUp } from "./_docker";
 
 const ACTIONS = ["build", "run", "enter", "stop", "logs", "list", "compose-up", "compose-down", "compose-enter", "compose-logs"] as const;
@@ -32,7 +33,7 @@ export default defineCommand({
   async run({ args }) {
     const chosen = ACTIONS.filter((a) => (args as Record<string, unknown>)[a] === true);
     if (chosen.length !== 1) usage(`pick exactly one action: ${ACTIONS.map((a) => `--${a}`).join(", ")}`);
-    process.exit(await act(chosen[0]!));
+    return act(chosen[0]!);
   },
 });
 

@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { defineCommand } from "citty";
 import { loadOrchestratorConfig } from "../../src/orchestrator/config";
-import { home, usage } from "./_context";
+import { home } from "./_context";
+import { usage } from "../_errors";
 import { BackendSettingError, readState, resolveBackend, statePath, type Backend } from "./agents/backend";
 import { hubDir } from "./agents/discovery";
 import { ACTIONS, emit, headless, type Action } from "./agents/headless";
@@ -57,6 +58,6 @@ export default defineCommand({
     }
     if (!process.stdin.isTTY || !process.stdout.isTTY) invalid("the agents TUI needs a terminal; use --headless for scripts (service-cli agents --headless list)");
     const { runTui } = await import("./agents/tui");
-    process.exit(await runTui({ backend, hub, statePath: statePath(home()) }));
+    return await runTui({ backend, hub, statePath: statePath(home()) });
   },
 });

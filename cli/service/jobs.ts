@@ -1,7 +1,8 @@
 // service-cli jobs [--limit/-n 20] [--status/-s S] [--json]: recent jobs, newest first, as a
 // table with the spec's columns ID, STATUS, PROFILE, TASK.
 import { defineCommand } from "citty";
-import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JOB_STATUSES, client, guarded, intArg, jsonArg, printJson, usage, type JobStatusName } from "./_context";
+import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JOB_STATUSES, client, intArg, jsonArg, printJson, type JobStatusName } from "./_context";
+import { usage } from "../_errors";
 import { jobsTable } from "./_job-view";
 
 export default defineCommand({
@@ -11,13 +12,12 @@ export default defineCommand({
     status: { type: "string", alias: "s", description: `only this status: ${JOB_STATUSES.join(", ")}` },
     ...jsonArg,
   },
-  run: ({ args }) =>
-    guarded(async () => {
-      const limit = intArg("limit", args.limit, 1, JOB_LIST_MAX);
-      const status = args.status as JobStatusName | undefined;
-      if (status !== undefined && !JOB_STATUSES.includes(status)) usage(`--status must be one of ${JOB_STATUSES.join(", ")}, not ${JSON.stringify(status)}`);
-      const { jobs } = await client().listJobs({ limit, status });
-      if (args.json) return printJson({ jobs });
-      console.log(jobs.length === 0 ? `No jobs${status ? ` with status ${status}` : ""}.` : jobsTable(jobs));
-    }),
+  async run({ args }) {
+    const limit = intArg("limit", args.limit, 1, JOB_LIST_MAX);
+    const status = args.status as JobStatusName | undefined;
+    if (status !== undefined && !JOB_STATUSES.includes(status)) usage(`--status must be one of ${JOB_STATUSES.join(", ")}, not ${JSON.stringify(status)}`);
+    const { jobs } = await client().listJobs({ limit, status });
+    if (args.json) return printJson({ jobs });
+    console.log(jobs.length === 0 ? `No jobs${status ? ` with status ${status}` : ""}.` : jobsTable(jobs));
+  },
 });

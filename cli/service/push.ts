@@ -3,7 +3,7 @@
 // One image serves the router, the orchestrator and agent mode, so --all is --main.
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { usage } from "./_context";
+import { usage } from "../_errors";
 import { IMAGE_NAME, buildContext, docker } from "./_docker";
 
 export default defineCommand({
@@ -29,13 +29,12 @@ export default defineCommand({
     if (!args["push-only"]) {
       const context = buildContext();
       consola.info(`building ${image} from ${context}`);
-      if ((await docker(["build", ...(noCache ? ["--no-cache"] : []), "-t", image, context])).code !== 0) process.exit(1);
+      if ((await docker(["build", ...(noCache ? ["--no-cache"] : []), "-t", image, context])).code !== 0) return 1;
       consola.success(`built ${image}`);
     }
     if (!args["build-only"]) {
-      if ((await docker(["push", image])).code !== 0) process.exit(1);
+      if ((await docker(["push", image])).code !== 0) return 1;
       consola.success(`pushed ${image}`);
     }
-    process.exit(0);
   },
 });

@@ -5,7 +5,8 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import type { Job } from "../../src/orchestrator/client";
-import { client, guarded, jsonArg, printJson, usage } from "./_context";
+import { client, jsonArg, printJson } from "./_context";
+import { usage } from "../_errors";
 import { jobDetails } from "./_job-view";
 import { watchJob } from "./_watch";
 
@@ -21,32 +22,31 @@ export default defineCommand({
     "max-budget-usd": { type: "string", description: "spending cap in USD for this job (overrides the profile's); the job fails when it is reached" },
     ...jsonArg,
   },
-  run: ({ args }) =>
-    guarded(async () => {
-      const task = String(args.task ?? "").trim();
-      if (!task) usage("the task must not be empty");
-      const budget = args["max-budget-usd"] === undefined ? undefined : Number(args["max-budget-usd"]);
-      if (budget !== undefined && !(Number.isFinite(budget) && budget > 0)) usage(`--max-budget-usd must be a positive number of US dollars, got ${JSON.stringify(args["max-budget-usd"])}`);
-      const c = client();
-      const submitted = await c.submitJob({
-        task,
-        profile: args.profile || "auto",
-        ...(args.repo ? { repo_url: args.repo, base_ref: args["base-ref"] || undefined } : {}),
-        ...(args["session-id"] ? { session_id: args["session-id"] } : {}),
-        ...(budget !== undefined && { max_budget_usd: budget }),
-      });
-      if (!args.wait) {
-        if (args.json) return printJson(submitted);
-        consola.success(`job submitted: ${submitted.id}`);
-        console.log(`  Status:   ${submitted.status}\n  Profile:  ${submitted.profile}${submitted.repo_url ? `\n  Repo:     ${submitted.repo_url}` : ""}`);
-        console.log(`Follow it with \`service-cli job ${submitted.id}\``);
-        return;
-      }
-      const job = await follow(c, submitted);
-      if (args.json) printJson(job);
-      else console.log(jobDetails(job));
-      return job.status === "succeeded" ? 0 : 1;
-    }),
+  async run({ args }) {
+    const task = String(args.task ?? "").trim();
+    if (!task) usage("the task must not be empty");
+    const budget = args["max-budget-usd"] === undefined ? undefined : Number(args["max-budget-usd"]);
+    if (budget !== undefined && !(Number.isFinite(budget) && budget > 0)) usage(`--max-budget-usd must be a positive number of US dollars, got ${JSON.stringify(args["max-budget-usd"])}`);
+    const c = client();
+    const submitted = await c.submitJob({
+      task,
+      profile: args.profile || "auto",
+      ...(args.repo ? { repo_url: args.repo, base_ref: args["base-ref"] || undefined } : {}),
+      ...(args["session-id"] ? { session_id: args["session-id"] } : {}),
+      ...(budget !== undefined && { max_budget_usd: budget }),
+    });
+    if (!args.wait) {
+      if (args.json) return printJson(submitted);
+      consola.success(`job submitted: ${submitted.id}`);
+      console.log(`  Status:   ${submitted.status}\n  Profile:  ${submitted.profile}${submitted.repo_url ? `\n  Repo:     ${submitted.repo_url}` : ""}`);
+      console.log(`Follow it with \`service-cli job ${submitted.id}\``);
+      return;
+    }
+    const job = await follow(c, submitted);
+    if (args.json) printJson(job);
+    else console.log(jobDetails(job));
+    return job.status === "succeeded" ? 0 : 1;
+  },
 });
 
 async function follow(c: ReturnType<typeof client>, submitted: Job): Promise<Job> {

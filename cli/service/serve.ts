@@ -10,7 +10,8 @@ import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orche
 import { checkOrchestratorExposure } from "../../src/orchestrator/exposure";
 import { serveMcpStdio } from "../../src/orchestrator/mcp/stdio";
 import { createOrchestratorRuntime } from "../../src/orchestrator/runtime";
-import { guarded, home, intArg, usage } from "./_context";
+import { home, intArg } from "./_context";
+import { usage } from "../_errors";
 
 const logger = log("main");
 
@@ -21,21 +22,20 @@ export default defineCommand({
     host: { type: "string", description: "bind address (default SERVICE_HOST, else 127.0.0.1)" },
     transport: { type: "string", description: "sse (HTTP: REST and MCP) or stdio (MCP on stdin/stdout) (default SERVICE_TRANSPORT, else sse)" },
   },
-  run: ({ args }) =>
-    guarded(async () => {
-      const env = { ...process.env };
-      if (args.port !== undefined) env.SERVICE_PORT = String(intArg("port", args.port, 0, 65535));
-      if (args.host !== undefined) env.SERVICE_HOST = args.host;
-      if (args.transport !== undefined) {
-        if (args.transport !== "sse" && args.transport !== "stdio") usage(`--transport must be sse or stdio, not ${JSON.stringify(args.transport)}`);
-        env.SERVICE_TRANSPORT = args.transport;
-      }
-      const level = Number(process.env.LOG_LEVEL ?? 3);
-      setLogLevel(Number.isFinite(level) ? level : 3);
-      const config = loadOrchestratorConfig(env, home());
-      if (config.transport === "stdio") return serveStdio(config);
-      return serveHttp(config);
-    }),
+  async run({ args }) {
+    const env = { ...process.env };
+    if (args.port !== undefined) env.SERVICE_PORT = String(intArg("port", args.port, 0, 65535));
+    if (args.host !== undefined) env.SERVICE_HOST = args.host;
+    if (args.transport !== undefined) {
+      if (args.transport !== "sse" && args.transport !== "stdio") usage(`--transport must be sse or stdio, not ${JSON.stringify(args.transport)}`);
+      env.SERVICE_TRANSPORT = args.transport;
+    }
+    const level = Number(process.env.LOG_LEVEL ?? 3);
+    setLogLevel(Number.isFinite(level) ? level : 3);
+    const config = loadOrchestratorConfig(env, home());
+    if (config.transport === "stdio") return serveStdio(config);
+    return serveHttp(config);
+  },
 });
 
 async function serveStdio(config: OrchestratorConfig): Promise<number> {

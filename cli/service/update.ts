@@ -16,7 +16,7 @@ import { defineCommand } from "citty";
 import { consola } from "consola";
 import pkg from "../../package.json" with { type: "json" };
 import { VERSION } from "../../src/common/version";
-import { guarded, usage } from "./_context";
+import { usage } from "../_errors";
 
 const BINARIES = ["service-cli", "router-cli"] as const;
 
@@ -25,19 +25,18 @@ export default defineCommand({
   args: {
     source: { type: "string", default: pkg.name, description: "npm package name[@version], git URL, or path (a checkout or a compiled binary)" },
   },
-  run: ({ args }) =>
-    guarded(async () => {
-      const target = compiledBinary();
-      const source = args.source.trim();
-      if (!source) usage("--source must not be empty");
-      const work = mkdtempSync(join(tmpdir(), "service-cli-update-"));
-      try {
-        const built = await fetchBinaries(source, work);
-        return await install(target, built, source);
-      } finally {
-        rmSync(work, { recursive: true, force: true });
-      }
-    }),
+  async run({ args }) {
+    const target = compiledBinary();
+    const source = args.source.trim();
+    if (!source) usage("--source must not be empty");
+    const work = mkdtempSync(join(tmpdir(), "service-cli-update-"));
+    try {
+      const built = await fetchBinaries(source, work);
+      return await install(target, built, source);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  },
 });
 
 /** The running compiled binary; from source there is nothing to replace. */

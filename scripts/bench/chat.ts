@@ -55,7 +55,13 @@ function deltaScenario(n: number, kind: "text" | "thinking"): string {
   out.push(ev({ type: "message_start", message: { id: "msg_bench", role: "assistant", content: [] } }));
   out.push(ev({ type: "content_block_start", index: 0, content_block: kind === "text" ? { type: "text", text: "" } : { type: "thinking", thinking: "" } }));
   for (let i = 0; i < n; i++) {
-    out.push(ev({ type: "content_block_delta", index: 0, delta: kind === "text" ? { type: "text_delta", text: `w${i} ` } : { type: "thinking_delta", thinking: `w${i} ` } }));
+    out.push(
+      ev({
+        type: "content_block_delta",
+        index: 0,
+        delta: kind === "text" ? { type: "text_delta", text: `w${i} ` } : { type: "thinking_delta", thinking: `w${i} ` },
+      }),
+    );
   }
   out.push(ev({ type: "content_block_stop", index: 0 }));
   if (kind === "thinking") {
@@ -194,7 +200,9 @@ try {
   writeFileSync(thinkingFile, deltaScenario(settings.deltas, "thinking"));
   const small = join(ROOT, "test/fixtures/claude-stream-json/text-only.jsonl");
 
-  console.log(`delivery: ${num(settings.deltas)} deltas, ${settings.runs} run(s) each; first chunk: ${settings.firstChunkRuns} runs; ${settings.streams} concurrent streams`);
+  console.log(
+    `delivery: ${num(settings.deltas)} deltas, ${settings.runs} run(s) each; first chunk: ${settings.firstChunkRuns} runs; ${settings.streams} concurrent streams`,
+  );
   const svc = await startService(work, hubUrl, FAKE_CLAUDE, { FAKE_CLAUDE_SCENARIO: textFile });
   services.push(svc.started);
   // The agent env is fixed per service process; the scenario is switched by restarting nothing:
@@ -230,7 +238,14 @@ try {
         piped.push((await pipedOnce(file, '"type":"result"')).totalMs);
       }
       const ratio = median(through) / median(piped);
-      rows.push([`${via}: ${label}, ${num(chunks)} SSE events`, `${num(median(through))} ms`, `${num(median(piped))} ms`, judged(num(ratio, 2), ratio <= TARGET.ratio), `≤ ${TARGET.ratio}×`, `${num(median(cpu), 2)} µs`]);
+      rows.push([
+        `${via}: ${label}, ${num(chunks)} SSE events`,
+        `${num(median(through))} ms`,
+        `${num(median(piped))} ms`,
+        judged(num(ratio, 2), ratio <= TARGET.ratio),
+        `≤ ${TARGET.ratio}×`,
+        `${num(median(cpu), 2)} µs`,
+      ]);
     }
     if (deliveryOnly) continue;
     // Back to defaults on the thinking service (the toggle is sticky).
@@ -244,7 +259,14 @@ try {
       direct.push((await pipedOnce(small, '"type":"result"')).markerMs);
     }
     const overhead = median(first) - median(direct);
-    rows.push([`${via}: first content ${surface === "chat" ? "chunk" : "text event"} (text-only, final at result)`, `${num(median(first), 1)} ms`, `${num(median(direct), 1)} ms`, judged(`+${num(overhead, 1)} ms`, overhead < TARGET.firstChunkMs), `< ${TARGET.firstChunkMs} ms`, ""]);
+    rows.push([
+      `${via}: first content ${surface === "chat" ? "chunk" : "text event"} (text-only, final at result)`,
+      `${num(median(first), 1)} ms`,
+      `${num(median(direct), 1)} ms`,
+      judged(`+${num(overhead, 1)} ms`, overhead < TARGET.firstChunkMs),
+      `< ${TARGET.firstChunkMs} ms`,
+      "",
+    ]);
 
     const firstThinking: number[] = [];
     const directThinking: number[] = [];
@@ -255,7 +277,14 @@ try {
     }
     await streamOnce(svcThinking.url, "/hide-thinking");
     const thinkingOverhead = median(firstThinking) - median(directThinking);
-    rows.push([`${via}: first thinking ${surface === "chat" ? "chunk" : "event"} (token by token)`, `${num(median(firstThinking), 1)} ms`, `${num(median(directThinking), 1)} ms`, judged(`+${num(thinkingOverhead, 1)} ms`, thinkingOverhead < TARGET.firstChunkMs), `< ${TARGET.firstChunkMs} ms`, ""]);
+    rows.push([
+      `${via}: first thinking ${surface === "chat" ? "chunk" : "event"} (token by token)`,
+      `${num(median(firstThinking), 1)} ms`,
+      `${num(median(directThinking), 1)} ms`,
+      judged(`+${num(thinkingOverhead, 1)} ms`, thinkingOverhead < TARGET.firstChunkMs),
+      `< ${TARGET.firstChunkMs} ms`,
+      "",
+    ]);
   }
 
   // 200 concurrent streams: a paced shell agent (12 lines, 0.1 s apart).
@@ -271,7 +300,14 @@ try {
     const wall = performance.now() - t0;
     clearInterval(sampler);
     const ok = results.filter((r) => r.status === "fulfilled" && r.value.chunks >= 3).length;
-    rows.push([`RSS with ${settings.streams} concurrent streams (${ok} completed in ${num(wall / 1000, 1)} s)`, `${num(peak)} MB peak`, `${num(idle)} MB idle`, `+${num(peak - idle)} MB`, "report", ""]);
+    rows.push([
+      `RSS with ${settings.streams} concurrent streams (${ok} completed in ${num(wall / 1000, 1)} s)`,
+      `${num(peak)} MB peak`,
+      `${num(idle)} MB idle`,
+      `+${num(peak - idle)} MB`,
+      "report",
+      "",
+    ]);
   }
 
   console.log(`\n${table(rows)}`);

@@ -38,18 +38,64 @@ function scenario(): string {
   for (let i = 0; lines.length < EVENTS - 1; i++) {
     const msg = { model: "claude-sonnet-4-5", id: `msg_${i}`, type: "message", role: "assistant", stop_reason: null, usage };
     const kind = lines.length % 3;
-    if (kind === 1) lines.push(JSON.stringify({ type: "assistant", message: { ...msg, content: [{ type: "text", text: `Step ${i}: looking at the parser and its tests before changing anything.` }] }, parent_tool_use_id: null, session_id: SESSION }));
-    else if (kind === 2) lines.push(JSON.stringify({ type: "assistant", message: { ...msg, content: [{ type: "tool_use", id: `toolu_${i}`, name: "Bash", input: { command: `grep -rn parse src/ | head -${i % 50}`, description: "Find the parser" } }] }, parent_tool_use_id: null, session_id: SESSION }));
-    else lines.push(JSON.stringify({ type: "user", message: { role: "user", content: [{ tool_use_id: `toolu_${i - 1}`, type: "tool_result", content: `src/parser.ts:${i}: export function parse(input: string) {` }] }, parent_tool_use_id: null, session_id: SESSION }));
+    if (kind === 1)
+      lines.push(
+        JSON.stringify({
+          type: "assistant",
+          message: { ...msg, content: [{ type: "text", text: `Step ${i}: looking at the parser and its tests before changing anything.` }] },
+          parent_tool_use_id: null,
+          session_id: SESSION,
+        }),
+      );
+    else if (kind === 2)
+      lines.push(
+        JSON.stringify({
+          type: "assistant",
+          message: {
+            ...msg,
+            content: [
+              { type: "tool_use", id: `toolu_${i}`, name: "Bash", input: { command: `grep -rn parse src/ | head -${i % 50}`, description: "Find the parser" } },
+            ],
+          },
+          parent_tool_use_id: null,
+          session_id: SESSION,
+        }),
+      );
+    else
+      lines.push(
+        JSON.stringify({
+          type: "user",
+          message: {
+            role: "user",
+            content: [{ tool_use_id: `toolu_${i - 1}`, type: "tool_result", content: `src/parser.ts:${i}: export function parse(input: string) {` }],
+          },
+          parent_tool_use_id: null,
+          session_id: SESSION,
+        }),
+      );
   }
-  lines.push(JSON.stringify({ type: "result", subtype: "success", is_error: false, duration_ms: 1000, num_turns: Math.floor(EVENTS / 3), session_id: SESSION, total_cost_usd: 1.23, usage, result: "done" }));
+  lines.push(
+    JSON.stringify({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      duration_ms: 1000,
+      num_turns: Math.floor(EVENTS / 3),
+      session_id: SESSION,
+      total_cost_usd: 1.23,
+      usage,
+      result: "done",
+    }),
+  );
   const file = join(tmp, "scenario.jsonl");
   writeFileSync(file, `${lines.join("\n")}\n`);
   return file;
 }
 
 const startOf = (record: string, marker: string): number => {
-  const line = readFileSync(record, "utf8").split("\n").find((l) => l.includes('"start"') && l.includes(marker));
+  const line = readFileSync(record, "utf8")
+    .split("\n")
+    .find((l) => l.includes('"start"') && l.includes(marker));
   if (!line) throw new Error(`the agent never recorded its start for ${marker}`);
   return JSON.parse(line).at as number;
 };
@@ -98,7 +144,11 @@ async function service(delayMs: number): Promise<{ url: string; server: Started;
 }
 
 /** Submits the job, reads its events to the end; times the agent's start → the last event read. */
-async function throughService(svc: { url: string; server: Started; record: string }, delayMs: number, run: number): Promise<{ ms: number; events: number; agentEvents: number; bytes: number; cpuUs: number }> {
+async function throughService(
+  svc: { url: string; server: Started; record: string },
+  delayMs: number,
+  run: number,
+): Promise<{ ms: number; events: number; agentEvents: number; bytes: number; cpuUs: number }> {
   const { url, server, record } = svc;
   const task = `bench-through-${delayMs}-${run}`;
   const cpuBefore = cpuMs(server.pid);

@@ -1,7 +1,7 @@
 // A promise that rejects when `p` has not settled within `ms`: for calls to a server that may
 // hang rather than fail while it comes back (a Redis connection mid-handshake), so a request
 // gets an answer it can report or fall back from.
-export class DeadlineError extends Error {
+class DeadlineError extends Error {
   constructor(what: string, ms: number) {
     super(`${what} did not answer within ${ms} ms`);
     this.name = "DeadlineError";

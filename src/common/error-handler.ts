@@ -5,7 +5,8 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ZodError } from "zod";
-import { type ErrorDetails, HttpError, errorBody } from "./errors";
+import { type ErrorDetails, errorBody } from "./errors";
+import { httpErrorOf } from "./http-error";
 import { log } from "./logger";
 import { describeZodError } from "./validation";
 
@@ -60,9 +61,10 @@ function fromHttpException(err: HTTPException): { status: ContentfulStatusCode; 
 
 export function createErrorHandler(openAi: OpenAiPathTest = isOpenAiPath): ErrorHandler {
   return function errorHandler(err, c) {
-    if (err instanceof HttpError) {
-      for (const [k, v] of Object.entries(err.headers ?? {})) c.header(k, v);
-      return renderError(c, err.status, err.code, err.message, err.details, openAi);
+    const e = httpErrorOf(err);
+    if (e) {
+      for (const [k, v] of Object.entries(e.headers ?? {})) c.header(k, v);
+      return renderError(c, e.status, e.code, e.message, e.details, openAi);
     }
     if (err instanceof HTTPException) {
       const { status, code, message } = fromHttpException(err);

@@ -1,11 +1,13 @@
 // The one error shape of both services: {"error":{"code","message","details?"}}.
-// Domain code throws HttpError; the shared handler (error-handler.ts) renders it.
+// Domain code throws DomainError (domain-error.ts); the HTTP edge maps it to an HttpError
+// (http-error.ts) and the shared handler (error-handler.ts) renders it.
 import { z } from "@hono/zod-openapi";
 
-export { HttpError } from "./http-error";
+export { DomainError, type ErrorKind } from "./domain-error";
+export { HttpError, httpErrorOf } from "./http-error";
 
 /** One failing field of a 400 invalid_request (validation.ts builds them). */
-export const FieldIssue = z
+const FieldIssue = z
   .object({
     path: z.string().openapi({ description: "the field, dot-separated; (body) for the body as a whole", example: "limit" }),
     message: z.string().openapi({ example: "Too big: expected number to be <=100" }),
@@ -43,7 +45,7 @@ export const errorResponse = (description: string) => ({
 });
 
 /** OpenAI's error body, which the /v1 routes send (error-handler.ts, errorPayload). */
-export const OpenAiErrorBody = z
+const OpenAiErrorBody = z
   .object({
     error: z.object({
       message: z.string().openapi({ example: "at least one message is required" }),

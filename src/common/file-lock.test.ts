@@ -102,8 +102,14 @@ describe("acquireFileLock", () => {
 
   it("waits for a held lock and takes it once released", async () => {
     const release = await acquireFileLock(target);
-    const waiting = acquireFileLock(target, { timeoutMs: 5_000 });
-    await Bun.sleep(50); // let the waiter find the lock taken
+    let taken = false;
+    const waiting = acquireFileLock(target, { timeoutMs: 5_000 }).then((r) => {
+      taken = true;
+      return r;
+    });
+    // A check that nothing happens: the waiter finds the lock taken and must not get it while held.
+    await Bun.sleep(100);
+    expect(taken).toBe(false);
     await release();
     const releaseSecond = await waiting;
     await releaseSecond();

@@ -99,7 +99,7 @@ export function processAlive(pid: number): boolean {
 }
 
 /** The holder recorded for a lock when it is a process of this host that is gone. */
-export async function deadOwner(lockPath: string): Promise<boolean> {
+async function deadOwner(lockPath: string): Promise<boolean> {
   const text = await readFile(ownerPath(lockPath), "utf8").catch(() => null);
   if (text === null) return false;
   try {

@@ -1,6 +1,8 @@
-// The error domain code throws (errors.ts renders it); its own module so that code without
-// routes (the CLIs' share of the index, migrations) does not load zod and the route schemas.
+// The error the HTTP edge answers with, and the one mapping of domain errors (domain-error.ts)
+// onto it; errors.ts and error-handler.ts render it. Its own module so that code without routes
+// does not load zod and the route schemas.
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { DomainError, type ErrorKind } from "./domain-error";
 
 export class HttpError extends Error {
   constructor(
@@ -14,4 +16,24 @@ export class HttpError extends Error {
     super(message);
     this.name = "HttpError";
   }
+}
+
+/** The HTTP status of each domain error kind. */
+export const STATUS_OF_KIND: Record<ErrorKind, ContentfulStatusCode> = {
+  invalid: 400,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  busy: 429,
+  upstream: 502,
+  unavailable: 503,
+  timeout: 504,
+};
+
+/** The HTTP answer to an error: an HttpError as is, a DomainError by its kind; undefined for anything else (a 500). */
+export function httpErrorOf(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  if (!(err instanceof DomainError)) return undefined;
+  const headers = err.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(err.retryAfterSeconds) };
+  return new HttpError(STATUS_OF_KIND[err.kind], err.code, err.message, err.details, headers);
 }

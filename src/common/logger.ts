@@ -107,6 +107,3 @@ export function sendLogsToStderr(): void {
   flush();
   stdoutReserved = true;
 }
-
-/** Writes what is buffered now (before process.exit in code paths that skip 'exit'). */
-export const flushLogs = flush;

@@ -14,9 +14,15 @@ export interface ApiInfo {
   description: string;
   /** The service's default local URL (its default port), listed as the document's server. */
   server: string;
+  /**
+   * The service's API guide (markdown, see applyGuide): the prose a reader of /docs needs beyond
+   * the schemas, kept beside the routes and merged into the operations' descriptions.
+   */
+  guide?: string;
 }
 
-export function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): Hook<any, E, any, any> {
+// biome-ignore lint/suspicious/noExplicitAny: one hook for every route, whatever its input and output types
+function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): Hook<any, E, any, any> {
   return (result, c) => {
     if (!result.success) {
       const { message, details } = describeZodError(result.error as ZodError);
@@ -43,6 +49,7 @@ export function createOpenApiApp<E extends Env>(openAi: OpenAiPathTest = isOpenA
 }
 
 /** The OpenAPI 3.1 document of an app, as `bun run openapi` writes it and /openapi.json serves it. */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function openApiDocument(app: OpenAPIHono<any>, info: ApiInfo): Record<string, unknown> {
   const doc = app.getOpenAPI31Document({
     openapi: "3.1.0",
@@ -51,7 +58,33 @@ export function openApiDocument(app: OpenAPIHono<any>, info: ApiInfo): Record<st
     security: [{ bearer: [] }],
   }) as unknown as OpenApiDoc;
   inlineRequestSchemas(doc);
+  if (info.guide) applyGuide(doc as unknown as GuidedDoc, info.guide);
   return doc as unknown as Record<string, unknown>;
+}
+
+type GuidedDoc = { info: { description?: string }; paths?: Record<string, Record<string, { operationId?: string; description?: string }>> };
+
+/**
+ * Merges a guide into the document. The guide is markdown (a leading `<!-- … -->` comment is for
+ * its editors and dropped): what comes before the first `## `
+ * heading is appended to the document's description; each `## <operationId>` section is appended
+ * to that operation's description (its `###` headings and below stay inside it). A section naming
+ * no operation is an error, so the guide cannot drift from the routes unnoticed.
+ */
+export function applyGuide(doc: GuidedDoc, guide: string): void {
+  const ops = new Map<string, { description?: string }>();
+  for (const item of Object.values(doc.paths ?? {})) for (const op of Object.values(item)) if (op?.operationId) ops.set(op.operationId, op);
+  const append = (base: string | undefined, more: string) => (base ? `${base}\n\n${more}` : more);
+  const [preamble = "", ...sections] = guide.replace(/^<!--[\s\S]*?-->\s*/, "").split(/^## /m);
+  if (preamble.trim()) doc.info.description = append(doc.info.description, preamble.trim());
+  for (const section of sections) {
+    const newline = section.indexOf("\n");
+    const id = (newline < 0 ? section : section.slice(0, newline)).trim();
+    const body = newline < 0 ? "" : section.slice(newline + 1).trim();
+    const op = ops.get(id);
+    if (!op) throw new Error(`API guide: section "## ${id}" names no operation (known: ${[...ops.keys()].join(", ")})`);
+    if (body) op.description = append(op.description, body);
+  }
 }
 
 type Schema = Record<string, unknown>;
@@ -86,8 +119,12 @@ function inlineRequestSchemas(doc: OpenApiDoc): void {
  * Serves /openapi.json and /docs. Registered last so the document holds every route;
  * computed once on first request.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function serveDocs(app: OpenAPIHono<any>, info: ApiInfo): void {
   let doc: Record<string, unknown> | undefined;
-  app.get("/openapi.json", (c) => c.json((doc ??= openApiDocument(app, info))));
+  app.get("/openapi.json", (c) => {
+    doc ??= openApiDocument(app, info);
+    return c.json(doc);
+  });
   app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: info.title }));
 }

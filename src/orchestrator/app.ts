@@ -7,21 +7,22 @@ import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
 import { VERSION } from "../common/version";
 import type { OrchestratorConfig } from "./config";
-import type { CompanionSync } from "./jobs/companion-repos";
-import type { ProfileList } from "./jobs/profile-listing";
+import type { CompanionSync } from "./repos/companions";
+import type { ProfileList } from "./profiles/listing";
 import type { JobService } from "./jobs/service";
-import { registerAgentModeRoutes, type AgentModeDeps } from "./agent-mode/routes";
-import { registerAdminRoutes } from "./routes/admin";
-import { exceptTeamChat, registerTeamChatRoute, type TeamChatDeps } from "./routes/teamchat";
-import { registerJobRoutes } from "./routes/jobs";
-import { registerJobEventRoutes, registerJobWatchRoute } from "./routes/job-events";
-import { registerAdminStatusRoute } from "./routes/admin-status";
+import { registerAgentMode, type AgentModeDeps } from "./agent-mode/routes";
+import { registerAdmin } from "./routes/admin";
+import { exceptTeamChat, registerTeamChat, type TeamChatDeps } from "./routes/teamchat";
+import { registerJobs } from "./routes/jobs";
+import { registerJobEvents, registerJobWatch } from "./routes/job-events";
+import { registerAdminStatus } from "./routes/admin-status";
 import { registerOrchestratorConsole } from "./console";
 import type { JobChangeFeed } from "./jobs/changes";
 import type { JobEventStore } from "./jobs/events";
-import { McpSseSessions, registerMcpRoutes } from "./routes/mcp";
-import { registerMetricsRoute } from "./routes/metrics";
-import { registerProfileRoutes } from "./routes/profiles";
+import { McpSseSessions, registerMcp } from "./routes/mcp";
+import { registerMetrics } from "./routes/metrics";
+import { registerProfiles } from "./routes/profiles";
+import apiGuide from "./routes/api-guide.md" with { type: "text" };
 
 export interface OrchestratorDeps {
   config: OrchestratorConfig;
@@ -43,7 +44,7 @@ export interface OrchestratorDeps {
 export type OrchestratorEnv = { Bindings: EdgeBindings & { deps: OrchestratorDeps } };
 export type OrchestratorApp = OpenAPIHono<OrchestratorEnv>;
 
-export const SERVICE_NAME = "job-orchestrator";
+const SERVICE_NAME = "job-orchestrator";
 
 export const SERVICE_API_INFO = {
   title: "brain-stack job orchestrator",
@@ -55,9 +56,9 @@ export const SERVICE_API_INFO = {
     "the older HTTP+SSE transport at `GET /mcp/sse` (or `GET /mcp` with `Accept: text/event-stream`) with messages to " +
     "`POST /mcp/messages?sessionId=…`.",
   server: "http://127.0.0.1:8200",
+  guide: apiGuide,
 };
 
-export { authResponses } from "./routes/responses";
 
 export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   const app = createOpenApiApp<OrchestratorEnv>(undefined, {
@@ -79,17 +80,17 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
     bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);
-  registerJobWatchRoute(app); // before GET /jobs/{job_id}
-  registerJobRoutes(app);
-  registerJobEventRoutes(app);
-  registerProfileRoutes(app);
-  registerAdminRoutes(app);
-  registerAdminStatusRoute(app);
-  registerMetricsRoute(app);
-  registerMcpRoutes(app, deps, deps.mcpSessions ?? new McpSseSessions());
+  registerJobWatch(app); // before GET /jobs/{job_id}
+  registerJobs(app);
+  registerJobEvents(app);
+  registerProfiles(app);
+  registerAdmin(app);
+  registerAdminStatus(app);
+  registerMetrics(app);
+  registerMcp(app, deps, deps.mcpSessions ?? new McpSseSessions());
   // Always registered, so there is one API document: with agent mode off they answer 503.
-  registerAgentModeRoutes(app, deps.agentMode);
-  registerTeamChatRoute(app, deps.teamChat);
+  registerAgentMode(app, deps.agentMode);
+  registerTeamChat(app, deps.teamChat);
   serveDocs(app, SERVICE_API_INFO);
   registerOrchestratorConsole(app);
   return app;

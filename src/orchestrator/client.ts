@@ -2,17 +2,17 @@
 // request and response types are the routes' own zod schemas (type-only imports, so no server
 // code comes along). Errors: ApiError (status + code) or ConnectionError.
 import type { z } from "@hono/zod-openapi";
+import type { Health } from "../common/health";
 import { createParser } from "eventsource-parser";
 import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
-import type { HealthResponse } from "../common/health";
 import type { JobStatus, Job as JobSchema, JobList as JobListSchema, JobSubmission } from "./jobs/schema";
-import type { ProfileList as ProfileListSchema } from "./jobs/profile-listing";
+import type { ProfileList as ProfileListSchema } from "./profiles/listing";
 import type { DrainResponse, SyncResponse } from "./routes/admin";
 import type { ChatCompletionRequest } from "./routes/chat";
 import type { CompletionRequest, CompletionResponse } from "./routes/completions";
 
 export { ApiError, ConnectionError };
-export type Health = z.infer<typeof HealthResponse>;
+export type { Health };
 export type Job = z.infer<typeof JobSchema>;
 export type { JobStatus };
 export type JobList = z.infer<typeof JobListSchema>;

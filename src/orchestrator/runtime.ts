@@ -13,22 +13,22 @@ import { log } from "../common/logger";
 import { rootWithoutSandbox, ROOT_WITHOUT_SANDBOX } from "./agent/root-sandbox";
 import { createOrchestratorApp, type OrchestratorApp } from "./app";
 import type { OrchestratorConfig } from "./config";
-import { createCompanionSync, type CompanionSync } from "./jobs/companion-repos";
-import type { Executor, ProfileLike } from "./jobs/executor";
+import { createCompanionSync, type CompanionSync } from "./repos/companions";
+import type { Executor, ProfileLike } from "./execution/executor";
 import { createFileJobStore } from "./jobs/file-store";
 import { createKvJobStore } from "./jobs/kv-store";
 import { createMergedJobStore } from "./jobs/merged-store";
 import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
-import { profileCatalog, type ListedProfileCatalog } from "./jobs/profile-catalog";
+import { profileCatalog, type ListedProfileCatalog } from "./profiles/catalog";
 import { createJobService, type JobService } from "./jobs/service";
 import { localJobChangeFeed } from "./jobs/changes";
 import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import type { JobStore } from "./jobs/store";
-import { executeJob } from "./execute";
+import { executeJob } from "./execution/execute";
 import { afterSync } from "./hooks-package/after-sync";
 import { prepareHooksPackage } from "./hooks-package/hooks-package";
 import { recordJobEnd } from "./loop/job-loop";
-import type { Profile } from "./profiles";
+import type { Profile } from "./profiles/profile";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { McpSseSessions } from "./routes/mcp";
 import { mcpLimitsOf } from "../common/config/edge-settings";
@@ -54,7 +54,7 @@ export interface Execution<P extends ProfileLike> {
 }
 
 /** Where job records go (spec: SERVICE_JOBS_DIR is job-state/ under the shared root in orchestrated deployments). */
-export function jobsDirOf(config: OrchestratorConfig): string {
+function jobsDirOf(config: OrchestratorConfig): string {
   const defaultDir = join(config.home, ".service", "jobs");
   return config.sharedFsRoot && config.jobsDir === defaultDir ? join(config.sharedFsRoot, "job-state") : config.jobsDir;
 }
@@ -63,7 +63,7 @@ export function jobsDirOf(config: OrchestratorConfig): string {
  * Where queued jobs wait: BullMQ on Redis, shared by every process, when REDIS_URL is set; else
  * this process's own queue (issue 17).
  */
-export async function openQueue(config: OrchestratorConfig): Promise<JobQueue> {
+async function openQueue(config: OrchestratorConfig): Promise<JobQueue> {
   if (!config.redisUrl) return createEmbeddedQueue({ podName: config.podName, maxParallel: config.maxParallelJobs });
   // BullMQ loads only when REDIS_URL is set.
   const { createBullQueue } = await import("./jobs/bullmq-queue");
@@ -85,7 +85,7 @@ export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyV
     return { kv: await createFileStore({ dir: join(config.stateDir, "kv") }), store: files };
   }
   // The Redis client loads only when REDIS_URL is set.
-  const { connectRedisLazily } = await import("./jobs/redis-connect");
+  const { connectRedisLazily } = await import("../common/kv/redis-connect");
   const kv = await connectRedisLazily({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix });
   return { kv, store: createMergedJobStore(createKvJobStore(kv, { ttlSeconds: config.jobTtl }), files) };
 }
@@ -169,7 +169,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   };
 }
 
-/** The real runner: clone cache, worktree, the agent CLI, auto-PR (execute.ts). */
+/** The real runner: clone cache, worktree, the agent CLI, auto-PR (execution/execute.ts). */
 async function jobExecution(config: OrchestratorConfig): Promise<Execution<Profile>> {
   return {
     execute: (req) => executeJob({ ...req, config }).then((result) => recordJobEnd(config, req, result)),

@@ -29,6 +29,7 @@ import { registerSearch } from "./routes/search";
 import { registerSignal } from "./routes/signal";
 import { registerRouterConsole } from "./console";
 import { registerTick } from "./routes/tick";
+import apiGuide from "./routes/api-guide.md" with { type: "text" };
 
 export interface RouterDeps {
   config: RouterConfig;
@@ -50,15 +51,17 @@ export interface RouterDeps {
 export type RouterEnv = { Bindings: EdgeBindings & { deps: RouterDeps } };
 export type RouterApp = OpenAPIHono<RouterEnv>;
 
-export const SERVICE_NAME = "knowledge-router";
+const SERVICE_NAME = "knowledge-router";
 
 export const ROUTER_API_INFO = {
   title: "brain-stack knowledge router",
   version: VERSION,
   description:
     "HTTP API in front of a knowledge vault: ingest, federated search, reading notes and their links, briefs, dispatch, markers, ticks, feed and health reports. " +
-    "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503.",
+    "Every endpoint but GET /health needs `Authorization: Bearer <KB_ROUTER_TOKEN>`; with no token configured every endpoint answers 503. " +
+    "GET /feed, GET /signal and POST /marker also take the scoped token an agent's hooks carry (minted by the orchestrator per job or turn; 403 on any other route, 401 once expired).",
   server: "http://127.0.0.1:8103",
+  guide: apiGuide,
 };
 
 export function createRouterApp(deps: RouterDeps): RouterApp {
@@ -70,6 +73,8 @@ export function createRouterApp(deps: RouterDeps): RouterApp {
       // spec: knowledge-router, Authentication: only GET /health is open; the documents hold no data.
       // /console is the page shell only: it calls the API with the token the user pastes.
       openPaths: ["/health", "/openapi.json", "/docs", "/console"],
+      // An agent's hooks carry a token minted per job or turn (common/scoped-token.ts), never this one.
+      scopedTokens: true,
       whenUnset: {
         mode: "fail-closed",
         code: "server_token_unset",

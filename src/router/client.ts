@@ -4,20 +4,24 @@
 import type { z } from "@hono/zod-openapi";
 import { createParser } from "eventsource-parser";
 import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
-import type { HealthResponse } from "../common/health";
 import type { BriefRequest, BriefResponse } from "./routes/brief";
 import type { DispatchRequest, DispatchResponse } from "./routes/dispatch";
 import type { IngestRequest, IngestResponse } from "./routes/ingest";
-import type { FeedResponse } from "./routes/feed";
-import type { DeepReportSchema, PipelineReportSchema } from "./routes/health-reports";
-import type { MarkerRecordSchema, MarkerRequest } from "./routes/marker";
-import type { ContextResponse, NoteSchema, NotesBatchRequest, NotesBatchResponse, RecentResponse } from "./routes/notes";
+import type { MarkerRequest } from "./routes/marker";
+import type { NotesBatchRequest, NotesBatchResponse } from "./routes/notes";
 import type { SearchRequest, SearchResponse } from "./routes/search";
+import type { Health } from "../common/health";
+import type { Feed } from "./routes/feed";
+import type { DeepReport, PipelineReport } from "./routes/health-reports";
+import type { MarkerRecord } from "./routes/marker";
+import type { Note, NoteContext, RecentNotes } from "./routes/notes";
+import type { TickRecord } from "./routes/tick";
 import type { SEVERITIES } from "./signals/signal-files";
-import type { TickRecordSchema, TickRequest } from "./routes/tick";
+import type { TickRequest } from "./routes/tick";
 
 export { ApiError, ConnectionError };
-export type Health = z.infer<typeof HealthResponse>;
+// The response types named as in the OpenAPI document, straight from the routes' schemas.
+export type { DeepReport, Feed, Health, MarkerRecord, Note, NoteContext, PipelineReport, RecentNotes, TickRecord };
 export type IngestInput = z.input<typeof IngestRequest>;
 export type IngestResult = z.infer<typeof IngestResponse>;
 export type SearchInput = z.input<typeof SearchRequest>;
@@ -27,15 +31,9 @@ export type BriefResult = z.infer<typeof BriefResponse>;
 export type DispatchInput = z.input<typeof DispatchRequest>;
 export type DispatchResult = z.infer<typeof DispatchResponse>;
 export type MarkerInput = z.input<typeof MarkerRequest>;
-export type MarkerRecord = z.infer<typeof MarkerRecordSchema>;
 export type TickInput = z.input<typeof TickRequest>;
-export type TickRecord = z.infer<typeof TickRecordSchema>;
-export type Feed = z.infer<typeof FeedResponse>;
-export type Note = z.infer<typeof NoteSchema>;
 export type NotesBatchInput = z.input<typeof NotesBatchRequest>;
 export type NotesBatch = z.infer<typeof NotesBatchResponse>;
-export type RecentNotes = z.infer<typeof RecentResponse>;
-export type NoteContext = z.infer<typeof ContextResponse>;
 export interface NoteOptions {
   /** Body lines "START-END", "START-" or "START" (1 = the first line after the frontmatter). */
   lines?: string;
@@ -50,8 +48,6 @@ export interface RecentInput {
   limit?: number;
   cursor?: string;
 }
-export type DeepReport = z.infer<typeof DeepReportSchema>;
-export type PipelineReport = z.infer<typeof PipelineReportSchema>;
 
 export type Severity = (typeof SEVERITIES)[number];
 /** One event of GET /signal: a recorded signal, or a `gap` when the resume point was no longer kept. */
@@ -62,6 +58,7 @@ export type SignalEvent =
       data: { marker_id: string; path: string; severity: Severity; source: string; session_id: string | null; title: string; content: string; ts: string; count: number; repeat: boolean };
     }
   | { event: "gap"; id?: string; data: { last_event_id: number; oldest_kept: number } };
+export type SignalRecorded = Extract<SignalEvent, { event: "signal" }>;
 export interface SignalOptions {
   /** Resume after this event id (sent as Last-Event-ID): what was missed comes first. */
   lastEventId?: string | number;
@@ -170,8 +167,9 @@ export class RouterClient {
     return this.http.json("GET", `/notes/${notePathSegment(path)}/context`, undefined, { query: { depth: opts.depth, max_chars: opts.maxChars } });
   }
 
-  feed(): Promise<Feed> {
-    return this.http.json("GET", "/feed");
+  /** The feed; `maxChars` bounds its inject_blocks (GET /feed?max_chars=). */
+  feed(opts: { maxChars?: number } = {}): Promise<Feed> {
+    return this.http.json("GET", "/feed", undefined, { query: { max_chars: opts.maxChars } });
   }
 
   healthDeep(): Promise<DeepReport> {
@@ -217,13 +215,53 @@ export class RouterClient {
     }
   }
 
-  /** The raw response, for callers that need the status itself (e.g. 200 vs 201). */
-  raw(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, headers?: Record<string, string>): Promise<Response> {
-    return this.http.raw(method, path, body, { headers });
-  }
-
-  /** Any other endpoint, typed by the caller (GET when body is undefined). */
-  request<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, query?: Record<string, string | number | boolean | undefined>): Promise<T> {
-    return this.http.json<T>(method, path, body, { query });
+  /**
+   * The signals recorded after `lastEventId` (sent as Last-Event-ID), read up to the newest
+   * event the router had when asked (its X-Last-Event-Id header), then the stream is closed.
+   * The answer's `lastEventId` is where to resume next time. Without `lastEventId`: no events,
+   * and the newest id (start looking from now). A catch-up for callers that poll, such as the
+   * prompt hook; `signals()` is the live stream.
+   */
+  async signalsSince(lastEventId?: number): Promise<{ events: SignalRecorded[]; lastEventId: number }> {
+    const res = await this.http.raw("GET", "/signal", undefined, {
+      headers: { accept: "text/event-stream", ...(lastEventId !== undefined ? { "last-event-id": String(lastEventId) } : {}) },
+    });
+    try {
+      if (!res.ok || !res.body) throw await errorOf(res);
+      const newest = Number(res.headers.get("x-last-event-id"));
+      if (!Number.isInteger(newest)) throw new ApiError(res.status, "no_last_event_id", "GET /signal sent no X-Last-Event-Id header");
+      if (lastEventId === undefined || lastEventId >= newest) return { events: [], lastEventId: lastEventId === undefined ? newest : Math.max(lastEventId, newest) };
+      const events: SignalRecorded[] = [];
+      let seen = lastEventId;
+      const parser = createParser({
+        onEvent: (e) => {
+          const id = Number(e.id);
+          if (Number.isInteger(id)) seen = Math.max(seen, id);
+          if (e.event !== "signal") return;
+          try {
+            events.push({ event: "signal", id: e.id ?? String(id), data: JSON.parse(e.data) as SignalRecorded["data"] });
+          } catch {
+            // a malformed event is skipped
+          }
+        },
+      });
+      const decoder = new TextDecoder();
+      const reader = res.body.getReader();
+      try {
+        while (seen < newest) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          parser.feed(decoder.decode(value, { stream: true }));
+        }
+      } catch (err) {
+        throw new ConnectionError(this.baseUrl, err);
+      } finally {
+        await reader.cancel().catch(() => {});
+      }
+      return { events, lastEventId: seen };
+    } finally {
+      // Hang up: the stream would stay open for live events.
+      if (res.body && !res.body.locked) await res.body.cancel().catch(() => {});
+    }
   }
 }

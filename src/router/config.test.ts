@@ -36,4 +36,14 @@ describe("router configuration", () => {
     const c = loadRouterConfig({ VAULT_PATH: "/tmp/env-vault" }, homeWithEnv(), { vault: "/tmp/flag-vault" });
     expect(c.vault).toBe("/tmp/flag-vault");
   });
+
+  it("rerank: off by default; RERANK_* read and checked", () => {
+    const c = loadRouterConfig({}, homeWithEnv());
+    expect(c).toMatchObject({ rerankUrl: undefined, rerankFormat: "documents", rerankLlm: false, rerankDepth: 40, rerankTimeoutMs: 2000 });
+    const set = loadRouterConfig({ RERANK_URL: "http://tei:8080", RERANK_FORMAT: "texts", RERANK_DEPTH: "30", RERANK_TIMEOUT_MS: "500" }, homeWithEnv());
+    expect(set).toMatchObject({ rerankUrl: "http://tei:8080", rerankFormat: "texts", rerankDepth: 30, rerankTimeoutMs: 500 });
+    expect(() => loadRouterConfig({ RERANK_FORMAT: "xml" }, homeWithEnv())).toThrow(/RERANK_FORMAT.*documents, texts/);
+    expect(() => loadRouterConfig({ RERANK_DEPTH: "1" }, homeWithEnv())).toThrow(/RERANK_DEPTH/);
+    expect(() => loadRouterConfig({ RERANK_URL: "not a url" }, homeWithEnv())).toThrow(/RERANK_URL/);
+  });
 });

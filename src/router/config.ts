@@ -2,9 +2,10 @@
 // Built once in main.ts, passed down.
 import { join, resolve } from "node:path";
 import { readDotenv } from "../common/config/files";
-import { bool, int, list, port, str, url } from "../common/config/parsers";
+import { bool, int, list, oneOf, port, str, url } from "../common/config/parsers";
 import { edgeSettings } from "../common/config/edge-settings";
 import { loadSettings, type ConfigOf, type Settings } from "../common/config/settings";
+import { FEED_CHARS } from "./feed/feed";
 
 export const routerSettings = {
   host: { env: "ROUTER_HOST", fileKey: "ROUTER_HOST", default: "127.0.0.1", parse: str(), doc: "bind address of the API and MCP listeners" },
@@ -29,6 +30,13 @@ export const routerSettings = {
   inferenceApiKey: { env: "INFERENCE_API_KEY", fileKey: "INFERENCE_API_KEY", default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "bearer for INFERENCE_URL" },
   briefModel: { env: "BRIEF_MODEL", fileKey: "BRIEF_MODEL", default: "gpt-4o-mini", parse: str(), doc: "chat model for briefs and classification" },
   llmTimeoutMs: { env: "LLM_TIMEOUT_MS", fileKey: "LLM_TIMEOUT_MS", default: "60000", parse: int(100, 600_000), doc: "gateway timeout; past it → 504" },
+  rerankUrl: { env: "RERANK_URL", fileKey: "RERANK_URL", default: undefined, defaultDoc: "none (no rerank stage)", parse: url(), doc: "rerank endpoint (text-embeddings-inference, llama.cpp's server, Jina, Cohere: …/rerank); reorders the top RERANK_DEPTH hits of /search" },
+  rerankApiKey: { env: "RERANK_API_KEY", fileKey: "RERANK_API_KEY", default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "bearer for RERANK_URL" },
+  rerankModel: { env: "RERANK_MODEL", fileKey: "RERANK_MODEL", default: undefined, defaultDoc: "none (BRIEF_MODEL with RERANK_LLM)", parse: str(), doc: "model named to RERANK_URL (Cohere and Jina need one); with RERANK_LLM, the chat model that judges" },
+  rerankFormat: { env: "RERANK_FORMAT", fileKey: "RERANK_FORMAT", default: "documents", parse: oneOf(["documents", "texts"] as const), doc: "request body for RERANK_URL: `documents` = {model, query, documents, top_n} (Cohere, Jina, llama.cpp), `texts` = {query, texts} (text-embeddings-inference); either answer shape is read" },
+  rerankLlm: { env: "RERANK_LLM", fileKey: "RERANK_LLM", default: "false", parse: bool(), doc: "1 = without RERANK_URL, rerank with a yes/no relevance prompt per hit to the chat model (LLM_API_BASE / INFERENCE_URL)" },
+  rerankDepth: { env: "RERANK_DEPTH", fileKey: "RERANK_DEPTH", default: "40", parse: int(2, 100), doc: "how many fused hits the reranker sees" },
+  rerankTimeoutMs: { env: "RERANK_TIMEOUT_MS", fileKey: "RERANK_TIMEOUT_MS", default: "2000", parse: int(50, 600_000), doc: "bound on the rerank stage; past it (or on any reranker failure) /search answers the fused order and says why in `rerank`" },
   orchestratorUrl: { env: "ORCHESTRATOR_URL", fileKey: "ORCHESTRATOR_URL", default: "http://127.0.0.1:8200", parse: url(), doc: "where /dispatch submits jobs" },
   serviceApiKey: { env: "SERVICE_API_KEY", fileKey: "SERVICE_API_KEY", default: undefined, defaultDoc: "none", parse: str(), secret: true, doc: "API key /dispatch sends to the orchestrator" },
   s3Bucket: { env: "S3_BUCKET", fileKey: "S3_BUCKET", default: undefined, defaultDoc: "none (vault bundles/)", parse: str(), doc: "object store bucket for dispatch bundles" },
@@ -39,7 +47,7 @@ export const routerSettings = {
   tickIntervalSeconds: { env: "TICK_INTERVAL_SECONDS", fileKey: "TICK_INTERVAL_SECONDS", default: "7200", parse: int(0, 31_536_000), doc: "the in-process scheduler enqueues a tick this often (seconds); 0 turns it off" },
   signalTtlHours: { env: "SIGNAL_TTL_HOURS", fileKey: "SIGNAL_TTL_HOURS", default: "72", parse: int(1, 87_600), doc: "a tick sweeps open signals quiet this long out of signals.md (critical ones stay)" },
   signalHeartbeatSeconds: { env: "SIGNAL_HEARTBEAT_SECONDS", fileKey: "SIGNAL_HEARTBEAT_SECONDS", default: "15", parse: int(1, 240), doc: "keep-alive comment interval on GET /signal and the MCP SSE streams" },
-  feedMaxChars: { env: "FEED_MAX_CHARS", fileKey: "FEED_MAX_CHARS", default: "6000", parse: int(200, 200_000), doc: "default size of GET /feed's inject_blocks (the `max_chars` query overrides it)" },
+  feedMaxChars: { env: "FEED_MAX_CHARS", fileKey: "FEED_MAX_CHARS", default: "6000", parse: int(FEED_CHARS.min, FEED_CHARS.max), doc: "default size of GET /feed's inject_blocks (the `max_chars` query overrides it)" },
   pipelineMarkerQuietHours: { env: "PIPELINE_MARKER_QUIET_HOURS", fileKey: "PIPELINE_MARKER_QUIET_HOURS", default: "72", parse: int(1, 87_600), doc: "the pipeline's ingest stage warns when no marker arrived for this long" },
   pipelineDrainStaleMinutes: { env: "PIPELINE_DRAIN_STALE_MINUTES", fileKey: "PIPELINE_DRAIN_STALE_MINUTES", default: "30", parse: int(1, 525_600), doc: "the drain stage fails when a tick request has waited this long unconsumed" },
   pipelineScanLimit: { env: "PIPELINE_SCAN_LIMIT", fileKey: "PIPELINE_SCAN_LIMIT", default: "20000", parse: int(100, 10_000_000), doc: "most directory entries one pipeline report reads (its evidence says when it stopped short)" },

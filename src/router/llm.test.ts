@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { HttpError } from "../common/errors";
+import { type HttpError, httpErrorOf } from "../common/http-error";
 import { type Gateway, startGateway } from "../../test/fixtures/openai-gateway";
 import { chat, chatBaseUrl, chatStream, embed, embeddingsRoute } from "./llm";
 
@@ -19,7 +19,10 @@ const failure = async (p: Promise<unknown>) => {
   try {
     await p;
   } catch (e) {
-    return e as HttpError;
+    // As the HTTP edge answers it: the status a client of /brief or /search sees.
+    const answer = httpErrorOf(e);
+    if (!answer) throw e;
+    return answer as HttpError;
   }
   throw new Error("expected a failure");
 };

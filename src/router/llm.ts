@@ -1,8 +1,9 @@
 // OpenAI-compatible gateway client for the router: chat completions (buffered or streamed),
-// the one-token probe, and embeddings. Gateway failures become 502 (with the gateway's
-// status in the message) and timeouts 504; a call never hangs past its timeout.
+// the one-token probe, and embeddings. Gateway failures are upstream errors (with the
+// gateway's status in the message and details), timeouts are timeout errors; a call never
+// hangs past its timeout.
 import { EventSourceParserStream } from "eventsource-parser/stream";
-import { HttpError } from "../common/errors";
+import { DomainError } from "../common/domain-error";
 
 export interface ChatEndpoint {
   /** Base URL ending in /v1 (LLM_API_BASE, or INFERENCE_URL + /v1). */
@@ -56,12 +57,12 @@ async function call(what: string, url: string, init: RequestInit & { timeoutMs: 
   try {
     res = await fetch(url, { ...init, signal });
   } catch (err) {
-    if (signal.aborted) throw new HttpError(504, "gateway_timeout", `${what} did not answer within ${init.timeoutMs} ms`);
-    throw new HttpError(502, "gateway_unreachable", `${what} is unreachable at ${new URL(url).origin}: ${(err as Error).message}`);
+    if (signal.aborted) throw new DomainError("timeout", "gateway_timeout", `${what} did not answer within ${init.timeoutMs} ms`);
+    throw new DomainError("upstream", "gateway_unreachable", `${what} is unreachable at ${new URL(url).origin}: ${(err as Error).message}`);
   }
   if (!res.ok) {
     const text = (await res.text().catch(() => "")).slice(0, 300);
-    throw new HttpError(502, "gateway_error", `${what} answered ${res.status}${text ? `: ${text}` : ""}`, { gateway_status: res.status });
+    throw new DomainError("upstream", "gateway_error", `${what} answered ${res.status}${text ? `: ${text}` : ""}`, { details: { gateway_status: res.status } });
   }
   return res;
 }
@@ -84,7 +85,7 @@ export async function chat(ep: ChatEndpoint, messages: ChatMessage[], opts: { ma
     usage?: ChatResult["usage"];
   } | null;
   const text = body?.choices?.[0]?.message?.content;
-  if (typeof text !== "string") throw new HttpError(502, "gateway_error", "the language model gateway answered without choices[0].message.content");
+  if (typeof text !== "string") throw new DomainError("upstream", "gateway_error", "the language model gateway answered without choices[0].message.content");
   return { text, model: body?.model ?? ep.model, usage: body?.usage };
 }
 
@@ -99,7 +100,7 @@ export async function* chatStream(ep: ChatEndpoint, messages: ChatMessage[]): As
     body: JSON.stringify({ model: ep.model, messages, stream: true }),
     timeoutMs: ep.timeoutMs,
   });
-  if (!res.body) throw new HttpError(502, "gateway_error", "the language model gateway sent no stream");
+  if (!res.body) throw new DomainError("upstream", "gateway_error", "the language model gateway sent no stream");
   const reader = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
   try {
     for (;;) {
@@ -109,18 +110,18 @@ export async function* chatStream(ep: ChatEndpoint, messages: ChatMessage[]): As
       } catch (err) {
         const name = (err as Error).name;
         if (name === "TimeoutError" || name === "AbortError") {
-          throw new HttpError(504, "gateway_timeout", `the language model gateway did not finish within ${ep.timeoutMs} ms`);
+          throw new DomainError("timeout", "gateway_timeout", `the language model gateway did not finish within ${ep.timeoutMs} ms`);
         }
-        throw new HttpError(502, "gateway_error", `the language model gateway stream broke: ${(err as Error).message}`);
+        throw new DomainError("upstream", "gateway_error", `the language model gateway stream broke: ${(err as Error).message}`);
       }
       if (next.done || next.value.data === "[DONE]") return;
       let chunk: { choices?: Array<{ delta?: { content?: string | null } }>; error?: { message?: string } };
       try {
         chunk = JSON.parse(next.value.data);
       } catch {
-        throw new HttpError(502, "gateway_error", "the language model gateway sent a chunk that is not JSON");
+        throw new DomainError("upstream", "gateway_error", "the language model gateway sent a chunk that is not JSON");
       }
-      if (chunk.error) throw new HttpError(502, "gateway_error", `the language model gateway failed mid-stream: ${chunk.error.message ?? "unknown error"}`);
+      if (chunk.error) throw new DomainError("upstream", "gateway_error", `the language model gateway failed mid-stream: ${chunk.error.message ?? "unknown error"}`);
       const delta = chunk.choices?.[0]?.delta?.content;
       if (delta) yield delta;
     }
@@ -140,12 +141,12 @@ export async function embed(ep: EmbeddingsEndpoint, input: string[]): Promise<nu
   const body = (await res.json().catch(() => null)) as { data?: Array<{ index?: number; embedding?: number[] }> } | null;
   const data = body?.data;
   if (!Array.isArray(data) || data.length !== input.length) {
-    throw new HttpError(502, "gateway_error", `the embeddings service returned ${data?.length ?? "no"} vectors for ${input.length} inputs`);
+    throw new DomainError("upstream", "gateway_error", `the embeddings service returned ${data?.length ?? "no"} vectors for ${input.length} inputs`);
   }
   const vectors = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((d) => d.embedding ?? []);
   const wrong = vectors.find((v) => v.length !== ep.dim);
   if (wrong) {
-    throw new HttpError(502, "embedding_dimension_mismatch", `the embeddings model ${ep.model} returned ${wrong.length} dimensions; EMBEDDINGS_DIM is ${ep.dim}`);
+    throw new DomainError("upstream", "embedding_dimension_mismatch", `the embeddings model ${ep.model} returned ${wrong.length} dimensions; EMBEDDINGS_DIM is ${ep.dim}`);
   }
   return vectors;
 }

@@ -37,6 +37,7 @@ export function createRouterMcp(deps: RouterDeps): RouterMcp {
     authorize: bearerAuth({
       tokens: deps.config.tokens,
       openPaths: ["/health"],
+      scopedTokens: true,
       whenUnset: {
         mode: "fail-closed",
         code: "server_token_unset",

@@ -8,8 +8,9 @@ import type { RouterConfig } from "./config";
 import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
-import { parseKind, KINDS } from "./ingest/classify";
+import { modelRefine } from "./ingest/refine";
 import { chat, chatBaseUrl, embed, type ChatEndpoint, type EmbeddingsEndpoint } from "./llm";
+import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
 import { scaffold } from "./vault/scaffold";
 import type { MarkerDeps } from "./markers/marker";
 import { createRouterMcp, type RouterMcp } from "./mcp";
@@ -62,6 +63,14 @@ async function redisSignalLog(config: RouterConfig): Promise<SignalLog | undefin
   }
 }
 
+/** The rerank stage's reranker: RERANK_URL, else the chat model with RERANK_LLM, else none. */
+export function rerankerOf(config: RouterConfig, chatEp: ChatEndpoint | undefined): Reranker | undefined {
+  const bounds = { depth: config.rerankDepth, timeoutMs: config.rerankTimeoutMs };
+  if (config.rerankUrl) return httpReranker({ url: config.rerankUrl, apiKey: config.rerankApiKey, model: config.rerankModel, format: config.rerankFormat, ...bounds });
+  if (config.rerankLlm && chatEp) return llmReranker({ ...chatEp, model: config.rerankModel ?? chatEp.model }, bounds);
+  return undefined;
+}
+
 export async function createRouterRuntime(config: RouterConfig): Promise<RouterRuntime> {
   await scaffold(config.vault);
   await mkdir(config.dataDir, { recursive: true });
@@ -73,9 +82,11 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const chatEp = chatEndpoint(config);
   const embedEp = embeddingsEndpoint(config);
   const embedFn = embedEp ? (texts: string[]) => embed(embedEp, texts) : undefined;
-  logger.info(`index: ${index.kind}${index.hasVectors ? ` with ${index.embeddingDim}-dim vectors` : ""}; briefs: ${chatEp ? `model ${chatEp.model}` : "extractive"}`);
+  const rerank = rerankerOf(config, chatEp);
+  logger.info(`index: ${index.kind}${index.hasVectors ? ` with ${index.embeddingDim}-dim vectors` : ""}; briefs: ${chatEp ? `model ${chatEp.model}` : "extractive"}; rerank: ${rerank ? `${rerank.kind}${rerank.model ? ` ${rerank.model}` : ""}, top ${rerank.depth}, ${rerank.timeoutMs} ms` : "off"}`);
+  if (config.rerankLlm && !config.rerankUrl && !chatEp) logger.warn("RERANK_LLM is set but no chat model is configured (LLM_API_BASE or INFERENCE_URL): search runs without a rerank stage");
 
-  const search = { index, embed: embedFn, chat: chatEp };
+  const search = { index, embed: embedFn, chat: chatEp, rerank, vault: config.vault };
   const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl"), log: await redisSignalLog(config) });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
@@ -105,15 +116,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       signals,
       written: (path) => indexer.written(path),
       signalTtlHours: config.signalTtlHours,
-      refine: chatEp
-        ? async (content) => {
-            const answer = await chat(chatEp, [
-              { role: "system", content: `Classify the note as exactly one word from: ${KINDS.join(", ")}. Answer with that word only.` },
-              { role: "user", content: content.slice(0, 4000) },
-            ], { maxTokens: 3 });
-            return parseKind(answer.text);
-          }
-        : undefined,
+      refine: chatEp ? modelRefine(chatEp) : undefined,
     },
     dispatch: {
       ...search,

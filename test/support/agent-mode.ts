@@ -1,7 +1,7 @@
 // For the agent-mode suites: a hub made in the test as a local git repository (file:// URL), and
 // the orchestrator app with the agent-mode routes registered, served on a loopback port, with
 // test/fixtures/fake-claude as the agent CLI.
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Server } from "bun";
@@ -12,11 +12,11 @@ import type { KeyValueStore } from "../../src/common/kv/store";
 import { createAgentModeDeps, type AgentModeDeps } from "../../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
-import { createCompanionSync } from "../../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../../src/orchestrator/repos/companions";
 import { TEST_REDIS_URL } from "./servers";
 
 export const FAKE_CLAUDE = resolve(import.meta.dir, "../fixtures/fake-claude");
-export const SCENARIOS_DIR = resolve(import.meta.dir, "../fixtures/claude-stream-json");
+const SCENARIOS_DIR = resolve(import.meta.dir, "../fixtures/claude-stream-json");
 export const KEY = "test-key";
 export const AGENT = "deploy-helper";
 
@@ -198,6 +198,8 @@ export interface RecordedStart {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
+  /** The --settings file's text as the agent found it. */
+  settings?: string;
 }
 
 /** The fake agent's start records (FAKE_CLAUDE_RECORD). */
@@ -224,8 +226,4 @@ export async function writeScenario(dir: string, name: string, lines: string[]):
 
 export async function scenarioLines(name: string): Promise<string[]> {
   return (await readFile(join(SCENARIOS_DIR, `${name}.jsonl`), "utf8")).split("\n").filter((l) => l.trim() !== "");
-}
-
-export async function makeExecutable(p: string): Promise<void> {
-  await chmod(p, 0o755);
 }

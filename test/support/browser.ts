@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { REPO } from "./main-process";
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-export const ARTIFACTS = join(REPO, "test-artifacts", "console");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARTIFACTS = join(REPO, "test-artifacts", "console");
 
 /** The browser, or null (with a warning) when Chromium is missing outside CI; in CI a missing browser fails. */
 export async function launchChromium(): Promise<Browser | null> {

@@ -4,9 +4,10 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { until } from "./until";
 
 export const REPO = join(import.meta.dir, "..", "..");
-export const MAIN = join(REPO, "src", "main.ts");
+const MAIN = join(REPO, "src", "main.ts");
 
 export interface MainProcess {
   proc: Subprocess<"ignore", "pipe", "pipe">;
@@ -67,12 +68,8 @@ export async function startMain(
     home,
     output: () => out,
     async waitForOutput(pattern, timeoutMs = 5_000) {
-      const deadline = Date.now() + timeoutMs;
       const matches = () => (typeof pattern === "string" ? out.includes(pattern) : pattern.test(out));
-      while (!matches()) {
-        if (Date.now() > deadline) throw new Error(`output never matched ${pattern}:\n${out}`);
-        await Bun.sleep(10);
-      }
+      await until(matches, { ms: timeoutMs, what: () => `output matching ${pattern}:\n${out}`, every: 10 });
     },
     async stop(signal = "SIGTERM") {
       if (proc.exitCode === null) proc.kill(signal);
@@ -81,22 +78,22 @@ export async function startMain(
       return code;
     },
   };
-  const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
-  for (;;) {
+  const started = () => {
+    if (proc.exitCode !== null) throw new Error(`main.ts exited (${proc.exitCode}) before it started:\n${out}`);
     const router = /knowledge router on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
     const orchestrator = /job orchestrator on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
     const ready = expect.every((s) => (s === "router" ? router : orchestrator));
     const mcp = /router MCP on (http:\/\/\S+?:\d+)/.exec(out)?.[1];
-    if (ready && (!router || mcp)) {
-      main.routerUrl = router;
-      main.mcpUrl = mcp;
-      main.orchestratorUrl = orchestrator;
-      return main;
-    }
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      await main.stop("SIGKILL");
-      throw new Error(`main.ts did not start (exit ${proc.exitCode}):\n${out}`);
-    }
-    await Bun.sleep(20);
+    return ready && (!router || mcp) ? { router, orchestrator, mcp } : undefined;
+  };
+  try {
+    const urls = await until(started, { ms: opts.timeoutMs ?? 15_000, what: () => `main.ts to start:\n${out}` });
+    main.routerUrl = urls.router;
+    main.mcpUrl = urls.mcp;
+    main.orchestratorUrl = urls.orchestrator;
+    return main;
+  } catch (err) {
+    await main.stop("SIGKILL");
+    throw err;
   }
 }

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Job } from "../../src/orchestrator/jobs/schema";
 import { type MainProcess, startMain, tempDir } from "./main-process";
+import { until } from "./until";
 
 export const FIXTURES = join(import.meta.dir, "..", "fixtures");
 export const KEY = "orchestrator-test-key";
@@ -93,14 +94,15 @@ export async function startOrchestrator(opts: OrchestratorOptions = {}): Promise
     },
     job,
     async until(id, done, ms = 15_000) {
-      const deadline = Date.now() + ms;
-      let last = await job(id);
-      while (!done(last)) {
-        if (Date.now() > deadline) throw new Error(`job ${id} never got there; last seen: ${JSON.stringify(last)}\n${main.output()}`);
-        await Bun.sleep(20);
-        last = await job(id);
+      let last: Job | undefined;
+      try {
+        return await until(async () => {
+          last = await job(id);
+          return done(last) && last;
+        }, { ms, what: `job ${id} to get there` });
+      } catch (err) {
+        throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(last)}\n${main.output()}`);
       }
-      return last;
     },
     stop: (signal) => main.stop(signal),
   };
@@ -108,11 +110,3 @@ export async function startOrchestrator(opts: OrchestratorOptions = {}): Promise
 
 export const finished = (job: Job) => job.status !== "queued" && job.status !== "running";
 
-/** Polls `probe` until true; throws after `ms`. */
-export async function until(probe: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await Bun.sleep(20);
-  }
-}

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort } from "../../scripts/bench/lib/ports";
 import { tempDir } from "./main-process";
+import { until } from "./until";
 
 export interface OwnRedis {
   port: number;
@@ -29,16 +30,17 @@ export function ownRedis(opts: { appendonly: boolean }): OwnRedis {
         ["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", opts.appendonly ? "yes" : "no"],
         { stdout: "pipe", stderr: "pipe" },
       );
-      const deadline = Date.now() + 5_000;
-      for (;;) {
-        const ok = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).then(
-          (s) => (s.end(), true),
+      const answers = async () => {
+        if (proc?.exitCode != null) throw new Error(`redis-server on ${port} exited (${proc.exitCode}) (dir ${join(dir)})`);
+        return Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).then(
+          (s) => {
+            s.end();
+            return true;
+          },
           () => false,
         );
-        if (ok) return;
-        if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`redis-server on ${port} did not start (dir ${join(dir)})`);
-        await Bun.sleep(20);
-      }
+      };
+      await until(answers, { ms: 5_000, what: `redis-server on ${port} to answer (dir ${join(dir)})` });
     },
     async kill() {
       proc?.kill("SIGKILL");

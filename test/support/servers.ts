@@ -2,7 +2,7 @@
 // warning on a developer's machine, and is a failure in CI (CI=true): no silent skip there.
 import postgres from "postgres";
 
-export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 async function answers(port: number): Promise<boolean> {

@@ -6,6 +6,7 @@ import type { Job } from "../../src/orchestrator/jobs/schema";
 import { runCompiled, type CliResult } from "./cli";
 import { tempDir } from "./main-process";
 import { KEY, type Orchestrator } from "./orchestrator-process";
+import { until } from "./until";
 
 export { KEY };
 
@@ -102,12 +103,8 @@ export function tmuxSession(tmux: string, env: Record<string, string>, argv: str
     screen,
     type: (...keys) => void t("send-keys", "-t", "main", ...keys),
     async waitFor(text, ms = 15_000) {
-      const deadline = Date.now() + ms;
       const seen = () => (typeof text === "string" ? screen().includes(text) : text.test(screen()));
-      while (!seen()) {
-        if (Date.now() > deadline) throw new Error(`the terminal never showed ${String(text)}; screen:\n${screen()}`);
-        await Bun.sleep(50);
-      }
+      await until(seen, { ms, what: () => `the terminal to show ${String(text)}; screen:\n${screen()}`, every: 50 });
     },
     kill: () => void Bun.spawnSync([tmux, "-L", socket, "kill-server"]),
   };

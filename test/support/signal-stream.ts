@@ -2,6 +2,7 @@
 // with eventsource-parser, and a deadline-bound wait.
 import { createParser } from "eventsource-parser";
 import { ROUTER_TEST_TOKEN as TOKEN } from "./router-client";
+import { until } from "./until";
 
 type Json = Record<string, any>;
 
@@ -24,11 +25,7 @@ export async function subscribe(base: string, opts: { lastEventId?: string; quer
     events: [],
     comments: [],
     async waitFor(pred, what, timeoutMs = 5_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!pred()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(stream.events)}`);
-        await Bun.sleep(5);
-      }
+      await until(pred, { ms: timeoutMs, what: () => `${what}; got ${JSON.stringify(stream.events)}`, every: 5 });
     },
     close: () => ctrl.abort(),
   };

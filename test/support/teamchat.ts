@@ -9,7 +9,7 @@ import type { KeyValueStore } from "../../src/common/kv/store";
 import { createAgentModeDeps, type AgentModeDeps } from "../../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
-import { createCompanionSync } from "../../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../../src/orchestrator/repos/companions";
 import { createTeamChatDeps, type TeamChatDeps } from "../../src/orchestrator/routes/teamchat";
 import { APP_ID, APP_PASSWORD, type BotPlatform } from "../fixtures/bot-platform";
 import { AGENT, FAKE_CLAUDE, type KvKind } from "./agent-mode";

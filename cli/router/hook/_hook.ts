@@ -1,12 +1,15 @@
 // What the three Claude Code hooks share (`router-cli hook session-start | prompt | stop`):
 // the hook input on stdin, where the router is, one time budget for the whole run, the
 // per-session state file, and the JSON answer Claude Code reads. Kept free of citty and
-// consola: a hook runs on every prompt, so it loads only what it uses.
-import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+// consola: a hook runs on every prompt, so it loads only what it uses (the router's client
+// library is a thin fetch wrapper; its types come from the routes as type-only imports).
+// Reads go through Bun.file, and node:fs/promises loads only when a hook writes its state:
+// loading them costs a hook about half a millisecond of CPU.
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { parse as parseDotenv } from "dotenv";
+// node:util's parseEnv reads the same syntax as the dotenv package, without loading it (~2 ms a hook).
+import { parseEnv } from "node:util";
+import { RouterClient } from "../../../src/router/client";
 
 /** The fields of Claude Code's hook input that the hooks read (the rest is ignored). */
 export interface HookInput {
@@ -33,10 +36,10 @@ export interface HookSettings {
 }
 
 /** The process env first, then ~/.router/.env (as every router-cli command reads them). */
-export function hookSettings(env: Record<string, string | undefined> = process.env): HookSettings {
+export async function hookSettings(env: Record<string, string | undefined> = process.env): Promise<HookSettings> {
   const home = env.HOME || homedir();
-  const path = join(home, ".router", ".env");
-  const file = existsSync(path) ? parseDotenv(readFileSync(path, "utf8")) : {};
+  const text = await Bun.file(join(home, ".router", ".env")).text().catch(() => "");
+  const file = parseEnv(text) as Record<string, string>;
   const get = (k: string) => env[k] || file[k] || undefined;
   const num = (k: string, dflt: number, min: number, max: number) => {
     const n = Number(get(k));
@@ -66,20 +69,9 @@ export async function readHookInput(): Promise<HookInput> {
   }
 }
 
-/** fetch against the router with the bearer, aborted when the run's budget is spent. */
-export function routerFetch(s: HookSettings, deadline: AbortSignal) {
-  return (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> } = {}) =>
-    fetch(`${s.baseUrl}${path}`, {
-      method: init.method ?? "GET",
-      headers: {
-        accept: "application/json",
-        ...(s.token ? { authorization: `Bearer ${s.token}` } : {}),
-        ...(init.body !== undefined ? { "content-type": "application/json" } : {}),
-        ...init.headers,
-      },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      signal: deadline,
-    });
+/** The router's typed client with the bearer; every call ends when the run's budget is spent. */
+export function routerClient(s: HookSettings, deadline: AbortSignal): RouterClient {
+  return new RouterClient({ baseUrl: s.baseUrl, token: s.token, timeoutMs: s.timeoutMs, signal: deadline });
 }
 
 /** Per-session state: the last signal event seen, how far the transcript was read. */
@@ -98,7 +90,7 @@ export async function loadState(s: HookSettings, sessionId: string | undefined):
   const path = statePath(s, sessionId);
   if (!path) return {};
   try {
-    return JSON.parse(await readFile(path, "utf8")) as SessionState;
+    return JSON.parse(await Bun.file(path).text()) as SessionState;
   } catch {
     return {};
   }
@@ -107,6 +99,7 @@ export async function loadState(s: HookSettings, sessionId: string | undefined):
 export async function saveState(s: HookSettings, sessionId: string | undefined, state: SessionState): Promise<void> {
   const path = statePath(s, sessionId);
   if (!path) return;
+  const { mkdir, rename, writeFile } = await import("node:fs/promises");
   await mkdir(s.stateDir, { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
   await writeFile(temp, JSON.stringify(state));

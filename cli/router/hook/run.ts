@@ -15,7 +15,7 @@ const handlers: Record<HookEvent, () => Promise<Handler>> = {
 };
 
 export async function runHook(event: HookEvent): Promise<never> {
-  const s = hookSettings();
+  const s = await hookSettings();
   const deadline = AbortSignal.timeout(s.timeoutMs);
   // A backstop: the network calls end at the deadline; whatever still hangs after it (a slow
   // disk, a stuck stdin) is left behind. Stop's buffering to the outbox comes before it.
@@ -26,7 +26,8 @@ export async function runHook(event: HookEvent): Promise<never> {
   try {
     const [input, handler] = await Promise.all([readHookInput(), handlers[event]()]);
     const out = await handler(input, s, deadline);
-    if (out) process.stdout.write(`${out}\n`);
+    // console.log: written synchronously, so the exit below cannot cut a long feed short.
+    if (out) console.log(out);
   } catch (err) {
     warn(`${event}: ${(err as Error).message}`);
   }

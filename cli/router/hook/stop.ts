@@ -3,9 +3,9 @@
 // router does not take them they wait in the outbox, and `router-cli sync` (or the next Stop)
 // delivers them once. The outbox itself is replayed while the router answers.
 import { join } from "node:path";
-import { RouterClient } from "../../../src/router/client";
+import { ApiError, type MarkerInput } from "../../../src/router/client";
 import { bufferMarker, replayOutbox, ReplayInterrupted } from "../../../src/router/outbox/outbox";
-import { loadState, routerFetch, saveState, warn, type HookInput, type HookSettings } from "./_hook";
+import { loadState, routerClient, saveState, warn, type HookInput, type HookSettings } from "./_hook";
 import { harvestTranscript, type HarvestedMarker } from "../../../src/router/markers/transcript";
 
 export async function stop(input: HookInput, s: HookSettings, deadline: AbortSignal): Promise<string | undefined> {
@@ -23,22 +23,24 @@ export async function stop(input: HookInput, s: HookSettings, deadline: AbortSig
       warn(`transcript ${input.transcript_path}: ${(err as Error).message}`);
     }
   }
-  const post = routerFetch(s, deadline);
+  const router = routerClient(s, deadline);
   let routerAnswers = true;
   for (const m of markers) {
     if (routerAnswers) {
       try {
-        const res = await post("/marker", { method: "POST", body: { type: m.type, content: m.content, attrs: m.attrs }, headers: { "x-idempotency-key": m.idempotency_key } });
-        if (res.ok) continue;
-        const why = `${res.status} ${(await res.text()).slice(0, 200)}`;
-        // A refusal of the marker itself (bad type, too long) will not change on a retry.
-        if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 408 && res.status !== 429) {
-          warn(`the router refused a ${m.type} marker: ${why}`);
-          continue;
-        }
-        warn(`the router did not take a ${m.type} marker (${why}): it waits in the outbox`);
+        // The router judges the kind an inline block named: an unknown one is refused (400), below.
+        await router.marker({ type: m.type as MarkerInput["type"], content: m.content, attrs: m.attrs }, { idempotencyKey: m.idempotency_key });
+        continue;
       } catch (err) {
-        warn(`the router does not answer at ${s.baseUrl} (${(err as Error).message}): markers wait in ${s.outbox}`);
+        if (err instanceof ApiError) {
+          const why = `${err.status} ${err.code}: ${err.message.slice(0, 200)}`;
+          // A refusal of the marker itself (bad type, too long) will not change on a retry.
+          if (err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 408 && err.status !== 429) {
+            warn(`the router refused a ${m.type} marker: ${why}`);
+            continue;
+          }
+          warn(`the router did not take a ${m.type} marker (${why}): it waits in the outbox`);
+        } else warn(`the router does not answer at ${s.baseUrl} (${(err as Error).message}): markers wait in ${s.outbox}`);
       }
       routerAnswers = false;
     }
@@ -46,9 +48,8 @@ export async function stop(input: HookInput, s: HookSettings, deadline: AbortSig
   }
   await saveState(s, input.session_id, state);
   if (routerAnswers && !deadline.aborted) {
-    const client = new RouterClient({ baseUrl: s.baseUrl, token: s.token, fetch: ((url: string | URL | Request, init?: RequestInit) => fetch(url, { ...init, signal: deadline })) as typeof fetch });
     const home = join(s.home, ".router");
-    await replayOutbox(client, { dirs: [s.outbox], sent: join(home, "sent"), rejected: join(home, "rejected") }).catch((err) => {
+    await replayOutbox(router, { dirs: [s.outbox], sent: join(home, "sent"), rejected: join(home, "rejected") }).catch((err) => {
       if (!(err instanceof ReplayInterrupted)) throw err;
     });
   }

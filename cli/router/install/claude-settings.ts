@@ -45,15 +45,18 @@ export function brainHooks(binary: string): Array<{ event: string; command: stri
 export function mergeSettings(settings: Json, hooks: Array<{ event: string; command: string }>, env: Record<string, string>): { settings: Json; added: Pick<InstalledRecord, "hooks" | "env"> } {
   const out = structuredClone(settings);
   const added: Pick<InstalledRecord, "hooks" | "env"> = { hooks: [], env: {} };
-  const allHooks = (out.hooks && typeof out.hooks === "object" ? out.hooks : (out.hooks = {})) as Record<string, MatcherGroup[]>;
+  if (!out.hooks || typeof out.hooks !== "object") out.hooks = {};
+  const allHooks = out.hooks as Record<string, MatcherGroup[]>;
   for (const h of hooks) {
-    const groups = Array.isArray(allHooks[h.event]) ? allHooks[h.event]! : (allHooks[h.event] = []);
+    if (!Array.isArray(allHooks[h.event])) allHooks[h.event] = [];
+    const groups = allHooks[h.event]!;
     const present = groups.some((g) => Array.isArray(g?.hooks) && g.hooks.some((c) => c?.command === h.command));
     if (present) continue;
     groups.push({ hooks: [{ type: "command", command: h.command, timeout: 10 }] });
     added.hooks.push(h);
   }
-  const outEnv = (out.env && typeof out.env === "object" ? out.env : (out.env = {})) as Record<string, string>;
+  if (!out.env || typeof out.env !== "object") out.env = {};
+  const outEnv = out.env as Record<string, string>;
   for (const [k, v] of Object.entries(env)) {
     if (outEnv[k] !== undefined) continue;
     outEnv[k] = v;

@@ -61,7 +61,7 @@ export function completeEnv(current: string, wanted: Record<string, string>, ret
   let text = current;
   for (const r of retired) {
     if (have[r.key] === r.old) {
-      text = text.replace(new RegExp(`^(\\s*(?:export\\s+)?${r.key}\\s*=\\s*)["']?${escape(r.old)}["']?\\s*$`, "m"), `$1${r.replacement}`);
+      text = text.replace(new RegExp(`^(\\s*(?:export\\s+)?${r.key}\\s*=\\s*)["']?${escapeRegExp(r.old)}["']?\\s*$`, "m"), `$1${r.replacement}`);
       migrated.push(r.key);
     }
   }
@@ -74,5 +74,5 @@ export function completeEnv(current: string, wanted: Record<string, string>, ret
   return { text, added, migrated };
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const quote = (v: string) => (/^[\w./:@,+-]*$/.test(v) ? v : JSON.stringify(v));

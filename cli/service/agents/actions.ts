@@ -4,7 +4,8 @@
 // same headless action inside that pod through `kubectl exec … service-cli agents --headless`,
 // which finds its own service and key there, and relay its JSON and exit code.
 import { ApiError, ConnectionError, type Job } from "../../../src/orchestrator/client";
-import { client, failure } from "../_context";
+import { failure } from "../../_errors";
+import { client } from "../_context";
 import type { Backend } from "./backend";
 import { discoverPods, KubectlError, type Pod } from "./discovery";
 import { kubectl } from "./kubectl";
@@ -31,7 +32,7 @@ export interface ActionInput {
 const failed = (err: unknown): Outcome => {
   const f = failure(err);
   const code = err instanceof ConnectionError ? "unreachable" : err instanceof ApiError ? err.code : "failed";
-  return { exit: f.code, error: { code, message: f.message } };
+  return { exit: f.exitCode, error: { code, message: f.message } };
 };
 
 const finished = (j: Job) => j.status !== "queued" && j.status !== "running";

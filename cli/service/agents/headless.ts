@@ -74,7 +74,8 @@ function warnSkipped(skipped: string[]): void {
 }
 
 export function emit(outcome: Outcome): never {
-  if (outcome.json !== undefined) process.stdout.write(`${JSON.stringify(outcome.json, null, 2)}\n`);
+  // console.log: written synchronously, before the exit below.
+  if (outcome.json !== undefined) console.log(JSON.stringify(outcome.json, null, 2));
   if (outcome.error) process.stderr.write(`${JSON.stringify({ error: outcome.error })}\n`);
   process.exit(outcome.exit);
 }

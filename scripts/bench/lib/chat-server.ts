@@ -6,7 +6,7 @@ import { createFileStore } from "../../../src/common/kv/file-store";
 import { createAgentModeDeps } from "../../../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../../../src/orchestrator/app";
 import { loadOrchestratorConfig } from "../../../src/orchestrator/config";
-import { createCompanionSync } from "../../../src/orchestrator/jobs/companion-repos";
+import { createCompanionSync } from "../../../src/orchestrator/repos/companions";
 
 const home = process.env.HOME!;
 const config = loadOrchestratorConfig(process.env, home);

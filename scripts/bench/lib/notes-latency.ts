@@ -18,6 +18,7 @@ export interface NotesLatency {
 
 export async function timeNotesEndpoints(base: string, headers: Record<string, string>, paths: string[], samples = 200): Promise<NotesLatency> {
   let failures = 0;
+// biome-ignore lint/suspicious/noExplicitAny: the caller checks the JSON body it asked for
   const time = async (urls: string[], onBody?: (b: any) => void): Promise<number> => {
     const ms: number[] = [];
     for (let i = 0; i < samples + 20; i++) {

@@ -3,7 +3,7 @@
 /** Render rows as a left-aligned table; the first row is the header. */
 export function table(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  for (const row of rows) for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
   const line = (row: readonly string[]) => row.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
   const [head, ...body] = rows;
   if (!head) return "";

@@ -7,6 +7,8 @@ export interface ClientOptions {
   /** Per-request timeout; default 30 s. */
   timeoutMs?: number;
   fetch?: typeof fetch;
+  /** Ends every call when it aborts (a caller's whole budget, e.g. a hook's), beside the per-request timeout. */
+  signal?: AbortSignal;
 }
 
 /** A non-2xx answer: status, the error body's code and message, and its details. */
@@ -38,12 +40,14 @@ export class HttpClient {
   private readonly token?: string;
   private readonly timeoutMs: number;
   private readonly fetchFn: typeof fetch;
+  private readonly signal?: AbortSignal;
 
   constructor(opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.token = opts.token;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.fetchFn = opts.fetch ?? fetch;
+    this.signal = opts.signal;
   }
 
   /** `signal`, when given, replaces the timeout (for streams meant to stay open). */
@@ -58,11 +62,15 @@ export class HttpClient {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: init.signal ?? AbortSignal.timeout(init.timeoutMs ?? this.timeoutMs),
+        signal: this.withBudget(init.signal ?? AbortSignal.timeout(init.timeoutMs ?? this.timeoutMs)),
       });
     } catch (err) {
       throw new ConnectionError(this.baseUrl, err);
     }
+  }
+
+  private withBudget(signal: AbortSignal): AbortSignal {
+    return this.signal ? AbortSignal.any([this.signal, signal]) : signal;
   }
 
   async json<T>(method: string, path: string, body?: unknown, init: Parameters<HttpClient["raw"]>[3] = {}): Promise<T> {

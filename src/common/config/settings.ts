@@ -2,7 +2,7 @@
 // parser, doc). A value comes from the environment, else the service's file, else the
 // default; every value is parsed, and a bad one stops start-up with a message naming the
 // variable and the file. The same rows print the README's reference tables.
-import { z } from "zod";
+import type { z } from "zod";
 
 export type Source = "environment" | "file" | "default";
 
@@ -97,7 +97,7 @@ export function loadSettings<S extends Settings>(settings: S, input: LoadInput):
   return out as ConfigOf<S>;
 }
 
-export function expandHome(value: string, home: string): string {
+function expandHome(value: string, home: string): string {
   if (value === "~") return home;
   if (value.startsWith("~/")) return home + value.slice(1);
   return value.replaceAll("$HOME", home);

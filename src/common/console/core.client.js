@@ -30,7 +30,10 @@ const ui = (() => {
 
   function showError(err) {
     const box = $("error");
-    if (!err) return void (box.hidden = true);
+    if (!err) {
+      box.hidden = true;
+      return;
+    }
     box.textContent = err.message || String(err);
     box.hidden = false;
   }
@@ -44,7 +47,7 @@ const ui = (() => {
     let message = `${res.status} ${res.statusText}`;
     try {
       const body = await res.json();
-      if (body && body.error) ({ code, message } = { code: body.error.code || code, message: body.error.message || message });
+      if (body?.error) ({ code, message } = { code: body.error.code || code, message: body.error.message || message });
     } catch {}
     if (res.status === 401) {
       login(`The token was refused (${message}). Paste a valid one.`);
@@ -65,8 +68,7 @@ const ui = (() => {
         const { value, done } = await reader.read();
         if (done) return;
         buf += value;
-        let nl;
-        while ((nl = buf.indexOf("\n")) >= 0) {
+        for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
           const line = buf.slice(0, nl).replace(/\r$/, "");
           buf = buf.slice(nl + 1);
           if (line === "") {
@@ -83,7 +85,7 @@ const ui = (() => {
         }
       }
     } catch (err) {
-      if (signal && signal.aborted) return;
+      if (signal?.aborted) return;
       throw err;
     }
   }

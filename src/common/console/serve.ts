@@ -6,7 +6,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import css from "./console.css" with { type: "text" };
 import core from "./core.client.js" with { type: "text" };
 
-export const CONSOLE_PATH = "/console";
+const CONSOLE_PATH = "/console";
 
 export interface ConsolePage {
   /** "knowledge router" / "job orchestrator". */
@@ -24,7 +24,7 @@ const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;")
 // A script body must not close its own tag.
 const scriptSafe = (s: string) => s.replace(/<\/script/gi, "<\\/script");
 
-export function consoleHtml(page: ConsolePage): string {
+function consoleHtml(page: ConsolePage): string {
   const cfg = JSON.stringify({ service: page.service, probe: page.probe, tokenHint: page.tokenHint });
   return `<!doctype html>
 <html lang="en">
@@ -86,6 +86,7 @@ const consoleRoute = (page: ConsolePage) =>
   });
 
 /** Registers GET /console (cached by ETag; no-cache so a new build shows at once). */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function registerConsole(app: OpenAPIHono<any>, page: ConsolePage): void {
   const html = consoleHtml(page);
   const etag = `"${Bun.hash(html).toString(36)}"`;
@@ -95,7 +96,8 @@ export function registerConsole(app: OpenAPIHono<any>, page: ConsolePage): void 
       etag,
       "cache-control": "no-cache",
       // Only what the page itself carries, and calls to this origin.
-      "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "content-security-policy":
+        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
       "x-content-type-options": "nosniff",
       "referrer-policy": "no-referrer",
     }) as never;

@@ -1,6 +1,8 @@
 // The shared SSE helper over a loopback Bun server: framing, keep-alive, Last-Event-ID, cancel.
 import { afterAll, describe, expect, it } from "bun:test";
-import { formatEvent, lastEventIdOf, sseResponse, sseStream } from "./sse";
+import { httpErrorOf } from "../http-error";
+import { eventIdOf, formatEvent, lastEventIdOf, sseResponse, sseStream } from "./sse";
+import { until } from "../../../test/support/until";
 
 let cancelled = 0;
 const server = Bun.serve({
@@ -43,8 +45,7 @@ describe("sseStream", () => {
     const { value } = await reader.read();
     expect(new TextDecoder().decode(value)).toBe(": keep-alive\n\n");
     ac.abort();
-    const deadline = Date.now() + 5_000;
-    while (cancelled === 0 && Date.now() < deadline) await Bun.sleep(20);
+    await until(() => cancelled > 0, { ms: 5_000, what: "the stream to be cancelled" });
     expect(cancelled).toBe(1);
   });
 });
@@ -52,5 +53,27 @@ describe("sseStream", () => {
 describe("formatEvent", () => {
   it("sends a blank data line for empty data", () => {
     expect(formatEvent({ data: "" })).toBe("data: \n\n");
+  });
+});
+
+describe("eventIdOf", () => {
+  it("reads a whole-number id, spaces aside, and none when the client sent none", () => {
+    expect(eventIdOf("42")).toBe(42);
+    expect(eventIdOf(" 7 ")).toBe(7);
+    expect(eventIdOf(undefined)).toBeUndefined();
+    expect(eventIdOf("  ")).toBeUndefined();
+  });
+
+  it("refuses what is not an id of the stream, as the caller's mistake", () => {
+    for (const bad of ["-1", "1.5", "abc", "1e3", "1234567890123456"]) {
+      let refused: unknown;
+      try {
+        eventIdOf(bad);
+      } catch (err) {
+        refused = err;
+      }
+      expect(httpErrorOf(refused)).toMatchObject({ status: 400, code: "invalid_request" });
+      expect((refused as Error).message).toContain("Last-Event-ID must be an event id");
+    }
   });
 });

@@ -5,6 +5,7 @@
 //
 // The stream is Bun's direct stream: text is written straight into the response's buffer (no
 // per-chunk queue or encoding step) and flushed once per burst.
+import { HttpError } from "../http-error";
 
 export const SSE_HEADERS = {
   "content-type": "text/event-stream; charset=utf-8",
@@ -142,4 +143,15 @@ export function sseResponse(stream: ReadableStream<Uint8Array>, headers: Record<
 export function lastEventIdOf(req: Request): string | undefined {
   const v = req.headers.get("last-event-id") ?? new URL(req.url).searchParams.get("last_event_id") ?? undefined;
   return v === undefined || v.trim() === "" ? undefined : v.trim();
+}
+
+/**
+ * A reconnecting client's Last-Event-ID (header, else `?last_event_id=`) as an event id of a
+ * stream whose ids are whole numbers; undefined when it sent none. Anything else is refused: at
+ * most 15 digits, so the id survives as a JavaScript number.
+ */
+export function eventIdOf(v: string | undefined): number | undefined {
+  if (v === undefined || v.trim() === "") return undefined;
+  if (!/^\d{1,15}$/.test(v.trim())) throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
+  return Number(v.trim());
 }

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { eventually, HOSTILE_KEYS, openFileStore } from "./test-harness.ts";
+import { HOSTILE_KEYS, openFileStore } from "../../../test/support/kv.ts";
+import { until } from "../../../test/support/until.ts";
 
 describe("file store on disk", () => {
   let h: Awaited<ReturnType<typeof openFileStore>>;
@@ -30,7 +31,7 @@ describe("file store on disk", () => {
 
   it("removes an expired key's file when it is read", async () => {
     await h.store.set("short", "v", { ttlSeconds: 1 });
-    await eventually(async () => (await h.store.get("short")) === null);
+    await until(async () => (await h.store.get("short")) === null);
     expect(await readdir(h.dir)).toEqual([]);
   });
 
@@ -53,7 +54,7 @@ describe("file store on disk", () => {
         import { createFileStore } from ${storeModule};
         const [dir, id, startAt] = process.argv.slice(2);
         const store = await createFileStore({ dir });
-        await Bun.sleep(Number(startAt) - Date.now());
+        await Bun.sleep(Number(startAt) - Date.now()); // start together, so the calls really collide
         console.log(await store.setIfAbsent("winner", id));
       `);
       const ids = ["p0", "p1", "p2", "p3"];

@@ -21,7 +21,7 @@ type Entry =
 
 const SUFFIX = ".json";
 
-export class WrongTypeError extends Error {
+class WrongTypeError extends Error {
   constructor(key: string, wanted: "string" | "list") {
     super(`WRONGTYPE key ${JSON.stringify(key)} does not hold a ${wanted}`);
     this.name = "WrongTypeError";
@@ -97,7 +97,7 @@ export async function createFileStore(opts: FileStoreOptions): Promise<KeyValueS
         const decoded = decodeKeyName(name.slice(0, -SUFFIX.length));
         if (decoded !== null && !decoded.startsWith(prefix)) continue;
         const e = await readLive(join(dir, name));
-        if (e !== null && e.key.startsWith(prefix)) found.push(e.key);
+        if (e?.key.startsWith(prefix)) found.push(e.key);
       }
       return found;
     },

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "bun:test";
 import type { Socket } from "bun";
 import { createRedisStore, maskRedisUrl } from "./redis-store.ts";
-import { describeWithRedis, eventually, openRedisStore, REDIS_URL } from "./test-harness.ts";
+import { describeWithRedis, openRedisStore, REDIS_URL } from "../../../test/support/kv.ts";
+import { until } from "../../../test/support/until.ts";
 
 /** A loopback TCP relay we can cut, to see the client lose Redis without stopping Redis. */
 function startTcpProxy(port: number, hostname: string, targetPort: number) {
@@ -53,11 +54,11 @@ describeWithRedis("redis store", () => {
     try {
       await h.store.set("k", "v");
       proxy.stop(true);
-      await eventually(async () => !(await h.store.ping()));
+      await until(async () => !(await h.store.ping()));
       await expect(h.store.get("k")).rejects.toThrow(); // fails, rather than hanging until Redis returns
 
       proxy = relay();
-      await eventually(() => h.store.ping(), 10_000);
+      await until(() => h.store.ping(), 10_000);
       expect(await h.store.get("k")).toBe("v");
     } finally {
       await h.cleanup();

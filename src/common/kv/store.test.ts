@@ -2,7 +2,8 @@
 // interchangeable, so they answer the same questions the same way.
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import type { KeyValueStore } from "./store.ts";
-import { describeWithRedis, eventually, type Harness, HOSTILE_KEYS, openFileStore, openRedisStore } from "./test-harness.ts";
+import { describeWithRedis, type Harness, HOSTILE_KEYS, openFileStore, openRedisStore } from "../../../test/support/kv.ts";
+import { until } from "../../../test/support/until.ts";
 
 function describeKeyValueStore(name: string, open: () => Promise<Harness>) {
   describe(name, () => {
@@ -41,7 +42,7 @@ function describeKeyValueStore(name: string, open: () => Promise<Harness>) {
       await store.set("short", "v", { ttlSeconds: 1 });
       await store.set("long", "v");
       expect(await store.get("short")).toBe("v");
-      await eventually(async () => (await store.get("short")) === null);
+      await until(async () => (await store.get("short")) === null);
       expect(await store.get("long")).toBe("v");
     });
 
@@ -49,7 +50,7 @@ function describeKeyValueStore(name: string, open: () => Promise<Harness>) {
       await store.set("k", "1", { ttlSeconds: 1 });
       await store.set("clock", "", { ttlSeconds: 1 }); // expires no earlier than k's old TTL
       await store.set("k", "2");
-      await eventually(async () => (await store.get("clock")) === null);
+      await until(async () => (await store.get("clock")) === null);
       expect(await store.get("k")).toBe("2");
     });
 
@@ -66,7 +67,7 @@ function describeKeyValueStore(name: string, open: () => Promise<Harness>) {
 
     it("setIfAbsent treats an expired key as absent", async () => {
       expect(await store.setIfAbsent("nx", "first", { ttlSeconds: 1 })).toBe(true);
-      await eventually(() => store.setIfAbsent("nx", "second"));
+      await until(() => store.setIfAbsent("nx", "second"));
       expect(await store.get("nx")).toBe("second");
     });
 
@@ -98,7 +99,7 @@ function describeKeyValueStore(name: string, open: () => Promise<Harness>) {
     it("leaves expired keys out of keys()", async () => {
       await store.set("t:gone", "v", { ttlSeconds: 1 });
       await store.set("t:kept", "v");
-      await eventually(async () => (await store.keys("t:")).length === 1);
+      await until(async () => (await store.keys("t:")).length === 1);
       expect(await store.keys("t:")).toEqual(["t:kept"]);
     });
 
@@ -112,7 +113,7 @@ function describeKeyValueStore(name: string, open: () => Promise<Harness>) {
       await store.listPush("list", "1", { ttlSeconds: 1 });
       await store.listPush("list", "2");
       expect(await store.listRange("list")).toEqual(["1", "2"]);
-      await eventually(async () => (await store.listRange("list")).length === 0);
+      await until(async () => (await store.listRange("list")).length === 0);
     });
 
     it("rejects a list cap that is not a positive integer", async () => {

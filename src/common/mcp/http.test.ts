@@ -10,6 +10,7 @@ import { z } from "zod";
 import { createErrorHandler } from "../error-handler";
 import { mountMcp } from "./http";
 import { McpSessions } from "./sessions";
+import { until } from "../../../test/support/until";
 
 function echoServer(): McpServer {
   const s = new McpServer({ name: "echo", version: "1" });
@@ -18,7 +19,9 @@ function echoServer(): McpServer {
 }
 
 const servers: Array<{ stop(force: boolean): void }> = [];
-afterAll(() => servers.forEach((s) => s.stop(true)));
+afterAll(() => {
+  for (const s of servers) s.stop(true);
+});
 
 function serve(mode: "stateful" | "stateless", sessions: McpSessions) {
   const app = new Hono();
@@ -53,9 +56,8 @@ for (const mode of ["stateful", "stateless"] as const) {
       const over = await fetch(`${base}/sse`);
       expect(over.status).toBe(429);
       expect(over.headers.get("retry-after")).toMatch(/^\d+$/);
-      held.forEach((ac) => ac.abort());
-      const deadline = Date.now() + 5_000;
-      while (sessions.size > 0 && Date.now() < deadline) await Bun.sleep(20);
+      for (const ac of held) ac.abort();
+      await until(() => sessions.size === 0, { ms: 5_000, what: "the aborted sessions to close" });
       expect(sessions.size).toBe(0);
     });
   });

@@ -19,7 +19,7 @@ import { keepOpen } from "../http/sse";
 import { clientAddress } from "../middleware/client-address";
 import { bearerFrom } from "../middleware/bearer-auth";
 import type { EdgeBindings } from "../middleware/stack";
-import { McpSessions } from "./sessions";
+import type { McpSessions } from "./sessions";
 import { SseServerTransport } from "./sse-transport";
 
 export interface McpHttpOptions {
@@ -42,7 +42,7 @@ const jsonRpcError = (status: number, code: number, message: string, headers: Re
   Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 
 /** Who holds a session: the bearer token (hashed), else the client's address. */
-export function sessionOwner(req: Request, env: Partial<EdgeBindings> | undefined): string {
+function sessionOwner(req: Request, env: Partial<EdgeBindings> | undefined): string {
   const token = bearerFrom(req.headers.get("authorization") ?? undefined);
   if (token) return `t:${createHash("sha256").update(token).digest("hex").slice(0, 24)}`;
   return `a:${clientAddress(req, env?.server)}`;
@@ -55,6 +55,7 @@ const requireJson = (req: Request) => {
   }
 };
 
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
   const { paths } = opts;
   const sessions = opts.sessions as McpSessions<McpSession>;

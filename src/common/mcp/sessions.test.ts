@@ -1,10 +1,15 @@
 // The MCP session pool: caps per credential and in all (429 with Retry-After), idle sweep.
 import { describe, expect, it } from "bun:test";
-import { HttpError } from "../errors";
+import type { HttpError } from "../errors";
 import { McpSessions } from "./sessions";
 
 const held = () => {
-  const h = { closed: false, close: async () => void (h.closed = true) };
+  const h = {
+    closed: false,
+    close: async () => {
+      h.closed = true;
+    },
+  };
   return h;
 };
 const refusal = (fn: () => void): HttpError => {

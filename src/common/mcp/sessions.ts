@@ -14,7 +14,7 @@ export interface McpLimits {
   idleMs: number;
 }
 
-export const DEFAULT_MCP_LIMITS: McpLimits = { perClient: 64, total: 1000, idleMs: 30 * 60_000 };
+const DEFAULT_MCP_LIMITS: McpLimits = { perClient: 64, total: 1000, idleMs: 30 * 60_000 };
 
 export type SessionKind = "streamable" | "sse";
 

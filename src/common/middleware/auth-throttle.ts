@@ -8,7 +8,7 @@ export interface AuthThrottleOptions {
   windowMs: number;
 }
 
-export const DEFAULT_AUTH_THROTTLE: AuthThrottleOptions = { limit: 30, windowMs: 60_000 };
+const DEFAULT_AUTH_THROTTLE: AuthThrottleOptions = { limit: 30, windowMs: 60_000 };
 
 interface Window {
   start: number;

@@ -3,10 +3,11 @@
 // every configured token is checked (no early exit).
 import { createHash, timingSafeEqual } from "node:crypto";
 import { HttpError } from "../errors";
+import { hookRoutesText, looksScoped, scopedTokenVerifier } from "../scoped-token";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
-export function tokenMatches(presented: string, tokens: readonly string[]): boolean {
+function tokenMatches(presented: string, tokens: readonly string[]): boolean {
   const p = digest(presented);
   let ok = false;
   for (const t of tokens) ok = timingSafeEqual(p, digest(t)) || ok;
@@ -37,10 +38,16 @@ export interface BearerAuthOptions {
    * "open" lets everything through (the orchestrator on a loopback bind).
    */
   whenUnset: { mode: "fail-closed"; code: string; message: string } | { mode: "open" };
+  /**
+   * Accept scoped tokens (common/scoped-token.ts) signed with one of `tokens`, on the routes of
+   * their scopes only: 403 elsewhere, 401 once expired. Off: they are just invalid tokens.
+   */
+  scopedTokens?: boolean;
 }
 
 export function bearerAuth(opts: BearerAuthOptions): Authorize {
   const open = new Set(opts.openPaths);
+  const scoped = opts.scopedTokens ? scopedTokenVerifier(opts.tokens) : undefined;
   return function bearerAuth(req) {
     if (opts.tokens.length === 0) {
       if (opts.whenUnset.mode === "fail-closed") {
@@ -55,10 +62,21 @@ export function bearerAuth(opts: BearerAuthOptions): Authorize {
         "WWW-Authenticate": "Bearer",
       });
     }
-    if (!tokenMatches(presented, opts.tokens)) {
-      throw new HttpError(401, "unauthorized", "invalid bearer token", undefined, {
-        "WWW-Authenticate": 'Bearer error="invalid_token"',
-      });
+    if (tokenMatches(presented, opts.tokens)) return;
+    if (scoped && looksScoped(presented)) {
+      const v = scoped.check(presented, req.method, req.path);
+      if (v.ok) return;
+      if (v.reason === "out_of_scope") {
+        throw new HttpError(403, "forbidden", `this token is scoped to an agent's hooks (${hookRoutesText()}); ${req.method} ${req.path} needs the router's own token`);
+      }
+      if (v.reason === "expired") {
+        throw new HttpError(401, "unauthorized", "scoped token expired (it lasts as long as the job or turn it was made for)", undefined, {
+          "WWW-Authenticate": 'Bearer error="invalid_token", error_description="expired"',
+        });
+      }
     }
+    throw new HttpError(401, "unauthorized", "invalid bearer token", undefined, {
+      "WWW-Authenticate": 'Bearer error="invalid_token"',
+    });
   };
 }

@@ -29,7 +29,7 @@ const ALLOW_HEADERS = "authorization, content-type, last-event-id, mcp-session-i
 const EXPOSE_HEADERS = "mcp-session-id, x-request-id, retry-after, x-conversation-id, x-conversation-tier, x-session-id, x-correlation-id";
 
 /** The host part of a Host header or URL authority, lower-case, without port or brackets. */
-export function hostName(authority: string): string {
+function hostName(authority: string): string {
   const a = authority.trim().toLowerCase();
   if (a.startsWith("[")) return a.slice(1, a.indexOf("]") > 0 ? a.indexOf("]") : undefined);
   const colon = a.lastIndexOf(":");

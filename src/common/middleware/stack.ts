@@ -8,7 +8,7 @@
 import type { Hono } from "hono";
 import { getPath } from "hono/utils/url";
 import { errorPayload, type OpenAiPathTest } from "../error-handler";
-import { HttpError } from "../errors";
+import { HttpError, httpErrorOf } from "../http-error";
 import { infoLine, log } from "../logger";
 import type { AuthThrottle } from "./auth-throttle";
 import type { Authorize, EdgeRequest } from "./bearer-auth";
@@ -19,7 +19,7 @@ import { clientAddress, type AddressServer } from "./client-address";
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 
 /** The caller's X-Request-Id when it is safe to echo (letters, digits, - _ =; ≤ 200), else a new UUID. */
-export function requestIdFrom(header: string | null | undefined): string {
+function requestIdFrom(header: string | null | undefined): string {
   return header != null && SAFE_ID.test(header) ? header : crypto.randomUUID();
 }
 
@@ -48,6 +48,7 @@ export interface EdgeOptions {
 const BODY_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
 
 /** Installs the edge on `app`: call before any route is registered (the body limit must come first). */
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
   app.on(BODY_METHODS, "*", bodyLimit(opts.maxBodyBytes));
   const dispatch = app.fetch;
@@ -102,9 +103,8 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
 
 /** The answer to a request refused at the edge (auth), in the shape its path calls for. */
 function refusal(err: unknown, path: string, openAi: OpenAiPathTest, logger: ReturnType<typeof log>): Response {
-  if (err instanceof HttpError) {
-    return Response.json(errorPayload(path, err.status, err.code, err.message, err.details, openAi), { status: err.status, headers: err.headers });
-  }
+  const e = httpErrorOf(err);
+  if (e) return Response.json(errorPayload(path, e.status, e.code, e.message, e.details, openAi), { status: e.status, headers: e.headers });
   logger.error(`the edge failed on ${path}:`, err);
   return Response.json(errorPayload(path, 500, "internal_error", "the server failed to handle this request; see its log", undefined, openAi), { status: 500 });
 }

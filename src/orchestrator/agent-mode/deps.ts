@@ -9,11 +9,14 @@ import { createSessionStore } from "../chat/sessions";
 import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
 import { createVisibilityStore } from "../chat/visibility";
 import type { OrchestratorConfig } from "../config";
-import { join } from "node:path";
-import { createFileStore } from "../../common/kv/file-store";
-import { EventRelay, RELAY_DONE_TTL_SECONDS } from "../relay/relay";
+import type { EventRelay } from "../relay/relay";
+import { openEventRelay } from "../relay/open";
 import { runHooksInit } from "../hooks-package/hooks-package";
 import { loadAgentMode, type AgentMode } from "./load";
+import { log } from "../../common/logger";
+import { gitHead } from "./git-head";
+
+const logger = log("agent-mode");
 
 export interface AgentModeDeps {
   agent: AgentMode;
@@ -59,30 +62,55 @@ export async function createAgentModeDeps(
     systemPrompt: agent.systemPrompt,
   };
   let mcpCategories = agent.manifest.mcp_categories;
+  let loadedHead = await gitHead(agent.hubDir);
+  let reloading: Promise<void> | undefined;
+  async function reload(): Promise<void> {
+    const head = await gitHead(agent!.hubDir);
+    const next = await loadAgentMode(config, { env });
+    loadedHead = head;
+    if (!next) return;
+    Object.assign(chatAgent, { model: next.manifest.model, maxTurns: next.manifest.max_turns, permissionMode: next.manifest.permission_mode, packageDir: next.packageDir, systemPrompt: next.systemPrompt });
+    mcpCategories = next.manifest.mcp_categories;
+  }
+  /** A hub moved on disk behind the service's back (`service-cli hooks sync`) is taken up before the next turn. */
+  async function takeUpMovedHub(): Promise<void> {
+    const head = await gitHead(agent!.hubDir);
+    if (!head || !loadedHead || head === loadedHead) return;
+    reloading ??= reload()
+      .then(() => logger.info(`hub moved to ${head.slice(0, 12)}: agent package reloaded (copied, runners re-run, system prompt read)`))
+      .catch((err) => {
+        loadedHead = head; // not again every turn: the next sync or restart tries again
+        logger.error(`hub moved to ${head.slice(0, 12)} but the reload failed; the agent keeps its previous package: ${(err as Error).message}`);
+      })
+      .finally(() => (reloading = undefined));
+    await reloading;
+  }
   const chat = new ChatService({
     agent: chatAgent,
     // spec: "in agent mode the MCP whitelist render reruns hooks init before every completion".
-    beforeTurn: () => runHooksInit(config, { mcpCategories, target: chatAgent.packageDir, env }).then(() => {}),
+    beforeTurn: async () => {
+      await takeUpMovedHub();
+      await runHooksInit(config, { mcpCategories, target: chatAgent.packageDir, env });
+    },
     config,
     sessions: createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl }),
     visibility: createVisibilityStore({ kv, stateDir: config.stateDir, defaults: { live_text: config.streamText === "live" } }),
     env,
     killGraceMs: opts.killGraceMs,
   });
-  const relay = new EventRelay(kv ?? (await createFileStore({ dir: join(config.stateDir, "kv") })), config.claudeTimeout + RELAY_DONE_TTL_SECONDS);
+  // A Redis not answering at start-up (the job store runs on files meanwhile) leaves the relay on files too.
+  const relay = await openEventRelay(config, kv?.kind === "redis" && (await kv.ping()));
   return {
     agent,
     chat,
     relay,
-    async reload() {
-      const next = await loadAgentMode(config, { env });
-      if (!next) return;
-      Object.assign(chatAgent, { model: next.manifest.model, maxTurns: next.manifest.max_turns, permissionMode: next.manifest.permission_mode, packageDir: next.packageDir, systemPrompt: next.systemPrompt });
-      mcpCategories = next.manifest.mcp_categories;
-    },
+    reload,
     responseLinks: new ResponseLinks(createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl, fileName: "response_links.json" }), agent.agentId),
     hashFallback: config.convHashFallback,
     keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
-    close: () => chat.close(),
+    async close() {
+      await chat.close();
+      await relay.close();
+    },
   };
 }

@@ -1,6 +1,6 @@
 // A broken agent hub or package: start-up stops with it, naming the file at fault. And the
 // answer of the agent-mode routes when agent mode is off.
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 
 export class AgentPackageError extends Error {
   readonly code = "agent_package_invalid";
@@ -13,5 +13,5 @@ export class AgentPackageError extends Error {
   }
 }
 
-export const agentModeOff = (): HttpError =>
-  new HttpError(503, "agent_mode_off", "agent mode is off: set SERVICE_HUB_URL (or SERVICE_HUB_PATH) and HUB_AGENT, then restart the service");
+export const agentModeOff = (): DomainError =>
+  new DomainError("unavailable", "agent_mode_off", "agent mode is off: set SERVICE_HUB_URL (or SERVICE_HUB_PATH) and HUB_AGENT, then restart the service");

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { log } from "../../common/logger";
 import { buildAgentEnv } from "../agent/env";
 import type { OrchestratorConfig } from "../config";
-import { companionParent, createCompanionSync } from "../jobs/companion-repos";
+import { companionParent, createCompanionSync } from "../repos/companions";
 import { dirFromUrl } from "../profiles/load";
 import { AgentPackageError } from "./errors";
 import { readManifest, type AgentManifest } from "./manifest";
@@ -54,7 +54,7 @@ export type AgentModeConfig = Pick<
   | "claudeConfigDir"
 >;
 
-export class AgentModeConfigError extends Error {
+class AgentModeConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "AgentModeConfigError";
@@ -64,7 +64,7 @@ export class AgentModeConfigError extends Error {
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** Whether the config asks for agent mode (HUB_AGENT and a hub). */
-export const agentModeWanted = (config: Pick<OrchestratorConfig, "hubUrl" | "hubPath" | "hubAgent">): boolean =>
+const agentModeWanted = (config: Pick<OrchestratorConfig, "hubUrl" | "hubPath" | "hubAgent">): boolean =>
   config.hubAgent !== "" && (config.hubUrl !== "" || config.hubPath !== "");
 
 /** undefined when agent mode is not configured; throws when it is and the hub or package is broken. */
@@ -109,7 +109,7 @@ async function hubCheckout(config: AgentModeConfig): Promise<string> {
   }
   if (config.hubPath !== "") logger.warn(`SERVICE_HUB_URL and SERVICE_HUB_PATH are both set: the hub is cloned from the URL (the path is ignored)`);
   const [result] = await createCompanionSync(config).sync("agentihub");
-  if (!result || result.status !== "synced") throw new AgentModeConfigError(`cannot fetch the agent hub: ${result?.detail ?? "no result"}`);
+  if (result?.status !== "synced") throw new AgentModeConfigError(`cannot fetch the agent hub: ${result?.detail ?? "no result"}`);
   logger.info(`agent hub: ${result.detail}`);
   return join(companionParent(config), dirFromUrl(config.hubUrl));
 }

@@ -7,7 +7,7 @@ import { parse as parseYaml } from "yaml";
 import { AgentPackageError } from "./errors";
 
 /** Claude Code's --permission-mode values. */
-export const PERMISSION_MODES = ["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"] as const;
+const PERMISSION_MODES = ["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"] as const;
 
 export const AgentManifest = z
   .object({

@@ -10,7 +10,7 @@ import { AgentPackageError } from "./errors";
 const logger = log("agent-mode");
 
 /** Written into a package directory we made: only such a directory is ever replaced. */
-export const PACKAGE_MARKER = ".brain-stack-package";
+const PACKAGE_MARKER = ".brain-stack-package";
 const RUNNER_TIMEOUT_MS = 10 * 60_000;
 const SKIP_DIRS = new Set([".git", "node_modules"]);
 

@@ -3,20 +3,19 @@
 // same either way: with deps undefined (agent mode off) the chat routes answer 503
 // agent_mode_off and the model list is empty.
 import type { OrchestratorApp } from "../app";
-import { registerChatRoute } from "../routes/chat";
-import { registerCompletionsRoute } from "../routes/completions";
-import { registerModelsRoutes } from "../routes/models";
-import { registerRelayRoute } from "../routes/relay";
-import { registerResponsesRoute } from "../routes/openai-responses";
+import { registerChat } from "../routes/chat";
+import { registerCompletions } from "../routes/completions";
+import { registerModels } from "../routes/models";
+import { registerRelay } from "../routes/relay";
+import { registerResponses } from "../routes/openai-responses";
 import type { AgentModeDeps } from "./deps";
 
-export function registerAgentModeRoutes(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
-  registerChatRoute(app, deps);
-  registerModelsRoutes(app, deps);
-  registerCompletionsRoute(app, deps);
-  registerResponsesRoute(app, deps);
-  registerRelayRoute(app, deps);
+export function registerAgentMode(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+  registerChat(app, deps);
+  registerModels(app, deps);
+  registerCompletions(app, deps);
+  registerResponses(app, deps);
+  registerRelay(app, deps);
 }
 
 export { createAgentModeDeps, type AgentModeDeps } from "./deps";
-export { loadAgentMode, type AgentMode } from "./load";

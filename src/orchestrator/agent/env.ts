@@ -15,7 +15,7 @@ const envNames = (settings: Settings, pick: (s: Settings[string]) => boolean) =>
     .flatMap((s) => (typeof s.env === "string" ? [s.env] : [...s.env]));
 
 /** Every variable either service treats as a secret (API keys, tokens, store URLs, private keys). */
-export const SERVICE_SECRET_VARS: ReadonlySet<string> = new Set([
+const SERVICE_SECRET_VARS: ReadonlySet<string> = new Set([
   ...envNames(orchestratorSettings, (s) => s.secret === true),
   ...envNames(routerSettings, (s) => s.secret === true),
 ]);

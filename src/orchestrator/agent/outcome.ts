@@ -44,7 +44,7 @@ export interface AgentOutcome {
   garbageLines: number;
 }
 
-export function toTokenUsage(u: Usage | undefined): TokenUsage | undefined {
+function toTokenUsage(u: Usage | undefined): TokenUsage | undefined {
   if (!u) return undefined;
   const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
   const prompt = n(u.input_tokens) + n(u.cache_creation_input_tokens) + n(u.cache_read_input_tokens);

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAgent, type StartAgentOptions } from "./process";
 import type { AgentEvent } from "./stream-json";
+import { until } from "../../../test/support/until";
 
 const FAKE = join(import.meta.dir, "../../../test/fixtures/fake-claude");
 const SESSION = "0b7e2a44-9c1d-4f7e-8a55-3c2d1e0f9a88";
@@ -27,18 +28,17 @@ const setup = (env: Record<string, string> = {}) => {
 };
 
 /** Resolves once the fixture has recorded its start (its signal handlers are installed). */
-const started = async (recorded: () => Array<{ event: string }>) => {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    try {
-      if (recorded().some((r) => r.event === "start")) return;
-    } catch {
-      // not written yet
-    }
-    if (Date.now() > deadline) throw new Error("the fixture agent never started");
-    await Bun.sleep(10);
-  }
-};
+const started = (recorded: () => Array<{ event: string }>) =>
+  until(
+    () => {
+      try {
+        return recorded().some((r) => r.event === "start");
+      } catch {
+        return false; // not written yet
+      }
+    },
+    { ms: 5000, what: "the fixture agent to start", every: 10 },
+  );
 
 describe("startAgent", () => {
   it("passes the profile flags and reads the outcome of a successful run", async () => {
@@ -123,8 +123,7 @@ describe("startAgent", () => {
     const { opts, recorded } = setup({ FAKE_CLAUDE_HANG: "1", FAKE_CLAUDE_SPAWN_TOOL: "1" });
     const run = startAgent(opts);
     await started(recorded);
-    const deadline = Date.now() + 5000;
-    while (!recorded().some((r) => r.event === "tool") && Date.now() < deadline) await Bun.sleep(10);
+    await until(() => recorded().some((r) => r.event === "tool"), { ms: 5000, what: "the agent's tool to start", every: 10 });
     const toolPid = (recorded().find((r) => r.event === "tool") as { toolPid?: number } | undefined)?.toolPid;
     expect(toolPid).toBeNumber();
     run.cancel();
@@ -137,8 +136,7 @@ describe("startAgent", () => {
         return false;
       }
     };
-    const until = Date.now() + 2000;
-    while (alive() && Date.now() < until) await Bun.sleep(10);
+    await until(() => !alive(), { ms: 2000, what: `tool ${toolPid} to end`, every: 10 });
     expect(alive()).toBe(false);
   });
 
@@ -165,7 +163,7 @@ describe("startAgent", () => {
     writeFileSync(scenario, [
       JSON.stringify({ type: "system", subtype: "init", session_id: SESSION }),
       JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 540, error_status: 401, error: "authentication_failed", session_id: SESSION }),
-    ].join("\n") + "\n");
+    ].map((l) => `${l}\n`).join(""));
     const t0 = Date.now();
     const outcome = await startAgent({ ...opts, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: scenario } }).wait();
     expect(Date.now() - t0).toBeLessThan(3000);

@@ -9,7 +9,7 @@ import { parseAgentLine, readLineBatches, type AgentEvent } from "./stream-json"
 
 const logger = log("agent");
 
-export const DEFAULT_KILL_GRACE_MS = 5000;
+const DEFAULT_KILL_GRACE_MS = 5000;
 const STDERR_TAIL_BYTES = 8 * 1024;
 /** A burst of output gathers this long before it is read (readLineBatches): one read, map and write per burst. */
 const READ_GATHER_MS = 1;

@@ -7,15 +7,15 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { claudeDir, transcriptPath } from "../telemetry/transcript";
 import type { OrchestratorConfig } from "../config";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export class InvalidSessionIdError extends HttpError {
+export class InvalidSessionIdError extends DomainError {
   constructor(id: string) {
-    super(400, "invalid_session_id", `session_id ${JSON.stringify(id)} is not a UUID (the agent CLI accepts only UUIDs)`);
+    super("invalid", "invalid_session_id", `session_id ${JSON.stringify(id)} is not a UUID (the agent CLI accepts only UUIDs)`);
     this.name = "InvalidSessionIdError";
   }
 }

@@ -107,9 +107,7 @@ function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
     case "assistant":
       return isObject(o.message) && Array.isArray(o.message.content) ? (withParent(o) as AssistantEvent) : unknown;
     case "user":
-      return isObject(o.message) && (typeof o.message.content === "string" || Array.isArray(o.message.content))
-        ? (withParent(o) as UserEvent)
-        : unknown;
+      return isObject(o.message) && (typeof o.message.content === "string" || Array.isArray(o.message.content)) ? (withParent(o) as UserEvent) : unknown;
     case "result": {
       if (typeof o.subtype !== "string") return unknown;
       const errors = Array.isArray(o.errors) ? o.errors.map(String) : undefined;

@@ -1,8 +1,8 @@
 // A chat opening read to its end, for the non-streaming surfaces: the chat.completion object of
-// /v1/chat/completions (stream false) and the reply of /completions. A failed turn is an
-// HttpError (502, code from the agent: authentication_failed, error_max_turns, agent_exit, …)
+// /v1/chat/completions (stream false) and the reply of /completions. A failed turn is a
+// DomainError (upstream, code from the agent: authentication_failed, error_max_turns, agent_exit, …)
 // rather than a normal-looking answer.
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import type { ChatOpening } from "./service";
 import { ZERO_USAGE, type ChatUsage } from "./usage";
 
@@ -28,7 +28,7 @@ export async function bufferReply(opening: ChatOpening, relay?: (event: string, 
       costUsd = ev.costUsd;
     } else if (ev.type === "error") error ??= { code: ev.code, message: ev.message };
   }
-  if (error) throw new HttpError(502, error.code, `the agent failed: ${error.message}`);
+  if (error) throw new DomainError("upstream", error.code, `the agent failed: ${error.message}`);
   return { content: final ?? "", usage, costUsd };
 }
 

@@ -11,7 +11,7 @@
 // pipelines and direct callers, so it counts too.
 import { messageText, type ChatMessage } from "./messages";
 
-export const TASK_PREFIX = "### Task:";
+const TASK_PREFIX = "### Task:";
 
 /** The system prompt of a task turn (replaces the agent's: a task is not the agent talking). */
 export const TASK_SYSTEM_PROMPT =

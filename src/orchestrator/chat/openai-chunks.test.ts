@@ -3,8 +3,25 @@ import { chunkRenderer, newChunkContext, renderChunk } from "./openai-chunks";
 import type { TurnEvent } from "./turn-events";
 import { DEFAULT_VISIBILITY, type Visibility } from "./visibility";
 
-const ALL: Visibility = { ...DEFAULT_VISIBILITY, show_thinking: true, show_tools: true, show_text: true, show_narration: true, show_final: true, live_text: true };
-const AWKWARD = ['plain', 'quotes " and \\ backslash', "line\nbreak\r\nand\ttab", "\u2028\u2029 separators", "lone \ud800 surrogate", "emoji 🧠", "</script>", ""];
+const ALL: Visibility = {
+  ...DEFAULT_VISIBILITY,
+  show_thinking: true,
+  show_tools: true,
+  show_text: true,
+  show_narration: true,
+  show_final: true,
+  live_text: true,
+};
+const AWKWARD = [
+  "plain",
+  'quotes " and \\ backslash',
+  "line\nbreak\r\nand\ttab",
+  "\u2028\u2029 separators",
+  "lone \ud800 surrogate",
+  "emoji 🧠",
+  "</script>",
+  "",
+];
 
 /** What the stream sent before the fast path: the chunk object through JSON.stringify. */
 const slow = (ctx: ReturnType<typeof newChunkContext>, ev: TurnEvent, v: Visibility) => {
@@ -42,6 +59,8 @@ describe("chunkRenderer (the chat stream's hot path)", () => {
   it("hides what the visibility config hides", () => {
     const render = chunkRenderer(newChunkContext("m"));
     expect(render({ type: "thinking", text: "hmm", parentToolUseId: null }, DEFAULT_VISIBILITY)).toBeUndefined();
-    expect(render({ type: "thinking", text: "hmm", parentToolUseId: null }, { ...DEFAULT_VISIBILITY, show_thinking: true })).toContain('"reasoning_content":"hmm"');
+    expect(render({ type: "thinking", text: "hmm", parentToolUseId: null }, { ...DEFAULT_VISIBILITY, show_thinking: true })).toContain(
+      '"reasoning_content":"hmm"',
+    );
   });
 });

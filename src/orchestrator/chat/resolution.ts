@@ -9,10 +9,11 @@ export type Tier = "header" | "body" | "response" | "content_hash" | "ephemeral"
 /** Tier 1, in order of precedence (lower-case): ours, LibreChat's, Open WebUI's (both spellings). */
 export const CONVERSATION_HEADERS = ["x-conversation-id", "x-librechat-conversation-id", "x-openwebui-chat-id", "x-open-webui-chat-id"] as const;
 /** End-user identity for key scoping: ours, then Open WebUI's forwarded user id. */
-export const USER_HEADERS = ["x-user-id", "x-openwebui-user-id", "x-open-webui-user-id"] as const;
+const USER_HEADERS = ["x-user-id", "x-openwebui-user-id", "x-open-webui-user-id"] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const MAX_ID = 256;
+/** Longest conversation or user id, in characters (longer ones are cut to it). */
+export const MAX_ID = 256;
 
 export interface ResolutionInput {
   agentId: string;
@@ -50,6 +51,7 @@ const clean = (v: unknown): string | undefined => {
 };
 
 /** A key segment: ':' and control characters escaped so segments never run into each other. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it escapes
 export const segment = (s: string) => s.replace(/[%:\s\u0000-\u001f]/g, (ch) => `%${ch.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
 
 export function conversationKey(agentId: string, userHint: string, key: string): string {
@@ -76,11 +78,20 @@ export function resolveConversation(input: ResolutionInput): Conversation {
   const userHint = requestUser(input.header, input.user) ?? "anonymous";
 
   let tier: Tier;
-  let key: string | undefined = CONVERSATION_HEADERS.map((h) => clean(input.header(h))).find((v) => v !== undefined);
-  if (key !== undefined) tier = "header";
-  else if ((key = clean(input.explicit)) !== undefined) tier = "response";
-  else if ((key = clean(input.metadata?.conversation_id)) !== undefined) tier = "body";
-  else if (userIsUuid) {
+  const fromHeader = CONVERSATION_HEADERS.map((h) => clean(input.header(h))).find((v) => v !== undefined);
+  const explicit = clean(input.explicit);
+  const inBody = clean(input.metadata?.conversation_id);
+  let key: string;
+  if (fromHeader !== undefined) {
+    tier = "header";
+    key = fromHeader;
+  } else if (explicit !== undefined) {
+    tier = "response";
+    key = explicit;
+  } else if (inBody !== undefined) {
+    tier = "body";
+    key = inBody;
+  } else if (userIsUuid) {
     tier = "body";
     key = user.toLowerCase();
   } else if (input.hashFallback && input.firstUserMessage.trim() !== "") {

@@ -1,8 +1,8 @@
 // A chat opening as the Responses API answers it: streaming (`event: <type>` + `data: <json>`
 // per typed event, no [DONE]) or buffered into one response object. A failed turn ends the
 // stream with response.failed; a failure of the service itself also sends an `error` event.
-// Non-streaming, a failed turn is an HttpError (502, the agent's code), as on chat completions.
-import { HttpError } from "../../common/errors";
+// Non-streaming, a failed turn is a DomainError (upstream, the agent's code), as on chat completions.
+import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
 import { ResponseBuilder, type ResponseContext, type ResponseStreamEvent } from "./responses-events";
 import type { ChatOpening } from "./service";
@@ -53,6 +53,6 @@ export function responsesStream(opening: ChatOpening, ctx: ResponseContext, opts
 export async function bufferResponse(opening: ChatOpening, ctx: ResponseContext) {
   const b = new ResponseBuilder(ctx, opening.visibility);
   await feed(opening, b);
-  if (b.failure) throw new HttpError(502, b.failure.code, `the agent failed: ${b.failure.message}`);
+  if (b.failure) throw new DomainError("upstream", b.failure.code, `the agent failed: ${b.failure.message}`);
   return b.finish();
 }

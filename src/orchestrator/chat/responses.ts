@@ -3,12 +3,12 @@
 // are the chat service's), and a response id mapped to the conversation it belongs to.
 //
 // Conversations: headers first (tier 1, as for chat completions); then previous_response_id
-// (the conversation of that response; 400 previous_response_not_found when unknown or expired),
+// (the conversation of that response; invalid previous_response_not_found when unknown or expired),
 // or an `item_reference` to one of our output items (what @ai-sdk/openai sends for earlier
 // answers); then metadata.conversation_id; a request without any of these starts a new
 // conversation named by its own response id, except one that carries earlier turns itself
 // (the content-hash tier then finds it, as for chat completions).
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import type { ChatMessage } from "./messages";
 import type { ChatOpening, ChatRequest, ChatService } from "./service";
 import type { SessionStore } from "./sessions";
@@ -39,13 +39,13 @@ export function newResponseId(): { id: string; hex: string } {
 }
 
 /** The response an id of ours belongs to (resp_<hex>, msg_<hex>_<n>, rs_<hex>_<n>), else undefined. */
-export function responseOf(id: string): string | undefined {
+function responseOf(id: string): string | undefined {
   const m = ITEM_ID.exec(id);
   return m ? `resp_${m[1]}` : undefined;
 }
 
 /** instructions → a system message; message items (typed or not) → chat messages; other items are not conversation text. */
-export function chatMessages(req: ResponsesRequest): ChatMessage[] {
+function chatMessages(req: ResponsesRequest): ChatMessage[] {
   const out: ChatMessage[] = [];
   if (req.instructions && req.instructions.trim() !== "") out.push({ role: "system", content: req.instructions });
   if (typeof req.input === "string") {
@@ -96,17 +96,19 @@ export async function openResponse(
   if (req.previous_response_id) {
     conversationId = await deps.links.get(req.previous_response_id);
     if (conversationId === undefined) {
-      throw new HttpError(
-        400,
+      throw new DomainError(
+        "invalid",
         "previous_response_not_found",
         `previous_response_id: no response ${JSON.stringify(req.previous_response_id)} here (unknown, or older than AGENT_MODE_SESSION_TTL)`,
-        [{ path: "previous_response_id", message: "unknown response id" }],
+        { details: [{ path: "previous_response_id", message: "unknown response id" }] },
       );
     }
   } else if (Array.isArray(req.input)) {
     for (const item of req.input) {
       const ref = item.type === "item_reference" && typeof item.id === "string" ? responseOf(item.id) : undefined;
-      if (ref && (conversationId = await deps.links.get(ref)) !== undefined) break;
+      if (!ref) continue;
+      conversationId = await deps.links.get(ref);
+      if (conversationId !== undefined) break;
     }
   }
   const userTurns = messages.filter((m) => m.role === "user").length;

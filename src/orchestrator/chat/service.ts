@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
 import { buildAgentEnv } from "../agent/env";
 import type { AgentOutcome } from "../agent/outcome";
@@ -26,12 +26,12 @@ import type { TurnEvent } from "./turn-events";
 import { TurnMapper } from "./turn-mapper";
 import { userScope, type Visibility, type VisibilityStore } from "./visibility";
 
-export { messageText, type ChatMessage } from "./messages";
+export type { ChatMessage } from "./messages";
 
 const logger = log("chat");
 
 /** Seconds a client is told to wait (Retry-After) when its conversation has a turn running. */
-export const BUSY_RETRY_AFTER_SECONDS = 5;
+const BUSY_RETRY_AFTER_SECONDS = 5;
 /** The agent's environment variable holding the non-streaming path's correlation id (hooks relay). */
 export const CORRELATION_ENV = "SERVICE_CORRELATION_ID";
 
@@ -138,7 +138,7 @@ export type ChatOpening =
     };
 
 /** X-Caller-Agent (the calling agent's id, spec: Conversation resolution), safe for one log line. */
-export function callerAgent(value: string | undefined): string | undefined {
+function callerAgent(value: string | undefined): string | undefined {
   const v = value?.replace(/[^\x21-\x7e]/g, "").slice(0, 128);
   return v ? v : undefined;
 }
@@ -161,12 +161,12 @@ export class ChatService {
   async open(req: ChatRequest): Promise<ChatOpening> {
     const { agent } = this.deps;
     const last = req.messages[req.messages.length - 1];
-    if (!last || last.role !== "user") {
-      throw new HttpError(400, "invalid_request", "messages: the last message must have role user (the message the agent answers)");
+    if (last?.role !== "user") {
+      throw new DomainError("invalid", "invalid_request", "messages: the last message must have role user (the message the agent answers)");
     }
     if (req.messages.some((m) => messageText(m.content).includes("\0"))) {
       // The prompt goes to the agent CLI, where a NUL ends it.
-      throw new HttpError(400, "invalid_request", "messages: a message contains a NUL character");
+      throw new DomainError("invalid", "invalid_request", "messages: a message contains a NUL character");
     }
     // Before slash tokens: a task prompt embeds the chat history, tokens included, which are not the user's toggles now.
     const task = req.visibilityScope === undefined ? clientTask(req.messages, req.metadata) : undefined;
@@ -190,7 +190,7 @@ export class ChatService {
       visibility = next;
       if (parsed.tokens.includes("/stream-status") || parsed.text === "") return { kind: "config", visibility };
     }
-    if (parsed.text.trim() === "") throw new HttpError(400, "invalid_request", "messages: the last user message is empty");
+    if (parsed.text.trim() === "") throw new DomainError("invalid", "invalid_request", "messages: the last user message is empty");
 
     const conversation = resolveConversation({
       agentId: agent.agentId,
@@ -212,12 +212,11 @@ export class ChatService {
 
     const release = conversation.stateless || opening ? () => {} : this.locks.tryAcquire(conversation.convKey);
     if (!release) {
-      throw new HttpError(
-        429,
+      throw new DomainError(
+        "busy",
         "conversation_busy",
         `a turn of this conversation is still running; send the next message when it has answered (retry after ${BUSY_RETRY_AFTER_SECONDS} s)`,
-        undefined,
-        { "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) },
+        { retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS },
       );
     }
     try {
@@ -295,7 +294,8 @@ export class ChatService {
       try {
         await this.deps.beforeTurn();
       } catch (err) {
-        throw new HttpError(502, "hooks_init_failed", `the hooks package's init failed before the turn: ${(err as Error).message}`);
+        void loop?.remove().catch(() => {});
+        throw new DomainError("upstream", "hooks_init_failed", `the hooks package's init failed before the turn: ${(err as Error).message}`);
       }
     }
     return this.spawnTurn({
@@ -309,28 +309,33 @@ export class ChatService {
         permissionMode: agent.permissionMode,
         appendSystemPrompt: agent.systemPrompt || undefined,
         ...(resumed ? { resume: sessionId } : { sessionId }),
-        ...(loop && { extraArgs: ["--settings", loop] }),
+        ...(loop && { extraArgs: ["--settings", loop.path] }),
       },
       correlationId: req.correlationId,
-      release,
+      // The turn's settings (and its scoped token) go with the turn.
+      release: () => {
+        release();
+        void loop?.remove().catch(() => {});
+      },
       storeSession: conversation.stateless ? undefined : conversation.convKey,
     });
   }
 
-  private loopFile: Promise<string | undefined> | undefined;
-
-  /** The agent's hooks settings (written once per agent; undefined when no router is known). */
-  private loopSettings(): Promise<string | undefined> {
-    const { routerUrl, routerToken, routerCli, stateDir } = this.deps.config;
-    if (!routerUrl || !routerToken || !routerCli || !stateDir) return Promise.resolve(undefined);
-    this.loopFile ??= writeLoopSettings({ routerUrl, routerToken, routerCli, stateDir }, `agent-${this.deps.agent.agentId}`)
-      .then((w) => w?.path)
-      .catch((err) => {
-        this.loopFile = undefined;
-        logger.warn(`the loop's settings were not written (turns run without the hooks): ${(err as Error).message}`);
-        return undefined;
-      });
-    return this.loopFile;
+  /**
+   * The turn's hooks settings, with a token minted for this turn (undefined when no router is
+   * known, or when they could not be written: the turn then runs without the hooks).
+   */
+  private async loopSettings(): Promise<{ path: string; remove: () => Promise<void> } | undefined> {
+    const { routerUrl, routerToken, routerCli, stateDir, claudeTimeout } = this.deps.config;
+    if (!routerUrl || !routerToken || !routerCli || !stateDir) return undefined;
+    const turn = randomUUID();
+    return writeLoopSettings({ routerUrl, routerToken, routerCli, stateDir }, `agent-${this.deps.agent.agentId}-${turn}`, {
+      sub: `turn:${this.deps.agent.agentId}:${turn}`,
+      timeoutSeconds: claudeTimeout,
+    }).catch((err) => {
+      logger.warn(`the loop's settings were not written (the turn runs without the hooks): ${(err as Error).message}`);
+      return undefined;
+    });
   }
 
   private spawnTurn(t: {
@@ -362,7 +367,7 @@ export class ChatService {
         killGraceMs: this.deps.killGraceMs,
       });
     } catch (err) {
-      if (err instanceof AgentSpawnError) throw new HttpError(502, "agent_unavailable", err.message);
+      if (err instanceof AgentSpawnError) throw new DomainError("upstream", "agent_unavailable", err.message);
       throw err;
     }
     this.runs.add(run);
@@ -397,7 +402,8 @@ export class ChatService {
         }
         runs.delete(run);
         release();
-        if (outcome?.failed) logger.warn(`chat turn ${info.task ? `(client task ${info.task})` : `conv_key=${info.conversation.convKey}`} failed: ${outcome.error}`);
+        if (outcome?.failed)
+          logger.warn(`chat turn ${info.task ? `(client task ${info.task})` : `conv_key=${info.conversation.convKey}`} failed: ${outcome.error}`);
       }
     })();
     const events = (async function* (): AsyncGenerator<TurnEvent> {

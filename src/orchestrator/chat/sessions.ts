@@ -27,7 +27,7 @@ interface FileEntry {
 
 type FileMap = Record<string, FileEntry>;
 
-export function sessionsFile(stateDir: string): string {
+function sessionsFile(stateDir: string): string {
   return join(stateDir, "agent_sessions.json");
 }
 

@@ -4,7 +4,7 @@
 // Unknown slash words are left alone.
 import type { Visibility } from "./visibility";
 
-export const SLASH_TOKENS = [
+const SLASH_TOKENS = [
   "/show-thinking",
   "/hide-thinking",
   "/show-tools",

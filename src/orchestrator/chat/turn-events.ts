@@ -36,4 +36,3 @@ export type TurnEvent =
 
 export type TurnEventType = TurnEvent["type"];
 
-export { ZERO_USAGE } from "./usage";

@@ -21,10 +21,7 @@ import type { AgentEvent, ContentBlock, ResultEvent } from "../agent/stream-json
 import type { ParentToolUseId, TurnEvent } from "./turn-events";
 import { chatUsage, ZERO_USAGE } from "./usage";
 
-type Block =
-  | { kind: "text"; parts: string[] }
-  | { kind: "tool_use"; id: string; name: string; json: string; input: unknown }
-  | { kind: "other" };
+type Block = { kind: "text"; parts: string[] } | { kind: "tool_use"; id: string; name: string; json: string; input: unknown } | { kind: "other" };
 
 interface Thread {
   blocks: Map<number, Block>;
@@ -282,7 +279,7 @@ function parseInput(block: Extract<Block, { kind: "tool_use" }>): unknown {
 }
 
 /** A tool_result's content: a string, or a list of parts of which the text ones are shown. */
-export function toolResultText(content: unknown): string {
+function toolResultText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return content === undefined || content === null ? "" : JSON.stringify(content);
   return content

@@ -36,7 +36,7 @@ export const DEFAULT_VISIBILITY: Readonly<Visibility> = Object.freeze({
 const KEYS = Object.keys(DEFAULT_VISIBILITY) as (keyof Visibility)[];
 
 /** Whatever was stored, completed with the defaults (older or hand-edited records). */
-export function normalizeVisibility(raw: unknown, defaults: Readonly<Visibility> = DEFAULT_VISIBILITY): Visibility {
+function normalizeVisibility(raw: unknown, defaults: Readonly<Visibility> = DEFAULT_VISIBILITY): Visibility {
   const v: Visibility = { ...defaults };
   if (raw && typeof raw === "object") {
     for (const k of KEYS) {

@@ -4,7 +4,7 @@
 import { log } from "../../common/logger";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import type { OrchestratorConfig } from "../config";
-import type { SyncResult } from "../jobs/companion-repos";
+import type { SyncResult } from "../repos/companions";
 import { runHooksInit } from "./hooks-package";
 
 const logger = log("hooks");

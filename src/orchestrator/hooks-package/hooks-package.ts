@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { log } from "../../common/logger";
 import type { OrchestratorConfig } from "../config";
-import { companionParent, createCompanionSync, type SyncResult } from "../jobs/companion-repos";
+import { companionParent, createCompanionSync, type SyncResult } from "../repos/companions";
 import { dirFromUrl } from "../profiles/load";
 
 const logger = log("hooks");
@@ -21,7 +21,7 @@ export type HooksConfig = Pick<
   "hooksUrl" | "hooksPath" | "hooksBranch" | "hooksBundleUrl" | "hooksProfile" | "hubUrl" | "cloneRoot" | "sharedFsRoot" | "stateDir" | "githostToken" | "githostApiUrl" | "githostUrl"
 >;
 
-export function hooksDir(c: HooksConfig): string | undefined {
+function hooksDir(c: HooksConfig): string | undefined {
   if (c.hooksPath) return resolve(c.hooksPath);
   return c.hooksUrl ? join(companionParent(c), dirFromUrl(c.hooksUrl)) : undefined;
 }
@@ -29,7 +29,7 @@ export function hooksDir(c: HooksConfig): string | undefined {
 const bundleDir = (c: HooksConfig) => (c.hooksBundleUrl ? join(companionParent(c), dirFromUrl(c.hooksBundleUrl)) : undefined);
 
 /** Clones the hooks package and its bundle when they are not there yet (once; /admin/sync updates them). */
-export async function ensureHooksPackage(c: HooksConfig): Promise<SyncResult[]> {
+async function ensureHooksPackage(c: HooksConfig): Promise<SyncResult[]> {
   const sync = createCompanionSync(c);
   const out: SyncResult[] = [];
   if (c.hooksUrl && !c.hooksPath && !existsSync(join(hooksDir(c)!, ".git"))) out.push(...(await sync.sync("agentihooks")));

@@ -84,7 +84,9 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
   subscriber.on("error", () => {}); // reported by the main connection
   const subscribed = subscriber
     .connect()
-    .then(() => subscriber.subscribe(cancelChannel, (id: string) => cancelListeners.forEach((l) => l(id))))
+    .then(() => subscriber.subscribe(cancelChannel, (id: string) => {
+          for (const l of cancelListeners) l(id);
+        }))
     .catch((err: Error) => logger.warn(`cannot listen for cancels from other pods (${err.message}); they are still seen within seconds through the job records`));
   void beat();
 
@@ -115,7 +117,9 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
         },
       );
       worker.on("error", (err: Error) => logger.debug(`worker: ${err.message}`));
-      worker.on("stalled", (id: string) => stalledListeners.forEach((l) => l(id)));
+      worker.on("stalled", (id: string) => {
+        for (const l of stalledListeners) l(id);
+      });
       if (paused) void worker.pause(true);
     },
     async add(id, again) {

@@ -3,10 +3,11 @@
 // alone; queued jobs the queue lost are queued again; a submit no store takes is refused 503.
 // The queue is an in-test JobQueue that says what BullMQ would (stalled ids, heartbeats).
 import { afterEach, describe, expect, it } from "bun:test";
-import { HttpError } from "../../common/errors";
+import { httpErrorOf } from "../../common/http-error";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
 import { JobSubmission, type Job } from "./schema";
-import { serviceHarness, testProfiles, until, type ServiceHarness, type TestProfile } from "./test-support";
+import { serviceHarness, testProfiles, type ServiceHarness, type TestProfile } from "../../../test/support/job-service";
+import { until } from "../../../test/support/until";
 
 /** The embedded queue, reporting itself shared, with pods alive as the test says and stalls on demand. */
 function sharedQueue(alive: Set<string>) {
@@ -24,7 +25,10 @@ function sharedQueue(alive: Set<string>) {
     onStalled: (l) => void stalled.push(l),
     podAlive: async (name) => alive.has(name),
   };
-  return { queue, added, stall: (id: string) => stalled.forEach((l) => l(id)) };
+  const stall = (id: string) => {
+    for (const l of stalled) l(id);
+  };
+  return { queue, added, stall };
 }
 
 const withRetries = (retries: number) => ({
@@ -115,10 +119,10 @@ describe("the shared queue's bookkeeping", () => {
       () => null,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(HttpError);
-    expect((err as HttpError).status).toBe(503);
-    expect((err as HttpError).code).toBe("store_unavailable");
-    expect((err as HttpError).headers).toEqual({ "Retry-After": "5" });
+    const answer = httpErrorOf(err);
+    expect(answer?.status).toBe(503);
+    expect(answer?.code).toBe("store_unavailable");
+    expect(answer?.headers).toEqual({ "Retry-After": "5" });
     expect(q.added).toEqual([]);
   });
 });

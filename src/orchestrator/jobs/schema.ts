@@ -10,10 +10,10 @@ export const JobStatus = z.enum(JOB_STATUSES).openapi("JobStatus");
 export type JobStatus = z.infer<typeof JobStatus>;
 
 /** Statuses a job never leaves. */
-export const FINISHED: ReadonlySet<JobStatus> = new Set(["succeeded", "failed", "cancelled"]);
+const FINISHED: ReadonlySet<JobStatus> = new Set(["succeeded", "failed", "cancelled"]);
 export const isFinished = (status: JobStatus): boolean => FINISHED.has(status);
 
-export const ApiRetry = z
+const ApiRetry = z
   .object({
     attempt: z.number().int().openapi({ example: 2 }),
     max_retries: z.number().int().openapi({ example: 10 }),
@@ -56,10 +56,18 @@ export const Job = z
       }),
     cost_usd: z.number().nullable().openapi({ description: "Same as total_cost_usd (kept for older clients)", example: 0.0123 }),
     // Added with the job's event log (issue 18): absent in records written before, hence the defaults.
-    total_cost_usd: z.number().nullable().default(null).openapi({ description: "What the agent reported it cost (its result line); null until it ends", example: 0.0123 }),
+    total_cost_usd: z
+      .number()
+      .nullable()
+      .default(null)
+      .openapi({ description: "What the agent reported it cost (its result line); null until it ends", example: 0.0123 }),
     num_turns: z.number().int().nullable().default(null).openapi({ description: "Model turns so far (the result line's count once finished)", example: 3 }),
     duration_ms: z.number().int().nullable().default(null).openapi({ description: "How long the agent has run (so far, while running)", example: 8123 }),
-    max_budget_usd: z.number().nullable().default(null).openapi({ description: "The spending cap the job runs with (its own, else its profile's); null = none", example: 2 }),
+    max_budget_usd: z
+      .number()
+      .nullable()
+      .default(null)
+      .openapi({ description: "The spending cap the job runs with (its own, else its profile's); null = none", example: 2 }),
     api_retry: ApiRetry.nullable()
       .default(null)
       .openapi({ description: "Set while the agent retries the model API (its last retry); null once the API answered again" }),
@@ -113,16 +121,11 @@ export const JobSubmission = z
       .superRefine(checkedBy(validateSessionId))
       .optional()
       .openapi({ description: "Agent session UUID: a new session with this id, or the one to resume" }),
-    max_budget_usd: z
-      .number()
-      .positive()
-      .max(100_000)
-      .optional()
-      .openapi({ description: "Spending cap in USD for this job (the CLI's --max-budget-usd); overrides the profile's. A job that reaches it fails (error_max_budget_usd)", example: 2 }),
-    wait: z
-      .boolean()
-      .default(false)
-      .openapi({ description: "Answer when the job has finished (200) instead of at once (202); bounded by the job timeout" }),
+    max_budget_usd: z.number().positive().max(100_000).optional().openapi({
+      description: "Spending cap in USD for this job (the CLI's --max-budget-usd); overrides the profile's. A job that reaches it fails (error_max_budget_usd)",
+      example: 2,
+    }),
+    wait: z.boolean().default(false).openapi({ description: "Answer when the job has finished (200) instead of at once (202); bounded by the job timeout" }),
   })
   .openapi("JobSubmission");
 export type JobSubmission = z.infer<typeof JobSubmission>;

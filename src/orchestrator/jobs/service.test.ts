@@ -2,10 +2,11 @@
 import { afterEach, describe, expect, it } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { HttpError } from "../../common/errors";
+import { type HttpError, httpErrorOf } from "../../common/http-error";
 import { JobSubmission, type Job } from "./schema";
 import { CANCELLED_BY_REQUEST, INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "./transitions";
-import { serviceHarness, succeeded, until, type ServiceHarness } from "./test-support";
+import { serviceHarness, succeeded, type ServiceHarness } from "../../../test/support/job-service";
+import { until } from "../../../test/support/until";
 
 const submission = (task: string, extra: Record<string, unknown> = {}) => JobSubmission.parse({ task, ...extra });
 
@@ -18,7 +19,9 @@ async function rejection(p: Promise<unknown>): Promise<HttpError> {
   try {
     await p;
   } catch (err) {
-    if (err instanceof HttpError) return err;
+    // As the HTTP edge answers it.
+    const answer = httpErrorOf(err);
+    if (answer) return answer;
     throw err;
   }
   throw new Error("expected a rejection");
@@ -233,6 +236,7 @@ describe("drain", () => {
     const refused = await rejection(h.service.submit(submission("late")));
     expect([refused.status, refused.code]).toEqual([503, "draining"]);
     expect(Number(refused.headers?.["Retry-After"])).toBeGreaterThan(0);
+    // A check that nothing happens: the drain must not end while the job still runs.
     await Bun.sleep(50);
     expect(result).toBeUndefined();
     h.executor.finish(job.id);

@@ -3,12 +3,12 @@
 // (queue.ts: in this process without Redis, BullMQ shared by every pod with it), which calls
 // back here with at most SERVICE_MAX_PARALLEL_JOBS at once. Every state change is written through.
 import type { JobChangeFeed } from "./changes";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
 import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, undrainPod, type DrainResult } from "./drain";
-import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "./executor";
+import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { listJobs, scanJobs, type JobQuery, type JobStore } from "./store";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
@@ -29,7 +29,7 @@ import {
 
 const logger = log("jobs");
 /** Seconds a client is told to wait when no store could record its job. */
-export const STORE_RETRY_AFTER_SECONDS = 5;
+const STORE_RETRY_AFTER_SECONDS = 5;
 
 export interface JobServiceOptions<P extends ProfileLike> {
   store: JobStore;
@@ -177,7 +177,9 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     running.set(id, entry);
     let final: Job | null = null;
     entry.done = run(id, entry).then(
-      (job) => void (final = job),
+      (job) => {
+        final = job;
+      },
       (err) => logger.error(`job ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
     );
     try {
@@ -205,7 +207,10 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     if (started === null || started.status !== "running" || started.pod_name !== pod) return null;
 
     // Stopped (close, cancel) before the agent was spawned: nothing to run.
-    const recorder = opts.events?.recorder(id, (p) => void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, ...progressFields(j, p) })).catch(() => {}));
+    const recorder = opts.events?.recorder(
+      id,
+      (p) => void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, ...progressFields(j, p) })).catch(() => {}),
+    );
     const result: ExecutionResult = entry.controller.signal.aborted
       ? { status: "cancelled", exit_code: null, output: "" }
       : await runAgent(started, profile, entry.controller.signal, recorder?.push);
@@ -348,44 +353,50 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     }
   }
 
-  const sweepTimer = setInterval(() => {
-    void store.sweep().then(
-      (n) => n > 0 && logger.info(`removed ${n} expired job record(s)`),
-      (err: Error) => logger.warn(`sweeping expired jobs failed: ${err.message}`),
-    );
-    void opts.events?.store.sweep(async (id) => (await store.get(id).catch(() => null)) !== null).catch(() => {});
-  }, opts.sweepMs ?? 10 * 60_000);
+  const sweepTimer = setInterval(
+    () => {
+      void store.sweep().then(
+        (n) => n > 0 && logger.info(`removed ${n} expired job record(s)`),
+        (err: Error) => logger.warn(`sweeping expired jobs failed: ${err.message}`),
+      );
+      void opts.events?.store.sweep(async (id) => (await store.get(id).catch(() => null)) !== null).catch(() => {});
+    },
+    opts.sweepMs ?? 10 * 60_000,
+  );
   sweepTimer.unref?.();
 
   async function getJob(id: string): Promise<Job> {
     const job = isJobId(id) ? await store.get(id) : null;
-    if (job === null) throw new HttpError(404, "job_not_found", `no job ${id} (jobs expire SERVICE_JOB_TTL seconds after their last change)`);
+    if (job === null) throw new DomainError("not_found", "job_not_found", `no job ${id} (jobs expire SERVICE_JOB_TTL seconds after their last change)`);
     return job;
   }
 
   const service: JobService = {
     async submit(input) {
-      if (closed) throw new HttpError(503, "shutting_down", "the service is stopping; submit the job again once it is back");
+      if (closed) throw new DomainError("unavailable", "shutting_down", "the service is stopping; submit the job again once it is back");
       if (await service.isDraining()) {
-        throw new HttpError(503, "draining", `pod ${pod} is draining before shutdown and takes no new jobs; retry shortly (another pod may take it)`, undefined, {
-          "Retry-After": String(DRAIN_RETRY_AFTER_SECONDS),
-        });
+        throw new DomainError(
+          "unavailable",
+          "draining",
+          `pod ${pod} is draining before shutdown and takes no new jobs; retry shortly (another pod may take it)`,
+          { retryAfterSeconds: DRAIN_RETRY_AFTER_SECONDS },
+        );
       }
       // spec: "Agent mode … exposes a completions API instead of cloning task repositories".
       if (opts.agentName !== undefined && input.repo_url) {
-        throw new HttpError(
-          409,
+        throw new DomainError(
+          "conflict",
           "agent_mode",
           `this service runs in agent mode (agent ${opts.agentName}) and clones no task repositories: send the task without repo_url, or chat with the agent at /v1/chat/completions`,
-          [{ path: "repo_url", message: "not accepted in agent mode" }],
+          { details: [{ path: "repo_url", message: "not accepted in agent mode" }] },
         );
       }
       if (input.repo_url) assertRepoAllowed(parseRepoUrl(input.repo_url), opts.allowLocalRepos ?? false);
       const profile = opts.profiles.select(input.task, input.profile);
       if (profile === undefined) {
-        throw new HttpError(400, "unknown_profile", `no profile named ${input.profile}; use auto or one of: ${opts.profiles.names().join(", ")}`, [
-          { path: "profile", message: `unknown profile ${input.profile}` },
-        ]);
+        throw new DomainError("invalid", "unknown_profile", `no profile named ${input.profile}; use auto or one of: ${opts.profiles.names().join(", ")}`, {
+          details: [{ path: "profile", message: `unknown profile ${input.profile}` }],
+        });
       }
       const job = newJob(input, { profile: profile.name, pod, at: iso() });
       // Acknowledged only once recorded where every reader finds it; queued (now, or once the
@@ -394,9 +405,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         await store.put(job);
       } catch (err) {
         logger.warn(`a job could not be recorded: ${(err as Error).message}`);
-        throw new HttpError(503, "store_unavailable", "the job store cannot record the job right now; nothing was queued, submit it again shortly", undefined, {
-          "Retry-After": String(STORE_RETRY_AFTER_SECONDS),
-        });
+        throw new DomainError(
+          "unavailable",
+          "store_unavailable",
+          "the job store cannot record the job right now; nothing was queued, submit it again shortly",
+          { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS },
+        );
       }
       await opts.events?.status(job);
       void opts.changes?.publish(job.id);
@@ -421,7 +435,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         return finish(j, "cancelled", { error: CANCELLED_BY_REQUEST });
       });
       if (conflict) throw finishedError(conflict);
-      if (cancelled === null) throw new HttpError(404, "job_not_found", `no job ${id}`);
+      if (cancelled === null) throw new DomainError("not_found", "job_not_found", `no job ${id}`);
       await jobQueue.remove(id).catch(() => {});
       // spec: States and transitions, cancel row: a running agent gets SIGTERM (the executor's
       // abort), then SIGKILL after its grace period. On another pod: the cancel channel tells it
@@ -440,7 +454,15 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       if ((isFinished(job.status) && !running.has(id)) || waitOpts.signal?.aborted) return job;
       const timeoutSeconds = opts.profiles.select(job.task, job.profile)?.timeout_seconds ?? opts.defaultTimeoutSeconds;
       const boundMs = waitOpts.timeoutMs ?? (timeoutSeconds + 60) * 1000;
-      return waiters.wait(id, { boundMs, signal: waitOpts.signal, read: () => store.get(id).then((j) => j ?? job, () => job) });
+      return waiters.wait(id, {
+        boundMs,
+        signal: waitOpts.signal,
+        read: () =>
+          store.get(id).then(
+            (j) => j ?? job,
+            () => job,
+          ),
+      });
     },
 
     async recover() {
@@ -473,10 +495,13 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           pod,
           timeoutSeconds,
           countRunning: () => running.size,
-          changed: () => new Promise<void>((resolve) => slotFreed.add(function wake() {
-            slotFreed.delete(wake);
-            resolve();
-          })),
+          changed: () =>
+            new Promise<void>((resolve) =>
+              slotFreed.add(function wake() {
+                slotFreed.delete(wake);
+                resolve();
+              }),
+            ),
         });
       } finally {
         drainsHere.delete(me);
@@ -542,6 +567,6 @@ function progressFields(job: Job, p: JobProgress): Partial<Job> {
   };
 }
 
-function finishedError(job: Job): HttpError {
-  return new HttpError(409, "job_finished", `job ${job.id} already finished (${job.status}); only queued or running jobs can be cancelled`);
+function finishedError(job: Job): DomainError {
+  return new DomainError("conflict", "job_finished", `job ${job.id} already finished (${job.status}); only queued or running jobs can be cancelled`);
 }

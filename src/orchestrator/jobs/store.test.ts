@@ -4,14 +4,14 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeWithRedis, openRedisStore, type Harness } from "../../common/kv/test-harness";
+import { describeWithRedis, openRedisStore, type Harness } from "../../../test/support/kv";
 import { createFileJobStore } from "./file-store";
 import { createKvJobStore } from "./kv-store";
 import { createMergedJobStore } from "./merged-store";
-import { connectRedisLazily } from "./redis-connect";
+import { connectRedisLazily } from "../../common/kv/redis-connect";
 import type { Job } from "./schema";
 import { listJobs, scanJobs, type JobStore } from "./store";
-import { until } from "./test-support";
+import { until } from "../../../test/support/until";
 
 const dirs: string[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];

@@ -34,7 +34,7 @@ export function newer(a: Job | null, b: Job | null): Job | null {
 }
 
 /** Ids newest first: UUIDv7 ids sort by creation time as text. */
-export const newestFirst = (ids: Iterable<string>): string[] => [...new Set(ids)].sort().reverse();
+const newestFirst = (ids: Iterable<string>): string[] => [...new Set(ids)].sort().reverse();
 
 /**
  * Newest first, at most `limit`, optionally one status only. Reads records in id order a batch

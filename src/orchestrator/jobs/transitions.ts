@@ -1,7 +1,7 @@
 // A job's states and transitions as pure functions (spec: job-orchestrator, States and
 // transitions): queued → running → succeeded | failed | cancelled; queued → cancelled;
 // running → failed when the service stops or restarts under it.
-import type { ExecutionResult } from "./executor";
+import type { ExecutionResult } from "../execution/executor";
 import type { Job, JobSubmission } from "./schema";
 
 export const CANCELLED_BY_REQUEST = "cancelled by request";
@@ -11,7 +11,7 @@ export const INTERRUPTED_BY_STOP = "interrupted: the service stopped while this 
 export const ownerLost = (pod: string, how: string): string =>
   `interrupted: pod ${pod} stopped while this job ran (${how}; killed, evicted or cut off from Redis); not run again`;
 /** Stored output is capped; the agent's result text is rarely near it. */
-export const MAX_OUTPUT_CHARS = 1_000_000;
+const MAX_OUTPUT_CHARS = 1_000_000;
 
 export type FinalStatus = "succeeded" | "failed" | "cancelled";
 /** Why a running job's agent was stopped. */

@@ -17,7 +17,8 @@ export interface WatchOptions {
 }
 
 /** Whether a changed job belongs in this watch: the status and since filters (limit and order shape only the first list). */
-const matches = (job: Job, q: JobQuery) => (q.status === undefined || job.status === q.status) && (q.since === undefined || Date.parse(job.created_at) >= Date.parse(q.since));
+const matches = (job: Job, q: JobQuery) =>
+  (q.status === undefined || job.status === q.status) && (q.since === undefined || Date.parse(job.created_at) >= Date.parse(q.since));
 
 export async function* watchJobs(opts: WatchOptions): AsyncGenerator<JobWatchEvent> {
   const { signal, query } = opts;

@@ -4,10 +4,13 @@
 // whichever HOME the agent gets) — the feed at session start, signals on each prompt, its
 // markers at stop — and when the job ends its milestone (the job, the PR URL, the outcome,
 // the cost) is posted once, or buffered in the service's outbox and retried after later jobs.
+// The agent never holds the router's token: its settings carry a token minted for the run
+// (common/scoped-token.ts), good for the hooks' routes only and only until the run's timeout.
 import { chmod, mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { log } from "../../common/logger";
+import { mintScopedToken } from "../../common/scoped-token";
 import { RouterClient } from "../../router/client";
 import { bufferMarker, replayOutbox, ReplayInterrupted } from "../../router/outbox/outbox";
 import type { OrchestratorConfig } from "../config";
@@ -16,22 +19,31 @@ const logger = log("loop");
 
 export type LoopConfig = Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli" | "stateDir">;
 
-export const loopEnabled = (c: LoopConfig): c is LoopConfig & { routerUrl: string; routerToken: string } => Boolean(c.routerUrl && c.routerToken);
+const loopEnabled = (c: LoopConfig): c is LoopConfig & { routerUrl: string; routerToken: string } => Boolean(c.routerUrl && c.routerToken);
 
 const loopDir = (c: LoopConfig) => join(c.stateDir, "loop");
-export const serviceOutbox = (c: LoopConfig) => join(loopDir(c), "outbox");
+const serviceOutbox = (c: LoopConfig) => join(loopDir(c), "outbox");
 
 const quote = (s: string) => (/^[\w./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
+/** Whom a run's token is for, and how long it lasts (the run's timeout, plus a minute for its last Stop hook). */
+export interface LoopRun {
+  /** `job:<id>`, `turn:<agent>:<uuid>`. */
+  sub: string;
+  timeoutSeconds: number;
+}
+
+const STOP_GRACE_SECONDS = 60;
+
 /** The agent's settings: the three hooks, and the env they (and the profile's commands) read. */
-export function loopSettings(c: LoopConfig & { routerUrl: string; routerToken: string }): Record<string, unknown> {
+export function loopSettings(c: LoopConfig & { routerUrl: string; routerToken: string }, run: LoopRun): Record<string, unknown> {
   const bin = quote(c.routerCli);
   const hook = (event: string) => [{ hooks: [{ type: "command", command: `${bin} hook ${event}`, timeout: 10 }] }];
   return {
     hooks: { SessionStart: hook("session-start"), UserPromptSubmit: hook("prompt"), Stop: hook("stop") },
     env: {
       BRAIN_URL: c.routerUrl,
-      KB_ROUTER_TOKEN: c.routerToken,
+      KB_ROUTER_TOKEN: mintScopedToken(c.routerToken, { sub: run.sub, ttlSeconds: run.timeoutSeconds + STOP_GRACE_SECONDS }),
       BRAIN_OUTBOX: serviceOutbox(c),
       BRAIN_HOOK_STATE_DIR: join(loopDir(c), "sessions"),
     },
@@ -39,12 +51,12 @@ export function loopSettings(c: LoopConfig & { routerUrl: string; routerToken: s
 }
 
 /** Writes the settings file for one agent run; returns its path and how to remove it. */
-export async function writeLoopSettings(c: LoopConfig, runId: string): Promise<{ path: string; remove: () => Promise<void> } | undefined> {
+export async function writeLoopSettings(c: LoopConfig, runId: string, run: LoopRun): Promise<{ path: string; remove: () => Promise<void> } | undefined> {
   if (!loopEnabled(c)) return undefined;
   const dir = join(loopDir(c), "settings");
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `${runId.replace(/[^\w.-]/g, "_")}.json`);
-  await writeFileAtomic(path, `${JSON.stringify(loopSettings(c), null, 2)}\n`);
+  await writeFileAtomic(path, `${JSON.stringify(loopSettings(c, run), null, 2)}\n`);
   await chmod(path, 0o600);
   return { path, remove: () => rm(path, { force: true }) };
 }
@@ -61,7 +73,7 @@ export interface JobEnd {
 }
 
 /** The milestone a finished job leaves in the vault. */
-export function jobMilestone(job: JobEnd, at: Date) {
+function jobMilestone(job: JobEnd, at: Date) {
   const first = job.task.trim().split("\n")[0]?.trim().slice(0, 120) || "job";
   const lines = [
     `Job ${job.id} (${job.profile}) ${job.status}: ${first}`,
@@ -86,7 +98,7 @@ export function jobMilestone(job: JobEnd, at: Date) {
 }
 
 /** Posts the job's milestone once (keyed by the job id); buffered in the outbox when the router does not take it. Never throws. */
-export async function postJobMilestone(c: LoopConfig, job: JobEnd, at = new Date()): Promise<"posted" | "buffered" | "off"> {
+async function postJobMilestone(c: LoopConfig, job: JobEnd, at = new Date()): Promise<"posted" | "buffered" | "off"> {
   if (!loopEnabled(c)) return "off";
   const marker = jobMilestone(job, at);
   const key = `job:${job.id}:milestone`;

@@ -4,9 +4,9 @@
 import { z } from "@hono/zod-openapi";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { HttpError } from "../../common/errors";
+import { toolErrorOf } from "../../common/mcp/tool-error";
 import { VERSION } from "../../common/version";
-import type { ProfileList } from "../jobs/profile-listing";
+import type { ProfileList } from "../profiles/listing";
 import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JobStatus, JobSubmission } from "../jobs/schema";
 import type { JobService } from "../jobs/service";
 import { flatten, type JobEventStore } from "../jobs/events";
@@ -31,9 +31,8 @@ async function answer(fn: () => Promise<Record<string, unknown>>): Promise<CallT
   try {
     return ok(await fn());
   } catch (err) {
-    if (err instanceof HttpError) {
-      return { isError: true, content: [{ type: "text", text: `${err.code}: ${err.message}` }] };
-    }
+    const failed = toolErrorOf(err);
+    if (failed) return failed;
     throw err;
   }
 }

@@ -5,7 +5,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Job } from "../jobs/schema";
 
-const FIXTURE = join(import.meta.dir, "stdio-fixture.ts");
+const FIXTURE = join(import.meta.dir, "../../../test/fixtures/mcp-stdio.ts");
 let client: Client | undefined;
 afterEach(async () => {
   await client?.close();

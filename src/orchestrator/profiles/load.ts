@@ -31,7 +31,7 @@ export interface ProfileSet {
   select(task: string, requested?: string): Profile;
 }
 
-export const PROFILE_FILES = ["profile.yml", "profile.yaml"];
+const PROFILE_FILES = ["profile.yml", "profile.yaml"];
 
 /** The repository's directory name from its URL: …/agentihooks.git → agentihooks. */
 export function dirFromUrl(url: string): string {
@@ -50,7 +50,7 @@ export function hooksPackageDir(config: ProfilesConfig): string | undefined {
   return join(config.cloneRoot || config.sharedFsRoot || config.stateDir, dirFromUrl(config.hooksUrl));
 }
 
-export function profileSources(config: ProfilesConfig): Array<{ source: ProfileSource; dir: string }> {
+function profileSources(config: ProfilesConfig): Array<{ source: ProfileSource; dir: string }> {
   const out: Array<{ source: ProfileSource; dir: string }> = [];
   const hooks = hooksPackageDir(config);
   if (hooks) out.push({ source: "hooks", dir: join(hooks, "profiles") });
@@ -81,7 +81,7 @@ export async function loadProfiles(config: ProfilesConfig): Promise<ProfileSet> 
   return makeProfileSet([...byName.values()].sort((a, b) => a.name.localeCompare(b.name)), errors);
 }
 
-export function makeProfileSet(profiles: Profile[], errors: ProfileError[] = []): ProfileSet {
+function makeProfileSet(profiles: Profile[], errors: ProfileError[] = []): ProfileSet {
   const set: ProfileSet = {
     profiles,
     errors,

@@ -2,7 +2,7 @@
 // may take, and whether a pull request is opened. spec: Profile (bundled code and review).
 import { z } from "zod";
 
-export const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] as const;
+const PERMISSION_MODES = ["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"] as const;
 export type PermissionMode = (typeof PERMISSION_MODES)[number];
 
 /** Lower-case letters, digits, '-' and '_'; "auto" is reserved for automatic selection. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HttpError } from "../../common/errors";
+import { httpErrorOf } from "../../common/http-error";
 import { hooksPackageDir, loadProfiles, type ProfilesConfig } from "./load";
 import { autoProfileName, UnknownProfileError } from "./select";
 
@@ -107,8 +107,7 @@ describe("profile selection", () => {
       err = e;
     }
     expect(err).toBeInstanceOf(UnknownProfileError);
-    expect(err).toBeInstanceOf(HttpError);
-    expect(err).toMatchObject({ status: 400, code: "unknown_profile" });
+    expect(httpErrorOf(err)).toMatchObject({ status: 400, code: "unknown_profile" });
     expect((err as Error).message).toContain("auto, code, review");
   });
 });

@@ -1,14 +1,14 @@
 // Choosing a job's profile. An explicit name must exist; "auto" (the default) reads the task:
 // the first keyword found decides, so "Review the fix" reviews and "Fix what the review found"
 // codes. Deterministic and documented in the README.
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import type { ProfileSet } from "./load";
 import { AUTO, type Profile } from "./profile";
 
-/** An asked-for profile that does not exist: a 400 for the route that passed it on. */
-export class UnknownProfileError extends HttpError {
+/** An asked-for profile that does not exist: the caller's mistake (invalid). */
+export class UnknownProfileError extends DomainError {
   constructor(readonly profile: string, known: string[]) {
-    super(400, "unknown_profile", `no profile named ${JSON.stringify(profile)}: use one of ${[AUTO, ...known].join(", ")}`);
+    super("invalid", "unknown_profile", `no profile named ${JSON.stringify(profile)}: use one of ${[AUTO, ...known].join(", ")}`);
     this.name = "UnknownProfileError";
   }
 }

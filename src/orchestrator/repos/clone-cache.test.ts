@@ -2,6 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { httpErrorOf } from "../../common/http-error";
 import { startDumbGitServer } from "../../../test/fixtures/dumb-git-server";
 import { gitEnv, gitSync, makeRemote } from "../../../test/fixtures/git-remote";
 import { ensureClone } from "./clone-cache";
@@ -190,7 +191,7 @@ describe("worktrees", () => {
     for (const baseRef of ["no-such-branch", "--orphan", "a..b", "a b"]) {
       const err = await addWorktree(cached, { jobId: "dddddddd", baseRef, root: worktrees, env }).catch((e) => e);
       expect(err).toBeInstanceOf(InvalidBaseRefError);
-      expect(err).toMatchObject({ status: 400, code: "invalid_base_ref" });
+      expect(httpErrorOf(err)).toMatchObject({ status: 400, code: "invalid_base_ref" });
     }
   });
 });

@@ -42,7 +42,7 @@ export interface CachedRepo {
   dir: string;
 }
 
-export const cachedRepo = (repo: RepoUrl, root: string): CachedRepo => {
+const cachedRepo = (repo: RepoUrl, root: string): CachedRepo => {
   const hash = repoHash(repo);
   const hashDir = join(root, hash);
   return { hash, hashDir, dir: join(hashDir, "repo") };

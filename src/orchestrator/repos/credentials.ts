@@ -6,7 +6,7 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { SignJWT } from "jose";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { isLoopback } from "../../common/server";
 import type { OrchestratorConfig } from "../config";
 import type { GitAuth } from "./git";
@@ -36,15 +36,15 @@ export interface GitCredentials {
   origin: string;
 }
 
-export class GitCredentialsError extends HttpError {
+export class GitCredentialsError extends DomainError {
   constructor(message: string) {
-    super(502, "githost_credentials_failed", message);
+    super("upstream", "githost_credentials_failed", message);
     this.name = "GitCredentialsError";
   }
 }
 
 /** api.github.com → github.com; ghe.example.com/api/v3 → ghe.example.com. */
-export const gitHostname = (apiUrl: string): string => new URL(apiUrl).hostname.toLowerCase().replace(/^api\./, "");
+const gitHostname = (apiUrl: string): string => new URL(apiUrl).hostname.toLowerCase().replace(/^api\./, "");
 
 /**
  * The one origin git credentials go to: GITHOST_URL, else GITHOST_API_URL with "api." dropped

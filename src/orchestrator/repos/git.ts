@@ -7,7 +7,7 @@ import { redact } from "./redact";
 
 const logger = log("git");
 
-export const GIT_TIMEOUT_MS = 30 * 60_000;
+const GIT_TIMEOUT_MS = 30 * 60_000;
 
 /** An HTTP auth header for one origin (scheme://host[:port]/). */
 export interface GitAuth {

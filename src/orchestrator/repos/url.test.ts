@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { HttpError } from "../../common/errors";
+import { httpErrorOf } from "../../common/http-error";
 import { redact } from "./redact";
 import { InvalidRepoUrlError, parseRepoUrl, repoHash } from "./url";
 
@@ -48,8 +48,7 @@ describe("parseRepoUrl", () => {
       err = e;
     }
     expect(err).toBeInstanceOf(InvalidRepoUrlError);
-    expect(err).toBeInstanceOf(HttpError);
-    expect(err).toMatchObject({ status: 400, code: "invalid_repo_url" });
+    expect(httpErrorOf(err)).toMatchObject({ status: 400, code: "invalid_repo_url" });
     expect((err as Error).message).toContain(why);
     expect((err as Error).message).not.toContain("ghp_secret");
   });

@@ -5,11 +5,11 @@
 // and credentials in the URL (they would end up in job records and logs; set GITHOST_TOKEN).
 import { createHash } from "node:crypto";
 import { isAbsolute, normalize } from "node:path";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 
-export class InvalidRepoUrlError extends HttpError {
+export class InvalidRepoUrlError extends DomainError {
   constructor(reason: string) {
-    super(400, "invalid_repo_url", `repo_url ${reason}`);
+    super("invalid", "invalid_repo_url", `repo_url ${reason}`);
     this.name = "InvalidRepoUrlError";
   }
 }
@@ -39,6 +39,7 @@ export function parseRepoUrl(input: string): RepoUrl {
   const url = input.trim();
   if (url === "") throw new InvalidRepoUrlError("is empty");
   if (url.length > MAX_URL_LENGTH) throw new InvalidRepoUrlError(`is longer than ${MAX_URL_LENGTH} characters`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
   if (/[\s\x00-\x1f\x7f]/.test(url)) throw new InvalidRepoUrlError("contains whitespace or control characters");
   if (url.startsWith("-")) throw new InvalidRepoUrlError("must not start with '-'");
 

@@ -4,13 +4,13 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { withRepoLock, type CachedRepo } from "./clone-cache";
 import { git, GitError } from "./git";
 
-export class InvalidBaseRefError extends HttpError {
+export class InvalidBaseRefError extends DomainError {
   constructor(message: string) {
-    super(400, "invalid_base_ref", message);
+    super("invalid", "invalid_base_ref", message);
     this.name = "InvalidBaseRefError";
   }
 }

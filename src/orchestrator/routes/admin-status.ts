@@ -1,9 +1,9 @@
 // GET /admin/status: this pod's drain state and its gate (what the console's header shows).
 import { createRoute, z } from "@hono/zod-openapi";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 
-export const PodStatus = z
+const PodStatus = z
   .object({
     pod_name: z.string().openapi({ example: "service-0" }),
     draining: z.boolean().openapi({ description: "True while a drain runs here or the pod's drain flag is set: no new jobs are taken" }),
@@ -23,7 +23,7 @@ const route = createRoute({
   responses: { 200: { description: "The pod's state", content: { "application/json": { schema: PodStatus } } }, ...authResponses },
 });
 
-export function registerAdminStatusRoute(app: OrchestratorApp): void {
+export function registerAdminStatus(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
     const { jobs, config } = c.env.deps;
     const stats = jobs.stats();

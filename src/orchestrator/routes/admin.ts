@@ -3,8 +3,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./responses";
-import { SYNC_TARGETS } from "../jobs/companion-repos";
+import { authResponses } from "./schemas";
+import { SYNC_TARGETS } from "../repos/companions";
 import { DRAIN_DEFAULT_SECONDS } from "../jobs/drain";
 import { keepOpen } from "./keep-open";
 
@@ -85,7 +85,7 @@ const drain = createRoute({
   },
 });
 
-export const UndrainResponse = z
+const UndrainResponse = z
   .object({ was_draining: z.boolean().openapi({ description: "True when the pod was draining (a drain here, or the flag set by another process)" }) })
   .openapi("UndrainResponse");
 
@@ -106,7 +106,7 @@ const undrain = createRoute({
   },
 });
 
-export function registerAdminRoutes(app: OrchestratorApp): void {
+export function registerAdmin(app: OrchestratorApp): void {
   app.openapi(undrain, async (c) => c.json(await c.env.deps.jobs.undrain(), 200));
   app.openapi(sync, async (c) => {
     keepOpen(c);

@@ -1,17 +1,18 @@
 // POST /v1/chat/completions (spec: Endpoints, "POST /v1/chat/completions"): OpenAI-compatible,
 // streaming (SSE) or not. Validation and HTTP shape only; the chat service runs the turn.
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
 import { bufferReply, chatCompletion } from "../chat/buffered";
 import { newChunkContext } from "../chat/openai-chunks";
+import { correlationIdOf } from "../chat/request-headers";
 import { CORRELATION_ENV, type ChatOpening } from "../chat/service";
+import { settled } from "../chat/settled";
 import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -102,13 +103,6 @@ const route = createRoute({
   },
 });
 
-const CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export function correlationIdOf(c: Context): string {
-  const given = c.req.header("x-correlation-id");
-  return given && CORRELATION_ID.test(given) ? given : crypto.randomUUID();
-}
-
 /** A header value as sent: printable ASCII as is, anything else (non-ASCII, line breaks, NUL) percent-encoded. */
 export const headerSafe = (v: string): string => (/^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v));
 
@@ -126,30 +120,12 @@ export function turnHeaders(opening: ChatOpening, correlationId?: string): Recor
   return h;
 }
 
-/**
- * Builds the answer to an opened turn; if that fails, the turn is cancelled and run to its end
- * (which releases the conversation's lock) before the error goes on.
- */
-export function settled<T>(opening: ChatOpening, answer: () => T): T {
-  try {
-    return answer();
-  } catch (err) {
-    if (opening.kind === "turn") {
-      opening.cancel();
-      void (async () => {
-        for await (const _ of opening.events);
-      })().catch(() => {});
-    }
-    throw err;
-  }
-}
-
-export function registerChatRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerChat(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");
     const model = body.model || deps.agent.agentId;
-    const correlationId = body.stream ? undefined : correlationIdOf(c);
+    const correlationId = correlationIdOf((name) => c.req.header(name), { stream: body.stream });
     const opening = await deps.chat.open({
       messages: body.messages,
       metadata: body.metadata,

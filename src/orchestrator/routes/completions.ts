@@ -8,10 +8,11 @@ import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
 import { bufferReply } from "../chat/buffered";
-import { CONVERSATION_HEADERS } from "../chat/resolution";
-import { ChatUsage, correlationIdOf, turnHeaders } from "./chat";
+import { completionRequest, correlationIdOf } from "../chat/request-headers";
+import { MAX_ID } from "../chat/resolution";
+import { ChatUsage, turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 
 export const CompletionRequest = z
   .object({
@@ -20,10 +21,10 @@ export const CompletionRequest = z
       .string()
       .trim()
       .min(1)
-      .max(256)
+      .max(MAX_ID)
       .optional()
       .openapi({ description: "Continue this conversation; omitted: a new one (its id is in the reply)" }),
-    user: z.string().trim().min(1).max(256).optional().openapi({ description: "End-user id: scopes the conversation (like X-User-Id)" }),
+    user: z.string().trim().min(1).max(MAX_ID).optional().openapi({ description: "End-user id: scopes the conversation (like X-User-Id)" }),
   })
   .openapi("CompletionRequest");
 
@@ -54,20 +55,13 @@ const route = createRoute({
   },
 });
 
-export function registerCompletionsRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerCompletions(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
-    const body = c.req.valid("json");
-    const conversationId = body.conversation_id ?? crypto.randomUUID();
-    const correlationId = correlationIdOf(c);
-    const skipped = new Set<string>(CONVERSATION_HEADERS);
-    const opening = await deps.chat.open({
-      messages: [{ role: "user", content: body.message }],
-      // The body's id is the conversation (tier 2); conversation headers are not consulted here.
-      metadata: { conversation_id: conversationId },
-      header: (name) => (name === "x-user-id" ? (body.user ?? c.req.header(name)) : skipped.has(name) ? undefined : c.req.header(name)),
-      correlationId,
-    });
+    const header = (name: string) => c.req.header(name);
+    const { conversationId, request } = completionRequest(c.req.valid("json"), header);
+    const correlationId = correlationIdOf(header);
+    const opening = await deps.chat.open({ ...request, correlationId });
     keepOpen(c);
     const reply = await bufferReply(opening);
     return c.json(

@@ -2,13 +2,13 @@
 // with Last-Event-ID; a finished job's whole log is replayed, then the stream ends.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
-import { sseResponse, sseStream } from "../../common/http/sse";
+import { eventIdOf, sseResponse, sseStream } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
 import { followJobEvents, jsonOf, type StoredJobEvent } from "../jobs/events";
 import { JobListQuery } from "../jobs/schema";
 import { watchJobs } from "../jobs/watch";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 
 const route = createRoute({
   method: "get",
@@ -53,25 +53,22 @@ const watchRoute = createRoute({
   security: [{ bearer: [] }],
   request: { query: JobListQuery },
   responses: {
-    200: { description: "text/event-stream: `event: job` (data = the job) and `event: synced` (data = {count})", content: { "text/event-stream": { schema: z.string() } } },
+    200: {
+      description: "text/event-stream: `event: job` (data = the job) and `event: synced` (data = {count})",
+      content: { "text/event-stream": { schema: z.string() } },
+    },
     400: errorResponse("limit outside 1–1000, an unknown status or order, or since not an ISO 8601 date-time"),
     ...authResponses,
     503: errorResponse("This service publishes no job changes (no_job_changes)"),
   },
 });
 
-function parseLastId(v: string | undefined): number {
-  if (v === undefined || v.trim() === "") return 0;
-  if (!/^\d+$/.test(v.trim())) throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
-  return Number(v.trim());
-}
-
 // The event's JSON as the log keeps it (made once, by the recorder): JSON text holds no line
 // break, so it is one data line; the type is one of the schema's names.
 const frame = (e: StoredJobEvent) => `event: ${e.event.type}\nid: ${e.id}\ndata: ${jsonOf(e.event)}\n\n`;
 
 /** GET /jobs/events; registered before GET /jobs/{job_id} (a job id is a UUID, never "events"). */
-export function registerJobWatchRoute(app: OrchestratorApp): void {
+export function registerJobWatch(app: OrchestratorApp): void {
   app.openapi(watchRoute, async (c) => {
     const { jobs, jobChanges } = c.env.deps;
     if (!jobChanges) throw new HttpError(503, "no_job_changes", "this service publishes no job changes");
@@ -92,12 +89,12 @@ export function registerJobWatchRoute(app: OrchestratorApp): void {
   });
 }
 
-export function registerJobEventRoutes(app: OrchestratorApp): void {
+export function registerJobEvents(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
     const { jobs, jobEvents } = c.env.deps;
     if (!jobEvents) throw new HttpError(503, "no_job_events", "this service keeps no job events");
     const id = c.req.valid("param").job_id;
-    const after = parseLastId(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id);
+    const after = eventIdOf(c.req.valid("header")["last-event-id"] ?? c.req.valid("query").last_event_id) ?? 0;
     await jobs.get(id); // 404 before the stream opens
     keepOpen(c);
     // The shared SSE helper keeps the connection alive while the agent is silent.

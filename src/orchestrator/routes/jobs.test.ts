@@ -1,8 +1,8 @@
 // The REST surface of jobs, profiles and admin over real HTTP, with the in-test executor.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import type { Job } from "../jobs/schema";
-import { until } from "../jobs/test-support";
-import { startTestServer, type TestServer } from "./test-server";
+import { until } from "../../../test/support/until";
+import { startTestServer, type TestServer } from "../../../test/support/orchestrator-routes";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -174,7 +174,10 @@ describe("POST /admin/drain", () => {
     const job = (await (await submit({ task: "drain me" })).json()) as Job;
     await until(() => s.h.executor.isRunning(job.id));
     let answered = false;
-    const draining = s.call("/admin/drain?timeout=10", { method: "POST" }).then((r) => ((answered = true), r));
+    const draining = s.call("/admin/drain?timeout=10", { method: "POST" }).then((r) => {
+      answered = true;
+      return r;
+    });
     await until(async () => (await s.h.service.isDraining()) && (await s.h.kv.get("draining:pod-a")) !== null);
     const refused = await submit({ task: "too late" });
     expect(refused.status).toBe(503);

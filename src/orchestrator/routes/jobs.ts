@@ -3,8 +3,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./responses";
-import { Job, JobList, JobListQuery, JobSubmission } from "../jobs/schema";
+import { authResponses } from "./schemas";
+import { Job, JobList, JobListQuery, JobSubmission, isFinished } from "../jobs/schema";
 import { keepOpen } from "./keep-open";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
@@ -88,7 +88,7 @@ const cancel = createRoute({
   },
 });
 
-export function registerJobRoutes(app: OrchestratorApp): void {
+export function registerJobs(app: OrchestratorApp): void {
   app.openapi(submit, async (c) => {
     const { jobs } = c.env.deps;
     const body = c.req.valid("json");
@@ -97,7 +97,7 @@ export function registerJobRoutes(app: OrchestratorApp): void {
     if (!body.wait) return c.json(job, 202);
     keepOpen(c);
     const done = await jobs.wait(job.id, { signal: c.req.raw.signal });
-    return done.status === "queued" || done.status === "running" ? c.json(done, 202) : c.json(done, 200);
+    return isFinished(done.status) ? c.json(done, 200) : c.json(done, 202);
   });
 
   app.openapi(list, async (c) => {

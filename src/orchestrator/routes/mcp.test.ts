@@ -6,8 +6,8 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Job } from "../jobs/schema";
-import { until } from "../jobs/test-support";
-import { AUTH, startTestServer, type TestServer } from "./test-server";
+import { until } from "../../../test/support/until";
+import { AUTH, startTestServer, type TestServer } from "../../../test/support/orchestrator-routes";
 
 let s: TestServer;
 beforeAll(async () => {

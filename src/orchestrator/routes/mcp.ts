@@ -11,14 +11,14 @@ import { DEFAULT_KEEP_ALIVE_MS } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
 import { createMcpServer, type McpDeps } from "../mcp/server";
 
-export const MCP_PATH = "/mcp";
-export const MCP_SSE_PATH = "/mcp/sse";
-export const MCP_MESSAGES_PATH = "/mcp/messages";
+const MCP_PATH = "/mcp";
+const MCP_SSE_PATH = "/mcp/sse";
+const MCP_MESSAGES_PATH = "/mcp/messages";
 
 /** The open MCP SSE sessions of this process; close() ends them all (shutdown). */
 export { McpSessions as McpSseSessions };
 
-export function registerMcpRoutes(app: OrchestratorApp, deps: McpDeps, sessions: McpSessions): void {
+export function registerMcp(app: OrchestratorApp, deps: McpDeps, sessions: McpSessions): void {
   mountMcp(app, {
     createServer: () => createMcpServer(deps),
     paths: { mcp: MCP_PATH, sse: [MCP_SSE_PATH], messages: MCP_MESSAGES_PATH },

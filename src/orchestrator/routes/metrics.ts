@@ -3,7 +3,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { OrchestratorApp } from "../app";
 import { createMetrics } from "../metrics";
-import { authResponses } from "./responses";
+import { authResponses } from "./schemas";
 
 const route = createRoute({
   method: "get",
@@ -25,7 +25,7 @@ const route = createRoute({
   },
 });
 
-export function registerMetricsRoute(app: OrchestratorApp): void {
+export function registerMetrics(app: OrchestratorApp): void {
   let registry: ReturnType<typeof createMetrics> | undefined;
   app.openapi(route, async (c) => {
     const { config, jobs, agentMode } = c.env.deps;

@@ -4,7 +4,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { HttpError, openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import type { OrchestratorApp } from "../app";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const Model = z
   .object({
@@ -42,7 +42,7 @@ const get = createRoute({
   },
 });
 
-export function registerModelsRoutes(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerModels(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   const created = Math.floor(Date.now() / 1000);
   const model = deps ? { id: deps.agent.agentId, object: "model" as const, created, owned_by: "brain-stack" } : undefined;
   app.openapi(list, (c) => c.json({ object: "list" as const, data: model ? [model] : [] }, 200));

@@ -6,13 +6,14 @@ import { openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
+import { correlationIdOf } from "../chat/request-headers";
 import { newResponseId, openResponse } from "../chat/responses";
 import type { ResponseContext } from "../chat/responses-events";
 import { bufferResponse, responsesStream } from "../chat/responses-stream";
 import { SSE_HEADERS } from "../chat/sse-stream";
-import { correlationIdOf, turnHeaders } from "./chat";
+import { turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
+import { openAiAuthResponses } from "./schemas";
 
 const InputPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -26,7 +27,7 @@ const InputItem = z
   .loose()
   .openapi("ResponseInputItem");
 
-export const ResponseCreateRequest = z
+const ResponseCreateRequest = z
   .object({
     model: z.string().optional().openapi({ description: "The agent's id; any value is answered by this pod's agent", example: "deploy-helper" }),
     input: z
@@ -115,12 +116,12 @@ const route = createRoute({
   },
 });
 
-export function registerResponsesRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerResponses(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");
     const { id, hex } = newResponseId();
-    const correlationId = body.stream ? undefined : correlationIdOf(c);
+    const correlationId = correlationIdOf((name) => c.req.header(name), { stream: body.stream });
     const opening = await openResponse(
       { chat: deps.chat, links: deps.responseLinks, hashFallback: deps.hashFallback },
       body,

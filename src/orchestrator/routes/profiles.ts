@@ -1,8 +1,8 @@
 // GET /profiles (spec: job-orchestrator, Endpoints; Profile).
 import { createRoute } from "@hono/zod-openapi";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./responses";
-import { ProfileList } from "../jobs/profile-listing";
+import { authResponses } from "./schemas";
+import { ProfileList } from "../profiles/listing";
 
 const route = createRoute({
   method: "get",
@@ -20,5 +20,5 @@ const route = createRoute({
   },
 });
 
-export const registerProfileRoutes = (app: OrchestratorApp) =>
+export const registerProfiles = (app: OrchestratorApp) =>
   app.openapi(route, async (c) => c.json(await c.env.deps.profiles.list(), 200));

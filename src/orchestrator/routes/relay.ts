@@ -1,16 +1,16 @@
 // GET /v1/relay/{correlation_id}: the events of a non-streaming turn (relay/relay.ts) as SSE,
-// from the start or after Last-Event-ID, following the turn live until its done sentinel.
+// from the start or after Last-Event-ID, following the turn live until its done sentinel
+// (XREAD BLOCK on Redis, so a reader on any pod sees the events as they are appended).
 import { createRoute, z } from "@hono/zod-openapi";
-import { HttpError, openAiErrorResponse } from "../../common/errors";
+import { openAiErrorResponse } from "../../common/errors";
 import { sseResponse, sseStream } from "../../common/http/sse";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app";
-import { RELAY_MAX_ENTRIES } from "../relay/relay";
+import { CORRELATION_ID } from "../chat/request-headers";
+import { CURSOR_PATTERN, parseCursor, RELAY_MAX_ENTRIES } from "../relay/relay";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./responses";
-
-const POLL_MS = 100;
+import { openAiAuthResponses } from "./schemas";
 
 const route = createRoute({
   method: "get",
@@ -20,12 +20,14 @@ const route = createRoute({
   summary: "Follow a non-streaming turn's events (SSE)",
   description:
     "The events of the non-streaming /v1/chat/completions turn sent with this X-Correlation-Id (or echoed back in it), as they happen: " +
-    "`event: <type>` (thinking, narration, tool_use, tool_result, final, usage, error…), `id: <n>`, data the event as JSON, then `event: done`. " +
-    `Reconnect with Last-Event-ID to resume. At most ${RELAY_MAX_ENTRIES} events are kept, for an hour after done.`,
+    "`event: <type>` (thinking, narration, tool_use, tool_result, final, usage, error…), `id:` the entry's cursor (a Redis stream entry id `<ms>-<n>` with REDIS_URL, " +
+    "else its sequence number), data the event as JSON, then `event: done`. " +
+    `Reconnect with Last-Event-ID (an entry id or a sequence number) to resume. At most ${RELAY_MAX_ENTRIES} events are kept, for an hour after done; ` +
+    "when older ones were dropped before the reader saw them, the stream first says so: `event: truncated`, data `{max_entries, first_seq, missed?}`.",
   security: [{ bearer: [] }],
   request: {
-    params: z.object({ correlation_id: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }) }),
-    headers: z.object({ "last-event-id": z.string().regex(/^\d+$/, "an event id from this stream").optional() }),
+    params: z.object({ correlation_id: z.string().regex(CORRELATION_ID, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }) }),
+    headers: z.object({ "last-event-id": z.string().regex(CURSOR_PATTERN, "an event id from this stream (a stream entry id <ms>-<n>, or a sequence number)").optional() }),
   },
   responses: {
     200: { description: "text/event-stream", content: { "text/event-stream": { schema: z.string() } } },
@@ -36,29 +38,19 @@ const route = createRoute({
   },
 });
 
-export function registerRelayRoute(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerRelay(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
   app.openapi(route, async (c) => {
     if (!deps?.relay) throw agentModeOff();
-    const relay = deps.relay;
-    const id = c.req.valid("param").correlation_id;
-    let after = Number(c.req.valid("header")["last-event-id"] ?? 0);
-    const first = await relay.read(id, after);
-    if (!first.known) throw new HttpError(404, "relay_not_found", `no turn with correlation id ${id} (none ran, or it ended over an hour ago)`);
+    const relayed = await deps.relay.stream(c.req.valid("param").correlation_id, parseCursor(c.req.valid("header")["last-event-id"]));
     keepOpen(c);
     const stream = sseStream({
       run: async (sink) => {
-        let batch = first;
-        for (;;) {
-          for (const e of batch.entries) {
-            sink.event({ id: e.seq, event: e.event, data: JSON.stringify(e.data) });
-            after = e.seq;
-          }
-          if (batch.done || sink.closed) return;
-          await Bun.sleep(POLL_MS);
-          batch = await relay.read(id, after);
-          if (!batch.known) return; // expired meanwhile
+        for await (const e of relayed.events) {
+          if (sink.closed) break;
+          sink.event({ id: e.id, event: e.event, data: JSON.stringify(e.data) });
         }
       },
+      onCancel: () => void relayed.close(),
     });
     return sseResponse(stream) as never;
   });

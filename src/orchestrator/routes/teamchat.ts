@@ -20,7 +20,7 @@ export const TEAMCHAT_PATH = "/api/messages";
 
 const Account = z.object({ id: z.string().optional(), name: z.string().optional(), aadObjectId: z.string().optional() }).loose();
 
-export const BotActivity = z
+const BotActivity = z
   .object({
     type: z.string().openapi({ example: "message" }),
     id: z.string().optional(),
@@ -90,7 +90,7 @@ function platformAuth(deps: TeamChatDeps): MiddlewareHandler {
   };
 }
 
-export function registerTeamChatRoute(app: OrchestratorApp, deps: TeamChatDeps | undefined): void {
+export function registerTeamChat(app: OrchestratorApp, deps: TeamChatDeps | undefined): void {
   if (!deps) return;
   app.openapi({ ...route, middleware: [platformAuth(deps)] }, (c) => {
     let verdict;
@@ -116,4 +116,4 @@ export function exceptTeamChat(authorize: Authorize, teamChat: TeamChatDeps | un
   };
 }
 
-export { createTeamChatDeps, teamChatEnabled, type TeamChatDeps } from "../teamchat/deps";
+export { createTeamChatDeps, type TeamChatDeps } from "../teamchat/deps";

@@ -15,7 +15,7 @@
 //   stored history for a first turn;
 // - the platform re-delivers an activity it thinks was lost: an id seen in the last 10 minutes
 //   is ignored.
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
 import { visible } from "../chat/openai-chunks";
 import type { ChatMessage, ChatOpening, ChatRequest } from "../chat/service";
@@ -96,9 +96,9 @@ export class TeamChatBot {
     if (typeof a.serviceUrl === "string" || a.type === "message") checkServiceUrl(a.serviceUrl, this.deps.allowedHosts);
     if (a.type !== "message") return "ignored";
     // Shutting down: the platform delivers it again (to this pod once it is back, or another).
-    if (this.closing) throw new HttpError(503, "shutting_down", "the service is shutting down; deliver the activity again", undefined, { "Retry-After": "5" });
+    if (this.closing) throw new DomainError("unavailable", "shutting_down", "the service is shutting down; deliver the activity again", { retryAfterSeconds: 5 });
     const conversationId = a.conversation?.id;
-    if (!conversationId) throw new HttpError(400, "invalid_request", "conversation.id: a message activity names its conversation");
+    if (!conversationId) throw new DomainError("invalid", "invalid_request", "conversation.id: a message activity names its conversation");
     if (this.isDuplicate(a.id)) return "duplicate";
 
     if (conversationKind(a) !== "personal") {
@@ -215,8 +215,8 @@ export class TeamChatBot {
         visibilityScope: `${this.deps.agentId}:teamchat:${conversationId}`,
       });
     } catch (err) {
-      if (err instanceof HttpError && err.code === "conversation_busy") return say(REPLIES.stillWorking);
-      if (err instanceof HttpError) return say(`**Error:** ${err.message}`);
+      if (err instanceof DomainError && err.code === "conversation_busy") return say(REPLIES.stillWorking);
+      if (err instanceof DomainError) return say(`**Error:** ${err.message}`);
       throw err;
     }
     if (opening.kind === "config") return say(renderVisibility(opening.visibility));

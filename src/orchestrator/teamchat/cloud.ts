@@ -4,14 +4,14 @@
 // (botframework.com, trafficmanager.net, skype.com) or on hosts the operator listed.
 
 /** Hosts (with their subdomains) replies may go to without being listed. */
-export const PLATFORM_SERVICE_HOSTS = ["botframework.com", "trafficmanager.net", "skype.com"] as const;
+const PLATFORM_SERVICE_HOSTS = ["botframework.com", "trafficmanager.net", "skype.com"] as const;
 
 /**
  * Sovereign-cloud domains: their authorities (login.microsoftonline.us, login.chinacloudapi.cn,
  * login.microsoftonline.de), bot platform hosts (botframework.azure.us, api.botframework.us,
  * botframework.azure.cn) and Teams service URLs (smba.infra.gov.teams.microsoft.us, …).
  */
-export const SOVEREIGN_DOMAINS = [
+const SOVEREIGN_DOMAINS = [
   "microsoftonline.us",
   "microsoftonline.de",
   "microsoftonline.cn",
@@ -31,7 +31,7 @@ const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
 const normalHost = (host: string) => host.trim().toLowerCase().replace(/\.$/, "");
 
 /** host is `domain` or one of its subdomains. */
-export function hostIn(host: string, domain: string): boolean {
+function hostIn(host: string, domain: string): boolean {
   const h = normalHost(host);
   const d = normalHost(domain).replace(/^\*?\./, "");
   return h === d || h.endsWith(`.${d}`);

@@ -32,7 +32,7 @@ export interface TeamChatOptions {
   unknownKidCooldownMs?: number;
 }
 
-export class TeamChatConfigError extends Error {
+class TeamChatConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "TeamChatConfigError";
@@ -40,7 +40,7 @@ export class TeamChatConfigError extends Error {
 }
 
 /** True when the config turns team chat on. */
-export function teamChatEnabled(config: Pick<OrchestratorConfig, "teamchatAppId" | "teamchatAppPassword">): boolean {
+function teamChatEnabled(config: Pick<OrchestratorConfig, "teamchatAppId" | "teamchatAppPassword">): boolean {
   return Boolean(config.teamchatAppId && config.teamchatAppPassword);
 }
 

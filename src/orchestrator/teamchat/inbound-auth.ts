@@ -8,7 +8,7 @@ import { bearerFrom } from "../../common/middleware/bearer-auth";
 import { SigningKeysUnavailable, UnknownSigningKey, type SigningKeys } from "./signing-keys";
 
 /** Clock skew the platform's tokens are allowed (its own SDKs allow 5 minutes). */
-export const CLOCK_TOLERANCE_SECONDS = 300;
+const CLOCK_TOLERANCE_SECONDS = 300;
 
 export class BotAuthError extends Error {
   constructor(message: string) {
@@ -30,7 +30,7 @@ export interface ActivityBinding {
 }
 
 /** Same URL up to trailing slashes and the host's case. */
-export function sameServiceUrl(a: string, b: string): boolean {
+function sameServiceUrl(a: string, b: string): boolean {
   const norm = (s: string) => {
     try {
       const u = new URL(s);

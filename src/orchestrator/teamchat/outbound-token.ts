@@ -17,9 +17,9 @@ export interface OutboundTokenOptions {
 }
 
 /** Refreshed this long before expiry (or at half its life, for short-lived tokens). */
-export const EXPIRY_MARGIN_SECONDS = 300;
+const EXPIRY_MARGIN_SECONDS = 300;
 
-export class OutboundTokenError extends Error {
+class OutboundTokenError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "OutboundTokenError";

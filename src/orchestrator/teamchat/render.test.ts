@@ -48,7 +48,7 @@ describe("TeamChatRenderer", () => {
   });
 
   it("truncates tool results and uses a fence longer than any backtick run inside", () => {
-    const [msg] = render([{ type: "tool_result", toolUseId: "t", content: "```\n" + "x".repeat(2000), isError: true, parentToolUseId: null }]);
+    const [msg] = render([{ type: "tool_result", toolUseId: "t", content: `\`\`\`\n${"x".repeat(2000)}`, isError: true, parentToolUseId: null }]);
     expect(msg).toStartWith("**Tool result (error):**\n\n````\n```\n");
     expect(msg).toContain("… (504 more characters)");
     expect(msg).toEndWith("\n````");

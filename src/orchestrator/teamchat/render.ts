@@ -18,9 +18,9 @@ import type { TurnEvent } from "../chat/turn-events";
 import type { Visibility } from "../chat/visibility";
 
 /** Characters of a tool call's input or a tool result shown; the rest is cut with a note. */
-export const PREVIEW_CHARS = 1500;
+const PREVIEW_CHARS = 1500;
 /** UTF-8 bytes per message: the platform refuses activities much above ~28 KB. */
-export const MAX_MESSAGE_BYTES = 20_000;
+const MAX_MESSAGE_BYTES = 20_000;
 
 export interface RenderOptions {
   flushChars: number;
@@ -30,7 +30,7 @@ export interface RenderOptions {
 
 const pretty = (input: unknown) => (typeof input === "string" ? input : JSON.stringify(input, null, 2));
 
-export function truncate(text: string, max: number): string {
+function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
   return `${text.slice(0, max)}\n… (${text.length - max} more characters)`;
 }

@@ -12,7 +12,7 @@ import type { OutboundToken } from "./outbound-token";
 const VOICE_TOKEN = /(^|\s)\/voice(?=\s|$)/g;
 
 /** Largest voice note fetched. */
-export const MAX_AUDIO_BYTES = 25 * 1024 * 1024;
+const MAX_AUDIO_BYTES = 25 * 1024 * 1024;
 
 export function takeVoiceToken(text: string): { text: string; asked: boolean } {
   let asked = false;
@@ -41,7 +41,7 @@ export interface AudioFetchOptions {
  * The attachment's bytes. An inline attachment on the platform's hosts is fetched with the bot's
  * token (it is never sent anywhere else); a pre-authorised download link needs none but must be https.
  */
-export async function fetchAudio(att: AudioAttachment, opts: AudioFetchOptions): Promise<Blob> {
+async function fetchAudio(att: AudioAttachment, opts: AudioFetchOptions): Promise<Blob> {
   let url: URL;
   try {
     url = new URL(att.url);

@@ -8,7 +8,7 @@ import type { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { log } from "../../common/logger";
 import { VERSION } from "../../common/version";
 import type { OrchestratorConfig } from "../config";
-import type { Executor, ProfileLike } from "../jobs/executor";
+import type { Executor, ProfileLike } from "../execution/executor";
 
 const logger = log("otel");
 
@@ -23,7 +23,7 @@ export interface JobTracing {
 const noTracing: JobTracing = { trace: (execute) => execute, shutdown: async () => {} };
 
 /** OTLP/HTTP posts to <endpoint>/v1/traces; gRPC talks to the endpoint itself. */
-export function traceExporterUrl(config: SpanConfig): string {
+function traceExporterUrl(config: SpanConfig): string {
   if (config.otelProtocol === "grpc") return config.otelEndpoint;
   return `${config.otelEndpoint.replace(/\/+$/, "")}/v1/traces`;
 }
@@ -49,8 +49,13 @@ export function createJobTracing(config: SpanConfig): JobTracing {
   if (!config.otelEnabled) return noTracing;
   let provider: Promise<BasicTracerProvider> | undefined;
   let tracer: Promise<Tracer> | undefined;
-  const tracerOnce = () =>
-    (tracer ??= (provider = startProvider(config)).then((p) => p.getTracer("brain-stack.jobs", VERSION)));
+  const tracerOnce = () => {
+    if (!tracer) {
+      provider = startProvider(config);
+      tracer = provider.then((p) => p.getTracer("brain-stack.jobs", VERSION));
+    }
+    return tracer;
+  };
   return {
     trace: (execute) => async (req) => {
       const t = await tracerOnce().catch((err) => {

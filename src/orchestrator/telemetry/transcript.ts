@@ -15,7 +15,7 @@ export type TranscriptConfig = Pick<
   "tracingHost" | "tracingPublicKey" | "tracingSecretKey" | "claudeHomeDir" | "claudeConfigDir"
 >;
 
-export const DEFAULT_SHIP_TIMEOUT_MS = 10_000;
+const DEFAULT_SHIP_TIMEOUT_MS = 10_000;
 const MAX_FIELD_CHARS = 20_000;
 const MAX_BATCH_BYTES = 2 * 1024 * 1024;
 
@@ -124,7 +124,7 @@ interface TranscriptLine {
 }
 
 /** Transcript lines → ingestion events: the trace, then a generation per assistant message. */
-export function transcriptEvents(text: string, trace: TraceInfo, sessionId: string): IngestionEvent[] {
+function transcriptEvents(text: string, trace: TraceInfo, sessionId: string): IngestionEvent[] {
   const lines: TranscriptLine[] = [];
   for (const raw of text.split("\n")) {
     if (raw.trim() === "") continue;

@@ -4,8 +4,8 @@
 // default). Stateless: one instance serves every caller.
 import { VoiceError, VoiceQuotaError, VoiceStatusError, VoiceTimeoutError } from "./errors";
 
-export const DEFAULT_STT_MIME = "audio/ogg";
-export const DEFAULT_OUTPUT_FORMAT = "ogg";
+const DEFAULT_STT_MIME = "audio/ogg";
+const DEFAULT_OUTPUT_FORMAT = "ogg";
 
 export interface VoiceClientOptions {
   baseUrl: string;

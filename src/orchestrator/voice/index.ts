@@ -16,5 +16,5 @@ export function lazyVoiceClient(config: VoiceConfig, opts: { fetch?: typeof fetc
   };
 }
 
-export { audioExtension, DEFAULT_OUTPUT_FORMAT, DEFAULT_STT_MIME, VoiceClient, type SpokenAudio } from "./client";
+export { audioExtension, VoiceClient } from "./client";
 export { VoiceError, VoiceQuotaError, VoiceStatusError, VoiceTimeoutError } from "./errors";

@@ -5,7 +5,7 @@ import { SNIPPET_MARK, type SearchHit } from "../index/types";
 import { chat, chatStream, type ChatEndpoint, type ChatMessage } from "../llm";
 import { search, type SearchDeps, type SearchMode } from "../search/search";
 
-export const BRIEF_HITS = 8;
+const BRIEF_HITS = 8;
 
 export interface Citation {
   n: number;
@@ -29,11 +29,11 @@ export interface BriefDeps extends SearchDeps {
 
 const unmark = (s: string) => s.replaceAll(SNIPPET_MARK.open, "").replaceAll(SNIPPET_MARK.close, "");
 
-export function citationsOf(hits: SearchHit[]): Citation[] {
+function citationsOf(hits: SearchHit[]): Citation[] {
   return hits.map((h, i) => ({ n: i + 1, path: h.path, title: h.title }));
 }
 
-export function extractiveDigest(query: string, hits: SearchHit[]): string {
+function extractiveDigest(query: string, hits: SearchHit[]): string {
   if (hits.length === 0) return `Nothing in the vault matches "${query}".`;
   return hits
     .map((h, i) => {
@@ -44,7 +44,7 @@ export function extractiveDigest(query: string, hits: SearchHit[]): string {
     .join("\n");
 }
 
-export function briefMessages(query: string, hits: SearchHit[]): ChatMessage[] {
+function briefMessages(query: string, hits: SearchHit[]): ChatMessage[] {
   const sources = hits.map((h, i) => `[${i + 1}] ${h.title} (${h.path})\n${unmark(h.snippet)}`).join("\n\n");
   return [
     {
@@ -57,7 +57,7 @@ export function briefMessages(query: string, hits: SearchHit[]): ChatMessage[] {
   ];
 }
 
-export async function findForBrief(deps: BriefDeps, query: string) {
+async function findForBrief(deps: BriefDeps, query: string) {
   return search(deps, query, BRIEF_HITS);
 }
 
@@ -80,8 +80,8 @@ export async function briefStream(deps: BriefDeps, query: string) {
     return { hits, citations, mode, synthesis: "extractive" as const, model: undefined, deltas: (async function* () { yield text; })() };
   }
   const stream = chatStream(deps.chat, briefMessages(query, hits));
-  // Pull the first delta now, so a gateway that refuses fails the request with 502/504
-  // before any SSE bytes are sent.
+  // Pull the first delta now, so a gateway that refuses fails the request (an upstream or
+  // timeout error) before any SSE bytes are sent.
   const first = await stream.next();
   const deltas = (async function* () {
     if (!first.done) yield first.value;

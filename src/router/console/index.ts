@@ -3,5 +3,6 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerConsole } from "../../common/console/serve";
 import script from "./page.client.js" with { type: "text" };
 
+// biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export const registerRouterConsole = (app: OpenAPIHono<any>) =>
   registerConsole(app, { service: "knowledge router", title: "Knowledge router", probe: "/feed", tokenHint: "KB_ROUTER_TOKEN", script });

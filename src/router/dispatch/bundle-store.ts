@@ -4,7 +4,7 @@ import { S3Client } from "bun";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { safeVaultPath } from "../vault/safe-path";
 
 export interface BundleStore {
@@ -40,7 +40,7 @@ export function s3BundleStore(s: S3Settings): BundleStore {
       try {
         await client.write(key, markdown, { type: "text/markdown" });
       } catch (err) {
-        throw new HttpError(502, "object_store_error", `the object store refused bundle ${id}: ${(err as Error).message}`);
+        throw new DomainError("upstream", "object_store_error", `the object store refused bundle ${id}: ${(err as Error).message}`);
       }
       return `s3://${s.bucket}/${key}`;
     },

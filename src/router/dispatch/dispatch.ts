@@ -1,7 +1,7 @@
 // POST /dispatch's domain: assemble a bundle (the task, a brief or search context, its
 // sources), keep it, and submit it to the job orchestrator as a job. The bundle is stored
 // before the submission, so an unreachable orchestrator loses nothing.
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { brief, type BriefDeps } from "../brief/brief";
 import type { NotesDeps } from "../notes/file";
 import type { BundleStore } from "./bundle-store";
@@ -37,12 +37,12 @@ export interface DispatchDeps extends BriefDeps {
   now?: () => Date;
 }
 
-export function bundleId(now: Date): string {
+function bundleId(now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
   return `${stamp}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-export function renderBundle(task: string, context: { text: string; synthesis: string; query: string }, sources: Array<{ n: number; path: string; title: string }>, linked = ""): string {
+function renderBundle(task: string, context: { text: string; synthesis: string; query: string }, sources: Array<{ n: number; path: string; title: string }>, linked = ""): string {
   const list = sources.map((s) => `- [${s.n}] ${s.title} (${s.path})`).join("\n") || "- (none)";
   return [
     "# Task",
@@ -79,14 +79,16 @@ export async function dispatch(deps: DispatchDeps, req: DispatchRequest): Promis
       signal: AbortSignal.timeout(deps.timeoutMs),
     });
   } catch (err) {
-    throw new HttpError(502, "orchestrator_unreachable", `the job orchestrator at ${deps.orchestratorUrl} did not answer (${(err as Error).message}); bundle ${id} is kept at ${where}`, { bundle_id: id, bundle: where });
+    throw new DomainError("upstream", "orchestrator_unreachable", `the job orchestrator at ${deps.orchestratorUrl} did not answer (${(err as Error).message}); bundle ${id} is kept at ${where}`, { details: { bundle_id: id, bundle: where } });
   }
   const answer = (await res.json().catch(() => null)) as { id?: string; status?: string; error?: { code?: string; message?: string } } | null;
   if (!res.ok || !answer?.id) {
     const why = answer?.error?.message ?? `status ${res.status}`;
     // The caller's input was wrong (bad repo URL, unknown profile): say so with the same status.
-    const status = res.status === 400 || res.status === 422 ? 400 : 502;
-    throw new HttpError(status, status === 400 ? "job_rejected" : "orchestrator_error", `the job orchestrator answered ${res.status}: ${why}; bundle ${id} is kept at ${where}`, { bundle_id: id, bundle: where, orchestrator_status: res.status });
+    const rejected = res.status === 400 || res.status === 422;
+    throw new DomainError(rejected ? "invalid" : "upstream", rejected ? "job_rejected" : "orchestrator_error", `the job orchestrator answered ${res.status}: ${why}; bundle ${id} is kept at ${where}`, {
+      details: { bundle_id: id, bundle: where, orchestrator_status: res.status },
+    });
   }
   return { bundle_id: id, bundle: where, job_id: answer.id, status: answer.status ?? "queued", sources: context.citations.map((c) => c.path), ...(req.include_linked ? { linked: linked.map((l) => l.path) } : {}) };
 }

@@ -6,8 +6,8 @@ import { noteContext } from "../notes/context";
 import type { NotesDeps } from "../notes/file";
 
 /** Cited sources whose neighbours are gathered, and the characters their bodies may take together. */
-export const LINKED_SOURCES = 3;
-export const LINKED_MAX_CHARS = 12_000;
+const LINKED_SOURCES = 3;
+const LINKED_MAX_CHARS = 12_000;
 
 export interface LinkedNote {
   path: string;

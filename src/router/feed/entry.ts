@@ -28,7 +28,7 @@ export interface FeedEntry {
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
 
 /** 3600, "3600", "90m", "24h", "7d" → seconds; undefined when it is none of these. */
-export function parseTtl(v: unknown): number | undefined {
+function parseTtl(v: unknown): number | undefined {
   if (typeof v === "number") return Number.isFinite(v) && v >= 0 ? Math.floor(v) : undefined;
   if (typeof v !== "string") return undefined;
   const m = /^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$/i.exec(v);

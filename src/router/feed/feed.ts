@@ -43,12 +43,15 @@ export interface Feed {
   truncated: boolean;
 }
 
+/** The range a feed's inject_blocks budget may take (FEED_MAX_CHARS, GET /feed and the MCP feed tool's max_chars). */
+export const FEED_CHARS = { min: 200, max: 200_000 } as const;
+
 export const FEED_LESSONS = 10;
 export const FEED_SIGNALS = 20;
 const FEED_FILES_READ = 500;
 const MIN_PARTIAL_BLOCK = 200;
 
-export async function readFeedEntries(vault: string, now: Date): Promise<{ entries: FeedEntry[]; invalid: Array<{ path: string; why: string }> }> {
+async function readFeedEntries(vault: string, now: Date): Promise<{ entries: FeedEntry[]; invalid: Array<{ path: string; why: string }> }> {
   const { files } = await walk(vault, FEED_DIR, { recursive: false, filter: (p) => /\.md$/i.test(p), limit: FEED_FILES_READ });
   const entries: FeedEntry[] = [];
   const invalid: Array<{ path: string; why: string }> = [];
@@ -70,7 +73,7 @@ export async function readFeedEntries(vault: string, now: Date): Promise<{ entri
 }
 
 /** Blocks `## title\n\nbody` in order until the budget is spent; the last may be cut at a line. */
-export function injectBlocks(entries: FeedEntry[], maxChars: number): { blocks: string[]; truncated: boolean } {
+function injectBlocks(entries: FeedEntry[], maxChars: number): { blocks: string[]; truncated: boolean } {
   const blocks: string[] = [];
   let left = maxChars;
   for (const e of entries) {

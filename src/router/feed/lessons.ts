@@ -4,6 +4,7 @@ import { readFile, readdir } from "node:fs/promises";
 import { containedNames } from "../vault/contained";
 import { join } from "node:path";
 import { splitFrontmatter } from "../index/document";
+import { unescapeEntryHeadings } from "../vault/records";
 
 export interface LessonEntry {
   ts: string;
@@ -24,7 +25,7 @@ export function parseLessonLog(path: string, text: string): LessonEntry[] {
   let current: LessonEntry | undefined;
   const lines: string[] = [];
   const flush = () => {
-    if (current) out.push({ ...current, text: lines.join("\n").trim() });
+    if (current) out.push({ ...current, text: unescapeEntryHeadings(lines.join("\n").trim()) });
     lines.length = 0;
   };
   for (const line of body.split("\n")) {

@@ -12,7 +12,7 @@ import { readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import postgres from "postgres";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { storedDimension } from "../index/migrate";
 import { SQLITE_INDEX_FILE } from "../index/sqlite";
 import { chat, embeddingsRoute, type ChatEndpoint, type EmbeddingsEndpoint } from "../llm";
@@ -56,7 +56,7 @@ async function timed(name: Probe["name"], fn: () => Promise<{ verdict: ProbeVerd
   return { name, verdict: out.verdict, ms: Math.round((performance.now() - started) * 10) / 10, message: out.message };
 }
 
-export async function vaultProbe(vault: string) {
+async function vaultProbe(vault: string) {
   const token = randomBytes(16).toString("hex");
   const path = join(vault, `.health-probe-${token}.tmp`);
   try {
@@ -70,7 +70,7 @@ export async function vaultProbe(vault: string) {
 }
 
 /** The dimension of the index's vector column, read from the database itself. */
-export async function storedVectorDimension(deps: Pick<DeepDeps, "databaseUrl" | "dataDir" | "timeoutMs">): Promise<{ dim: number | undefined; where: string }> {
+async function storedVectorDimension(deps: Pick<DeepDeps, "databaseUrl" | "dataDir" | "timeoutMs">): Promise<{ dim: number | undefined; where: string }> {
   if (deps.databaseUrl) {
     const sql = postgres(deps.databaseUrl, { max: 1, connect_timeout: Math.ceil(deps.timeoutMs / 1000), onnotice: () => {} });
     try {
@@ -89,7 +89,7 @@ export async function storedVectorDimension(deps: Pick<DeepDeps, "databaseUrl" |
   }
 }
 
-export async function embeddingsProbe(deps: DeepDeps) {
+async function embeddingsProbe(deps: DeepDeps) {
   const ep = deps.embeddings;
   if (!ep) return { verdict: "skipped" as const, message: "EMBEDDINGS_URL is not set: no embeddings service to probe (search runs on BM25 alone)" };
   const { dim, where } = await storedVectorDimension(deps);
@@ -116,14 +116,14 @@ export async function embeddingsProbe(deps: DeepDeps) {
   return { verdict: "ok" as const, message: `model ${ep.model} returned ${vector.length} dimensions, matching the index's vector column (${where})` };
 }
 
-export async function completionProbe(deps: DeepDeps) {
+async function completionProbe(deps: DeepDeps) {
   const ep = deps.chat;
   if (!ep) return { verdict: "skipped" as const, message: "neither LLM_API_BASE nor INFERENCE_URL is set: no gateway to probe (briefs are extractive)" };
   try {
     const answer = await chat({ ...ep, timeoutMs: Math.min(ep.timeoutMs, deps.timeoutMs) }, [{ role: "user", content: "Answer with one word: ok" }], { maxTokens: 1 });
     return { verdict: "ok" as const, message: `model ${answer.model} answered a one-token completion at ${ep.baseUrl}` };
   } catch (err) {
-    const status = err instanceof HttpError ? (err.details as { gateway_status?: number } | undefined)?.gateway_status : undefined;
+    const status = err instanceof DomainError ? (err.details as { gateway_status?: number } | undefined)?.gateway_status : undefined;
     if (status === 401 || status === 403) return { verdict: "fail" as const, message: `the gateway rejected the configured key (${status}): ${(err as Error).message}` };
     throw err;
   }

@@ -36,7 +36,7 @@ async function lastCompletedTick(ctx: StageContext): Promise<Date | undefined> {
 
 const LISTED = 10;
 /** Lessons this recent must reach the feed (the lessons rule's "recent"). */
-export const RECENT_LESSON_DAYS = 7;
+const RECENT_LESSON_DAYS = 7;
 
 /** Names in one folder, through the budget. */
 async function names(ctx: StageContext, rel: string): Promise<{ names: string[]; truncated: boolean }> {
@@ -218,7 +218,7 @@ export async function signalsStage(ctx: StageContext): Promise<StageReport> {
   let open = 0;
   for (const name of files.slice(-200).reverse()) {
     const sig = parseSignalFile(`amygdala/${name}`, await readFile(join(ctx.vault, "amygdala", name), "utf8").catch(() => ""));
-    if (!sig || sig.status !== "open") continue;
+    if (sig?.status !== "open") continue;
     open++;
     if (severityRank(sig.severity) > 0 && ctx.now.getTime() - sig.last_seen.getTime() > ctx.signalTtlHours * 3_600_000) overdue.push(sig.path);
   }

@@ -24,7 +24,7 @@ export interface DocLink {
 const NOTE_EXT = /\.(md|markdown|txt)$/i;
 const OTHER_EXT = /\.[A-Za-z0-9]{1,8}$/;
 /** `[[target]]`, `[[target#heading]]`, `[[target|alias]]` (and `![[embed]]`: the "!" is outside the match). */
-const WIKI = /\[\[([^\[\]\n|#^]*)(?:[#^|][^\[\]\n]*)?\]\]/g;
+const WIKI = /\[\[([^[\]\n|#^]*)(?:[#^|][^[\]\n]*)?\]\]/g;
 /** `[text](target)` or `[text](<target with spaces>)`, an optional "title" after. */
 const MD_LINK = /\]\(\s*(<[^>\n]*>|[^()\s]+)(?:\s+["'(][^\n]*?["')])?\s*\)/g;
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;

@@ -11,11 +11,11 @@ import { VectorsUnavailableError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 import { parseQuery } from "./query.ts";
-import { describeLinkStore } from "./links-suite.ts";
-import { describeIndexStore } from "./search-suite.ts";
+import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
+import { describeIndexStore } from "../../../test/support/index-search-suite.ts";
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
-import { describeWithPostgres, PG_URL, postgresLab, randomSchema } from "./test-postgres.ts";
+import { describeWithPostgres, PG_URL, postgresLab, randomSchema } from "../../../test/support/index-postgres.ts";
 import type { IndexStore } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {

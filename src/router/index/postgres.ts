@@ -81,7 +81,7 @@ export async function openPostgresIndex(opts: PostgresIndexOptions): Promise<Pos
   return store;
 }
 
-export class PostgresIndexStore implements IndexStore {
+class PostgresIndexStore implements IndexStore {
   readonly kind = "postgres";
   readonly embeddingDim: number | undefined;
   readonly schema: string;

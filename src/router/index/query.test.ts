@@ -1,4 +1,5 @@
 import { describe, expect, it } from "bun:test";
+import { httpErrorOf } from "../../common/http-error.ts";
 import { QueryError } from "./errors.ts";
 import { HOSTILE_QUERIES } from "../../../test/fixtures/index-corpus.ts";
 import { clauses, MAX_QUERY_WORDS, parseQuery } from "./query.ts";
@@ -34,7 +35,7 @@ describe("parseQuery", () => {
       err = e;
     }
     expect(err).toBeInstanceOf(QueryError);
-    expect((err as QueryError).status).toBe(400);
+    expect(httpErrorOf(err)?.status).toBe(400);
     expect((err as QueryError).code).toBe("invalid_query");
     expect((err as QueryError).message).toContain("raw, ingest, lessons, arcs, signals, feed, markers");
   });

@@ -16,7 +16,7 @@ export interface ParsedQuery extends SearchFilters {
 /** Words past this count are ignored; a search box is not a document. */
 export const MAX_QUERY_WORDS = 32;
 /** Longer "words" are noise (hashes, base64) and Postgres refuses words over 2047 bytes. */
-export const MAX_WORD_LENGTH = 100;
+const MAX_WORD_LENGTH = 100;
 const MAX_FILTER_LENGTH = 256;
 
 /** A word: a letter or digit, then letters, digits and combining marks (what FTS5's unicode61 keeps). */

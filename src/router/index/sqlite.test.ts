@@ -6,8 +6,8 @@ import { refreshFolder } from "./refresh.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GroupCommit } from "./sqlite-group-commit.ts";
-import { describeLinkStore } from "./links-suite.ts";
-import { describeIndexStore, type StoreLab } from "./search-suite.ts";
+import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
+import { describeIndexStore, type StoreLab } from "../../../test/support/index-search-suite.ts";
 import { parseQuery } from "./query.ts";
 import { filterToken, markedSnippet, openSqliteIndex, splitMarked, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
@@ -137,7 +137,7 @@ describe("SQLite document-level index", () => {
             )
             .get(path, producer, title, JSON.stringify(tags))!;
           for (const t of tags) db.query("INSERT INTO doc_tags (tag, doc_id) VALUES (?, ?)").run(t.toLowerCase(), id);
-          chunks.forEach((body, seq) => db.query("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?)").run(id, seq, title, body));
+          for (const [seq, body] of chunks.entries()) db.query("INSERT INTO chunks (doc_id, seq, title, body) VALUES (?, ?, ?, ?)").run(id, seq, title, body);
         };
         doc("raw/a.md", "raw", "Deploy notes", ["Ops", "Café"], ["first chunk about helm", "second chunk about rollback"]);
         doc("lessons/b.md", "lessons", "Lesson", ["ops"], ["a rollback that went well"]);

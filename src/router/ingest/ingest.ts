@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { withFileLock } from "../../common/file-lock";
 import { log } from "../../common/logger";
 import { documentFromFile, hashContent, splitFrontmatter, deriveTitle, frontmatterTags } from "../index/document";
@@ -56,16 +56,16 @@ export interface IngestDeps {
   signalTtlHours?: number;
 }
 
-export function ingestId(content: string): string {
+function ingestId(content: string): string {
   return hashContent(content.trim()).slice(0, 16);
 }
 
 export async function ingest(deps: IngestDeps, req: IngestRequest): Promise<IngestResult> {
   const bytes = Buffer.byteLength(req.content, "utf8");
   if (bytes > deps.maxBytes) {
-    throw new HttpError(413, "content_too_large", `content is ${bytes} bytes; INGEST_MAX_BYTES is ${deps.maxBytes}`);
+    throw new DomainError("too_large", "content_too_large", `content is ${bytes} bytes; INGEST_MAX_BYTES is ${deps.maxBytes}`);
   }
-  if (req.content.trim().length === 0) throw new HttpError(400, "invalid_request", "content is empty");
+  if (req.content.trim().length === 0) throw new DomainError("invalid", "invalid_request", "content is empty");
 
   const id = ingestId(req.content);
   const ledger = join(deps.dataDir, "ingested", `${id}.json`);

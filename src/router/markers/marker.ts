@@ -5,7 +5,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
 import type { SignalHub } from "../signals/hub";
 import { appendLesson, appendMilestone, writeDecision, writeSignal, type RecordInput, type RecordWrite } from "../vault/records";
@@ -14,7 +14,7 @@ import { withVaultLock } from "../vault/vault-lock";
 import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
 import { appendJournal } from "./journal";
-import { MARKER_MAX_CHARS, type MarkerInput, type MarkerOrigin, type MarkerRecord } from "./types";
+import { MARKER_MAX_CHARS, markerType, type MarkerInput, type MarkerOrigin, type MarkerRecord, type MarkerType } from "./types";
 
 export interface MarkerDeps {
   vault: string;
@@ -42,6 +42,22 @@ export interface MarkerResult {
 
 export const markerId = (key: string) => `mk_${hashContent(key).slice(0, 16)}`;
 
+/**
+ * A marker's idempotency key: the client's own key when it sent one (X-Idempotency-Key, the MCP
+ * tool's idempotency_key), else the sha256 of the marker as sent, so the same marker twice is
+ * one marker. `sent` is what the client sent, as parsed: its whitespace does not make a new key.
+ */
+export function markerKey(clientKey: string | undefined, sent: unknown): MarkerKey {
+  return clientKey ? { key: `header:${clientKey}`, source: "header" } : { key: `body:${hashContent(JSON.stringify(sent))}`, source: "body" };
+}
+
+/** A marker type as a client sent it ("@lesson", "Lesson"); an unknown one is refused. */
+export function requireMarkerType(value: string): MarkerType {
+  const type = markerType(value);
+  if (!type) throw new DomainError("invalid", "invalid_request", `type: unknown marker type ${JSON.stringify(value)}`);
+  return type;
+}
+
 /** attrs.ts: ISO 8601, or epoch seconds (< 10^11) / milliseconds. */
 export function markerTime(ts: unknown, fallback: Date): Date {
   if (ts === undefined || ts === null || ts === "") return fallback;
@@ -53,12 +69,15 @@ export function markerTime(ts: unknown, fallback: Date): Date {
     d = new Date(ts);
   }
   if (!d || Number.isNaN(d.getTime())) {
-    throw new HttpError(400, "invalid_request", `attrs.ts: ${JSON.stringify(ts)} is not a time (ISO 8601, or epoch seconds or milliseconds)`, [
-      { path: "attrs.ts", message: "not a time" },
-    ]);
+    throw new DomainError("invalid", "invalid_request", `attrs.ts: ${JSON.stringify(ts)} is not a time (ISO 8601, or epoch seconds or milliseconds)`, {
+      details: [{ path: "attrs.ts", message: "not a time" }],
+    });
   }
   return d;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it folds to spaces
+const LINE_BREAKING = /[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g;
 
 /**
  * An attribute as one line: line breaks and other control characters become spaces, so a
@@ -67,7 +86,7 @@ export function markerTime(ts: unknown, fallback: Date): Date {
 const str = (v: unknown): string | undefined => {
   if (typeof v === "number") return String(v);
   if (typeof v !== "string") return undefined;
-  const line = v.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]+/g, " ").replace(/ {2,}/g, " ").trim().slice(0, 500);
+  const line = v.replace(LINE_BREAKING, " ").replace(/ {2,}/g, " ").trim().slice(0, 500);
   return line || undefined;
 };
 
@@ -79,9 +98,9 @@ export async function recordMarker(
 ): Promise<MarkerResult> {
   const chars = [...input.content].length;
   if (chars > MARKER_MAX_CHARS) {
-    throw new HttpError(413, "content_too_large", `content is ${chars} characters; a marker holds at most ${MARKER_MAX_CHARS}`);
+    throw new DomainError("too_large", "content_too_large", `content is ${chars} characters; a marker holds at most ${MARKER_MAX_CHARS}`);
   }
-  if (input.content.trim().length === 0) throw new HttpError(400, "invalid_request", "content is empty", [{ path: "content", message: "empty" }]);
+  if (input.content.trim().length === 0) throw new DomainError("invalid", "invalid_request", "content is empty", { details: [{ path: "content", message: "empty" }] });
   const receivedAt = opts.receivedAt ?? (deps.now ?? (() => new Date()))();
   const ts = markerTime(input.attrs.ts, opts.fallbackTs ?? receivedAt);
   const id = markerId(key.key);

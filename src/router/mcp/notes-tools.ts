@@ -5,8 +5,9 @@ import { z } from "zod";
 import type { RouterDeps } from "../app";
 import { PRODUCERS } from "../index/types";
 import { CONTEXT_CHARS, CONTEXT_DEPTH, noteContext } from "../notes/context";
-import { BATCH_NOTE_CHARS, BATCH_TOTAL_CHARS, getNote, getNotes, MAX_BATCH_NOTES, MAX_BATCH_PATHS } from "../notes/read";
-import { RECENT_LIMIT, recentNotes } from "../notes/recent";
+import { NOTE_PATH_MAX_CHARS } from "../notes/file";
+import { BATCH_NOTE_CHARS, BATCH_TOTAL_CHARS, getNote, getNotes, MAX_BATCH_NOTES, MAX_BATCH_PATHS, NOTE_MAX_CHARS } from "../notes/read";
+import { CURSOR_MAX_CHARS, RECENT_LIMIT, RECENT_TAG_MAX_CHARS, recentNotes } from "../notes/recent";
 import { answer } from "./answer";
 
 export function registerNoteTools(server: McpServer, deps: RouterDeps): void {
@@ -17,10 +18,10 @@ export function registerNoteTools(server: McpServer, deps: RouterDeps): void {
         "Read one vault note by path (as search hits name it): frontmatter, title, tags, body, outgoing links and backlinks. " +
         "Optional body line range (from_line/to_line, 1 = first line after the frontmatter) and max_chars; the answer says when it was cut.",
       inputSchema: {
-        path: z.string().min(1).max(1024),
+        path: z.string().min(1).max(NOTE_PATH_MAX_CHARS),
         from_line: z.number().int().min(1).optional(),
         to_line: z.number().int().min(1).optional(),
-        max_chars: z.number().int().min(1).max(1_000_000).optional(),
+        max_chars: z.number().int().min(1).max(NOTE_MAX_CHARS).optional(),
       },
       annotations: { readOnlyHint: true },
     },
@@ -33,8 +34,8 @@ export function registerNoteTools(server: McpServer, deps: RouterDeps): void {
     {
       description: `Read several notes in one call, by paths (at most ${MAX_BATCH_PATHS}) or a glob over indexed paths (e.g. "left/decisions/*.md"). Returns at most ${MAX_BATCH_NOTES} notes within max_total_chars (default ${BATCH_TOTAL_CHARS.default}); what was left out, and paths not found, are listed.`,
       inputSchema: {
-        paths: z.array(z.string().min(1).max(1024)).min(1).max(MAX_BATCH_PATHS).optional(),
-        glob: z.string().min(1).max(1024).optional(),
+        paths: z.array(z.string().min(1).max(NOTE_PATH_MAX_CHARS)).min(1).max(MAX_BATCH_PATHS).optional(),
+        glob: z.string().min(1).max(NOTE_PATH_MAX_CHARS).optional(),
         max_chars: z.number().int().min(1).max(BATCH_NOTE_CHARS.max).optional(),
         max_total_chars: z.number().int().min(1).max(BATCH_TOTAL_CHARS.max).optional(),
       },
@@ -50,10 +51,10 @@ export function registerNoteTools(server: McpServer, deps: RouterDeps): void {
       inputSchema: {
         since: z.union([z.string().datetime({ offset: true }), z.string().date()]).optional(),
         producer: z.enum(PRODUCERS).optional(),
-        tag: z.string().min(1).max(200).optional(),
-        prefix: z.string().min(1).max(1024).optional(),
+        tag: z.string().min(1).max(RECENT_TAG_MAX_CHARS).optional(),
+        prefix: z.string().min(1).max(NOTE_PATH_MAX_CHARS).optional(),
         limit: z.number().int().min(1).max(RECENT_LIMIT.max).default(RECENT_LIMIT.default),
-        cursor: z.string().max(4096).optional(),
+        cursor: z.string().max(CURSOR_MAX_CHARS).optional(),
       },
       annotations: { readOnlyHint: true },
     },
@@ -65,7 +66,7 @@ export function registerNoteTools(server: McpServer, deps: RouterDeps): void {
     {
       description: `A note with the notes it links to and that link to it, breadth-first to depth hops (1–${CONTEXT_DEPTH.max}), ranked by link distance then recency, bodies within max_chars (default ${CONTEXT_CHARS.default}); the rest listed as left_out.`,
       inputSchema: {
-        path: z.string().min(1).max(1024),
+        path: z.string().min(1).max(NOTE_PATH_MAX_CHARS),
         depth: z.number().int().min(1).max(CONTEXT_DEPTH.max).default(CONTEXT_DEPTH.default),
         max_chars: z.number().int().min(CONTEXT_CHARS.min).max(CONTEXT_CHARS.max).default(CONTEXT_CHARS.default),
       },

@@ -7,13 +7,13 @@ import { z } from "zod";
 import { VERSION } from "../../common/version";
 import type { RouterDeps } from "../app";
 import { brief } from "../brief/brief";
-import { buildFeed } from "../feed/feed";
-import { hashContent } from "../index/document";
+import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { ingest } from "../ingest/ingest";
-import { recordMarker } from "../markers/marker";
-import { MARKER_MAX_CHARS, MARKER_TYPES, markerType } from "../markers/types";
+import { INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
+import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
+import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS } from "../markers/types";
+import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
 import { search } from "../search/search";
-import { TICK_WAIT_MS } from "../routes/tick";
 import { answer } from "./answer";
 import { registerNoteTools } from "./notes-tools";
 
@@ -24,17 +24,22 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "search",
     {
       description: 'Federated search over the knowledge vault. Query syntax: words, "quoted phrases", tag:x, producer:x.',
-      inputSchema: { query: z.string().min(1).max(2000), limit: z.number().int().min(1).max(100).default(10) },
+      inputSchema: {
+        query: z.string().min(1).max(QUERY_MAX_CHARS),
+        limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default),
+        explain: z.boolean().default(false).describe("add each hit's BM25, vector, fused and rerank scores and ranks"),
+        rerank: z.boolean().default(true).describe("false skips the configured reranker"),
+      },
       annotations: { readOnlyHint: true },
     },
-    ({ query, limit }) => answer(() => search(deps.search, query, limit)),
+    ({ query, limit, explain, rerank }) => answer(() => search(deps.search, query, limit, { explain, rerank })),
   );
 
   server.registerTool(
     "brief",
     {
       description: "Search the vault and synthesize a cited digest (model-written when one is configured, else extractive).",
-      inputSchema: { query: z.string().min(1).max(2000) },
+      inputSchema: { query: z.string().min(1).max(QUERY_MAX_CHARS) },
       annotations: { readOnlyHint: true },
     },
     ({ query }) => answer(() => brief(deps.search, query)),
@@ -46,9 +51,9 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
       description: "Add content to the vault: classified, written as markdown with frontmatter, indexed at once.",
       inputSchema: {
         content: z.string().min(1),
-        tags: z.array(z.string().min(1).max(64)).max(32).default([]),
-        title: z.string().max(300).optional(),
-        source: z.string().max(200).optional(),
+        tags: z.array(z.string().min(1).max(INGEST_TAGS.maxChars)).max(INGEST_TAGS.max).default([]),
+        title: z.string().max(INGEST_TITLE_MAX_CHARS).optional(),
+        source: z.string().max(INGEST_SOURCE_MAX_CHARS).optional(),
       },
     },
     (args) => answer(() => ingest(deps.ingest, { ...args, source: args.source ?? "mcp" })),
@@ -59,18 +64,16 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     {
       description: `Record a marker: lesson, milestone, signal or decision (content at most ${MARKER_MAX_CHARS} characters). Idempotent by idempotency_key, else by the arguments' hash.`,
       inputSchema: {
-        type: z.enum([...MARKER_TYPES, ...MARKER_TYPES.map((t) => `@${t}` as const)]),
+        type: z.enum(MARKER_TYPE_SPELLINGS),
         content: z.string().min(1),
         attrs: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
-        idempotency_key: z.string().min(1).max(512).optional(),
+        idempotency_key: z.string().min(1).max(MARKER_KEY_MAX_CHARS).optional(),
       },
     },
     ({ type, content, attrs, idempotency_key }) =>
       answer(async () => {
-        const key = idempotency_key
-          ? { key: `header:${idempotency_key}`, source: "header" as const }
-          : { key: `body:${hashContent(JSON.stringify({ type, content, attrs }))}`, source: "body" as const };
-        const { record, replayed } = await recordMarker(deps.markers, { type: markerType(type)!, content, attrs }, key, { origin: "mcp", defaultSource: "mcp" });
+        const key = markerKey(idempotency_key, { type, content, attrs });
+        const { record, replayed } = await recordMarker(deps.markers, { type: requireMarkerType(type), content, attrs }, key, { origin: "mcp", defaultSource: "mcp" });
         return { ...record, replayed };
       }),
   );
@@ -79,7 +82,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "feed",
     {
       description: "The session-start feed: hot arcs, inject blocks by priority, recent lessons and live signals.",
-      inputSchema: { max_chars: z.number().int().min(200).max(200_000).optional() },
+      inputSchema: { max_chars: z.number().int().min(FEED_CHARS.min).max(FEED_CHARS.max).optional() },
       annotations: { readOnlyHint: true },
     },
     ({ max_chars }) => answer(() => buildFeed(deps.feed, { maxChars: max_chars })),
@@ -94,7 +97,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     ({ dry_run, no_ai, wait }) =>
       answer(async () => {
         const record = await deps.ticks.enqueue({ dry_run, no_ai, trigger: "mcp" });
-        return wait ? ((await deps.ticks.wait(record.tick_id, TICK_WAIT_MS)) ?? record) : record;
+        return wait ? ((await deps.ticks.wait(record.tick_id)) ?? record) : record;
       }),
   );
 

@@ -11,7 +11,7 @@ import { cutBody, noteRef, type NoteRef } from "./view";
 export const CONTEXT_DEPTH = { default: 1, max: 3 } as const;
 export const CONTEXT_CHARS = { default: 20_000, min: 200, max: 200_000 } as const;
 /** Notes a walk visits at most, however linked the vault: the walk stops widening there. */
-export const MAX_CONTEXT_NOTES = 200;
+const MAX_CONTEXT_NOTES = 200;
 /** A note is cut rather than left out while at least this much budget remains. */
 const MIN_USEFUL_CHARS = 200;
 
@@ -58,7 +58,10 @@ export async function noteContext(deps: NotesDeps, path: string, opts: { depth?:
     const next: string[] = [];
     const reach = (to: string, from: string, relation: "links_to" | "linked_from") => {
       if (reached.has(to)) return;
-      if (reached.size >= MAX_CONTEXT_NOTES) return void (capped = true);
+      if (reached.size >= MAX_CONTEXT_NOTES) {
+        capped = true;
+        return;
+      }
       reached.set(to, { distance: d, via: { from, relation } });
       next.push(to);
     };

@@ -1,10 +1,12 @@
 // Reading notes: one by path (GET /notes/{path}, MCP `get`) and several in one call, by paths
 // or a glob (POST /notes/batch, MCP `multi_get`), bounded in count and in total size, with
 // what was left out said.
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { notePath, readNoteFile, type NoteFile, type NotesDeps } from "./file";
 import { noteViews, type NoteView, type ViewOptions } from "./view";
 
+/** Ceiling of one note's body characters (GET /notes/{path} and the MCP get tool's max_chars). */
+export const NOTE_MAX_CHARS = 1_000_000;
 /** Notes one batch returns at most; more named (or matched) are listed as left out. */
 export const MAX_BATCH_NOTES = 50;
 /** Paths one batch may name. */
@@ -44,7 +46,7 @@ export interface BatchResult {
 }
 
 export async function getNotes(deps: NotesDeps, req: BatchRequest): Promise<BatchResult> {
-  if ((req.paths === undefined) === (req.glob === undefined)) throw new HttpError(400, "invalid_request", "give either paths or glob, not both");
+  if ((req.paths === undefined) === (req.glob === undefined)) throw new DomainError("invalid", "invalid_request", "give either paths or glob, not both");
   const perNote = req.max_chars ?? BATCH_NOTE_CHARS.default;
   let budget = req.max_total_chars ?? BATCH_TOTAL_CHARS.default;
   const result: BatchResult = { notes: [], errors: [], left_out: [], left_out_count: 0 };
@@ -58,7 +60,7 @@ export async function getNotes(deps: NotesDeps, req: BatchRequest): Promise<Batc
     paths = await globPaths(deps, req.glob);
     result.matched = paths.length;
   } else {
-    if (req.paths!.length > MAX_BATCH_PATHS) throw new HttpError(400, "too_many_paths", `at most ${MAX_BATCH_PATHS} paths per batch (got ${req.paths!.length})`);
+    if (req.paths!.length > MAX_BATCH_PATHS) throw new DomainError("invalid", "too_many_paths", `at most ${MAX_BATCH_PATHS} paths per batch (got ${req.paths!.length})`);
     paths = [...new Set(req.paths)];
   }
 
@@ -80,7 +82,7 @@ export async function getNotes(deps: NotesDeps, req: BatchRequest): Promise<Batc
       cuts.set(file.path, chars);
       files.push(file);
     } catch (err) {
-      if (!(err instanceof HttpError) || err.status >= 500) throw err;
+      if (!(err instanceof DomainError) || !err.callersFault) throw err;
       result.errors.push({ path, code: err.code, message: err.message });
     }
   }

@@ -1,10 +1,13 @@
 // GET /notes (MCP `recent`): what changed in the vault since a time — indexed notes, newest
 // first (updated_at, then path, both descending), a page at a time behind an opaque cursor.
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import type { IndexStore, Producer } from "../index/types";
 import { noteRef, type NoteRef } from "./view";
 
 export const RECENT_LIMIT = { default: 50, max: 500 } as const;
+/** Longest tag filter, and longest cursor (next_cursor as returned), in characters. */
+export const RECENT_TAG_MAX_CHARS = 200;
+export const CURSOR_MAX_CHARS = 4096;
 
 export interface RecentRequest {
   since?: Date;
@@ -47,5 +50,5 @@ function decodeCursor(cursor: string): { updatedAt: Date; path: string } {
     const [ms, path] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown];
     if (typeof ms === "number" && Number.isFinite(ms) && typeof path === "string") return { updatedAt: new Date(ms), path };
   } catch {}
-  throw new HttpError(400, "invalid_cursor", "cursor is not one this API returned: pass next_cursor from the previous page unchanged");
+  throw new DomainError("invalid", "invalid_cursor", "cursor is not one this API returned: pass next_cursor from the previous page unchanged");
 }

@@ -79,7 +79,11 @@ export async function noteViews(deps: NotesDeps, files: NoteFile[], opts: (file:
   const extracted = parsed.map((p) => extractLinks(p.file.path, p.body));
   const [resolved, backlinks, indexed] = await Promise.all([resolveLinks(deps.index, extracted.flat()), backlinksOf(deps.index, paths), deps.index.notes(paths)]);
   let at = 0;
-  const outgoing = extracted.map((links) => resolved.slice(at, (at += links.length)));
+  const outgoing = extracted.map((links) => {
+    const mine = resolved.slice(at, at + links.length);
+    at += links.length;
+    return mine;
+  });
   const sources = [...new Set([...backlinks.values()].flat())];
   const meta = new Map((await deps.index.notes(sources)).map((n) => [n.path, n]));
   const indexedHash = new Map(indexed.map((n) => [n.path, n.hash]));

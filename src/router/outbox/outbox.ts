@@ -4,10 +4,9 @@
 // job). A replay posts each file with its original time (attrs.ts) and idempotency key, so a
 // marker replayed twice is recorded once; accepted files move to <sent>, refused ones to
 // <rejected> with the reason beside them.
-import { randomUUID } from "node:crypto";
 import { access, mkdir, readFile, readdir, rename, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { ApiError, ConnectionError, type RouterClient } from "../client";
+import { ApiError, ConnectionError, type MarkerInput, type RouterClient } from "../client";
 
 export interface BufferedMarker {
   type?: unknown;
@@ -21,7 +20,7 @@ export interface BufferedMarker {
 export async function bufferMarker(dir: string, marker: BufferedMarker): Promise<string> {
   await mkdir(dir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[-:.]/g, "");
-  const name = `${stamp}-${randomUUID().slice(0, 8)}.json`;
+  const name = `${stamp}-${crypto.randomUUID().slice(0, 8)}.json`; // the Web Crypto global: node:crypto would cost a Stop hook milliseconds to load
   const temp = join(dir, `.${name}.tmp`);
   await writeFile(temp, `${JSON.stringify(marker)}\n`, { mode: 0o600 });
   await rename(temp, join(dir, name));
@@ -74,40 +73,27 @@ export async function replayOutbox(client: RouterClient, opts: ReplayOptions): P
       const ts = marker.attrs?.ts ?? new Date(mtime).toISOString();
       const attrs = { ...marker.attrs, ts, ...(marker.session_id && !marker.attrs?.session_id ? { session_id: marker.session_id } : {}) };
       const key = typeof marker.idempotency_key === "string" && marker.idempotency_key ? marker.idempotency_key : undefined;
-      let res: Response;
+      let created: boolean;
       try {
-        res = await client.raw("POST", "/marker", { type: marker.type, content: marker.content, attrs }, key ? { "x-idempotency-key": key } : {});
+        // The file is sent as it was read: the router judges it, and refuses (400) what is not a marker.
+        ({ created } = await client.marker({ type: marker.type, content: marker.content, attrs } as MarkerInput, { idempotencyKey: key }));
       } catch (err) {
-        if (err instanceof ConnectionError) throw new ReplayInterrupted(counts, err);
-        throw err;
-      }
-      if (res.status === 200 || res.status === 201) {
-        if (res.status === 200) counts.duplicates++;
-        else counts.posted++;
-        await moveAside(path, opts.sent);
-        opts.narrate?.(`  ${name}: ${res.status === 201 ? "recorded" : "already recorded"}`);
-      } else if (res.status === 401 || res.status === 503 || res.status >= 500) {
-        throw new ReplayInterrupted(counts, await apiError(res));
-      } else {
-        await moveAside(path, opts.rejected, `${res.status}: ${(await res.text()).slice(0, 300)}`);
+        // The router down, or refusing everyone (token, 5xx): stop, the rest stays buffered.
+        if (err instanceof ConnectionError || (err instanceof ApiError && (err.status === 401 || err.status >= 500))) throw new ReplayInterrupted(counts, err);
+        if (!(err instanceof ApiError)) throw err;
+        // A refusal of this marker (bad kind, too long) will not change on a retry.
+        await moveAside(path, opts.rejected, `${err.status} ${err.code}: ${err.message}`.slice(0, 300));
         counts.refused++;
-        opts.narrate?.(`  ${name}: refused (${res.status})`);
+        opts.narrate?.(`  ${name}: refused (${err.status})`);
+        continue;
       }
+      if (created) counts.posted++;
+      else counts.duplicates++;
+      await moveAside(path, opts.sent);
+      opts.narrate?.(`  ${name}: ${created ? "recorded" : "already recorded"}`);
     }
   }
   return counts;
-}
-
-/** The router's error body, when it sent one, as an ApiError (for one clear line). */
-async function apiError(res: Response): Promise<ApiError> {
-  const text = await res.text().catch(() => "");
-  let e: { code?: string; message?: string } | undefined;
-  try {
-    e = (JSON.parse(text) as { error?: typeof e }).error;
-  } catch {
-    e = undefined;
-  }
-  return new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? text.slice(0, 200));
 }
 
 /** Moves a marker file into `dir`, never over an earlier one of the same name (outbox and backlog may share names). */

@@ -1,15 +1,17 @@
 // POST /brief: top hits plus a cited digest (model-written, or extractive without a model);
 // `stream: true` answers with server-sent events instead.
 import { createRoute, z } from "@hono/zod-openapi";
-import { streamSSE } from "hono/streaming";
 import { HttpError, errorBody, errorResponse } from "../../common/errors";
+import { httpErrorOf } from "../../common/http-error";
+import { keepOpen, sseResponse, sseStream } from "../../common/http/sse";
 import type { RouterApp } from "../app";
 import { brief, briefStream } from "../brief/brief";
-import { authResponses, SearchHitSchema, SearchMode } from "./schemas";
+import { QUERY_MAX_CHARS } from "../search/limits";
+import { authResponses, SearchHit, SearchMode } from "./schemas";
 
 export const BriefRequest = z
   .object({
-    query: z.string().min(1).max(2000),
+    query: z.string().min(1).max(QUERY_MAX_CHARS),
     stream: z.boolean().default(false).openapi({ description: "answer as text/event-stream: hits, delta…, done" }),
   })
   .openapi("BriefRequest");
@@ -23,7 +25,7 @@ export const BriefResponse = z
     model: z.string().optional(),
     text: z.string().openapi({ description: "the digest; [n] cites citations[n-1]" }),
     citations: z.array(Citation),
-    hits: z.array(SearchHitSchema),
+    hits: z.array(SearchHit),
     mode: SearchMode,
   })
   .openapi("BriefResponse");
@@ -54,14 +56,21 @@ export const registerBrief = (app: RouterApp) =>
     const { query, stream } = c.req.valid("json");
     if (!stream) return c.json(await brief(c.env.deps.search, query), 200);
     const started = await briefStream(c.env.deps.search, query);
-    return streamSSE(c, async (sse) => {
-      await sse.writeSSE({ event: "hits", data: JSON.stringify({ hits: started.hits, citations: started.citations, mode: started.mode }) });
-      try {
-        for await (const text of started.deltas) await sse.writeSSE({ event: "delta", data: JSON.stringify({ text }) });
-        await sse.writeSSE({ event: "done", data: JSON.stringify({ synthesis: started.synthesis, model: started.model }) });
-      } catch (err) {
-        const e = err instanceof HttpError ? err : new HttpError(502, "gateway_error", (err as Error).message);
-        await sse.writeSSE({ event: "error", data: JSON.stringify(errorBody(e.code, e.message)) });
-      }
-    }) as never;
+    keepOpen(c.env.server, c.req.raw);
+    const body = sseStream({
+      run: async (sse) => {
+        sse.event({ event: "hits", data: { hits: started.hits, citations: started.citations, mode: started.mode } });
+        try {
+          for await (const text of started.deltas) {
+            if (sse.closed) break;
+            sse.event({ event: "delta", data: { text } });
+          }
+          sse.event({ event: "done", data: { synthesis: started.synthesis, model: started.model } });
+        } catch (err) {
+          const e = httpErrorOf(err) ?? new HttpError(502, "gateway_error", (err as Error).message);
+          sse.event({ event: "error", data: errorBody(e.code, e.message) });
+        }
+      },
+    });
+    return sseResponse(body) as never;
   });

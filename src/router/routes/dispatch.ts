@@ -4,6 +4,7 @@ import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { authResponses } from "./schemas";
 import { dispatch } from "../dispatch/dispatch";
+import { QUERY_MAX_CHARS } from "../search/limits";
 
 export const DispatchRequest = z
   .object({
@@ -13,7 +14,7 @@ export const DispatchRequest = z
       .max(1_000_000, "task is longer than 1,000,000 characters")
       .refine((s) => s.trim().length > 0, "task is empty")
       .openapi({ example: "Fix the flaky deploy test" }),
-    query: z.string().max(2000).optional().openapi({ description: "what to search the vault for (default: the task)" }),
+    query: z.string().max(QUERY_MAX_CHARS).optional().openapi({ description: "what to search the vault for (default: the task)" }),
     repo_url: z.string().optional(),
     profile: z.string().optional(),
     include_linked: z.boolean().default(false).openapi({ description: "also bundle the notes the top 3 sources link to and are linked from (one hop, 12,000 characters at most)" }),

@@ -1,7 +1,8 @@
 // GET /feed: the session-start injection payload.
 import { createRoute, z } from "@hono/zod-openapi";
+import { etagMatches, etagOf } from "../../common/http/etag";
 import type { RouterApp } from "../app";
-import { buildFeed } from "../feed/feed";
+import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { authResponses } from "./schemas";
 import { errorResponse } from "../../common/errors";
 
@@ -9,7 +10,7 @@ const HotArc = z
   .object({ id: z.string(), heat: z.number(), region: z.string(), status: z.string(), title: z.string(), summary: z.string() })
   .openapi("HotArc");
 
-const FeedEntrySchema = z
+const FeedEntry = z
   .object({
     id: z.string(),
     title: z.string(),
@@ -32,11 +33,11 @@ const Signal = z
   .object({ path: z.string(), severity: z.string(), source: z.string(), title: z.string(), created: z.string(), last_seen: z.string(), count: z.number() })
   .openapi("FeedSignal");
 
-export const FeedResponse = z
+export const Feed = z
   .object({
     hot_arcs: z.array(HotArc).openapi({ description: "rows of hot-arcs.md (hot and warm arcs, hottest first)" }),
     inject_blocks: z.array(z.string()).openapi({ description: "`## title\\n\\nbody` per live entry by priority, within max_chars (the last may be cut, ending in …)" }),
-    entries: z.array(FeedEntrySchema).openapi({ description: "live (unexpired) feed entries from brain-feed/, by priority" }),
+    entries: z.array(FeedEntry).openapi({ description: "live (unexpired) feed entries from brain-feed/, by priority" }),
     lessons: z.array(Lesson).openapi({ description: "the 10 newest lessons from the lesson logs" }),
     signals: z.array(Signal).openapi({ description: "live signals now (open; within SIGNAL_TTL_HOURS unless critical), most urgent first, at most 20" }),
     generated_at: z.string().openapi({ format: "date-time" }),
@@ -47,6 +48,7 @@ export const FeedResponse = z
     truncated: z.boolean().openapi({ description: "true when entries did not all fit in max_chars" }),
   })
   .openapi("Feed");
+export type Feed = z.infer<typeof Feed>;
 
 const route = createRoute({
   method: "get",
@@ -56,11 +58,11 @@ const route = createRoute({
   summary: "Session-start injection payload",
   security: [{ bearer: [] }],
   request: {
-    query: z.object({ max_chars: z.coerce.number().int().min(200).max(200_000).optional().openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }) }),
+    query: z.object({ max_chars: z.coerce.number().int().min(FEED_CHARS.min).max(FEED_CHARS.max).optional().openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }) }),
     headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "a previous hash (ETag): 304 when unchanged" }) }),
   },
   responses: {
-    200: { description: "The feed", headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } }, content: { "application/json": { schema: FeedResponse } } },
+    200: { description: "The feed", headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } }, content: { "application/json": { schema: Feed } } },
     304: { description: "Unchanged since the If-None-Match hash" },
     400: errorResponse("Bad max_chars"),
     ...authResponses,
@@ -71,9 +73,7 @@ export const registerFeed = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const { max_chars } = c.req.valid("query");
     const feed = await buildFeed(c.env.deps.feed, { maxChars: max_chars });
-    const etag = `"${feed.hash}"`;
-    c.header("ETag", etag);
-    const inm = c.req.valid("header")["if-none-match"];
-    if (inm && inm.split(",").map((s) => s.trim().replace(/^W\//, "")).some((t) => t === etag || t === feed.hash)) return c.body(null, 304);
+    c.header("ETag", etagOf(feed.hash));
+    if (etagMatches(c.req.valid("header")["if-none-match"], feed.hash)) return c.body(null, 304);
     return c.json(feed, 200);
   });

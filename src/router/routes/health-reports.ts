@@ -15,7 +15,7 @@ const Stage = z
   })
   .openapi("PipelineStage");
 
-export const PipelineReportSchema = z
+export const PipelineReport = z
   .object({
     status: z.enum(["ok", "warn", "fail"]).openapi({ description: "the worst stage verdict" }),
     stages: z.array(Stage).length(7).openapi({ description: "ingest, drain, arcs, lessons, signals, feed, index — in that order" }),
@@ -24,6 +24,7 @@ export const PipelineReportSchema = z
     scanned: z.number().int().openapi({ description: "directory entries read (at most PIPELINE_SCAN_LIMIT)" }),
   })
   .openapi("PipelineReport");
+export type PipelineReport = z.infer<typeof PipelineReport>;
 
 const Probe = z
   .object({
@@ -34,13 +35,14 @@ const Probe = z
   })
   .openapi("DeepProbe");
 
-export const DeepReportSchema = z
+export const DeepReport = z
   .object({
     status: z.enum(["ok", "fail"]).openapi({ description: "fail when any probe failed" }),
     probes: z.array(Probe).length(3),
     checked_at: z.string().openapi({ format: "date-time" }),
   })
   .openapi("DeepReport");
+export type DeepReport = z.infer<typeof DeepReport>;
 
 const pipelineRoute = createRoute({
   method: "get",
@@ -49,7 +51,7 @@ const pipelineRoute = createRoute({
   tags: ["health"],
   summary: "Seven-stage pipeline report",
   security: [{ bearer: [] }],
-  responses: { 200: { description: "The report (200 whatever the verdicts; read status)", content: { "application/json": { schema: PipelineReportSchema } } }, ...authResponses },
+  responses: { 200: { description: "The report (200 whatever the verdicts; read status)", content: { "application/json": { schema: PipelineReport } } }, ...authResponses },
 });
 
 const deepRoute = createRoute({
@@ -62,7 +64,7 @@ const deepRoute = createRoute({
     "Three real probes: a vault write round-trip; the index's vector dimension read from its database and a real embedding call checked against it; " +
     "a one-token completion through the gateway. A missing server token is a hard failure: like every router path this answers 503 server_token_unset then.",
   security: [{ bearer: [] }],
-  responses: { 200: { description: "The report (200 whatever the verdicts; read status)", content: { "application/json": { schema: DeepReportSchema } } }, ...authResponses },
+  responses: { 200: { description: "The report (200 whatever the verdicts; read status)", content: { "application/json": { schema: DeepReport } } }, ...authResponses },
 });
 
 export function registerHealthReports(app: RouterApp): void {

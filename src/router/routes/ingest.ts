@@ -5,13 +5,17 @@ import type { RouterApp } from "../app";
 import { authResponses } from "./schemas";
 import { KINDS } from "../ingest/classify";
 import { ingest } from "../ingest/ingest";
+import { INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
 
 export const IngestRequest = z
   .object({
     content: z.string().refine((s) => s.trim().length > 0, "content is empty").openapi({ example: "# Deploys\nRoll back with `make rollback`." }),
-    tags: z.array(z.string().min(1).max(64, "a tag is at most 64 characters")).max(32, "at most 32 tags").default([]),
-    title: z.string().max(300).optional(),
-    source: z.string().max(200).optional().openapi({ description: "who sent it (default api)" }),
+    tags: z
+      .array(z.string().min(1).max(INGEST_TAGS.maxChars, `a tag is at most ${INGEST_TAGS.maxChars} characters`))
+      .max(INGEST_TAGS.max, `at most ${INGEST_TAGS.max} tags`)
+      .default([]),
+    title: z.string().max(INGEST_TITLE_MAX_CHARS).optional(),
+    source: z.string().max(INGEST_SOURCE_MAX_CHARS).optional().openapi({ description: "who sent it (default api)" }),
   })
   .openapi("IngestRequest");
 

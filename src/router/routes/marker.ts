@@ -1,13 +1,10 @@
 // POST /marker: record a lesson, milestone, signal or decision (the hooks package's wire format).
 import { createRoute, z } from "@hono/zod-openapi";
-import { HttpError, errorResponse } from "../../common/errors";
+import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
-import { hashContent } from "../index/document";
-import { recordMarker } from "../markers/marker";
-import { markerType, MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
+import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
+import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS, MARKER_TYPES } from "../markers/types";
 import { authResponses } from "./schemas";
-
-const TYPES = [...MARKER_TYPES, ...MARKER_TYPES.map((t) => `@${t}` as const)] as const;
 
 export const MarkerAttrs = z
   .looseObject({
@@ -23,13 +20,13 @@ export const MarkerAttrs = z
 
 export const MarkerRequest = z
   .object({
-    type: z.enum(TYPES).openapi({ description: "lesson | milestone | signal | decision, with or without the leading @" }),
+    type: z.enum(MARKER_TYPE_SPELLINGS).openapi({ description: "lesson | milestone | signal | decision, with or without the leading @" }),
     content: z.string().openapi({ description: `at most ${MARKER_MAX_CHARS} characters; longer → 413`, example: "Pin base image digests; tags move under you." }),
     attrs: MarkerAttrs.default({}),
   })
   .openapi("MarkerRequest");
 
-export const MarkerRecordSchema = z
+export const MarkerRecord = z
   .object({
     id: z.string().openapi({ description: "mk_ + 16 hex of sha256(idempotency key)", example: "mk_3f2a9c0d1e4b5a67" }),
     type: z.enum(MARKER_TYPES),
@@ -45,6 +42,7 @@ export const MarkerRecordSchema = z
     key_source: z.enum(["header", "body", "inline"]),
   })
   .openapi("MarkerRecord");
+export type MarkerRecord = z.infer<typeof MarkerRecord>;
 
 const route = createRoute({
   method: "post",
@@ -57,12 +55,12 @@ const route = createRoute({
     "and header Idempotent-Replayed: true; nothing is written twice, concurrent duplicates included.",
   security: [{ bearer: [] }],
   request: {
-    headers: z.object({ "x-idempotency-key": z.string().min(1).max(512).optional().openapi({ description: "the client's key for this marker" }) }),
+    headers: z.object({ "x-idempotency-key": z.string().min(1).max(MARKER_KEY_MAX_CHARS).optional().openapi({ description: "the client's key for this marker" }) }),
     body: { required: true, content: { "application/json": { schema: MarkerRequest } } },
   },
   responses: {
-    201: { description: "Recorded and routed into the vault", content: { "application/json": { schema: MarkerRecordSchema } } },
-    200: { description: "Already recorded under this key: the stored record", content: { "application/json": { schema: MarkerRecordSchema } } },
+    201: { description: "Recorded and routed into the vault", content: { "application/json": { schema: MarkerRecord } } },
+    200: { description: "Already recorded under this key: the stored record", content: { "application/json": { schema: MarkerRecord } } },
     400: errorResponse("Unknown type, empty content, bad attrs"),
     413: errorResponse(`Content over ${MARKER_MAX_CHARS} characters`),
     ...authResponses,
@@ -73,11 +71,9 @@ export const registerMarker = (app: RouterApp) =>
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const header = c.req.valid("header")["x-idempotency-key"];
-    // The body's own JSON (as parsed, re-serialised): whitespace does not make a new marker.
-    const raw = await c.req.json();
-    const key = header ? { key: `header:${header}`, source: "header" as const } : { key: `body:${hashContent(JSON.stringify(raw))}`, source: "body" as const };
-    const type = markerType(body.type);
-    if (!type) throw new HttpError(400, "invalid_request", `type: unknown marker type ${JSON.stringify(body.type)}`);
+    // The body as the client sent it (before defaults), which the key hashes when no header names one.
+    const key = markerKey(header, await c.req.json());
+    const type = requireMarkerType(body.type);
     const { record, replayed } = await recordMarker(c.env.deps.markers, { type, content: body.content, attrs: body.attrs }, key, { origin: "api", defaultSource: "api" });
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(record, replayed ? 200 : 201);

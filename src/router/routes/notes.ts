@@ -6,20 +6,21 @@ import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
 import { PRODUCERS } from "../index/types";
 import { CONTEXT_CHARS, CONTEXT_DEPTH, noteContext } from "../notes/context";
-import { etagMatches, etagOf, readNoteFile } from "../notes/file";
-import { BATCH_NOTE_CHARS, BATCH_TOTAL_CHARS, getNotes, MAX_BATCH_PATHS } from "../notes/read";
-import { RECENT_LIMIT, recentNotes } from "../notes/recent";
+import { etagMatches, etagOf } from "../../common/http/etag";
+import { NOTE_PATH_MAX_CHARS, readNoteFile } from "../notes/file";
+import { BATCH_NOTE_CHARS, BATCH_TOTAL_CHARS, getNotes, MAX_BATCH_PATHS, NOTE_MAX_CHARS } from "../notes/read";
+import { CURSOR_MAX_CHARS, RECENT_LIMIT, RECENT_TAG_MAX_CHARS, recentNotes } from "../notes/recent";
 import { lineRange, noteViews } from "../notes/view";
 import { authResponses } from "./schemas";
 
-const NoteRefSchema = z.object({
+const NoteRef = z.object({
   path: z.string(),
   title: z.string(),
   producer: z.enum(PRODUCERS),
   updated_at: z.string().openapi({ format: "date-time" }),
 });
 
-const NoteLinkSchema = z
+const NoteLink = z
   .object({
     kind: z.enum(["wiki", "path"]).openapi({ description: "`[[wikilink]]` or relative markdown link" }),
     target: z.string().openapi({ description: "a wikilink's target (lower-cased, no #heading or |alias), a markdown link's vault path" }),
@@ -28,7 +29,7 @@ const NoteLinkSchema = z
   })
   .openapi("NoteLink");
 
-export const NoteSchema = z
+export const Note = z
   .object({
     path: z.string().openapi({ example: "raw/runbooks/deploy.md" }),
     producer: z.enum(PRODUCERS),
@@ -45,10 +46,11 @@ export const NoteSchema = z
     total_chars: z.number().int().openapi({ description: "characters of the whole body" }),
     truncated: z.boolean(),
     truncated_by: z.enum(["lines", "max_chars"]).nullable(),
-    links: z.array(NoteLinkSchema).openapi({ description: "outgoing links: wikilinks, then markdown links, each in the order written" }),
-    backlinks: z.array(NoteRefSchema).openapi({ description: "indexed notes linking here, newest first" }),
+    links: z.array(NoteLink).openapi({ description: "outgoing links: wikilinks, then markdown links, each in the order written" }),
+    backlinks: z.array(NoteRef).openapi({ description: "indexed notes linking here, newest first" }),
   })
   .openapi("Note");
+export type Note = z.infer<typeof Note>;
 
 const PathParam = z.object({
   path: z.string().min(1).openapi({ description: "vault-relative path; slashes as they are (raw/a/b.md) or encoded", example: "raw/runbooks/deploy.md" }),
@@ -66,7 +68,7 @@ const GetQuery = z.object({
     }, "lines: the end comes before the start")
     .optional()
     .openapi({ description: "body lines START-END (inclusive), START- or START; 1 is the first line after the frontmatter", example: "10-40" }),
-  max_chars: z.coerce.number().int().min(1).max(1_000_000).optional().openapi({ description: "cut the body at this many characters (truncated_by says so)" }),
+  max_chars: z.coerce.number().int().min(1).max(NOTE_MAX_CHARS).optional().openapi({ description: "cut the body at this many characters (truncated_by says so)" }),
 });
 
 
@@ -80,7 +82,7 @@ const getRoute = createRoute({
   security: [{ bearer: [] }],
   request: { params: PathParam, query: GetQuery, headers: z.object({ "if-none-match": z.string().optional() }) },
   responses: {
-    200: { description: "The note", headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } }, content: { "application/json": { schema: NoteSchema } } },
+    200: { description: "The note", headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } }, content: { "application/json": { schema: Note } } },
     304: { description: "Unchanged since the If-None-Match ETag" },
     400: errorResponse("A path outside the vault, through a symlink, or bad lines / max_chars"),
     404: errorResponse("No such note, or not a file the index covers"),
@@ -88,7 +90,7 @@ const getRoute = createRoute({
   },
 });
 
-const ContextNoteSchema = NoteRefSchema.extend({
+const ContextNote = NoteRef.extend({
   tags: z.array(z.string()),
   distance: z.number().int().openapi({ description: "link hops from the asked note (0 = the note itself)" }),
   via: z.object({ from: z.string(), relation: z.enum(["links_to", "linked_from"]) }).nullable(),
@@ -96,17 +98,18 @@ const ContextNoteSchema = NoteRefSchema.extend({
   truncated: z.boolean(),
 }).openapi("ContextNote");
 
-export const ContextResponse = z
+export const NoteContext = z
   .object({
     path: z.string(),
     depth: z.number().int(),
     max_chars: z.number().int(),
     total_chars: z.number().int(),
-    notes: z.array(ContextNoteSchema).openapi({ description: "the note first, then by link distance, then newest first" }),
-    left_out: z.array(NoteRefSchema.extend({ distance: z.number().int(), reason: z.enum(["max_chars", "unreadable"]) })),
+    notes: z.array(ContextNote).openapi({ description: "the note first, then by link distance, then newest first" }),
+    left_out: z.array(NoteRef.extend({ distance: z.number().int(), reason: z.enum(["max_chars", "unreadable"]) })),
     capped: z.boolean().openapi({ description: "the walk reached its note limit (200) and stopped widening" }),
   })
   .openapi("NoteContext");
+export type NoteContext = z.infer<typeof NoteContext>;
 
 const contextRoute = createRoute({
   method: "get",
@@ -123,7 +126,7 @@ const contextRoute = createRoute({
     }),
   },
   responses: {
-    200: { description: "The note and its neighbourhood", content: { "application/json": { schema: ContextResponse } } },
+    200: { description: "The note and its neighbourhood", content: { "application/json": { schema: NoteContext } } },
     400: errorResponse("Bad path, depth or max_chars"),
     404: errorResponse("No such note"),
     ...authResponses,
@@ -132,8 +135,8 @@ const contextRoute = createRoute({
 
 export const NotesBatchRequest = z
   .object({
-    paths: z.array(z.string().min(1).max(1024)).min(1).max(MAX_BATCH_PATHS).optional().openapi({ description: `vault paths, at most ${MAX_BATCH_PATHS}` }),
-    glob: z.string().min(1).max(1024).optional().openapi({ description: "a glob over indexed paths (*, **, ?, [ab], {a,b})", example: "left/decisions/*.md" }),
+    paths: z.array(z.string().min(1).max(NOTE_PATH_MAX_CHARS)).min(1).max(MAX_BATCH_PATHS).optional().openapi({ description: `vault paths, at most ${MAX_BATCH_PATHS}` }),
+    glob: z.string().min(1).max(NOTE_PATH_MAX_CHARS).optional().openapi({ description: "a glob over indexed paths (*, **, ?, [ab], {a,b})", example: "left/decisions/*.md" }),
     max_chars: z.number().int().min(1).max(BATCH_NOTE_CHARS.max).optional().openapi({ description: `per note (default ${BATCH_NOTE_CHARS.default})` }),
     max_total_chars: z.number().int().min(1).max(BATCH_TOTAL_CHARS.max).optional().openapi({ description: `all bodies together (default ${BATCH_TOTAL_CHARS.default})` }),
   })
@@ -142,7 +145,7 @@ export const NotesBatchRequest = z
 
 export const NotesBatchResponse = z
   .object({
-    notes: z.array(NoteSchema),
+    notes: z.array(Note),
     errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).openapi({ description: "named paths not read (not found, refused)" }),
     left_out: z.array(z.object({ path: z.string(), reason: z.enum(["max_notes", "max_total_chars"]) })).openapi({ description: "not returned to stay within the limits (first 100)" }),
     left_out_count: z.number().int(),
@@ -167,14 +170,15 @@ const batchRoute = createRoute({
 });
 
 /** An ISO 8601 time (with an offset or Z) or a date; nothing looser (no "yesterday"). */
-export const SinceSchema = z.union([z.string().datetime({ offset: true }), z.string().date()]);
+const Since = z.union([z.string().datetime({ offset: true }), z.string().date()]);
 
-export const RecentResponse = z
+export const RecentNotes = z
   .object({
-    notes: z.array(NoteRefSchema.extend({ tags: z.array(z.string()), hash: z.string() })),
+    notes: z.array(NoteRef.extend({ tags: z.array(z.string()), hash: z.string() })),
     next_cursor: z.string().nullable().openapi({ description: "pass as cursor for the next page; null on the last" }),
   })
   .openapi("RecentNotes");
+export type RecentNotes = z.infer<typeof RecentNotes>;
 
 const recentRoute = createRoute({
   method: "get",
@@ -185,16 +189,16 @@ const recentRoute = createRoute({
   security: [{ bearer: [] }],
   request: {
     query: z.object({
-      since: SinceSchema.optional().openapi({ description: "ISO 8601 time or date (UTC midnight); notes updated at or after it", example: "2026-03-01T09:00:00Z" }),
+      since: Since.optional().openapi({ description: "ISO 8601 time or date (UTC midnight); notes updated at or after it", example: "2026-03-01T09:00:00Z" }),
       producer: z.enum(PRODUCERS).optional(),
-      tag: z.string().min(1).max(200).optional(),
-      prefix: z.string().min(1).max(1024).optional().openapi({ description: "path prefix, e.g. raw/runbooks/" }),
+      tag: z.string().min(1).max(RECENT_TAG_MAX_CHARS).optional(),
+      prefix: z.string().min(1).max(NOTE_PATH_MAX_CHARS).optional().openapi({ description: "path prefix, e.g. raw/runbooks/" }),
       limit: z.coerce.number().int().min(1).max(RECENT_LIMIT.max).default(RECENT_LIMIT.default),
-      cursor: z.string().max(4096).optional(),
+      cursor: z.string().max(CURSOR_MAX_CHARS).optional(),
     }),
   },
   responses: {
-    200: { description: "A page of notes", content: { "application/json": { schema: RecentResponse } } },
+    200: { description: "A page of notes", content: { "application/json": { schema: RecentNotes } } },
     400: errorResponse("Bad since, producer, limit or cursor"),
     ...authResponses,
   },

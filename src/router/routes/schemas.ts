@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import { PRODUCERS } from "../index/types";
 
-export const SearchHitSchema = z
+export const SearchHit = z
   .object({
     id: z.string().openapi({ description: "`path#chunk` of the best-matching chunk", example: "raw/deploy.md#0" }),
     path: z.string().openapi({ description: "vault-relative path", example: "raw/deploy.md" }),
@@ -18,8 +18,9 @@ export const SearchHitSchema = z
 
 export const SearchMode = z.enum(["bm25", "hybrid"]).openapi({ description: "bm25 alone, or BM25 and vector search fused by score (each list scaled to 0–1, 0.5 each)" });
 
-/** Shared 401/503 responses for the documents of bearer-protected routes. */
+/** Shared 401/403/503 responses for the documents of bearer-protected routes. */
 export const authResponses = {
-  401: errorResponse("Missing or wrong bearer token"),
+  401: errorResponse("Missing or wrong bearer token, or an expired scoped token"),
+  403: errorResponse("A scoped token (an agent's hooks: GET /feed, GET /signal, POST /marker) on a route outside its scope"),
   503: errorResponse("No server token configured (KB_ROUTER_TOKEN / KB_ROUTER_TOKENS): the router fails closed"),
 } as const;

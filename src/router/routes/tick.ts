@@ -2,11 +2,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { HttpError, errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
-import type { TickRecord } from "../tick/queue";
+import { TICK_WAIT_MS, tickFinished } from "../tick/queue";
 import { authResponses } from "./schemas";
-
-/** Longest a POST /tick?wait=true blocks; past it the answer is 202 with the record so far. */
-export const TICK_WAIT_MS = 120_000;
 
 const flag = z
   .string()
@@ -28,7 +25,7 @@ const Counts = z.record(z.string(), z.number()).openapi("TickCounts", {
     "signals_live, signals_swept, feed_entries, files_written, files_deleted, index_upserted, index_removed, index_unchanged",
 });
 
-export const TickRecordSchema = z
+export const TickRecord = z
   .object({
     tick_id: z.string().openapi({ example: "9f1c2a7e4b3d" }),
     status: z.enum(["queued", "running", "succeeded", "failed"]),
@@ -47,6 +44,7 @@ export const TickRecordSchema = z
     error_tail: z.string().nullable().openapi({ description: "the failing error's last lines" }),
   })
   .openapi("TickRecord");
+export type TickRecord = z.infer<typeof TickRecord>;
 
 const enqueueRoute = createRoute({
   method: "post",
@@ -63,8 +61,8 @@ const enqueueRoute = createRoute({
     body: { required: false, content: { "application/json": { schema: TickRequest } } },
   },
   responses: {
-    202: { description: "Enqueued (with wait: not finished within the wait)", headers: { Location: { schema: { type: "string" }, description: "/tick/{id}" } }, content: { "application/json": { schema: TickRecordSchema } } },
-    200: { description: "With wait: the finished tick (succeeded or failed)", content: { "application/json": { schema: TickRecordSchema } } },
+    202: { description: "Enqueued (with wait: not finished within the wait)", headers: { Location: { schema: { type: "string" }, description: "/tick/{id}" } }, content: { "application/json": { schema: TickRecord } } },
+    200: { description: "With wait: the finished tick (succeeded or failed)", content: { "application/json": { schema: TickRecord } } },
     400: errorResponse("Bad flag or as_of"),
     ...authResponses,
   },
@@ -79,7 +77,7 @@ const getRoute = createRoute({
   security: [{ bearer: [] }],
   request: { params: z.object({ id: z.string().openapi({ example: "9f1c2a7e4b3d" }) }) },
   responses: {
-    200: { description: "The tick record", content: { "application/json": { schema: TickRecordSchema } } },
+    200: { description: "The tick record", content: { "application/json": { schema: TickRecord } } },
     404: errorResponse("No such tick"),
     ...authResponses,
   },
@@ -93,8 +91,6 @@ function parseFlag(name: string, v: string | undefined): boolean | undefined {
   throw new HttpError(400, "invalid_request", `${name}: expected a flag (1/true/yes or 0/false/no), got ${JSON.stringify(v)}`, [{ path: name, message: "not a flag" }]);
 }
 
-const finished = (r: TickRecord) => r.status === "succeeded" || r.status === "failed";
-
 export function registerTick(app: RouterApp): void {
   app.openapi(enqueueRoute, async (c) => {
     const q = c.req.valid("query");
@@ -103,9 +99,9 @@ export function registerTick(app: RouterApp): void {
     const no_ai = body.no_ai ?? parseFlag("no_ai", q.no_ai);
     const wait = body.wait ?? parseFlag("wait", q.wait) ?? false;
     let record = await c.env.deps.ticks.enqueue({ dry_run, no_ai, as_of: body.as_of ? new Date(body.as_of) : undefined, trigger: "api" });
-    if (wait) record = (await c.env.deps.ticks.wait(record.tick_id, TICK_WAIT_MS)) ?? record;
+    if (wait) record = (await c.env.deps.ticks.wait(record.tick_id)) ?? record;
     c.header("Location", `/tick/${record.tick_id}`);
-    return wait && finished(record) ? c.json(record, 200) : c.json(record, 202);
+    return wait && tickFinished(record) ? c.json(record, 200) : c.json(record, 202);
   });
   app.openapi(getRoute, async (c) => {
     const { id } = c.req.valid("param");

@@ -2,9 +2,13 @@
 // embeddings; with them, BM25 and vector results combined by score-aware fusion (fuseScores).
 // Reciprocal rank fusion (fuseRrf, k = 60) stays available: on the labelled relevance set
 // (scripts/bench/relevance.ts) the score-aware fusion ranked better with both embedding
-// fixtures, so hybrid search uses it, as issue 3 allows.
+// fixtures, so hybrid search uses it, as issue 3 allows. An optional rerank stage (rerank.ts)
+// then reorders the top RERANK_DEPTH fused hits, and `explain` shows every stage's scores.
 import { parseQuery, hasText } from "../index/query";
-import type { IndexStore, SearchHit } from "../index/types";
+import { SNIPPET_MARK, type IndexStore, type SearchHit } from "../index/types";
+import { splitFrontmatter } from "../index/document";
+import { readNoteOpening } from "../notes/file";
+import { blend, RerankError, RERANK_TEXT_CHARS, retrievalWeight, type Reranker, type RerankStatus } from "./rerank";
 
 export type SearchMode = "bm25" | "hybrid";
 
@@ -12,32 +16,194 @@ export interface SearchDeps {
   index: IndexStore;
   /** Embeds the query text when embeddings are configured. */
   embed?: (texts: string[]) => Promise<number[][]>;
+  /** The optional rerank stage (RERANK_URL, or RERANK_LLM with a chat model). */
+  rerank?: Reranker;
+  /** The vault, for the text a reranker reads (a hit's note); without it, title and snippet. */
+  vault?: string;
 }
+
+export interface SearchRequestOptions {
+  /** Each hit's scores and ranks at every stage (SearchHit.explain). */
+  explain?: boolean;
+  /** false skips a configured reranker for this request. Default true. */
+  rerank?: boolean;
+}
+
+/** A hit's place in one stage's list: rank from 1, and the stage's own score. */
+export interface StageScore {
+  rank: number;
+  score: number;
+}
+
+/** Why a hit is where it is (`"explain": true`). */
+export interface HitExplain {
+  /** Its BM25 rank and score; null when the full-text list (read FUSION_DEPTH deep) lacks it. */
+  bm25: StageScore | null;
+  /** Its vector rank and cosine similarity; null in bm25 mode or beyond FUSION_DEPTH. */
+  vector: StageScore | null;
+  /** Its place after fusion (in bm25 mode, the BM25 list itself). */
+  fused: StageScore;
+  /** The reranker's view; null when no reranker ran or the hit was past its depth. */
+  rerank: {
+    /** Its rank by the reranker's score alone (null when the reranker's answer left it out). */
+    rank: number | null;
+    /** The reranker's score as the service answered it. */
+    raw_score: number | null;
+    /** That score scaled 0–1 over the candidates. */
+    score: number;
+    /** The share of retrieval in the blend at its fused rank (BLEND_WEIGHTS). */
+    retrieval_weight: number;
+    /** The blended score the final order is sorted by. */
+    blended: number;
+  } | null;
+}
+
+export type ExplainedHit = SearchHit & { explain?: HitExplain };
 
 export interface SearchResult {
   mode: SearchMode;
-  hits: SearchHit[];
+  hits: ExplainedHit[];
+  /** Present when a reranker is configured (or explain asked): whether it ran, else why not. */
+  rerank?: RerankStatus;
 }
 
 /** Reciprocal rank fusion constant (Cormack et al.); 60 is the usual choice. */
 export const RRF_K = 60;
 /** How deep each list is read before fusing. */
-const FUSION_DEPTH = 50;
+export const FUSION_DEPTH = 50;
 
-export async function search(deps: SearchDeps, query: string, limit: number): Promise<SearchResult> {
+export async function search(deps: SearchDeps, query: string, limit: number, opts: SearchRequestOptions = {}): Promise<SearchResult> {
   const parsed = parseQuery(query);
   const useVectors = deps.embed !== undefined && deps.index.hasVectors && hasText(parsed);
-  if (!useVectors) return { mode: "bm25", hits: await deps.index.search(parsed, limit) };
+  const reranker = opts.rerank === false ? undefined : deps.rerank;
+  const reranking = reranker !== undefined && hasText(parsed);
+  // With a reranker the candidates are the top `depth` fused hits, cut to `limit` after it.
+  const depth = reranking ? Math.max(limit, reranker.depth) : limit;
 
-  const text = [...parsed.terms, ...parsed.phrases.map((p) => p.join(" "))].join(" ");
-  // Fusion needs the BM25 ranking only: snippets are cut afterwards, for the BM25 hits that
-  // survive it (at most `limit`, not FUSION_DEPTH).
-  const [bm25, [vector]] = await Promise.all([deps.index.search(parsed, FUSION_DEPTH, { snippets: false }), deps.embed!([text])]);
-  const nearest = await deps.index.vectorSearch(vector!, FUSION_DEPTH, { tags: parsed.tags, producers: parsed.producers });
-  const fused = fuseScores([bm25, nearest], limit);
-  const fromText = new Set(bm25.map((h) => h.path));
-  const marked = await deps.index.snippets(parsed, fused.filter((h) => fromText.has(h.path)).map((h) => h.path));
-  return { mode: "hybrid", hits: fused.map((h) => ({ ...h, ...marked.get(h.path) })) };
+  let bm25: SearchHit[];
+  let nearest: SearchHit[] = [];
+  let fused: SearchHit[];
+  if (!useVectors) {
+    bm25 = await deps.index.search(parsed, depth);
+    fused = bm25;
+  } else {
+    const text = [...parsed.terms, ...parsed.phrases.map((p) => p.join(" "))].join(" ");
+    const listDepth = Math.max(FUSION_DEPTH, depth);
+    // Fusion needs the BM25 ranking only: snippets are cut afterwards, for the BM25 hits that
+    // survive it (at most `depth`, not FUSION_DEPTH).
+    const [lexical, [vector]] = await Promise.all([deps.index.search(parsed, listDepth, { snippets: false }), deps.embed!([text])]);
+    bm25 = lexical;
+    nearest = await deps.index.vectorSearch(vector!, listDepth, { tags: parsed.tags, producers: parsed.producers });
+    const top = fuseScores([bm25, nearest], depth);
+    const fromText = new Set(bm25.map((h) => h.path));
+    const marked = await deps.index.snippets(parsed, top.filter((h) => fromText.has(h.path)).map((h) => h.path));
+    fused = top.map((h) => ({ ...h, ...marked.get(h.path) }));
+  }
+  const mode: SearchMode = useVectors ? "hybrid" : "bm25";
+
+  let status: RerankStatus | undefined;
+  let order: Array<{ hit: SearchHit; fusedRank: number; rerank: HitExplain["rerank"] }> = fused.map((hit, i) => ({ hit, fusedRank: i + 1, rerank: null }));
+  if (reranker && !reranking) status = { applied: false, reason: "the query has no words to rerank by (filters only)", kind: reranker.kind };
+  else if (reranker && fused.length === 0) status = { applied: false, reason: "no hits to rerank", kind: reranker.kind };
+  else if (reranker) {
+    const outcome = await rerankStage(deps, reranker, query, fused.slice(0, reranker.depth));
+    status = outcome.status;
+    if (outcome.scores) {
+      const ranked = blend(outcome.scores);
+      const head = ranked.map((b) => ({
+        hit: { ...fused[b.index]!, score: round(b.blended) },
+        fusedRank: b.index + 1,
+        rerank: { rank: b.rerankRank, raw_score: Number.isNaN(outcome.scores![b.index]!) ? null : outcome.scores![b.index]!, score: round(b.rerank), retrieval_weight: b.retrievalWeight, blended: round(b.blended) },
+      }));
+      // Past the depth a hit has no rerank score: the same blend with s = 0 keeps it below every candidate.
+      const tail = order.slice(ranked.length).map((o) => ({ ...o, hit: { ...o.hit, score: round(retrievalWeight(o.fusedRank) / o.fusedRank) } }));
+      order = [...head, ...tail];
+    }
+  } else if (opts.explain && deps.rerank) status = { applied: false, reason: "the request turned it off (rerank: false)", kind: deps.rerank.kind };
+  else if (opts.explain) status = { applied: false, reason: "no reranker is configured (RERANK_URL, or RERANK_LLM with a chat model)" };
+
+  const kept = order.slice(0, limit);
+  const hits: ExplainedHit[] = opts.explain ? explainHits(kept, bm25, nearest, fused, mode) : kept.map((o) => o.hit);
+  return status ? { mode, hits, rerank: status } : { mode, hits };
+}
+
+const round = (x: number) => Number(x.toFixed(6));
+
+function explainHits(order: Array<{ hit: SearchHit; fusedRank: number; rerank: HitExplain["rerank"] }>, bm25: SearchHit[], nearest: SearchHit[], fused: SearchHit[], mode: SearchMode): ExplainedHit[] {
+  const place = (list: SearchHit[]) => new Map(list.map((h, i) => [h.path, { rank: i + 1, score: h.score }]));
+  const lexical = place(bm25);
+  const vector = place(nearest);
+  return order.map(({ hit, fusedRank, rerank }) => ({
+    ...hit,
+    explain: {
+      bm25: lexical.get(hit.path) ?? null,
+      vector: mode === "hybrid" ? (vector.get(hit.path) ?? null) : null,
+      fused: { rank: fusedRank, score: fused[fusedRank - 1]!.score },
+      rerank,
+    },
+  }));
+}
+
+/**
+ * Runs the reranker over the candidates within its time bound. Never throws: a failure, a bad
+ * answer or the bound passing gives `scores` undefined and the reason in the status.
+ */
+async function rerankStage(deps: SearchDeps, reranker: Reranker, query: string, candidates: SearchHit[]): Promise<{ scores?: number[]; status: RerankStatus }> {
+  const started = performance.now();
+  const base = { kind: reranker.kind, ...(reranker.model ? { model: reranker.model } : {}), candidates: candidates.length };
+  const took = () => Number((performance.now() - started).toFixed(2));
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new RerankError(`the reranker did not answer within ${reranker.timeoutMs} ms (RERANK_TIMEOUT_MS)`));
+    }, reranker.timeoutMs);
+  });
+  try {
+    const work = (async () => {
+      const texts = await Promise.all(candidates.map((h) => rerankText(h, deps.vault)));
+      return reranker.score(rerankQuery(query), texts, controller.signal);
+    })();
+    work.catch(() => {}); // settled after the deadline: nobody is waiting any more
+    const scores = await Promise.race([work, deadline]);
+    if (scores.length !== candidates.length) throw new RerankError(`the reranker gave ${scores.length} scores for ${candidates.length} documents`);
+    return { scores, status: { applied: true, ...base, took_ms: took() } };
+  } catch (err) {
+    const reason = err instanceof RerankError ? err.message : `the reranker failed: ${(err as Error).message}`;
+    return { status: { applied: false, reason, ...base, took_ms: took() } };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The query as typed, less its tag:/producer: filters (a reranker reads language, not syntax). */
+export function rerankQuery(query: string): string {
+  return query.split(/\s+/).filter((w) => w !== "" && !/^(tag|producer):/i.test(w)).join(" ");
+}
+
+const unmark = (s: string) => s.replaceAll(SNIPPET_MARK.open, "").replaceAll(SNIPPET_MARK.close, "");
+const flat = (s: string) => s.replace(/\s+/g, " ").trim();
+
+/**
+ * What the reranker reads of a hit, at most RERANK_TEXT_CHARS: its title, the passage that
+ * matched (its snippet), then the note's opening from the vault (frontmatter removed). A note
+ * that cannot be read (gone since indexing) is represented by title and snippet alone.
+ */
+export async function rerankText(hit: SearchHit, vault: string | undefined): Promise<string> {
+  const passage = flat(unmark(hit.snippet));
+  let opening = "";
+  if (vault) {
+    try {
+      // Frontmatter comes first and may be long: read well past the characters kept.
+      opening = flat(splitFrontmatter(await readNoteOpening(vault, hit.path, RERANK_TEXT_CHARS * 4)).body.slice(0, RERANK_TEXT_CHARS * 2));
+    } catch {
+      opening = "";
+    }
+  }
+  const core = passage.replace(/^…\s*|\s*…$/g, "");
+  const parts = [hit.title, ...(core && !opening.slice(0, RERANK_TEXT_CHARS).includes(core) ? [passage] : []), opening].filter((p) => p !== "");
+  return parts.join("\n\n").slice(0, RERANK_TEXT_CHARS);
 }
 
 /**

@@ -7,7 +7,7 @@ import { chat } from "../llm";
 import type { Arc } from "./arcs";
 import { listedArcs } from "./arc-files";
 
-export const MODEL_ARCS = 8;
+const MODEL_ARCS = 8;
 const PROMPT_CHARS = 3000;
 
 const SYSTEM =
@@ -43,7 +43,7 @@ export async function titleArcsWithModel(ep: ChatEndpoint, arcs: Arc[], warnings
   return out;
 }
 
-export function parseTitle(text: string): { title: string; summary: string } | undefined {
+function parseTitle(text: string): { title: string; summary: string } | undefined {
   const m = /\{[\s\S]*\}/.exec(text);
   if (!m) return undefined;
   try {

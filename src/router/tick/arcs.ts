@@ -53,14 +53,14 @@ export interface Arc {
 }
 
 export const ARC_WINDOW_DAYS = 14;
-export const GAP_HOURS = { project: 48, session: 6, loose: 24 } as const;
-export const JOIN_SIMILARITY = 0.2;
-export const MERGE_SIMILARITY = 0.5;
+const GAP_HOURS = { project: 48, session: 6, loose: 24 } as const;
+const JOIN_SIMILARITY = 0.2;
+const MERGE_SIMILARITY = 0.5;
 const TOP_TERMS = 12;
 const HOUR = 3_600_000;
 
 /** Item weights before decay: signals by severity, then decisions and milestones, lessons, notes. */
-export function itemWeight(item: ArcItem): number {
+function itemWeight(item: ArcItem): number {
   if (item.kind === "signal") return [5, 4, 3, 2, 1][severityRank(item.severity ?? "medium")] ?? 3;
   return { decision: 2, milestone: 2, lesson: 1.5, note: 1 }[item.kind];
 }
@@ -72,7 +72,7 @@ export function itemWeight(item: ArcItem): number {
  * so a fresh arc of one lesson scores 3.9, five fresh lessons 9.2, and an arc left alone
  * halves its heat every day.
  */
-export function heatOf(items: ArcItem[], asOf: Date): number {
+function heatOf(items: ArcItem[], asOf: Date): number {
   if (items.length === 0) return 0;
   const age = (d: Date) => Math.max(0, (asOf.getTime() - d.getTime()) / HOUR);
   const newest = items.reduce((a, b) => (b.ts > a.ts ? b : a));
@@ -86,13 +86,13 @@ export function heatOf(items: ArcItem[], asOf: Date): number {
  * cold → warm at heat ≥ 2, → hot at ≥ 6; a hot arc stays hot down to 4; a warm (or hot)
  * arc stays warm down to 1.
  */
-export function statusOf(heat: number, previous?: ArcStatus): ArcStatus {
+function statusOf(heat: number, previous?: ArcStatus): ArcStatus {
   if (heat >= 6 || (previous === "hot" && heat >= 4)) return "hot";
   if (heat >= 2 || ((previous === "warm" || previous === "hot") && heat >= 1)) return "warm";
   return "cold";
 }
 
-export function termsOf(text: string): Map<string, number> {
+function termsOf(text: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const w of words(text.toLowerCase())) {
     if (w.length < 3 || STOP_WORDS.has(w) || /^\d+$/.test(w)) continue;
@@ -199,7 +199,12 @@ export function clusterArcs(input: ArcItem[], asOf: Date, previous: ReadonlyMap<
 /** Union of clusters close in time whose top terms overlap strongly; order-stable. */
 function mergeClusters(clusters: Cluster[]): Cluster[] {
   const parent = clusters.map((_, i) => i);
-  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+  const find = (i: number): number => {
+    if (parent[i] === i) return i;
+    const root = find(parent[i]!);
+    parent[i] = root; // path compression
+    return root;
+  };
   const sorted = clusters.map((c, i) => ({ c, i })).sort((a, b) => a.c.start.getTime() - b.c.start.getTime() || a.i - b.i);
   for (let x = 0; x < sorted.length; x++) {
     const a = sorted[x]!;
@@ -233,7 +238,7 @@ const REGION_BY_KIND: Record<ArcKind, string> = {
 const KIND_ORDER: ArcKind[] = ["signal", "decision", "lesson", "milestone", "note"];
 
 /** The project folder for a project arc, else the vault region of the arc's commonest kind. */
-export function regionOf(key: string | null, items: ArcItem[]): string {
+function regionOf(key: string | null, items: ArcItem[]): string {
   if (key?.startsWith("project:")) return `projects/${key.slice("project:".length)}`;
   const counts = new Map<ArcKind, number>();
   for (const i of items) counts.set(i.kind, (counts.get(i.kind) ?? 0) + 1);
@@ -246,7 +251,7 @@ const oneLine = (s: string, max: number) => {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 };
 
-export function kindsSummary(items: ArcItem[]): string {
+function kindsSummary(items: ArcItem[]): string {
   const counts = new Map<ArcKind, number>();
   for (const i of items) counts.set(i.kind, (counts.get(i.kind) ?? 0) + 1);
   return KIND_ORDER.filter((k) => counts.has(k))

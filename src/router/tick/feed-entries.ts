@@ -43,7 +43,7 @@ const oneLine = (s: string, max: number) => {
 };
 
 /** Seconds an arcs/lessons/decisions entry lives: two tick intervals, at least a day (a week with ticks off). */
-export function feedTtlSeconds(tickIntervalSeconds: number): number {
+function feedTtlSeconds(tickIntervalSeconds: number): number {
   return tickIntervalSeconds > 0 ? Math.max(2 * tickIntervalSeconds, 86_400) : 7 * 86_400;
 }
 

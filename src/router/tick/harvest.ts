@@ -6,6 +6,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
+import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
 import { parseInlineMarkers } from "../markers/inline";
 import { markerId, markerTime, recordMarker, type MarkerDeps } from "../markers/marker";
@@ -25,7 +26,7 @@ export interface HarvestResult {
 
 const stateFile = (dataDir: string) => join(dataDir, "tick", "harvest-state.json");
 
-export function inlineKey(notePath: string, type: string, attrs: Record<string, string>, content: string): string {
+function inlineKey(notePath: string, type: string, attrs: Record<string, string>, content: string): string {
   const sorted = Object.fromEntries(Object.entries(attrs).sort(([a], [b]) => (a < b ? -1 : 1)));
   return `inline:${hashContent(`${notePath}\0${type}\0${JSON.stringify(sorted)}\0${content}`)}`;
 }
@@ -67,10 +68,9 @@ export async function harvestInlineMarkers(
         if (replayed) result.alreadyRecorded++;
         else result.records.push(record);
       } catch (err) {
-        // A marker the API would refuse (400/413) is skipped, not retried forever: its key is
+        // A marker the API would refuse (invalid or too large) is skipped, not retried forever: its key is
         // not recorded, but the note is marked scanned until it changes.
-        const status = (err as { status?: number }).status;
-        if (status === 400 || status === 413) result.refused.push(`${f.path}: @${m.type}: ${(err as Error).message}`);
+        if (err instanceof DomainError && (err.kind === "invalid" || err.kind === "too_large")) result.refused.push(`${f.path}: @${m.type}: ${(err as Error).message}`);
         else throw err;
       }
     }

@@ -28,7 +28,7 @@ export interface RefreshCounts {
 }
 
 /** Files of the vault walk grouped by producer. */
-export function filesByProducer(files: WalkedFile[]): Map<Producer, WalkedFile[]> {
+function filesByProducer(files: WalkedFile[]): Map<Producer, WalkedFile[]> {
   const out = new Map<Producer, WalkedFile[]>(PRODUCERS.map((p) => [p, []]));
   for (const f of files) {
     const s = PRODUCER_SOURCES.find((x) => x.matches(f.path));
@@ -37,7 +37,7 @@ export function filesByProducer(files: WalkedFile[]): Map<Producer, WalkedFile[]
   return out;
 }
 
-export async function indexFile(deps: RefreshDeps, producer: Producer, f: { path: string; mtimeMs: number }): Promise<boolean> {
+async function indexFile(deps: RefreshDeps, producer: Producer, f: { path: string; mtimeMs: number }): Promise<boolean> {
   const content = await readFile(join(deps.vault, f.path), "utf8");
   return deps.index.upsert(documentFromFile({ path: f.path, producer, content, mtimeMs: f.mtimeMs }), deps.embed ? { embed: deps.embed } : undefined);
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TICK_FOLDERS, TickQueue, type TickRecord } from "./queue";
+import { TICK_FOLDERS, TICK_WAIT_MS, TickQueue, tickWaitMs, type TickRecord } from "./queue";
 
 const outcome = { counts: { arcs: 0, markers_harvested: 0 }, phases_ms: {}, warnings: [], plan: null } as never;
 
@@ -47,6 +47,34 @@ describe("TickQueue files", () => {
     expect(existsSync(join(v, TICK_FOLDERS.failed, name))).toBe(false);
     expect(JSON.parse(readFileSync(join(v, TICK_FOLDERS.completed, name), "utf8")).status).toBe("succeeded");
     expect((await q.get("abcdef012345"))?.status).toBe("succeeded");
+    await q.close();
+  });
+});
+
+describe("waiting for a tick", () => {
+  it("waits the bound when the caller names no time, and never longer than it", () => {
+    expect(tickWaitMs()).toBe(TICK_WAIT_MS);
+    expect(tickWaitMs(TICK_WAIT_MS * 10)).toBe(TICK_WAIT_MS);
+    expect(tickWaitMs(Number.POSITIVE_INFINITY)).toBe(TICK_WAIT_MS);
+    expect(tickWaitMs(Number.NaN)).toBe(TICK_WAIT_MS);
+  });
+
+  it("keeps a shorter wait as asked and treats a negative one as none", () => {
+    expect(tickWaitMs(1500)).toBe(1500);
+    expect(tickWaitMs(-5)).toBe(0);
+  });
+
+  it("answers with the running tick's record once a short wait is up, and with the final record when it finishes in time", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const q = new TickQueue({ vault: vault(), run: async () => (await gate, outcome) });
+    await q.start();
+    const queued = await q.enqueue({});
+    const early = await q.wait(queued.tick_id, 20);
+    expect(early?.status === "queued" || early?.status === "running").toBe(true);
+    const waiting = q.wait(queued.tick_id);
+    release();
+    expect((await waiting)?.status).toBe("succeeded");
     await q.close();
   });
 });

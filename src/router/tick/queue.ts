@@ -7,7 +7,7 @@
 import { mkdir, readFile, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { HttpError } from "../../common/errors";
+import { DomainError } from "../../common/domain-error";
 import { withFileLock } from "../../common/file-lock";
 import { log } from "../../common/logger";
 import { compactStamp } from "../vault/slug";
@@ -15,10 +15,22 @@ import type { TickCounts, TickOutcome } from "./run";
 
 const logger = log("tick");
 
-export const TICKS_DIR = "brain-feed/ticks";
+const TICKS_DIR = "brain-feed/ticks";
 export const TICK_FOLDERS = { requested: `${TICKS_DIR}/requested`, completed: `${TICKS_DIR}/completed`, failed: `${TICKS_DIR}/failed` } as const;
+/** Longest anyone waits for a tick (POST /tick?wait, the MCP tick tool); past it they get the record so far. */
+export const TICK_WAIT_MS = 120_000;
+
+/** How long to wait for a tick: what the caller asked, within 0..TICK_WAIT_MS; the bound when it asked nothing. */
+export function tickWaitMs(requestedMs?: number): number {
+  if (requestedMs === undefined || Number.isNaN(requestedMs)) return TICK_WAIT_MS;
+  return Math.min(Math.max(requestedMs, 0), TICK_WAIT_MS);
+}
+
+/** A tick that has run to its end, well or not. */
+export const tickFinished = (r: TickRecord) => r.status === "succeeded" || r.status === "failed";
+
 /** Finished records kept per folder (older ones are pruned). */
-export const TICKS_KEPT = 500;
+const TICKS_KEPT = 500;
 const ERROR_TAIL_LINES = 20;
 const ERROR_TAIL_CHARS = 4000;
 const DRY_RUNS_KEPT = 100;
@@ -63,7 +75,7 @@ export interface TickQueueDeps {
 
 const fileName = (r: TickRecord) => `${compactStamp(new Date(r.requested_at))}-${r.tick_id}.json`;
 
-export function errorTail(err: unknown): string {
+function errorTail(err: unknown): string {
   const text = err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
   const tail = text.trimEnd().split("\n").slice(-ERROR_TAIL_LINES).join("\n");
   return tail.length > ERROR_TAIL_CHARS ? tail.slice(-ERROR_TAIL_CHARS) : tail;
@@ -103,7 +115,7 @@ export class TickQueue {
   }
 
   async enqueue(req: TickRequest): Promise<TickRecord> {
-    if (this.closed) throw new HttpError(503, "shutting_down", "the router is shutting down; request the tick again once it is back");
+    if (this.closed) throw new DomainError("unavailable", "shutting_down", "the router is shutting down; request the tick again once it is back");
     // Strictly increasing request times: the worker runs requests in that order, ties none.
     let requested = this.now();
     if (requested.getTime() <= this.lastRequested) requested = new Date(this.lastRequested + 1);
@@ -144,16 +156,16 @@ export class TickQueue {
     return undefined;
   }
 
-  /** Resolves with the record once the tick has finished, or with its current state after timeoutMs. */
-  async wait(id: string, timeoutMs: number): Promise<TickRecord | undefined> {
+  /** Resolves with the record once the tick has finished, or with its current state after timeoutMs (tickWaitMs bounds it). */
+  async wait(id: string, timeoutMs?: number): Promise<TickRecord | undefined> {
     const now = await this.get(id);
-    if (!now || now.status === "succeeded" || now.status === "failed") return now;
+    if (!now || tickFinished(now)) return now;
     return new Promise((resolve) => {
       const timer = setTimeout(async () => {
         const list = this.waiters.get(id);
         if (list) this.waiters.set(id, list.filter((f) => f !== done));
         resolve(await this.get(id));
-      }, timeoutMs);
+      }, tickWaitMs(timeoutMs));
       const done = (r: TickRecord) => {
         clearTimeout(timer);
         resolve(r);

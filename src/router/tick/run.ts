@@ -170,7 +170,11 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
 
 function dedupe(records: MarkerRecord[]): MarkerRecord[] {
   const seen = new Set<string>();
-  return records.filter((r) => (seen.has(r.id) ? false : (seen.add(r.id), true)));
+  return records.filter((r) => {
+    if (seen.has(r.id)) return false;
+    seen.add(r.id);
+    return true;
+  });
 }
 
 const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TICK_FOLDERS, type TickQueue, type TickRequest } from "./queue";
 import { TickScheduler } from "./scheduler";
+import { until } from "../../../test/support/until";
 
 const NOW = new Date("2026-05-01T12:00:00Z");
 const running: TickScheduler[] = [];
@@ -82,8 +83,7 @@ describe("TickScheduler", () => {
     await s.start();
     await q.enqueued;
     expect(q.calls).toEqual([{ trigger: "scheduler" }]);
-    const deadline = Date.now() + 5_000;
-    while (s.nextDueAt?.getTime() !== NOW.getTime() + 3600_000 && Date.now() < deadline) await Bun.sleep(5);
+    await until(() => s.nextDueAt?.getTime() === NOW.getTime() + 3600_000, { ms: 5_000, what: "the next tick to be planned", every: 5 });
     expect(s.nextDueAt?.toISOString()).toBe("2026-05-01T13:00:00.000Z");
   });
 
@@ -92,8 +92,7 @@ describe("TickScheduler", () => {
     const s = scheduler(vaultWithTick("requested", new Date(NOW.getTime() - 3 * 3600_000)), 3600, q.queue);
     await s.start();
     await q.askedBusy;
-    const deadline = Date.now() + 5_000;
-    while (s.nextDueAt?.getTime() !== NOW.getTime() + 3600_000 && Date.now() < deadline) await Bun.sleep(5);
+    await until(() => s.nextDueAt?.getTime() === NOW.getTime() + 3600_000, { ms: 5_000, what: "the next tick to be planned", every: 5 });
     expect(q.busyAsked()).toBe(1);
     expect(q.calls).toEqual([]);
   });

@@ -1,7 +1,7 @@
 // The vault's layout (spec: knowledge-router, Vault layout), and the version of the
 // .brain-schema file that describes it. Folders this project adds are listed with why.
 export const SCHEMA_FILE = ".brain-schema";
-export const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 1;
 
 export const VAULT_FOLDERS: ReadonlyArray<{ path: string; meaning: string }> = [
   { path: "left/reference", meaning: "the only place where lesson logs may sit" },
@@ -20,7 +20,7 @@ export const VAULT_FOLDERS: ReadonlyArray<{ path: string; meaning: string }> = [
   { path: "projects", meaning: "project folders; a milestone scoped to one lands in its BLOCKS.md" },
 ];
 
-export const VAULT_FILES: ReadonlyArray<{ path: string; meaning: string }> = [
+const VAULT_FILES: ReadonlyArray<{ path: string; meaning: string }> = [
   { path: "hot-arcs.md", meaning: "written by the system when arcs exist" },
   { path: "signals.md", meaning: "written by the system when signal files exist; has a TTL sweep" },
   { path: SCHEMA_FILE, meaning: "layout schema; the scaffold command is its authoritative writer" },

@@ -82,19 +82,30 @@ export async function appendLesson(vault: string, r: RecordInput): Promise<Recor
       current ??
       withFrontmatter({ id: `lessons-${date}`, title: `Lessons ${date}`, type: "lesson-log", created: r.ts.toISOString() }, `# Lessons ${date}`);
     if (current !== null && lessonBodies(current).includes(body)) return { path: rel, written: false };
-    const entry = `\n## ${r.ts.toISOString()} — ${r.source} — ${r.session_id ?? "-"}\n\n${body}\n`;
+    const entry = `\n## ${r.ts.toISOString()} — ${r.source} — ${r.session_id ?? "-"}\n\n${escapeEntryHeadings(body)}\n`;
     await writeFileAtomic(abs, `${base.trimEnd()}\n${entry}`);
     return { path: rel, written: true };
   });
 }
 
-/** The bodies of a lesson log's entries (for duplicate detection and the pipeline checks). */
+/**
+ * A lesson's own line that looks like an entry heading (`## 2026-…T…`) would split the log into
+ * two entries when read back. Such lines are written with one more leading backslash (`\## …`,
+ * which markdown shows as the same text, not a heading) and read back with one less; a line
+ * that already began with backslashes gets one more, so every text comes back exactly.
+ */
+const HEADING_LIKE = /^(\\*)(## \d{4}-\d{2}-\d{2}T)/gm;
+const ESCAPED_HEADING = /^\\(\\*## \d{4}-\d{2}-\d{2}T)/gm;
+export const escapeEntryHeadings = (text: string) => text.replace(HEADING_LIKE, "\\$1$2");
+export const unescapeEntryHeadings = (text: string) => text.replace(ESCAPED_HEADING, "$1");
+
+/** The bodies of a lesson log's entries, as they were given (for duplicate detection and the pipeline checks). */
 export function lessonBodies(log: string): string[] {
   const { body } = splitFrontmatter(log);
   return body
     .split(/\n(?=## \d{4}-\d{2}-\d{2}T)/)
     .slice(1)
-    .map((e) => e.replace(/^## [^\n]*\n/, "").trim());
+    .map((e) => unescapeEntryHeadings(e.replace(/^## [^\n]*\n/, "").trim()));
 }
 
 /** milestone → projects/<scope>/BLOCKS.md when that project folder exists, else daily/DATE.md. */

@@ -1,12 +1,12 @@
 // The one way a request's path becomes a file path: nothing is read or written outside the
 // vault, whatever the path carries (`../`, an absolute path, a NUL, a symlink out of the vault).
 import { lstat, realpath } from "node:fs/promises";
-import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
-import { HttpError } from "../../common/errors";
+import { isAbsolute, normalize, resolve, sep } from "node:path";
+import { DomainError } from "../../common/domain-error";
 
-export class PathEscapeError extends HttpError {
+export class PathEscapeError extends DomainError {
   constructor(path: string, why: string) {
-    super(400, "invalid_path", `path ${JSON.stringify(path)} is not inside the vault: ${why}`);
+    super("invalid", "invalid_path", `path ${JSON.stringify(path)} is not inside the vault: ${why}`);
   }
 }
 
@@ -64,6 +64,3 @@ async function realOf(p: string): Promise<string | null | "gone"> {
     return still?.isSymbolicLink() ? null : "gone";
   }
 }
-
-export const toVaultPath = (vault: string, abs: string): string => relative(vault, abs).split(sep).join("/");
-export const joinVault = (vault: string, ...parts: string[]) => join(vault, ...parts);

@@ -48,7 +48,10 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
   /** The events after `after` from this process's tail, when it is current and reaches back that far. */
   async function fromTail(id: string, after: number, limit: number): Promise<StoredJobEvent[] | undefined> {
     if (!tails.has(id)) return undefined;
-    const size = await stat(pathOf(id)).then((s) => s.size, () => -1);
+    const size = await stat(pathOf(id)).then(
+      (s) => s.size,
+      () => -1,
+    );
     const t = tails.get(id);
     if (!t) return undefined;
     if (size !== t.size) {
@@ -65,7 +68,10 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
 
   const remember = (id: string, line: number, offset: number) => {
     let m = checkpoints.get(id);
-    if (!m) checkpoints.set(id, (m = new Map()));
+    if (!m) {
+      m = new Map();
+      checkpoints.set(id, m);
+    }
     m.set(line, offset);
     if (m.size > MAX_CHECKPOINTS) m.delete(m.keys().next().value!);
   };

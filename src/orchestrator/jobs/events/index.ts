@@ -8,7 +8,7 @@ import type { JobEventStore } from "./store";
 const logger = log("job-events");
 
 /** Default bound on one job's log (JSON bytes); the cut is said in the log itself. */
-export const DEFAULT_MAX_LOG_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_LOG_BYTES = 8 * 1024 * 1024;
 
 export interface JobEventLog {
   store: JobEventStore;
@@ -24,12 +24,13 @@ export function jobEventLog(store: JobEventStore, opts: { maxBytes?: number; pro
       const event = { type: "status" as const, at: job.updated_at, status: job.status, ...(job.error && { error: job.error }) };
       await store.append(job.id, [event]).catch((err: Error) => logger.warn(`job ${job.id}: status event not kept: ${err.message}`));
     },
-    recorder: (jobId, onProgress) => new RunRecorder({ store, jobId, maxBytes: opts.maxBytes ?? DEFAULT_MAX_LOG_BYTES, onProgress, progressMs: opts.progressMs }),
+    recorder: (jobId, onProgress) =>
+      new RunRecorder({ store, jobId, maxBytes: opts.maxBytes ?? DEFAULT_MAX_LOG_BYTES, onProgress, progressMs: opts.progressMs }),
   };
 }
 
 export { createFileJobEventStore } from "./file-store";
 export { followJobEvents } from "./follow";
 export type { JobProgress } from "./recorder";
-export { flatten, JobEventSchema, jsonOf, type JobEvent, type StoredJobEvent } from "./schema";
+export { flatten, jsonOf, type StoredJobEvent } from "./schema";
 export type { JobEventStore } from "./store";

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAgentLine } from "../../agent/stream-json";
 import { createClient } from "redis";
-import { describeWithRedis, eventually, REDIS_URL } from "../../../common/kv/test-harness";
+import { describeWithRedis, REDIS_URL } from "../../../../test/support/kv";
+import { until } from "../../../../test/support/until";
 import { createFileJobEventStore } from "./file-store";
 import { RunRecorder } from "./recorder";
 import { createRedisJobEventStore } from "./redis-store";
@@ -38,7 +39,10 @@ describe("the job's event log", () => {
     const store = createFileJobEventStore({ dir, ttlSeconds: 60 });
     const id = Bun.randomUUIDv7();
     const at = new Date().toISOString();
-    await store.append(id, [1, 2, 3].map((n) => ({ type: "error" as const, at, code: "c", message: `m${n}` })));
+    await store.append(
+      id,
+      [1, 2, 3].map((n) => ({ type: "error" as const, at, code: "c", message: `m${n}` })),
+    );
     expect((await store.read(id, 1)).map((e) => e.id)).toEqual([2, 3]);
     await store.append(id, [{ type: "error", at, code: "c", message: "m4" }]);
     expect(await store.read(id, 3)).toEqual([{ id: 4, event: { type: "error", at, code: "c", message: "m4" } }]);
@@ -56,15 +60,18 @@ describeWithRedis("the job's event log in Redis, with two pods appending", () =>
     const raw = createClient({ url: REDIS_URL });
     await raw.connect();
     try {
-      await eventually(async () => {
-        try {
-          await here.read(Bun.randomUUIDv7(), 0);
-          await there.read(Bun.randomUUIDv7(), 0);
-          return true;
-        } catch {
-          return false;
-        }
-      });
+      await until(
+        async () => {
+          try {
+            await here.read(Bun.randomUUIDv7(), 0);
+            await there.read(Bun.randomUUIDv7(), 0);
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        { what: "both stores connected to Redis" },
+      );
       const id = Bun.randomUUIDv7();
       const at = new Date().toISOString();
       const ev = (message: string) => ({ type: "error" as const, at, code: "c", message });

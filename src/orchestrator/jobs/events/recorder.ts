@@ -160,10 +160,13 @@ export class RunRecorder {
     const t = this.now();
     const every = this.opts.progressMs ?? 1_000;
     if (!force && t - this.lastProgress < every) {
-      this.progressTimer ??= setTimeout(() => {
-        this.progressTimer = undefined;
-        this.progress(true);
-      }, every - (t - this.lastProgress));
+      this.progressTimer ??= setTimeout(
+        () => {
+          this.progressTimer = undefined;
+          this.progress(true);
+        },
+        every - (t - this.lastProgress),
+      );
       return;
     }
     if (this.progressTimer) clearTimeout(this.progressTimer);

@@ -16,7 +16,11 @@ const TAIL_JOBS = 64;
 
 export function createRedisJobEventStore(opts: { url: string; keyPrefix: string; ttlSeconds: number }): JobEventStore {
   // Commands fail at once while Redis is away (no offline queue): a job never waits on its log.
-  const client = createClient({ url: opts.url, disableOfflineQueue: true, socket: { connectTimeout: 5_000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 3_000) } });
+  const client = createClient({
+    url: opts.url,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 5_000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 3_000) },
+  });
   let reported = false;
   let closed = false;
   client.on("error", (err: Error) => {
@@ -55,7 +59,7 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
     tails.delete(id);
     tails.set(id, t);
     if (tails.size > TAIL_JOBS) tails.delete(tails.keys().next().value!);
-    events.forEach((event, i) => t.push({ id: first + i, event }));
+    for (let i = 0; i < events.length; i++) t.push({ id: first + i, event: events[i]! });
     if (t.length > TAIL_EVENTS) t.splice(0, t.length - TAIL_EVENTS);
   };
 
@@ -66,11 +70,7 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
       const prev = chains.get(id) ?? Promise.resolve();
       const next = prev.then(async () => {
         const c = await ready();
-        const [length] = await c
-          .multi()
-          .rPush(key(id), events.map(jsonOf))
-          .expire(key(id), opts.ttlSeconds)
-          .exec();
+        const [length] = await c.multi().rPush(key(id), events.map(jsonOf)).expire(key(id), opts.ttlSeconds).exec();
         if (typeof length === "number") remember(id, length, events);
         else tails.delete(id);
       });

@@ -1,7 +1,6 @@
 // A job's canonical events (issue 18, part 1): what GET /jobs/{id}/events streams, what the job's
 // event log keeps, and what get_job returns the last of. Agent events are mapped by the chat
 // stream's TurnMapper (one mapping for both), then named as a watcher reads them.
-import { z } from "@hono/zod-openapi";
 import type { TurnEvent } from "../../chat/turn-events";
 import type { JobStatus } from "../schema";
 
@@ -54,7 +53,7 @@ export function parseStored(json: string): JobEvent {
 }
 
 /** Tool results and texts can be huge (a file read); the log keeps the start of each. */
-export const MAX_FIELD_CHARS = 8_000;
+const MAX_FIELD_CHARS = 8_000;
 const clip = (s: string) => (s.length <= MAX_FIELD_CHARS ? s : `${s.slice(0, MAX_FIELD_CHARS)}…[${s.length - MAX_FIELD_CHARS} more characters]`);
 
 /** A turn event as a job event; usage is reported by the recorder itself (running totals). */
@@ -76,19 +75,5 @@ export function fromTurnEvent(ev: TurnEvent, at: string): JobEvent | undefined {
       return undefined;
   }
 }
-
-/** For the OpenAPI document and get_job: one event with its id. */
-export const JobEventSchema = z
-  .object({
-    id: z.number().int().openapi({ description: "Position in the job's log (1, 2, …); the SSE id, for Last-Event-ID" }),
-    type: z.enum(["status", "text", "thinking", "tool_use", "tool_result", "usage", "error", "cut"]),
-    at: z.string().openapi({ format: "date-time" }),
-  })
-  .catchall(z.unknown())
-  .openapi("JobEvent", {
-    description:
-      "status {status, error}; text {text, final, parent_tool_use_id}; thinking {text}; tool_use {tool_use_id, name, input}; " +
-      "tool_result {tool_use_id, content, is_error}; usage {usage, total_cost_usd, num_turns, duration_ms}; error {code, message}; cut {message, limit_bytes}",
-  });
 
 export const flatten = (e: StoredJobEvent) => ({ id: e.id, ...e.event });

@@ -23,7 +23,10 @@ export class AppendSignals {
   private readonly listeners = new Map<string, Set<() => void>>();
   on(jobId: string, listener: () => void): () => void {
     let set = this.listeners.get(jobId);
-    if (!set) this.listeners.set(jobId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.listeners.set(jobId, set);
+    }
     set.add(listener);
     return () => {
       set.delete(listener);
