@@ -97,6 +97,9 @@ export function parseAgentLine(line: string): AgentEvent | undefined {
   return toEvent(value, value.type);
 }
 
+/** A finite, non-negative number rounded to a whole one; anything else is absent. */
+const count = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined);
+
 function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
   const unknown: UnknownEvent = { type: "unknown", original_type: type, raw: o };
   switch (type) {
@@ -118,6 +121,10 @@ function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
         errors,
         usage: isObject(o.usage) ? (o.usage as Usage) : undefined,
         total_cost_usd: typeof o.total_cost_usd === "number" ? o.total_cost_usd : undefined,
+        // Counts as whole numbers, whatever the line says: a job record holds integers, and one
+        // odd field must not make the record unreadable (a `wait` would never see it finish).
+        num_turns: count(o.num_turns),
+        duration_ms: count(o.duration_ms),
       } as ResultEvent;
     }
     case "rate_limit_event":
