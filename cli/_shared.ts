@@ -9,14 +9,18 @@ import { consola } from "consola";
 import { EXIT, failure } from "./_errors";
 import { unknownArguments } from "./_strict";
 
-type Loader = () => Promise<{ default: CommandDef<any> }>;
+// citty's CommandDef is generic over each command's own argument shape; a table of commands of
+// different shapes can only be typed as CommandDef of any (CommandDef<ArgsDef> is not assignable).
+// biome-ignore lint/suspicious/noExplicitAny: see above
+type AnyCommand = CommandDef<any>;
+type Loader = () => Promise<{ default: AnyCommand }>;
 
 /**
  * The commands of a CLI, each module imported only when its command runs (or --help lists it).
  * `before` runs first, once the command is chosen (service-cli sets the service modules' log
  * level before they load).
  */
-export function lazyCommands(table: Record<string, Loader>, before?: (name: string) => unknown | Promise<unknown>): Record<string, () => Promise<CommandDef<any>>> {
+export function lazyCommands(table: Record<string, Loader>, before?: (name: string) => unknown | Promise<unknown>): Record<string, () => Promise<AnyCommand>> {
   return Object.fromEntries(
     Object.entries(table).map(([name, load]) => [
       name,
@@ -41,13 +45,13 @@ const VERSION_FLAGS = ["--version", "-v"];
 let returned: number | undefined;
 const resolve = async <T>(value: T | (() => T | Promise<T>) | Promise<T>): Promise<T> =>
   typeof value === "function" ? await (value as () => T | Promise<T>)() : await value;
-function keepingExitCode(cmd: CommandDef<any>): CommandDef<any> {
+function keepingExitCode(cmd: AnyCommand): AnyCommand {
   const run = cmd.run;
   const subs = cmd.subCommands;
   return {
     ...cmd,
     ...(run && {
-      run: async (ctx: Parameters<NonNullable<CommandDef<any>["run"]>>[0]) => {
+      run: async (ctx: Parameters<NonNullable<AnyCommand["run"]>>[0]) => {
         const code = await run(ctx);
         if (typeof code === "number") returned = code;
       },
@@ -71,7 +75,7 @@ export function exitWithFailure(error: unknown, name: string): never {
   process.exit(f.exitCode);
 }
 
-export async function runCli(main: CommandDef<any>, rawArgs: string[] = process.argv.slice(2)): Promise<never | void> {
+export async function runCli(main: AnyCommand, rawArgs: string[] = process.argv.slice(2)): Promise<never | void> {
   const meta = await resolve(main.meta);
   const name = meta?.name ?? "cli";
   // A bare invocation shows the usage, as gh does, rather than failing.

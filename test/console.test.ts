@@ -177,6 +177,37 @@ describe("the orchestrator console", () => {
     await p.context().close();
   });
 
+  it("keeps the job list live from GET /jobs/events: a job submitted elsewhere appears and turns succeeded, no reload, no polling", async () => {
+    if (!browser) return;
+    const p = await page();
+    const listCalls: string[] = [];
+    let streams = 0;
+    p.on("request", (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path === "/jobs" && r.method() === "GET") listCalls.push(r.url());
+      if (path === "/jobs/events") streams++;
+    });
+    await p.goto(`${o.url}/console`);
+    await p.getByLabel("API token").fill(KEY);
+    await p.getByRole("button", { name: "Use token" }).click();
+    await p.waitForSelector('#jobs-live[data-live="true"]');
+    await p.evaluate("window.__sameDocument = true");
+    // Submitted by another client, not through this page.
+    const res = await fetch(`${o.url}/jobs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ task: "Submitted from somewhere else" }),
+    });
+    const job = (await res.json()) as { id: string };
+    await p.waitForSelector(`#jobs tr[data-job-id="${job.id}"]`);
+    await p.waitForSelector(`#jobs tr[data-job-id="${job.id}"] [data-status="succeeded"]`, { timeout: 30_000 });
+    expect(await p.evaluate("window.__sameDocument")).toBe(true);
+    // The list came from the one stream: never fetched, no timer asking again.
+    expect(streams).toBe(1);
+    expect(listCalls).toEqual([]);
+    await p.context().close();
+  });
+
   it("lists the profiles and shows the drain state, readable at phone width", async () => {
     if (!browser) return;
     const p = await page(PHONE);

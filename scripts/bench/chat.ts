@@ -10,7 +10,9 @@
 //  3. RSS of the service with 200 concurrent streams (a paced shell agent, so 200 agents fit).
 // 1 and 2 are measured for /v1/chat/completions and for /v1/responses streaming (issue 15: the
 // same figures; the first text event there is output_text.delta or reasoning_summary_text.delta).
-// Prints a table; asserts nothing.
+// Beside each delivery figure, the service's own CPU per delta (/proc, the server process; the
+// agent is its child and not counted): steadier than wall time when other work shares the cores.
+// BENCH_ONLY=delivery runs only part 1. Prints a table; asserts nothing.
 //
 //   bun run bench chat
 //   BENCH_DELTAS=50000 BENCH_RUNS=5 BENCH_STREAMS=200 bun scripts/bench/chat.ts
@@ -18,7 +20,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort } from "./lib/ports.ts";
-import { rssMb, startAndWait, type Started } from "./lib/proc.ts";
+import { cpuMs, rssMb, startAndWait, type Started } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -53,7 +55,13 @@ function deltaScenario(n: number, kind: "text" | "thinking"): string {
   out.push(ev({ type: "message_start", message: { id: "msg_bench", role: "assistant", content: [] } }));
   out.push(ev({ type: "content_block_start", index: 0, content_block: kind === "text" ? { type: "text", text: "" } : { type: "thinking", thinking: "" } }));
   for (let i = 0; i < n; i++) {
-    out.push(ev({ type: "content_block_delta", index: 0, delta: kind === "text" ? { type: "text_delta", text: `w${i} ` } : { type: "thinking_delta", thinking: `w${i} ` } }));
+    out.push(
+      ev({
+        type: "content_block_delta",
+        index: 0,
+        delta: kind === "text" ? { type: "text_delta", text: `w${i} ` } : { type: "thinking_delta", thinking: `w${i} ` },
+      }),
+    );
   }
   out.push(ev({ type: "content_block_stop", index: 0 }));
   if (kind === "thinking") {
@@ -192,7 +200,9 @@ try {
   writeFileSync(thinkingFile, deltaScenario(settings.deltas, "thinking"));
   const small = join(ROOT, "test/fixtures/claude-stream-json/text-only.jsonl");
 
-  console.log(`delivery: ${num(settings.deltas)} deltas, ${settings.runs} run(s) each; first chunk: ${settings.firstChunkRuns} runs; ${settings.streams} concurrent streams`);
+  console.log(
+    `delivery: ${num(settings.deltas)} deltas, ${settings.runs} run(s) each; first chunk: ${settings.firstChunkRuns} runs; ${settings.streams} concurrent streams`,
+  );
   const svc = await startService(work, hubUrl, FAKE_CLAUDE, { FAKE_CLAUDE_SCENARIO: textFile });
   services.push(svc.started);
   // The agent env is fixed per service process; the scenario is switched by restarting nothing:
@@ -206,7 +216,8 @@ try {
   await pipedOnce(small, '"type":"result"');
   await streamOnce(svcSmall.url, "warm up");
 
-  const rows: string[][] = [["measure", "through the service", "piped straight", "ratio / overhead", "target"]];
+  const rows: string[][] = [["measure", "through the service", "piped straight", "ratio / overhead", "target", "service CPU per delta"]];
+  const deliveryOnly = process.env.BENCH_ONLY === "delivery";
   for (const surface of ["chat", "responses"] as const) {
     const via = surface === "chat" ? "chat completions" : "/v1/responses";
     for (const [label, url, file, content] of [
@@ -215,16 +226,28 @@ try {
     ] as const) {
       const through: number[] = [];
       const piped: number[] = [];
+      const cpu: number[] = [];
       let chunks = 0;
+      const pid = (url === svc.url ? svc : svcThinking).started.pid;
       for (let i = 0; i < settings.runs; i++) {
+        const before = cpuMs(pid);
         const s = await streamOnce(url, content, surface);
+        cpu.push(((cpuMs(pid) - before) * 1000) / settings.deltas);
         through.push(s.totalMs);
         chunks = s.chunks;
         piped.push((await pipedOnce(file, '"type":"result"')).totalMs);
       }
       const ratio = median(through) / median(piped);
-      rows.push([`${via}: ${label}, ${num(chunks)} SSE events`, `${num(median(through))} ms`, `${num(median(piped))} ms`, judged(num(ratio, 2), ratio <= TARGET.ratio), `≤ ${TARGET.ratio}×`]);
+      rows.push([
+        `${via}: ${label}, ${num(chunks)} SSE events`,
+        `${num(median(through))} ms`,
+        `${num(median(piped))} ms`,
+        judged(num(ratio, 2), ratio <= TARGET.ratio),
+        `≤ ${TARGET.ratio}×`,
+        `${num(median(cpu), 2)} µs`,
+      ]);
     }
+    if (deliveryOnly) continue;
     // Back to defaults on the thinking service (the toggle is sticky).
     await streamOnce(svcThinking.url, "/hide-thinking");
 
@@ -236,7 +259,14 @@ try {
       direct.push((await pipedOnce(small, '"type":"result"')).markerMs);
     }
     const overhead = median(first) - median(direct);
-    rows.push([`${via}: first content ${surface === "chat" ? "chunk" : "text event"} (text-only, final at result)`, `${num(median(first), 1)} ms`, `${num(median(direct), 1)} ms`, judged(`+${num(overhead, 1)} ms`, overhead < TARGET.firstChunkMs), `< ${TARGET.firstChunkMs} ms`]);
+    rows.push([
+      `${via}: first content ${surface === "chat" ? "chunk" : "text event"} (text-only, final at result)`,
+      `${num(median(first), 1)} ms`,
+      `${num(median(direct), 1)} ms`,
+      judged(`+${num(overhead, 1)} ms`, overhead < TARGET.firstChunkMs),
+      `< ${TARGET.firstChunkMs} ms`,
+      "",
+    ]);
 
     const firstThinking: number[] = [];
     const directThinking: number[] = [];
@@ -247,22 +277,38 @@ try {
     }
     await streamOnce(svcThinking.url, "/hide-thinking");
     const thinkingOverhead = median(firstThinking) - median(directThinking);
-    rows.push([`${via}: first thinking ${surface === "chat" ? "chunk" : "event"} (token by token)`, `${num(median(firstThinking), 1)} ms`, `${num(median(directThinking), 1)} ms`, judged(`+${num(thinkingOverhead, 1)} ms`, thinkingOverhead < TARGET.firstChunkMs), `< ${TARGET.firstChunkMs} ms`]);
+    rows.push([
+      `${via}: first thinking ${surface === "chat" ? "chunk" : "event"} (token by token)`,
+      `${num(median(firstThinking), 1)} ms`,
+      `${num(median(directThinking), 1)} ms`,
+      judged(`+${num(thinkingOverhead, 1)} ms`, thinkingOverhead < TARGET.firstChunkMs),
+      `< ${TARGET.firstChunkMs} ms`,
+      "",
+    ]);
   }
 
   // 200 concurrent streams: a paced shell agent (12 lines, 0.1 s apart).
-  const paced = await startService(work, hubUrl, PACED_AGENT, { BENCH_AGENT_FILE: small, BENCH_AGENT_PAUSE: String(settings.pauseSeconds) });
-  services.push(paced.started);
-  await streamOnce(paced.url, "warm up");
-  const idle = rssMb(paced.started.pid);
-  let peak = idle;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(paced.started.pid))), 20);
-  const t0 = performance.now();
-  const results = await Promise.allSettled(Array.from({ length: settings.streams }, (_, i) => streamOnce(paced.url, `stream ${i}`)));
-  const wall = performance.now() - t0;
-  clearInterval(sampler);
-  const ok = results.filter((r) => r.status === "fulfilled" && r.value.chunks >= 3).length;
-  rows.push([`RSS with ${settings.streams} concurrent streams (${ok} completed in ${num(wall / 1000, 1)} s)`, `${num(peak)} MB peak`, `${num(idle)} MB idle`, `+${num(peak - idle)} MB`, "report"]);
+  if (!deliveryOnly) {
+    const paced = await startService(work, hubUrl, PACED_AGENT, { BENCH_AGENT_FILE: small, BENCH_AGENT_PAUSE: String(settings.pauseSeconds) });
+    services.push(paced.started);
+    await streamOnce(paced.url, "warm up");
+    const idle = rssMb(paced.started.pid);
+    let peak = idle;
+    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(paced.started.pid))), 20);
+    const t0 = performance.now();
+    const results = await Promise.allSettled(Array.from({ length: settings.streams }, (_, i) => streamOnce(paced.url, `stream ${i}`)));
+    const wall = performance.now() - t0;
+    clearInterval(sampler);
+    const ok = results.filter((r) => r.status === "fulfilled" && r.value.chunks >= 3).length;
+    rows.push([
+      `RSS with ${settings.streams} concurrent streams (${ok} completed in ${num(wall / 1000, 1)} s)`,
+      `${num(peak)} MB peak`,
+      `${num(idle)} MB idle`,
+      `+${num(peak - idle)} MB`,
+      "report",
+      "",
+    ]);
+  }
 
   console.log(`\n${table(rows)}`);
 } finally {

@@ -3,7 +3,10 @@
 // agent's own output of the same events (the floor, measured in the same run: the same agent
 // spawned directly, its stdout read to the end). Both are timed from the agent's own start
 // (its FAKE_CLAUDE_RECORD start line) to the last event read. Target: ratio ≤ 1.3×.
-// Two paces: a burst (the agent prints as fast as it can) and a paced agent (1 ms a line).
+// Two paces: a burst (the agent prints as fast as it can; BENCH_RUNS pairs, default 5, alone and
+// through taken in turn, medians) and a paced agent (1 ms a line; one pair). Beside them, the
+// service's own CPU per event (/proc, every thread of the server process; the agent is a child and
+// not counted): steadier than wall time when other work shares the cores.
 //
 //   bun run bench job-events
 //   BENCH_EVENTS=20000 bun scripts/bench/job-events.ts
@@ -13,7 +16,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createParser } from "eventsource-parser";
 import { freePort } from "./lib/ports.ts";
-import { startAndWait, type Started } from "./lib/proc.ts";
+import { cpuMs, startAndWait, type Started } from "./lib/proc.ts";
+import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -22,6 +26,7 @@ const KEY = "bench-events-key";
 const AUTH = { authorization: `Bearer ${KEY}` };
 const EVENTS = Number(process.env.BENCH_EVENTS) > 0 ? Number(process.env.BENCH_EVENTS) : 10_000;
 const REDIS = process.env.BENCH_REDIS_URL;
+const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS) : 5;
 const TARGET_RATIO = 1.3;
 const tmp = mkdtempSync(join(tmpdir(), "brain-bench-events-"));
 const SESSION = "6f1c2a9e-3b7d-4e2a-9c1f-2d8e5b7a4c10";
@@ -33,25 +38,72 @@ function scenario(): string {
   for (let i = 0; lines.length < EVENTS - 1; i++) {
     const msg = { model: "claude-sonnet-4-5", id: `msg_${i}`, type: "message", role: "assistant", stop_reason: null, usage };
     const kind = lines.length % 3;
-    if (kind === 1) lines.push(JSON.stringify({ type: "assistant", message: { ...msg, content: [{ type: "text", text: `Step ${i}: looking at the parser and its tests before changing anything.` }] }, parent_tool_use_id: null, session_id: SESSION }));
-    else if (kind === 2) lines.push(JSON.stringify({ type: "assistant", message: { ...msg, content: [{ type: "tool_use", id: `toolu_${i}`, name: "Bash", input: { command: `grep -rn parse src/ | head -${i % 50}`, description: "Find the parser" } }] }, parent_tool_use_id: null, session_id: SESSION }));
-    else lines.push(JSON.stringify({ type: "user", message: { role: "user", content: [{ tool_use_id: `toolu_${i - 1}`, type: "tool_result", content: `src/parser.ts:${i}: export function parse(input: string) {` }] }, parent_tool_use_id: null, session_id: SESSION }));
+    if (kind === 1)
+      lines.push(
+        JSON.stringify({
+          type: "assistant",
+          message: { ...msg, content: [{ type: "text", text: `Step ${i}: looking at the parser and its tests before changing anything.` }] },
+          parent_tool_use_id: null,
+          session_id: SESSION,
+        }),
+      );
+    else if (kind === 2)
+      lines.push(
+        JSON.stringify({
+          type: "assistant",
+          message: {
+            ...msg,
+            content: [
+              { type: "tool_use", id: `toolu_${i}`, name: "Bash", input: { command: `grep -rn parse src/ | head -${i % 50}`, description: "Find the parser" } },
+            ],
+          },
+          parent_tool_use_id: null,
+          session_id: SESSION,
+        }),
+      );
+    else
+      lines.push(
+        JSON.stringify({
+          type: "user",
+          message: {
+            role: "user",
+            content: [{ tool_use_id: `toolu_${i - 1}`, type: "tool_result", content: `src/parser.ts:${i}: export function parse(input: string) {` }],
+          },
+          parent_tool_use_id: null,
+          session_id: SESSION,
+        }),
+      );
   }
-  lines.push(JSON.stringify({ type: "result", subtype: "success", is_error: false, duration_ms: 1000, num_turns: EVENTS / 3, session_id: SESSION, total_cost_usd: 1.23, usage, result: "done" }));
+  lines.push(
+    JSON.stringify({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      duration_ms: 1000,
+      num_turns: Math.floor(EVENTS / 3),
+      session_id: SESSION,
+      total_cost_usd: 1.23,
+      usage,
+      result: "done",
+    }),
+  );
   const file = join(tmp, "scenario.jsonl");
   writeFileSync(file, `${lines.join("\n")}\n`);
   return file;
 }
 
 const startOf = (record: string, marker: string): number => {
-  const line = readFileSync(record, "utf8").split("\n").find((l) => l.includes('"start"') && l.includes(marker));
+  const line = readFileSync(record, "utf8")
+    .split("\n")
+    .find((l) => l.includes('"start"') && l.includes(marker));
   if (!line) throw new Error(`the agent never recorded its start for ${marker}`);
   return JSON.parse(line).at as number;
 };
 
+let aloneRuns = 0;
 /** The floor: the agent alone, its stdout read to the end by this process. */
 async function agentAlone(file: string, delayMs: number): Promise<{ ms: number; lines: number }> {
-  const record = join(tmp, `alone-${delayMs}.jsonl`);
+  const record = join(tmp, `alone-${delayMs}-${++aloneRuns}.jsonl`);
   const cwd = mkdtempSync(join(tmp, "alone-"));
   const proc = Bun.spawn([FAKE, "-p", "bench-alone", "--output-format", "stream-json", "--verbose"], {
     cwd,
@@ -92,53 +144,69 @@ async function service(delayMs: number): Promise<{ url: string; server: Started;
 }
 
 /** Submits the job, reads its events to the end; times the agent's start → the last event read. */
-async function throughService(delayMs: number): Promise<{ ms: number; events: number; agentEvents: number; bytes: number }> {
-  const { url, server, record } = await service(delayMs);
-  try {
-    const task = `bench-through-${delayMs}`;
-    const res = await fetch(`${url}/jobs`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ task }) });
-    const job = (await res.json()) as { id: string };
-    const stream = await fetch(`${url}/jobs/${job.id}/events`, { headers: { ...AUTH, accept: "text/event-stream" } });
-    let events = 0;
-    let agentEvents = 0;
-    let bytes = 0;
-    let last = 0;
-    const parser = createParser({
-      onEvent: (m) => {
-        events++;
-        if (m.event !== "status" && m.event !== "usage") agentEvents++;
-        last = Date.now();
-      },
-    });
-    const decoder = new TextDecoder();
-    for await (const chunk of stream.body!) {
-      bytes += chunk.byteLength;
-      parser.feed(decoder.decode(chunk, { stream: true }));
-    }
-    return { ms: last - startOf(record, task), events, agentEvents, bytes };
-  } finally {
-    await server.stop();
+async function throughService(
+  svc: { url: string; server: Started; record: string },
+  delayMs: number,
+  run: number,
+): Promise<{ ms: number; events: number; agentEvents: number; bytes: number; cpuUs: number }> {
+  const { url, server, record } = svc;
+  const task = `bench-through-${delayMs}-${run}`;
+  const cpuBefore = cpuMs(server.pid);
+  const res = await fetch(`${url}/jobs`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ task }) });
+  const job = (await res.json()) as { id: string };
+  const stream = await fetch(`${url}/jobs/${job.id}/events`, { headers: { ...AUTH, accept: "text/event-stream" } });
+  let events = 0;
+  let agentEvents = 0;
+  let bytes = 0;
+  let last = 0;
+  const parser = createParser({
+    onEvent: (m) => {
+      events++;
+      if (m.event !== "status" && m.event !== "usage") agentEvents++;
+      last = Date.now();
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const chunk of stream.body!) {
+    bytes += chunk.byteLength;
+    parser.feed(decoder.decode(chunk, { stream: true }));
   }
+  const cpuUs = ((cpuMs(server.pid) - cpuBefore) * 1000) / events;
+  return { ms: last - startOf(record, task), events, agentEvents, bytes, cpuUs };
 }
 
 try {
   const file = scenario();
   // The service's agent reads its scenario from the environment it inherits.
   process.env.FAKE_CLAUDE_SCENARIO = file;
-  console.log(`${num(EVENTS)} agent lines (text, tool call, tool result, …), log in ${REDIS ? "Redis" : "a JSONL file"}\n`);
-  const rows = [["pace", "agent alone (floor)", "through /jobs/{id}/events", "events read", "ratio", `target ≤ ${TARGET_RATIO}×`]];
+  console.log(`${num(EVENTS)} agent lines (text, tool call, tool result, …), log in ${REDIS ? "Redis" : "a JSONL file"}; burst: ${RUNS} runs each, medians\n`);
+  const rows = [["pace", "agent alone (floor)", "through /jobs/{id}/events", "events read", "service CPU per event", "ratio", `target ≤ ${TARGET_RATIO}×`]];
   for (const delay of [0, 1]) {
-    const alone = await agentAlone(file, delay);
-    const through = await throughService(delay);
-    const ratio = through.ms / alone.ms;
-    rows.push([
-      delay === 0 ? "burst" : `${delay} ms a line`,
-      `${num(alone.ms)} ms (${num(alone.lines)} lines)`,
-      `${num(through.ms)} ms (${num(through.bytes / 1024)} KiB)`,
-      `${num(through.events)} (${num(through.agentEvents)} from the agent)`,
-      `${num(ratio, 2)}×`,
-      judged("", ratio <= TARGET_RATIO).trim(),
-    ]);
+    const svc = await service(delay);
+    try {
+      const alone: number[] = [];
+      const through: Awaited<ReturnType<typeof throughService>>[] = [];
+      let lines = 0;
+      for (let i = 0; i < (delay === 0 ? RUNS : 1); i++) {
+        const a = await agentAlone(file, delay);
+        alone.push(a.ms);
+        lines = a.lines;
+        through.push(await throughService(svc, delay, i));
+      }
+      const t = through[through.length - 1]!;
+      const ratio = median(through.map((x) => x.ms)) / median(alone);
+      rows.push([
+        delay === 0 ? "burst" : `${delay} ms a line`,
+        `${num(median(alone))} ms (${num(lines)} lines)`,
+        `${num(median(through.map((x) => x.ms)))} ms (${num(t.bytes / 1024)} KiB)`,
+        `${num(t.events)} (${num(t.agentEvents)} from the agent)`,
+        `${num(median(through.map((x) => x.cpuUs)), 1)} µs`,
+        `${num(ratio, 2)}×`,
+        judged("", ratio <= TARGET_RATIO).trim(),
+      ]);
+    } finally {
+      await svc.server.stop();
+    }
   }
   console.log(table(rows));
 } finally {

@@ -33,7 +33,7 @@ import type { IndexStore, SearchHit } from "../../src/router/index/types.ts";
 import { embed, type EmbeddingsEndpoint } from "../../src/router/llm.ts";
 import { fuseRrf, fuseScores, RRF_K, search } from "../../src/router/search/search.ts";
 import { refreshRaw } from "./lib/raw-index.ts";
-import { QUERY_KINDS, relevanceSet, type LabelledQuery, type QueryKind } from "./lib/relevance-set.ts";
+import { QUERY_KINDS, relevanceSet } from "./lib/relevance-set.ts";
 import { serveEmbeddings, synonymEmbedding, type EmbeddingsServer } from "./lib/synonym-embeddings.ts";
 import { startRerankerFixture, type RerankerFixture } from "../../test/fixtures/reranker.ts";
 import { httpReranker, type Reranker } from "../../src/router/search/rerank.ts";

@@ -14,9 +14,10 @@ import { registerAgentMode, type AgentModeDeps } from "./agent-mode/routes";
 import { registerAdmin } from "./routes/admin";
 import { exceptTeamChat, registerTeamChat, type TeamChatDeps } from "./routes/teamchat";
 import { registerJobs } from "./routes/jobs";
-import { registerJobEvents } from "./routes/job-events";
+import { registerJobEvents, registerJobWatch } from "./routes/job-events";
 import { registerAdminStatus } from "./routes/admin-status";
 import { registerOrchestratorConsole } from "./console";
+import type { JobChangeFeed } from "./jobs/changes";
 import type { JobEventStore } from "./jobs/events";
 import { McpSseSessions, registerMcp } from "./routes/mcp";
 import { registerMetrics } from "./routes/metrics";
@@ -28,6 +29,8 @@ export interface OrchestratorDeps {
   jobs: JobService;
   /** The jobs' event logs (GET /jobs/{id}/events, get_job's last events); undefined = none kept. */
   jobEvents?: JobEventStore;
+  /** Job status changes (GET /jobs?watch=true); undefined = the list cannot be watched. */
+  jobChanges?: JobChangeFeed;
   profiles: { list(): ProfileList | Promise<ProfileList> };
   companions: CompanionSync;
   /** Open MCP SSE sessions; the runtime ends them on shutdown. */
@@ -77,6 +80,7 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
     bindings: { deps },
   });
   registerHealth(app, SERVICE_NAME);
+  registerJobWatch(app); // before GET /jobs/{job_id}
   registerJobs(app);
   registerJobEvents(app);
   registerProfiles(app);

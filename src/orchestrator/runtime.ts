@@ -21,6 +21,7 @@ import { createMergedJobStore } from "./jobs/merged-store";
 import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
 import { profileCatalog, type ListedProfileCatalog } from "./profiles/catalog";
 import { createJobService, type JobService } from "./jobs/service";
+import { localJobChangeFeed } from "./jobs/changes";
 import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import type { JobStore } from "./jobs/store";
 import { executeJob } from "./execution/execute";
@@ -114,10 +115,12 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
   const jobEvents = config.redisUrl
     ? (await import("./jobs/events/redis-store")).createRedisJobEventStore({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, ttlSeconds: config.jobTtl })
     : createFileJobEventStore({ dir: jobsDirOf(config), ttlSeconds: config.jobTtl });
+  const jobChanges = config.redisUrl ? (await import("./jobs/changes-redis")).redisJobChangeFeed({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix }) : localJobChangeFeed();
   const jobs = createJobService({
     store,
     kv,
     events: jobEventLog(jobEvents),
+    changes: jobChanges,
     queue: await openQueue(config),
     execute: tracing.trace(execution.execute),
     profiles: execution.profiles,
@@ -142,13 +145,14 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
       return results;
     },
   };
-  const app = createOrchestratorApp({ config, jobs, jobEvents, profiles: execution.profiles, companions, mcpSessions, agentMode, teamChat });
+  const app = createOrchestratorApp({ config, jobs, jobEvents, jobChanges, profiles: execution.profiles, companions, mcpSessions, agentMode, teamChat });
   return {
     app,
     jobs,
     profiles: execution.profiles,
     async beforeStop() {
       // Running chat turns end with an error chunk and [DONE] rather than a cut connection.
+      jobChanges.endWatches();
       await Promise.all([mcpSessions.close(), agentMode?.close(), teamChat?.close()]);
     },
     async close() {
@@ -157,6 +161,7 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
       await teamChat?.close();
       await jobs.close();
       await jobEvents.close();
+      await jobChanges.close();
       await tracing.shutdown();
       await store.close();
       await kv.close();

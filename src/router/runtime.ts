@@ -9,7 +9,7 @@ import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
 import { modelRefine } from "./ingest/refine";
-import { chat, chatBaseUrl, embed, type ChatEndpoint, type EmbeddingsEndpoint } from "./llm";
+import { chatBaseUrl, embed, type ChatEndpoint, type EmbeddingsEndpoint } from "./llm";
 import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
 import { scaffold } from "./vault/scaffold";
 import type { MarkerDeps } from "./markers/marker";

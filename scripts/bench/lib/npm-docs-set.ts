@@ -268,7 +268,7 @@ export function generateSet(root = NODE_MODULES): NpmDocsSet {
       }
     }
   }
-  queries.forEach((q, i) => (q.id = i + 1));
+  for (const [i, q] of queries.entries()) q.id = i + 1;
   return { seed: SEED, procedure: PROCEDURE, corpus, queries };
 }
 

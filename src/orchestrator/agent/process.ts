@@ -5,12 +5,14 @@ import type { Subprocess } from "bun";
 import { log } from "../../common/logger";
 import { buildAgentArgv, type AgentArgs } from "./argv";
 import { OutcomeCollector, type AgentOutcome } from "./outcome";
-import { parseAgentLine, readLines, type AgentEvent } from "./stream-json";
+import { parseAgentLine, readLineBatches, type AgentEvent } from "./stream-json";
 
 const logger = log("agent");
 
 const DEFAULT_KILL_GRACE_MS = 5000;
 const STDERR_TAIL_BYTES = 8 * 1024;
+/** A burst of output gathers this long before it is read (readLineBatches): one read, map and write per burst. */
+const READ_GATHER_MS = 1;
 
 export interface StartAgentOptions {
   /** Path or name (PATH lookup) of the agent CLI. */
@@ -49,6 +51,11 @@ export interface AgentRun {
    * early with break/return: the rest is then read, and folded into the outcome, by wait()).
    */
   events(): AsyncGenerator<AgentEvent>;
+  /**
+   * The same events a read of stdout at a time (never empty): a burst costs one async hop, not
+   * one per line. Use either this or events(), once.
+   */
+  batches(): AsyncGenerator<AgentEvent[]>;
   /** Resolves when the process has exited and its output is read. */
   wait(): Promise<AgentOutcome>;
   /** SIGTERM now, SIGKILL after the grace period if it is still alive. Idempotent. */
@@ -83,10 +90,10 @@ export function startAgent(opts: StartAgentOptions): AgentRun {
 
 class Run implements AgentRun {
   readonly pid: number;
-  private readonly lines: AsyncGenerator<string>;
+  private readonly lines: AsyncGenerator<string[]>;
   private readonly collector: OutcomeCollector;
   private readonly stderr: Promise<string>;
-  private pulling: Promise<AgentEvent | undefined> = Promise.resolve(undefined);
+  private pulling: Promise<AgentEvent[] | undefined> = Promise.resolve(undefined);
   private ended = false;
   private iterating: Promise<void> | undefined;
   private outcome: Promise<AgentOutcome> | undefined;
@@ -104,7 +111,7 @@ class Run implements AgentRun {
     readonly argv: readonly string[],
   ) {
     this.pid = proc.pid;
-    this.lines = readLines(proc.stdout);
+    this.lines = readLineBatches(proc.stdout, { gatherMs: READ_GATHER_MS });
     this.collector = new OutcomeCollector(opts.args.resume ?? opts.args.sessionId);
     this.stderr = tail(proc.stderr, STDERR_TAIL_BYTES);
     if (opts.timeoutMs !== undefined) {
@@ -126,8 +133,8 @@ class Run implements AgentRun {
     });
   }
 
-  /** Next parsed event, or undefined at the end of stdout. Serialised: one reader at a time. */
-  private pull(): Promise<AgentEvent | undefined> {
+  /** The next read's parsed events (never empty), or undefined at the end of stdout. Serialised: one reader at a time. */
+  private pull(): Promise<AgentEvent[] | undefined> {
     const next = this.pulling.then(async () => {
       while (!this.ended) {
         const r = await this.lines.next();
@@ -135,16 +142,19 @@ class Run implements AgentRun {
           this.ended = true;
           break;
         }
-        const ev = parseAgentLine(r.value);
-        if (ev) {
-          this.collector.add(ev);
-          if (this.collector.unrecoverable && !this.stopped) this.stopUnrecoverable();
-          return ev;
+        const out: AgentEvent[] = [];
+        for (const line of r.value) {
+          const ev = parseAgentLine(line);
+          if (ev) {
+            this.collector.add(ev);
+            if (this.collector.unrecoverable && !this.stopped) this.stopUnrecoverable();
+            out.push(ev);
+          } else if (line.trim() !== "") {
+            this.collector.garbageLines++;
+            logger.debug(`agent pid ${this.pid}: ignoring a line that is not a stream-json event: ${line.slice(0, 200)}`);
+          }
         }
-        if (r.value.trim() !== "") {
-          this.collector.garbageLines++;
-          logger.debug(`agent pid ${this.pid}: ignoring a line that is not a stream-json event: ${r.value.slice(0, 200)}`);
-        }
+        if (out.length > 0) return out;
       }
       return undefined;
     });
@@ -153,7 +163,14 @@ class Run implements AgentRun {
   }
 
   events(): AsyncGenerator<AgentEvent> {
-    if (this.iterating) throw new Error("events() of an agent run can be iterated only once");
+    const batches = this.batches();
+    return (async function* () {
+      for await (const batch of batches) yield* batch;
+    })();
+  }
+
+  batches(): AsyncGenerator<AgentEvent[]> {
+    if (this.iterating) throw new Error("the events of an agent run can be iterated only once");
     // Registered now, not at the first next(): a wait() called meanwhile must leave the events to us.
     let done!: () => void;
     this.iterating = new Promise<void>((r) => (done = r));
@@ -161,9 +178,9 @@ class Run implements AgentRun {
     return (async function* () {
       try {
         for (;;) {
-          const ev = await pull();
-          if (ev === undefined) return;
-          yield ev;
+          const batch = await pull();
+          if (batch === undefined) return;
+          yield batch;
         }
       } finally {
         done();

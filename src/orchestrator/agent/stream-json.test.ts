@@ -31,6 +31,14 @@ describe("parseAgentLine", () => {
     expect(result).toMatchObject({ type: "result", subtype: "success", is_error: false, result: "Hello! The build passes on main.", total_cost_usd: 0.0412, session_id: "6f1c2a9e-3b7d-4e2a-9c1f-2d8e5b7a4c10" });
   });
 
+  it("reads the result line's counts as whole numbers, and drops ones that are not counts", () => {
+    const line = (extra: object) => JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "ok", ...extra });
+    expect(parseAgentLine(line({ num_turns: 2.6, duration_ms: 1200.4 }))).toMatchObject({ num_turns: 3, duration_ms: 1200 });
+    const odd = parseAgentLine(line({ num_turns: "3", duration_ms: -1 })) as { num_turns?: number; duration_ms?: number };
+    expect(odd.num_turns).toBeUndefined();
+    expect(odd.duration_ms).toBeUndefined();
+  });
+
   it("keeps a sub-agent's parent_tool_use_id", () => {
     const sub = scenario("subagent").filter((e) => (e.type === "stream_event" || e.type === "user") && e.parent_tool_use_id === "toolu_01Task");
     expect(sub.length).toBe(11);

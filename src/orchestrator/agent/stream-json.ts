@@ -77,7 +77,11 @@ export interface UnknownEvent {
 export type AgentEvent = SystemEvent | StreamEventLine | AssistantEvent | UserEvent | ResultEvent | RateLimitEvent | UnknownEvent;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const parentOf = (o: Record<string, unknown>) => (typeof o.parent_tool_use_id === "string" ? o.parent_tool_use_id : null);
+/** The object was parsed from this line and is nobody else's: normalised in place, not copied (the hot path). */
+const withParent = (o: Record<string, unknown>) => {
+  if (o.parent_tool_use_id !== null && typeof o.parent_tool_use_id !== "string") o.parent_tool_use_id = null;
+  return o;
+};
 
 /** One stdout line → an event; undefined for blank lines and anything that is not a JSON object with a type. */
 export function parseAgentLine(line: string): AgentEvent | undefined {
@@ -93,21 +97,20 @@ export function parseAgentLine(line: string): AgentEvent | undefined {
   return toEvent(value, value.type);
 }
 
+/** A finite, non-negative number rounded to a whole one; anything else is absent. */
+const count = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined);
+
 function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
   const unknown: UnknownEvent = { type: "unknown", original_type: type, raw: o };
   switch (type) {
     case "system":
       return typeof o.subtype === "string" ? (o as SystemEvent) : unknown;
     case "stream_event":
-      return isObject(o.event) && typeof o.event.type === "string" ? ({ ...o, parent_tool_use_id: parentOf(o) } as StreamEventLine) : unknown;
+      return isObject(o.event) && typeof o.event.type === "string" ? (withParent(o) as StreamEventLine) : unknown;
     case "assistant":
-      return isObject(o.message) && Array.isArray(o.message.content)
-        ? ({ ...o, parent_tool_use_id: parentOf(o) } as AssistantEvent)
-        : unknown;
+      return isObject(o.message) && Array.isArray(o.message.content) ? (withParent(o) as AssistantEvent) : unknown;
     case "user":
-      return isObject(o.message) && (typeof o.message.content === "string" || Array.isArray(o.message.content))
-        ? ({ ...o, parent_tool_use_id: parentOf(o) } as UserEvent)
-        : unknown;
+      return isObject(o.message) && (typeof o.message.content === "string" || Array.isArray(o.message.content)) ? (withParent(o) as UserEvent) : unknown;
     case "result": {
       if (typeof o.subtype !== "string") return unknown;
       const errors = Array.isArray(o.errors) ? o.errors.map(String) : undefined;
@@ -118,6 +121,10 @@ function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
         errors,
         usage: isObject(o.usage) ? (o.usage as Usage) : undefined,
         total_cost_usd: typeof o.total_cost_usd === "number" ? o.total_cost_usd : undefined,
+        // Counts as whole numbers, whatever the line says: a job record holds integers, and one
+        // odd field must not make the record unreadable (a `wait` would never see it finish).
+        num_turns: count(o.num_turns),
+        duration_ms: count(o.duration_ms),
       } as ResultEvent;
     }
     case "rate_limit_event":
@@ -133,24 +140,45 @@ function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
  * multi-byte characters cut across reads.
  */
 export async function* readLines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  for await (const batch of readLineBatches(stream)) yield* batch;
+}
+
+/**
+ * readLines a read at a time: every whole line one read of the stream completed, in order (a
+ * burst of output costs one hop through the async machinery, not one per line).
+ *
+ * gatherMs: after a read under 8 KiB (a reader keeping up with a fast writer gets a line
+ * or two at a time), wait this long before the next read, so the burst gathers in the pipe and is
+ * read, mapped and written on in one go instead of a wake-up, a read and a write per line. After
+ * a big read the next one follows at once (the pipe may be full: the writer must not stall). A
+ * line waits at most gatherMs; the first line after a quiet spell is read at once.
+ */
+const GATHER_BELOW_BYTES = 8 * 1024;
+export async function* readLineBatches(stream: ReadableStream<Uint8Array>, opts: { gatherMs?: number } = {}): AsyncGenerator<string[]> {
   const decoder = new TextDecoder();
   const reader = stream.getReader();
-  let buffer = "";
+  const gatherMs = opts.gatherMs ?? 0;
+  let rest = "";
+  let small = false;
   try {
     for (;;) {
+      if (small && gatherMs > 0) await Bun.sleep(gatherMs);
       const { value, done } = await reader.read();
+      // A big read means more is waiting (the pipe was full): read on at once, never stall the writer.
+      small = value !== undefined && value.byteLength < GATHER_BELOW_BYTES;
       if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let nl = buffer.indexOf("\n");
-      while (nl >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        yield line.endsWith("\r") ? line.slice(0, -1) : line;
-        nl = buffer.indexOf("\n");
+      const text = rest + decoder.decode(value, { stream: true });
+      const batch: string[] = [];
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        batch.push(text.charCodeAt(nl - 1) === 13 && nl > start ? text.slice(start, nl - 1) : text.slice(start, nl));
+        start = nl + 1;
       }
+      rest = start === 0 ? text : text.slice(start);
+      if (batch.length > 0) yield batch;
     }
-    buffer += decoder.decode();
-    if (buffer.length > 0) yield buffer;
+    rest += decoder.decode();
+    if (rest.length > 0) yield [rest];
   } finally {
     reader.releaseLock();
   }

@@ -144,14 +144,38 @@ export function renderChunk(ctx: ChunkContext, ev: TurnEvent, v: Visibility): Ch
       // Legacy assistant text (the result line's text, nothing streamed) carries no type member.
       return ev.legacy ? chunk(ctx, { content: ev.text }) : chunk(ctx, { content: ev.text }, { x_service_event_type: "final" });
     case "status":
-      return chunk(
-        ctx,
-        { content: `\n_${ev.message}_\n` },
-        { x_service_event_type: "status", x_service_status: ev.code, x_service_retry: ev.retry },
-      );
+      return chunk(ctx, { content: `\n_${ev.message}_\n` }, { x_service_event_type: "status", x_service_status: ev.code, x_service_retry: ev.retry });
     case "error":
       return errorChunk(ctx, ev.code, ev.message);
     case "usage":
       return undefined;
   }
+}
+
+/**
+ * renderChunk as SSE text (`data: <json>\n\n`), for the stream's hot path: a thinking or live
+ * text delta is the one field that changes between chunks, so the JSON around it is made once
+ * per stream and only the delta's string is serialised. The text is byte for byte what
+ * JSON.stringify(renderChunk(…)) gives (the tests compare them); other events go through it.
+ */
+export function chunkRenderer(ctx: ChunkContext): (ev: TurnEvent, v: Visibility) => string | undefined {
+  const head = `data: {"id":${JSON.stringify(ctx.id)},"object":"chat.completion.chunk","created":${JSON.stringify(ctx.created)},"model":${JSON.stringify(ctx.model)},"choices":[{"index":0,"delta":{`;
+  const tail = ctx.includeUsage ? `],"usage":null}\n\n` : "]}\n\n";
+  const thinkingHead = `${head}"reasoning_content":`;
+  const thinkingTail = `},"finish_reason":null,"x_service_event_type":"thinking"}${tail}`;
+  const contentHead = `${head}"content":`;
+  const contentTail = `},"finish_reason":null}${tail}`;
+  return (ev, v) => {
+    if (ev.type === "thinking") {
+      if (!visible(ev, v)) return undefined;
+      if (ev.parentToolUseId === null) return thinkingHead + JSON.stringify(ev.text) + thinkingTail;
+    } else if (ev.type === "text_delta") {
+      if (!visible(ev, v)) return undefined;
+      const text = ev.blockStart && ctx.textSent ? `\n\n${ev.text}` : ev.text;
+      ctx.textSent = true;
+      return contentHead + JSON.stringify(text) + contentTail;
+    }
+    const c = renderChunk(ctx, ev, v);
+    return c && `data: ${JSON.stringify(c)}\n\n`;
+  };
 }

@@ -10,27 +10,41 @@ import { eventStream } from "./sse-stream";
 
 const logger = log("chat");
 
-async function feed(opening: ChatOpening, b: ResponseBuilder): Promise<void> {
+/** `afterBatch` runs after each read of the agent's output has been pushed (the stream writes then). */
+async function feed(opening: ChatOpening, b: ResponseBuilder, afterBatch?: () => void): Promise<void> {
   if (opening.kind === "config") {
     b.text(JSON.stringify(opening.visibility));
     return;
   }
-  for await (const ev of opening.events) b.push(ev);
+  for await (const batch of opening.batches) {
+    for (const ev of batch) b.push(ev);
+    afterBatch?.();
+  }
 }
 
 export function responsesStream(opening: ChatOpening, ctx: ResponseContext, opts: { keepAliveMs?: number } = {}): ReadableStream<Uint8Array> {
   return eventStream(
     async (write) => {
-      const emit = (ev: ResponseStreamEvent) => write(`event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`);
+      // Events gather while a read of the agent's output is pushed, then go out as one write.
+      let pending = "";
+      const send = () => {
+        if (pending !== "") write(pending);
+        pending = "";
+      };
+      const emit = (ev: ResponseStreamEvent) => {
+        pending += `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
+      };
       const b = new ResponseBuilder(ctx, opening.visibility, emit);
       b.start();
+      send();
       try {
-        await feed(opening, b);
+        await feed(opening, b, send);
       } catch (err) {
         logger.error("responses stream failed:", err);
         b.fail("internal_error", `the service failed while streaming: ${(err as Error).message}`);
       }
       b.finish();
+      send();
     },
     { keepAliveMs: opts.keepAliveMs, cancel: () => opening.kind === "turn" && opening.cancel() },
   );

@@ -128,6 +128,11 @@ export type ChatOpening =
       info: TurnInfo;
       /** Iterate to the end (the lock is released and the session stored when it ends). */
       events: AsyncGenerator<TurnEvent>;
+      /**
+       * The same events, a read of the agent's output at a time (never empty): for writers that
+       * send a burst as one write. Iterate either this or `events`, not both.
+       */
+      batches: AsyncGenerator<TurnEvent[]>;
       /** Stops the agent (client gone); events() then ends with a cancelled error. */
       cancel(): void;
     };
@@ -371,13 +376,14 @@ export class ChatService {
     const runs = this.runs;
     const { info, release, storeSession } = t;
     const live = t.visibility.live_text && t.visibility.show_text;
-    const events = (async function* (): AsyncGenerator<TurnEvent> {
+    const batches = (async function* (): AsyncGenerator<TurnEvent[]> {
       const mapper = new TurnMapper({ live });
       let outcome: AgentOutcome | undefined;
       try {
-        for await (const ev of run.events()) {
-          const out = mapper.push(ev);
-          for (let i = 0; i < out.length; i++) yield out[i]!;
+        for await (const lines of run.batches()) {
+          const out: TurnEvent[] = [];
+          for (const ev of lines) mapper.push(ev, out);
+          if (out.length > 0) yield out;
         }
         outcome = await run.wait();
         // A result line means the CLI has the session; store it so the next turn resumes it.
@@ -386,7 +392,8 @@ export class ChatService {
             logger.error(`could not store the session of ${storeSession}: ${err.message}`);
           });
         }
-        for (const e of mapper.end(outcome)) yield e;
+        const last = mapper.end(outcome);
+        if (last.length > 0) yield last;
       } finally {
         if (!outcome) {
           // Stopped early (the consumer returned): the process must not outlive the turn.
@@ -395,10 +402,14 @@ export class ChatService {
         }
         runs.delete(run);
         release();
-        if (outcome?.failed) logger.warn(`chat turn ${info.task ? `(client task ${info.task})` : `conv_key=${info.conversation.convKey}`} failed: ${outcome.error}`);
+        if (outcome?.failed)
+          logger.warn(`chat turn ${info.task ? `(client task ${info.task})` : `conv_key=${info.conversation.convKey}`} failed: ${outcome.error}`);
       }
     })();
-    return { kind: "turn", visibility: t.visibility, info, events, cancel: () => run.cancel() };
+    const events = (async function* (): AsyncGenerator<TurnEvent> {
+      for await (const batch of batches) yield* batch;
+    })();
+    return { kind: "turn", visibility: t.visibility, info, events, batches, cancel: () => run.cancel() };
   }
 
   /** Stops every running turn (shutdown). */

@@ -8,7 +8,8 @@ function turn() {
     yield { type: "narration" } as never;
     state.drained = true;
   })();
-  const opening = { kind: "turn", visibility: {} as never, info: {} as never, events, cancel: () => void (state.cancelled = true) } as ChatOpening;
+  const batches = (async function* () {})();
+  const opening = { kind: "turn", visibility: {} as never, info: {} as never, events, batches, cancel: () => { state.cancelled = true; } } as ChatOpening;
   return { opening, state };
 }
 

@@ -3,7 +3,7 @@
 // (common/http/sse.ts) keeps the connection alive while the agent is silent; eventStream() is the
 // writer both this and the Responses API's typed events (responses-stream.ts) use. Whatever
 // happens, the stream ends with stop and [DONE]; a client that goes away cancels the agent.
-import { errorChunk, renderChunk, roleChunk, stopChunk, streamConfigChunk, usageChunk, type Chunk, type ChunkContext } from "./openai-chunks";
+import { chunkRenderer, errorChunk, roleChunk, stopChunk, streamConfigChunk, usageChunk, type Chunk, type ChunkContext } from "./openai-chunks";
 import type { ChatOpening } from "./service";
 import { ZERO_USAGE, type ChatUsage } from "./usage";
 import { log } from "../../common/logger";
@@ -32,13 +32,18 @@ export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepA
           send(streamConfigChunk(ctx, opening.visibility));
         } else {
           const v = opening.visibility;
-          for await (const ev of opening.events) {
-            if (ev.type === "usage") {
-              usage = ev.usage;
-              continue;
+          const render = chunkRenderer(ctx);
+          // A read of the agent's output at a time: its chunks go out as one write.
+          for await (const batch of opening.batches) {
+            let text = "";
+            for (const ev of batch) {
+              if (ev.type === "usage") {
+                usage = ev.usage;
+                continue;
+              }
+              text += render(ev, v) ?? "";
             }
-            const c = renderChunk(ctx, ev, v);
-            if (c) send(c);
+            if (text !== "") write(text);
           }
         }
       } catch (err) {

@@ -21,10 +21,7 @@ import type { AgentEvent, ContentBlock, ResultEvent } from "../agent/stream-json
 import type { ParentToolUseId, TurnEvent } from "./turn-events";
 import { chatUsage, ZERO_USAGE } from "./usage";
 
-type Block =
-  | { kind: "text"; parts: string[] }
-  | { kind: "tool_use"; id: string; name: string; json: string; input: unknown }
-  | { kind: "other" };
+type Block = { kind: "text"; parts: string[] } | { kind: "tool_use"; id: string; name: string; json: string; input: unknown } | { kind: "other" };
 
 interface Thread {
   blocks: Map<number, Block>;
@@ -51,9 +48,8 @@ export class TurnMapper {
    */
   constructor(private readonly opts: { live?: boolean; frames?: boolean } = {}) {}
 
-  /** The events one agent line maps to (often none). */
-  push(ev: AgentEvent): TurnEvent[] {
-    const out: TurnEvent[] = [];
+  /** The events one agent line maps to (often none), appended to `out` when given. */
+  push(ev: AgentEvent, out: TurnEvent[] = []): TurnEvent[] {
     switch (ev.type) {
       case "stream_event":
         this.streamed = true;

@@ -149,20 +149,23 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
       logger.error(`job ${job.id}: onStarted threw:`, err);
     }
     let retrying = false;
-    for await (const ev of run.events()) {
-      try {
-        const retry = apiRetryOf(ev);
-        if (retry && !isUnrecoverable(retry)) {
-          retrying = true;
-          logger.warn(`job ${job.id}: ${retryText(retry)}`);
-          input.onRetry?.(retry);
-        } else if (retrying && (ev.type === "assistant" || ev.type === "stream_event")) {
-          retrying = false;
-          input.onRetry?.(null);
+    // A read of stdout at a time: a burst of lines is handled without an async hop per line.
+    for await (const batch of run.batches()) {
+      for (const ev of batch) {
+        try {
+          const retry = apiRetryOf(ev);
+          if (retry && !isUnrecoverable(retry)) {
+            retrying = true;
+            logger.warn(`job ${job.id}: ${retryText(retry)}`);
+            input.onRetry?.(retry);
+          } else if (retrying && (ev.type === "assistant" || ev.type === "stream_event")) {
+            retrying = false;
+            input.onRetry?.(null);
+          }
+          input.onEvent?.(ev);
+        } catch (err) {
+          logger.error(`job ${job.id}: an event handler threw:`, err);
         }
-        input.onEvent?.(ev);
-      } catch (err) {
-        logger.error(`job ${job.id}: an event handler threw:`, err);
       }
     }
     const outcome = await run.wait();

@@ -2,6 +2,7 @@
 // in the JobStore (the source of truth); which process runs a job, and when, is the JobQueue's
 // (queue.ts: in this process without Redis, BullMQ shared by every pod with it), which calls
 // back here with at most SERVICE_MAX_PARALLEL_JOBS at once. Every state change is written through.
+import type { JobChangeFeed } from "./changes";
 import { DomainError } from "../../common/domain-error";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
@@ -57,6 +58,8 @@ export interface JobServiceOptions<P extends ProfileLike> {
   agentName?: string;
   /** The jobs' event logs (GET /jobs/{id}/events); without it no events are kept. */
   events?: JobEventLog;
+  /** Told of every status change (GET /jobs?watch=true); shared across pods when it is Redis's. */
+  changes?: JobChangeFeed;
   /** How often running jobs are checked for a cancel made by another process, and the drain flag re-read. */
   watchMs?: number;
   /** How often expired job files are swept (default: 10 minutes). */
@@ -132,7 +135,10 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const written = { ...changed, updated_at: laterThan(current.updated_at, iso()) };
       await store.put(written);
       // In the chain: once a reader sees the record finished, its final status is in the log.
-      if (written.status !== current.status) await opts.events?.status(written);
+      if (written.status !== current.status) {
+        await opts.events?.status(written);
+        void opts.changes?.publish(written.id);
+      }
       return written;
     });
     const tail = next.catch(() => {});
@@ -201,7 +207,10 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     if (started === null || started.status !== "running" || started.pod_name !== pod) return null;
 
     // Stopped (close, cancel) before the agent was spawned: nothing to run.
-    const recorder = opts.events?.recorder(id, (p) => void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, ...progressFields(j, p) })).catch(() => {}));
+    const recorder = opts.events?.recorder(
+      id,
+      (p) => void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, ...progressFields(j, p) })).catch(() => {}),
+    );
     const result: ExecutionResult = entry.controller.signal.aborted
       ? { status: "cancelled", exit_code: null, output: "" }
       : await runAgent(started, profile, entry.controller.signal, recorder?.push);
@@ -344,13 +353,16 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     }
   }
 
-  const sweepTimer = setInterval(() => {
-    void store.sweep().then(
-      (n) => n > 0 && logger.info(`removed ${n} expired job record(s)`),
-      (err: Error) => logger.warn(`sweeping expired jobs failed: ${err.message}`),
-    );
-    void opts.events?.store.sweep(async (id) => (await store.get(id).catch(() => null)) !== null).catch(() => {});
-  }, opts.sweepMs ?? 10 * 60_000);
+  const sweepTimer = setInterval(
+    () => {
+      void store.sweep().then(
+        (n) => n > 0 && logger.info(`removed ${n} expired job record(s)`),
+        (err: Error) => logger.warn(`sweeping expired jobs failed: ${err.message}`),
+      );
+      void opts.events?.store.sweep(async (id) => (await store.get(id).catch(() => null)) !== null).catch(() => {});
+    },
+    opts.sweepMs ?? 10 * 60_000,
+  );
   sweepTimer.unref?.();
 
   async function getJob(id: string): Promise<Job> {
@@ -363,7 +375,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     async submit(input) {
       if (closed) throw new DomainError("unavailable", "shutting_down", "the service is stopping; submit the job again once it is back");
       if (await service.isDraining()) {
-        throw new DomainError("unavailable", "draining", `pod ${pod} is draining before shutdown and takes no new jobs; retry shortly (another pod may take it)`, { retryAfterSeconds: DRAIN_RETRY_AFTER_SECONDS });
+        throw new DomainError(
+          "unavailable",
+          "draining",
+          `pod ${pod} is draining before shutdown and takes no new jobs; retry shortly (another pod may take it)`,
+          { retryAfterSeconds: DRAIN_RETRY_AFTER_SECONDS },
+        );
       }
       // spec: "Agent mode … exposes a completions API instead of cloning task repositories".
       if (opts.agentName !== undefined && input.repo_url) {
@@ -388,9 +405,15 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         await store.put(job);
       } catch (err) {
         logger.warn(`a job could not be recorded: ${(err as Error).message}`);
-        throw new DomainError("unavailable", "store_unavailable", "the job store cannot record the job right now; nothing was queued, submit it again shortly", { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS });
+        throw new DomainError(
+          "unavailable",
+          "store_unavailable",
+          "the job store cannot record the job right now; nothing was queued, submit it again shortly",
+          { retryAfterSeconds: STORE_RETRY_AFTER_SECONDS },
+        );
       }
       await opts.events?.status(job);
+      void opts.changes?.publish(job.id);
       await enqueue(job.id);
       return job;
     },
@@ -431,7 +454,15 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       if ((isFinished(job.status) && !running.has(id)) || waitOpts.signal?.aborted) return job;
       const timeoutSeconds = opts.profiles.select(job.task, job.profile)?.timeout_seconds ?? opts.defaultTimeoutSeconds;
       const boundMs = waitOpts.timeoutMs ?? (timeoutSeconds + 60) * 1000;
-      return waiters.wait(id, { boundMs, signal: waitOpts.signal, read: () => store.get(id).then((j) => j ?? job, () => job) });
+      return waiters.wait(id, {
+        boundMs,
+        signal: waitOpts.signal,
+        read: () =>
+          store.get(id).then(
+            (j) => j ?? job,
+            () => job,
+          ),
+      });
     },
 
     async recover() {
@@ -464,10 +495,13 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           pod,
           timeoutSeconds,
           countRunning: () => running.size,
-          changed: () => new Promise<void>((resolve) => slotFreed.add(function wake() {
-            slotFreed.delete(wake);
-            resolve();
-          })),
+          changed: () =>
+            new Promise<void>((resolve) =>
+              slotFreed.add(function wake() {
+                slotFreed.delete(wake);
+                resolve();
+              }),
+            ),
         });
       } finally {
         drainsHere.delete(me);

@@ -2,9 +2,11 @@
 // with Last-Event-ID; a finished job's whole log is replayed, then the stream ends.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
-import { eventIdOf, formatEvent, sseResponse, sseStream } from "../../common/http/sse";
+import { eventIdOf, sseResponse, sseStream } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
-import { followJobEvents, type StoredJobEvent } from "../jobs/events";
+import { followJobEvents, jsonOf, type StoredJobEvent } from "../jobs/events";
+import { JobListQuery } from "../jobs/schema";
+import { watchJobs } from "../jobs/watch";
 import { keepOpen } from "./keep-open";
 import { authResponses } from "./schemas";
 
@@ -37,7 +39,55 @@ const route = createRoute({
   },
 });
 
-const frame = (e: StoredJobEvent) => formatEvent({ event: e.event.type, id: e.id, data: e.event });
+const watchRoute = createRoute({
+  method: "get",
+  path: "/jobs/events",
+  operationId: "watchJobs",
+  tags: ["jobs"],
+  summary: "Watch the job list (SSE)",
+  description:
+    "The job list as a live stream, the way a Kubernetes list-watch or BullMQ's QueueEvents is used: `event: job` with each job of the list " +
+    "as it is now (GET /jobs's filters, limit and order), `event: synced` {count}, then `event: job` with the whole record each time a job's " +
+    "status changes (queued, running, finished, cancelled), on any pod sharing the queue (Redis), filtered by status and since. It stays open " +
+    "(a `: keep-alive` comment every 15 s of silence) and keeps no history: a client that reconnects gets the list again.",
+  security: [{ bearer: [] }],
+  request: { query: JobListQuery },
+  responses: {
+    200: {
+      description: "text/event-stream: `event: job` (data = the job) and `event: synced` (data = {count})",
+      content: { "text/event-stream": { schema: z.string() } },
+    },
+    400: errorResponse("limit outside 1–1000, an unknown status or order, or since not an ISO 8601 date-time"),
+    ...authResponses,
+    503: errorResponse("This service publishes no job changes (no_job_changes)"),
+  },
+});
+
+// The event's JSON as the log keeps it (made once, by the recorder): JSON text holds no line
+// break, so it is one data line; the type is one of the schema's names.
+const frame = (e: StoredJobEvent) => `event: ${e.event.type}\nid: ${e.id}\ndata: ${jsonOf(e.event)}\n\n`;
+
+/** GET /jobs/events; registered before GET /jobs/{job_id} (a job id is a UUID, never "events"). */
+export function registerJobWatch(app: OrchestratorApp): void {
+  app.openapi(watchRoute, async (c) => {
+    const { jobs, jobChanges } = c.env.deps;
+    if (!jobChanges) throw new HttpError(503, "no_job_changes", "this service publishes no job changes");
+    const { limit, status, since, order } = c.req.valid("query");
+    keepOpen(c);
+    const abort = new AbortController();
+    const stream = sseStream({
+      onCancel: () => abort.abort(),
+      run: async (sink) => {
+        sink.write("retry: 3000\n\n");
+        for await (const e of watchJobs({ jobs, changes: jobChanges, query: { limit, status, since, order }, signal: abort.signal })) {
+          if (sink.closed) break;
+          sink.event(e.type === "job" ? { event: "job", data: e.job } : { event: "synced", data: { count: e.count } });
+        }
+      },
+    });
+    return sseResponse(stream) as never;
+  });
+}
 
 export function registerJobEvents(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {

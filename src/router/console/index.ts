@@ -1,8 +1,8 @@
 // The router's /console page (issue 18, part 5).
-import type { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { registerConsole } from "../../common/console/serve";
 import script from "./page.client.js" with { type: "text" };
 
 // biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
-export const registerRouterConsole = (app: Hono<any>) =>
+export const registerRouterConsole = (app: OpenAPIHono<any>) =>
   registerConsole(app, { service: "knowledge router", title: "Knowledge router", probe: "/feed", tokenHint: "KB_ROUTER_TOKEN", script });

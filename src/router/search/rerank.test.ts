@@ -14,7 +14,10 @@ describe("blend (retrieval rank by position + reranker score)", () => {
   it("never lets any reranker move retrieval's first hit down", () => {
     // Seeded random scores over 2–40 candidates, with the first always scored lowest.
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let trial = 0; trial < 500; trial++) {
       const n = 2 + Math.floor(rand() * 39);
       const raw = Array.from({ length: n }, (_, i) => (i === 0 ? -100 : rand() * 10));

@@ -67,7 +67,10 @@ describe("waiting for a tick", () => {
   it("answers with the running tick's record once a short wait is up, and with the final record when it finishes in time", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const q = new TickQueue({ vault: vault(), run: async () => (await gate, outcome) });
+    const q = new TickQueue({ vault: vault(), run: async () => {
+        await gate;
+        return outcome;
+      } });
     await q.start();
     const queued = await q.enqueue({});
     const early = await q.wait(queued.tick_id, 20);

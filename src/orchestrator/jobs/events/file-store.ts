@@ -5,7 +5,7 @@ import { appendFile, open, readdir, stat, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isJobId } from "../schema";
 import { AppendSignals, DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
-import type { JobEvent, StoredJobEvent } from "./schema";
+import { jsonOf, parseStored, type StoredJobEvent } from "./schema";
 
 const SUFFIX = ".events.jsonl";
 /** Line → byte offset checkpoints kept per job (one per reader position). */
@@ -48,7 +48,10 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
   /** The events after `after` from this process's tail, when it is current and reaches back that far. */
   async function fromTail(id: string, after: number, limit: number): Promise<StoredJobEvent[] | undefined> {
     if (!tails.has(id)) return undefined;
-    const size = await stat(pathOf(id)).then((s) => s.size, () => -1);
+    const size = await stat(pathOf(id)).then(
+      (s) => s.size,
+      () => -1,
+    );
     const t = tails.get(id);
     if (!t) return undefined;
     if (size !== t.size) {
@@ -101,7 +104,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
         line++;
         if (line > after) {
           try {
-            out.push({ id: line, event: JSON.parse(buf.subarray(start, nl).toString("utf8")) as JobEvent });
+            out.push({ id: line, event: parseStored(buf.subarray(start, nl).toString("utf8")) });
           } catch {
             // a damaged line keeps its number, so ids stay positions
           }
@@ -120,7 +123,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
     append(id, events) {
       if (!isJobId(id)) return Promise.reject(new Error(`not a job id: ${JSON.stringify(id)}`));
       if (events.length === 0) return Promise.resolve();
-      const text = events.map((e) => `${JSON.stringify(e)}\n`).join("");
+      const text = `${events.map(jsonOf).join("\n")}\n`;
       const prev = chains.get(id) ?? Promise.resolve();
       const next = prev.then(async () => {
         const t = await tailOf(id);

@@ -4,7 +4,7 @@
 // reading again every pollMs.
 import { isFinished, type Job } from "../schema";
 import type { StoredJobEvent } from "./schema";
-import type { JobEventStore } from "./store";
+import { DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
 
 export interface FollowOptions {
   store: JobEventStore;
@@ -30,6 +30,10 @@ export async function* followJobEvents(opts: FollowOptions): AsyncGenerator<Stor
   };
   const off = store.onAppend(jobId, poke);
   signal?.addEventListener("abort", poke, { once: true });
+  const pollMs = opts.pollMs ?? 500;
+  // The record is asked only when nothing came for a poll interval (a log that lacks its final
+  // status, or a job gone): not once per wake, which a fast agent makes thousands of.
+  let checked = Date.now();
   try {
     while (!signal?.aborted) {
       woken = false;
@@ -39,19 +43,23 @@ export async function* followJobEvents(opts: FollowOptions): AsyncGenerator<Stor
         const end = batch.findIndex(isEnd);
         yield end >= 0 ? batch.slice(0, end + 1) : batch;
         if (end >= 0) return;
-        continue;
-      }
-      const job = await opts.getJob();
-      if (job === null) return;
-      if (isFinished(job.status)) {
-        // The final status may be on its way: one more read, then stop.
-        const last = await store.read(jobId, after);
-        if (last.length > 0) yield last;
-        return;
+        checked = Date.now();
+        // A full read may have left more; an append meanwhile has too. Else wait for the next one.
+        if (batch.length >= DEFAULT_READ_LIMIT || woken) continue;
+      } else if (Date.now() - checked >= pollMs || !woken) {
+        const job = await opts.getJob();
+        checked = Date.now();
+        if (job === null) return;
+        if (isFinished(job.status)) {
+          // The final status may be on its way: one more read, then stop.
+          const last = await store.read(jobId, after);
+          if (last.length > 0) yield last;
+          return;
+        }
       }
       if (woken) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, opts.pollMs ?? 500);
+        const timer = setTimeout(resolve, pollMs);
         wake = () => {
           clearTimeout(timer);
           resolve();

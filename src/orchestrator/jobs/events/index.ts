@@ -24,12 +24,13 @@ export function jobEventLog(store: JobEventStore, opts: { maxBytes?: number; pro
       const event = { type: "status" as const, at: job.updated_at, status: job.status, ...(job.error && { error: job.error }) };
       await store.append(job.id, [event]).catch((err: Error) => logger.warn(`job ${job.id}: status event not kept: ${err.message}`));
     },
-    recorder: (jobId, onProgress) => new RunRecorder({ store, jobId, maxBytes: opts.maxBytes ?? DEFAULT_MAX_LOG_BYTES, onProgress, progressMs: opts.progressMs }),
+    recorder: (jobId, onProgress) =>
+      new RunRecorder({ store, jobId, maxBytes: opts.maxBytes ?? DEFAULT_MAX_LOG_BYTES, onProgress, progressMs: opts.progressMs }),
   };
 }
 
 export { createFileJobEventStore } from "./file-store";
 export { followJobEvents } from "./follow";
 export type { JobProgress } from "./recorder";
-export { flatten, type StoredJobEvent } from "./schema";
+export { flatten, jsonOf, type StoredJobEvent } from "./schema";
 export type { JobEventStore } from "./store";

@@ -3,8 +3,13 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAgentLine } from "../../agent/stream-json";
+import { createClient } from "redis";
+import { describeWithRedis, REDIS_URL } from "../../../../test/support/kv";
+import { until } from "../../../../test/support/until";
 import { createFileJobEventStore } from "./file-store";
 import { RunRecorder } from "./recorder";
+import { createRedisJobEventStore } from "./redis-store";
+import { jsonOf } from "./schema";
 
 const FIXTURE = join(import.meta.dir, "../../../../test/fixtures/claude-stream-json/thinking-tool-final.jsonl");
 const frames = () =>
@@ -34,11 +39,67 @@ describe("the job's event log", () => {
     const store = createFileJobEventStore({ dir, ttlSeconds: 60 });
     const id = Bun.randomUUIDv7();
     const at = new Date().toISOString();
-    await store.append(id, [1, 2, 3].map((n) => ({ type: "error" as const, at, code: "c", message: `m${n}` })));
+    await store.append(
+      id,
+      [1, 2, 3].map((n) => ({ type: "error" as const, at, code: "c", message: `m${n}` })),
+    );
     expect((await store.read(id, 1)).map((e) => e.id)).toEqual([2, 3]);
     await store.append(id, [{ type: "error", at, code: "c", message: "m4" }]);
     expect(await store.read(id, 3)).toEqual([{ id: 4, event: { type: "error", at, code: "c", message: "m4" } }]);
     expect((await store.read(id, 0, 2)).map((e) => e.id)).toEqual([1, 2]);
     expect(await store.read(Bun.randomUUIDv7(), 0)).toEqual([]);
+  });
+});
+
+describeWithRedis("the job's event log in Redis, with two pods appending", () => {
+  it("gives this pod's watchers its own appends from memory, and every position right when another pod appends in between", async () => {
+    const keyPrefix = `test-events-${crypto.randomUUID()}`;
+    const opts = { url: REDIS_URL, keyPrefix, ttlSeconds: 60 };
+    const here = createRedisJobEventStore(opts);
+    const there = createRedisJobEventStore(opts);
+    const raw = createClient({ url: REDIS_URL });
+    await raw.connect();
+    try {
+      await until(
+        async () => {
+          try {
+            await here.read(Bun.randomUUIDv7(), 0);
+            await there.read(Bun.randomUUIDv7(), 0);
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        { what: "both stores connected to Redis" },
+      );
+      const id = Bun.randomUUIDv7();
+      const at = new Date().toISOString();
+      const ev = (message: string) => ({ type: "error" as const, at, code: "c", message });
+      await here.append(id, [ev("h1"), ev("h2")]);
+      await there.append(id, [{ type: "status", at, status: "cancelled" }]);
+      await here.append(id, [ev("h3")]);
+      // Each pod reads the same log, with the same positions, whatever it kept in memory.
+      for (const store of [here, there]) {
+        const all = await store.read(id, 0);
+        expect(all.map((e) => [e.id, e.event.type === "error" ? e.event.message : e.event.type])).toEqual([
+          [1, "h1"],
+          [2, "h2"],
+          [3, "status"],
+          [4, "h3"],
+        ]);
+        expect((await store.read(id, 2)).map((e) => e.id)).toEqual([3, 4]);
+        expect(await store.read(id, 4)).toEqual([]);
+      }
+      // A watcher here, caught up, sees the other pod's next append (it asks Redis past its own).
+      await there.append(id, [{ type: "status", at, status: "failed" }]);
+      expect((await here.read(id, 4)).map((e) => [e.id, e.event.type])).toEqual([[5, "status"]]);
+      // What the stream sends is the stored text itself.
+      const [stored] = await raw.lRange(`${keyPrefix}:job-events:${id}`, 3, 3);
+      expect(jsonOf((await here.read(id, 3))[0]!.event)).toBe(stored!);
+      await raw.del(`${keyPrefix}:job-events:${id}`);
+    } finally {
+      await raw.close();
+      await Promise.all([here.close(), there.close()]);
+    }
   });
 });

@@ -4,7 +4,7 @@
 import type { AgentEvent } from "../../agent/stream-json";
 import { TurnMapper } from "../../chat/turn-mapper";
 import { log } from "../../../common/logger";
-import { fromTurnEvent, type JobEvent, type RunningUsage } from "./schema";
+import { fromTurnEvent, jsonOf, type JobEvent, type RunningUsage } from "./schema";
 import type { JobEventStore } from "./store";
 
 const logger = log("job-events");
@@ -26,8 +26,12 @@ export interface RecorderOptions {
   /** Called with the running totals (and a `usage` event logged), at most every progressMs and once at the end. */
   onProgress: (p: JobProgress) => void;
   progressMs?: number;
+  /** How long events gather before they are appended (default 2 ms). */
+  writeTickMs?: number;
   now?: () => number;
 }
+
+const WRITE_TICK_MS = 2;
 
 /** How the run ended, as far as the mapper needs to know it. */
 export interface RunEnd {
@@ -63,8 +67,14 @@ export class RunRecorder {
   }
 
   /** One agent line, as it arrives. Never throws. */
+  /** The last event's time as text: a burst's lines share a millisecond, and one string. */
+  private atMs = -1;
+  private atText = "";
+
   push = (ev: AgentEvent): void => {
-    const at = new Date(this.now()).toISOString();
+    const ms = this.now();
+    if (ms !== this.atMs) [this.atMs, this.atText] = [ms, new Date(ms).toISOString()];
+    const at = this.atText;
     let usageChanged = false;
     if (ev.type === "system" && ev.subtype === "init" && typeof ev.session_id === "string") this.sessionId = ev.session_id;
     if (ev.type === "assistant") {
@@ -150,10 +160,13 @@ export class RunRecorder {
     const t = this.now();
     const every = this.opts.progressMs ?? 1_000;
     if (!force && t - this.lastProgress < every) {
-      this.progressTimer ??= setTimeout(() => {
-        this.progressTimer = undefined;
-        this.progress(true);
-      }, every - (t - this.lastProgress));
+      this.progressTimer ??= setTimeout(
+        () => {
+          this.progressTimer = undefined;
+          this.progress(true);
+        },
+        every - (t - this.lastProgress),
+      );
       return;
     }
     if (this.progressTimer) clearTimeout(this.progressTimer);
@@ -170,7 +183,7 @@ export class RunRecorder {
 
   private add(e: JobEvent): void {
     if (this.cut && !KEPT_AFTER_CUT.has(e.type)) return;
-    const size = JSON.stringify(e).length + 1;
+    const size = jsonOf(e).length + 1;
     if (!this.cut && this.bytes + size > this.opts.maxBytes && !KEPT_AFTER_CUT.has(e.type)) {
       this.cut = true;
       this.pending.push({
@@ -187,15 +200,18 @@ export class RunRecorder {
     this.schedule();
   }
 
-  /** One append in flight at a time; what arrives meanwhile goes in the next one (a batch). */
-  private scheduled = false;
+  /**
+   * Appends once per tick (writeTickMs), one in flight at a time: a burst of agent lines is one
+   * append and one wake of the watchers, not one per line (each costs file or Redis I/O and a
+   * read by every watcher). What arrives while an append is in flight goes in the next one.
+   */
+  private tick: ReturnType<typeof setTimeout> | undefined;
   private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    this.writing = this.writing.then(() => {
-      this.scheduled = false;
-      return this.write();
-    });
+    if (this.tick) return;
+    this.tick = setTimeout(() => {
+      this.tick = undefined;
+      this.writing = this.writing.then(() => this.write());
+    }, this.opts.writeTickMs ?? WRITE_TICK_MS);
   }
 
   private async write(): Promise<void> {
@@ -210,6 +226,8 @@ export class RunRecorder {
   }
 
   private async flushNow(): Promise<void> {
+    if (this.tick) clearTimeout(this.tick);
+    this.tick = undefined;
     await this.writing;
     await this.write();
   }

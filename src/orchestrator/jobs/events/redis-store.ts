@@ -1,16 +1,26 @@
 // Job events in Redis: one list per job ({prefix}:job-events:{id}), RPUSH in order, LRANGE from a
 // position, expiring with the job (SERVICE_JOB_TTL, renewed on every append). Any pod reads it.
+// What this process appended last is kept in memory with the positions RPUSH reported, so its
+// own live watchers read it without a round trip; reading past it always asks Redis (another
+// pod may have appended: a status change, a cancel).
 import { createClient } from "redis";
 import { maskRedisUrl } from "../../../common/kv/redis-store";
 import { log } from "../../../common/logger";
 import { AppendSignals, DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
-import type { JobEvent, StoredJobEvent } from "./schema";
+import { jsonOf, parseStored, type StoredJobEvent } from "./schema";
 
 const logger = log("job-events");
+/** Events of this process's last appends kept per job for its own watchers, for this many jobs (the latest). */
+const TAIL_EVENTS = 4096;
+const TAIL_JOBS = 64;
 
 export function createRedisJobEventStore(opts: { url: string; keyPrefix: string; ttlSeconds: number }): JobEventStore {
   // Commands fail at once while Redis is away (no offline queue): a job never waits on its log.
-  const client = createClient({ url: opts.url, disableOfflineQueue: true, socket: { connectTimeout: 5_000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 3_000) } });
+  const client = createClient({
+    url: opts.url,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 5_000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 3_000) },
+  });
   let reported = false;
   let closed = false;
   client.on("error", (err: Error) => {
@@ -38,6 +48,20 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
   const key = (id: string) => `${opts.keyPrefix}:job-events:${id}`;
   const signals = new AppendSignals();
   const chains = new Map<string, Promise<void>>();
+  /** Per job: this process's last appends, contiguous positions (the first is events[0].id). */
+  const tails = new Map<string, StoredJobEvent[]>();
+  const remember = (id: string, length: number, events: StoredJobEvent["event"][]) => {
+    const first = length - events.length + 1;
+    let t = tails.get(id);
+    const last = t?.[t.length - 1]?.id;
+    // Another pod appended in between: what was kept is no longer followed by our next position.
+    if (!t || last !== first - 1) t = [];
+    tails.delete(id);
+    tails.set(id, t);
+    if (tails.size > TAIL_JOBS) tails.delete(tails.keys().next().value!);
+    for (let i = 0; i < events.length; i++) t.push({ id: first + i, event: events[i]! });
+    if (t.length > TAIL_EVENTS) t.splice(0, t.length - TAIL_EVENTS);
+  };
 
   return {
     kind: "redis",
@@ -46,11 +70,9 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
       const prev = chains.get(id) ?? Promise.resolve();
       const next = prev.then(async () => {
         const c = await ready();
-        await c
-          .multi()
-          .rPush(key(id), events.map((e) => JSON.stringify(e)))
-          .expire(key(id), opts.ttlSeconds)
-          .exec();
+        const [length] = await c.multi().rPush(key(id), events.map(jsonOf)).expire(key(id), opts.ttlSeconds).exec();
+        if (typeof length === "number") remember(id, length, events);
+        else tails.delete(id);
       });
       const tail = next.catch(() => {});
       chains.set(id, tail);
@@ -66,12 +88,21 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
       return this.read(id, Math.max(0, length - count), count);
     },
     async read(id, after, limit = DEFAULT_READ_LIMIT): Promise<StoredJobEvent[]> {
+      const t = tails.get(id);
+      // Inside what this process appended: from memory (no rows to fetch and parse again), then
+      // whatever Redis has past it (another pod's append, usually nothing).
+      if (t && t.length > 0 && after + 1 >= t[0]!.id && after < t[t.length - 1]!.id) {
+        const start = after + 1 - t[0]!.id;
+        const mine = t.slice(start, start + limit);
+        const end = mine[mine.length - 1]!.id;
+        return mine.length >= limit ? mine : mine.concat(await this.read(id, end, limit - mine.length));
+      }
       const c = await ready();
       const rows = await c.lRange(key(id), after, after + limit - 1);
       const out: StoredJobEvent[] = [];
       rows.forEach((row, i) => {
         try {
-          out.push({ id: after + i + 1, event: JSON.parse(row) as JobEvent });
+          out.push({ id: after + i + 1, event: parseStored(row) });
         } catch {
           // keeps its position
         }

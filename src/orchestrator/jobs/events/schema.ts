@@ -30,6 +30,28 @@ export interface StoredJobEvent {
   event: JobEvent;
 }
 
+/**
+ * An event's JSON, made once: the recorder measures it, the store writes it and the stream sends
+ * it (each event would otherwise be serialised three times on the hot path). Events are never
+ * changed after they are made, so the cached text stays theirs.
+ */
+const serialized = new WeakMap<JobEvent, string>();
+export function jsonOf(e: JobEvent): string {
+  let s = serialized.get(e);
+  if (s === undefined) {
+    s = JSON.stringify(e);
+    serialized.set(e, s);
+  }
+  return s;
+}
+
+/** An event read back from a store: its stored text is its JSON. Throws on a damaged row. */
+export function parseStored(json: string): JobEvent {
+  const e = JSON.parse(json) as JobEvent;
+  serialized.set(e, json);
+  return e;
+}
+
 /** Tool results and texts can be huge (a file read); the log keeps the start of each. */
 const MAX_FIELD_CHARS = 8_000;
 const clip = (s: string) => (s.length <= MAX_FIELD_CHARS ? s : `${s.slice(0, MAX_FIELD_CHARS)}…[${s.length - MAX_FIELD_CHARS} more characters]`);
