@@ -7,7 +7,9 @@
 //
 // The procedure (`bun scripts/bench/lib/npm-docs-set.ts --write` regenerates the committed
 // scripts/bench/data/npm-docs-queries.json; the seed is fixed):
-//   corpus     every *.md under a top-level node_modules package (scoped ones too; not nested
+//   corpus     (pinned: the committed set names its packages; a check regenerates it over those,
+//              so a dependency added later does not move it, and a version bump of one does)
+//              every *.md under a top-level node_modules package (scoped ones too; not nested
 //              node_modules, not dot folders), 1 KB to 300 KB, without CHANGELOG, HISTORY,
 //              LICENSE, SECURITY, CONTRIBUTING, CODE_OF_CONDUCT, FUNDING or AUTHORS files,
 //              without platform packages (package.json `os`/`cpu`), identical files once.
@@ -94,10 +96,11 @@ function markdownFiles(dir: string, out: string[] = []): string[] {
 const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
 
 /** The corpus as node_modules holds it now, by the rules above. */
-export function scanCorpus(root = NODE_MODULES): NpmDoc[] {
+export function scanCorpus(root = NODE_MODULES, only?: ReadonlySet<string>): NpmDoc[] {
   const seen = new Set<string>();
   const docs: NpmDoc[] = [];
   for (const pkg of packages(root)) {
+    if (only && !only.has(pkg)) continue;
     const dir = join(root, pkg);
     const manifest = join(dir, "package.json");
     if (!existsSync(manifest)) continue;
@@ -225,8 +228,13 @@ export const PROCEDURE =
   "question: a how-to heading as 'how do I <verb> … in <package>?' (or an authored question heading + ' in <package>'), the heading line removed from the indexed copy → its file. " +
   `Seeded random order (seed ${SEED}); one query of each kind per document at most; ${QUERIES_PER_KIND} per kind at most.`;
 
-export function generateSet(root = NODE_MODULES): NpmDocsSet {
-  const corpus = scanCorpus(root);
+/**
+ * The set over node_modules, or (`packages`) over those packages only: the committed set is
+ * checked against its own packages, so a dependency added later does not move it, while a
+ * changed version of one of its packages does.
+ */
+export function generateSet(root = NODE_MODULES, opts: { packages?: readonly string[] } = {}): NpmDocsSet {
+  const corpus = scanCorpus(root, opts.packages ? new Set(opts.packages) : undefined);
   const parsed = new Map(corpus.map((d) => [d.file, parse(readFileSync(join(root, d.file), "utf8"))]));
   const headingCount = new Map<string, number>();
   for (const p of parsed.values()) {
