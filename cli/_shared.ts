@@ -4,7 +4,7 @@
 // prints the usage to stdout, so only the built-in --help goes through it; commands run through
 // runCommand here.
 import { stripVTControlCharacters } from "node:util";
-import { runCommand, runMain, type CommandDef } from "citty";
+import { type CommandDef, runCommand, runMain } from "citty";
 import { consola } from "consola";
 import { EXIT, failure } from "./_errors";
 import { unknownArguments } from "./_strict";

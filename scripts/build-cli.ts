@@ -13,33 +13,38 @@ const BINARIES = ["router-cli", "service-cli"] as const;
 
 async function run(cmd: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn(cmd, { cwd: root, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }
 
 async function compile(name: string): Promise<string> {
   const outfile = join(outdir, name);
   const build = await run([
-    process.execPath, "build", join("cli", `${name}.ts`),
-    "--compile", "--outfile", outfile, "--minify",
+    process.execPath,
+    "build",
+    join("cli", `${name}.ts`),
+    "--compile",
+    "--outfile",
+    outfile,
+    "--minify",
     // --bytecode defaults to CJS, where std-env's `import.meta.env` (inside consola) is a
     // SyntaxError at start-up; bun only warns "Failed to generate bytecode" and exits 0.
-    "--bytecode", "--format=esm",
+    "--bytecode",
+    "--format=esm",
     // One chunk per lazily imported command: a command (a Claude Code hook above all) loads
     // only its own chunk and what it imports, not the whole CLI (measured: a hook's CPU time
     // falls by about a third; scripts/bench/cli.ts).
     "--splitting",
-    "--define", `BRAIN_STACK_VERSION=${JSON.stringify(pkg.version)}`,
+    "--define",
+    `BRAIN_STACK_VERSION=${JSON.stringify(pkg.version)}`,
     // Otherwise the build machine's NODE_ENV (e.g. "test" under bun test) is baked in, and
     // consola reads it to pick a quieter default level.
-    "--define", `process.env.NODE_ENV=${JSON.stringify("production")}`,
+    "--define",
+    `process.env.NODE_ENV=${JSON.stringify("production")}`,
     // A CLI run inside some project must not pick up that project's bunfig.toml or .env;
     // the clients read their own settings (e.g. ~/.router/.env) explicitly.
-    "--no-compile-autoload-bunfig", "--no-compile-autoload-dotenv",
+    "--no-compile-autoload-bunfig",
+    "--no-compile-autoload-dotenv",
   ]);
   if (build.code !== 0) throw new Error(`bun build ${name} failed (exit ${build.code}):\n${build.stderr}`);
   // bun can exit 0 with a binary that dies at start-up (see --format above), so run it once.

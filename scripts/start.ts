@@ -6,8 +6,8 @@ import { chmod, mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
-import { writeFileAtomic } from "../src/common/atomic-write";
 import { completeEnv, generateToken } from "../cli/router/install/env-file";
+import { writeFileAtomic } from "../src/common/atomic-write";
 
 const home = process.env.HOME || homedir();
 const envFile = join(home, ".router", ".env");

@@ -6,7 +6,7 @@ import { ConfigError } from "./common/config/settings";
 import { log, setLogLevel } from "./common/logger";
 import { StartupError } from "./common/server";
 import { VERSION } from "./common/version";
-import { startStack, type ServiceName } from "./stack";
+import { type ServiceName, startStack } from "./stack";
 
 const logger = log("main");
 const USAGE = `brain-stack ${VERSION}

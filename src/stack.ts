@@ -3,7 +3,7 @@
 // a stack is never left half-started.
 import type { Server } from "bun";
 import { log } from "./common/logger";
-import { StartupError, listen } from "./common/server";
+import { listen, StartupError } from "./common/server";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "./orchestrator/config";
 import { checkOrchestratorExposure } from "./orchestrator/exposure";
 import { loadRouterConfig, type RouterConfig } from "./router/config";
@@ -72,7 +72,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       servers.push(endingStreams(stopServer(server)));
       stack.router = { server, config: routerConfig };
       logger.info(`knowledge router on http://${routerConfig.host}:${server.port} (vault ${routerConfig.vault})`);
-      const mcpServer = listen({ name: "router MCP", fetch: runtime.mcp.fetch, host: routerConfig.host, port: routerConfig.mcpPort, portVar: "PORT_BRAIN_MCP" });
+      const mcpServer = listen({
+        name: "router MCP",
+        fetch: runtime.mcp.fetch,
+        host: routerConfig.host,
+        port: routerConfig.mcpPort,
+        portVar: "PORT_BRAIN_MCP",
+      });
       servers.push(endingStreams(stopServer(mcpServer)));
       stack.routerMcp = { server: mcpServer };
       logger.info(`router MCP on http://${routerConfig.host}:${mcpServer.port} (Streamable HTTP at /mcp, HTTP+SSE at /sse)`);
@@ -90,7 +96,13 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       });
       runtimes.push(() => runtime.close());
       streams.push(() => runtime.beforeStop());
-      const server = listen({ name: "orchestrator", fetch: runtime.app.fetch, host: orchestratorConfig.host, port: orchestratorConfig.port, portVar: "SERVICE_PORT" });
+      const server = listen({
+        name: "orchestrator",
+        fetch: runtime.app.fetch,
+        host: orchestratorConfig.host,
+        port: orchestratorConfig.port,
+        portVar: "SERVICE_PORT",
+      });
       servers.push(stopServer(server));
       stack.orchestrator = { server, config: orchestratorConfig };
       logger.info(`job orchestrator on http://${orchestratorConfig.host}:${server.port}`);

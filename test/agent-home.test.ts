@@ -28,7 +28,14 @@ exec ${JSON.stringify(join(FIXTURES, "fake-claude"))} "$@"
 `,
   );
   chmodSync(binary, 0o755);
-  return { binary, seen: () => readFileSync(out, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) };
+  return {
+    binary,
+    seen: () =>
+      readFileSync(out, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+  };
 }
 
 describe("the agent's home", () => {
@@ -46,7 +53,12 @@ describe("the agent's home", () => {
     probe = probeAgent(home);
     o = await startOrchestrator({
       home,
-      env: { SERVICE_CLAUDE_BINARY: probe.binary, SERVICE_HUB_URL: await makeHub(join(home, "hub")), HUB_AGENT: AGENT, SERVICE_CLONE_ROOT: join(home, "clones") },
+      env: {
+        SERVICE_CLAUDE_BINARY: probe.binary,
+        SERVICE_HUB_URL: await makeHub(join(home, "hub")),
+        HUB_AGENT: AGENT,
+        SERVICE_CLONE_ROOT: join(home, "clones"),
+      },
     });
   });
   afterAll(() => o.stop());

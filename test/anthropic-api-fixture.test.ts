@@ -1,9 +1,9 @@
 // The fixture Anthropic Messages API: its wire format, and the real Claude Code CLI running
 // scripted tools against it (the ground the real-CLI suites stand on).
 import { afterAll, describe, expect, it } from "bun:test";
-import { createParser } from "eventsource-parser";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createParser } from "eventsource-parser";
 import { type AnthropicApi, startAnthropicApi } from "./fixtures/anthropic-api";
 import { tempDir } from "./support/main-process";
 import { REAL_CLAUDE_VERSION, realClaude } from "./support/real-claude";
@@ -37,14 +37,16 @@ const tools = [{ name: "Write", input_schema: { type: "object" } }];
 describe("fixture Anthropic API", () => {
   it("streams thinking, text and a tool call as the Messages API does", async () => {
     const api = await start({
-      script: [{
-        content: [
-          { type: "thinking", thinking: "Plan: write the file." },
-          { type: "text", text: "Writing." },
-          { type: "tool_use", name: "Write", input: { file_path: "/x", content: "y" } },
-        ],
-        usage: { cache_read_input_tokens: 5 },
-      }],
+      script: [
+        {
+          content: [
+            { type: "thinking", thinking: "Plan: write the file." },
+            { type: "text", text: "Writing." },
+            { type: "tool_use", name: "Write", input: { file_path: "/x", content: "y" } },
+          ],
+          usage: { cache_read_input_tokens: 5 },
+        },
+      ],
     });
     const res = await post(api, { model: "claude-sonnet-4-5", max_tokens: 100, stream: true, tools, messages: [{ role: "user", content: "go" }] });
     expect(res.headers.get("content-type")).toContain("text/event-stream");
@@ -55,7 +57,10 @@ describe("fixture Anthropic API", () => {
     expect(starts).toEqual(["thinking", "text", "tool_use"]);
     const deltas = new Set(evs.filter((e) => e.event === "content_block_delta").map((e) => e.data.delta.type));
     expect([...deltas].sort()).toEqual(["input_json_delta", "signature_delta", "text_delta", "thinking_delta"]);
-    const json = evs.filter((e) => e.data.delta?.type === "input_json_delta").map((e) => e.data.delta.partial_json).join("");
+    const json = evs
+      .filter((e) => e.data.delta?.type === "input_json_delta")
+      .map((e) => e.data.delta.partial_json)
+      .join("");
     expect(JSON.parse(json)).toEqual({ file_path: "/x", content: "y" });
     const delta = evs.find((e) => e.event === "message_delta")!.data;
     expect(delta.delta.stop_reason).toBe("tool_use");
@@ -74,7 +79,13 @@ describe("fixture Anthropic API", () => {
   });
 
   it("answers errors with the API's body shape and request-id", async () => {
-    const api = await start({ apiKey: "good", script: [{ error: 529, times: 2 }, { error: 429, retryAfter: 3 }] });
+    const api = await start({
+      apiKey: "good",
+      script: [
+        { error: 529, times: 2 },
+        { error: 429, retryAfter: 3 },
+      ],
+    });
     const refused = await post(api, { model: "m", max_tokens: 1, messages: [] });
     expect(refused.status).toBe(401);
     const body: any = await refused.json();
@@ -85,12 +96,19 @@ describe("fixture Anthropic API", () => {
       const r = await post(api, { model: "m", max_tokens: 1, tools, messages: [] }, { "x-api-key": "good" });
       statuses.push([r.status, ((await r.json()) as any).error.type, r.headers.get("retry-after")]);
     }
-    expect(statuses).toEqual([[529, "overloaded_error", null], [529, "overloaded_error", null], [429, "rate_limit_error", "3"]]);
+    expect(statuses).toEqual([
+      [529, "overloaded_error", null],
+      [529, "overloaded_error", null],
+      [429, "rate_limit_error", "3"],
+    ]);
   });
 
   it("serves count_tokens and records every request", async () => {
     const api = await start();
-    const r = await fetch(`${api.url}/v1/messages/count_tokens`, { method: "POST", body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }] }) });
+    const r = await fetch(`${api.url}/v1/messages/count_tokens`, {
+      method: "POST",
+      body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hello" }] }),
+    });
     expect(((await r.json()) as any).input_tokens).toBeGreaterThan(0);
     expect(api.requests.map((q) => q.path)).toEqual(["/v1/messages/count_tokens"]);
   });
@@ -108,12 +126,19 @@ describe(`real Claude Code CLI ${REAL_CLAUDE_VERSION} against the fixture`, () =
     });
     const claude = realClaude({ baseUrl: api.url });
     const proc = Bun.spawn([claude.binary, "-p", "write hello", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions"], {
-      cwd: dir, env: claude.env, stdout: "pipe", stderr: "pipe",
+      cwd: dir,
+      env: claude.env,
+      stdout: "pipe",
+      stderr: "pipe",
     });
     const out = await new Response(proc.stdout).text();
     expect(await proc.exited).toBe(0);
     expect(readFileSync(target, "utf8")).toBe("hi there\n");
-    const result = out.trim().split("\n").map((l) => JSON.parse(l)).find((l) => l.type === "result");
+    const result = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .find((l) => l.type === "result");
     expect(result).toMatchObject({ subtype: "success", is_error: false, result: "Wrote hello.txt." });
     // The second request carries the tool result back to the model.
     const second = api.scriptedRequests()[1]!.body;

@@ -151,7 +151,10 @@ describe("router with a scoped token (what an agent's hooks carry)", () => {
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toContain("invalid_token");
     expect(((await res.json()) as { error: { message: string } }).error.message).toContain("expired");
-    const forged = await send(mintScopedToken("not-a-router-token", { sub: "job:auth-5", ttlSeconds: 600 }), "POST", "/marker", { type: "lesson", content: "forged" });
+    const forged = await send(mintScopedToken("not-a-router-token", { sub: "job:auth-5", ttlSeconds: 600 }), "POST", "/marker", {
+      type: "lesson",
+      content: "forged",
+    });
     expect(forged.status).toBe(401);
   });
 });

@@ -23,7 +23,10 @@ describe("orchestrator in agent mode", () => {
     it(`serves a conversation id with non-ASCII, a newline and a NUL (stream ${stream}), percent-encoded in X-Conversation-Id, and the next turn too`, async () => {
       const id = `café\nzwei\u0000drei-${stream}`;
       for (let turn = 0; turn < 2; turn++) {
-        const res = await o.call("/v1/chat/completions", { method: "POST", json: { model: AGENT, stream, metadata: { conversation_id: id }, messages: [user(`turn ${turn}`)] } });
+        const res = await o.call("/v1/chat/completions", {
+          method: "POST",
+          json: { model: AGENT, stream, metadata: { conversation_id: id }, messages: [user(`turn ${turn}`)] },
+        });
         expect(res.status).toBe(200);
         expect(res.headers.get("x-conversation-id")).toBe(encodeURIComponent(id));
         const text = await res.text();
@@ -98,7 +101,11 @@ describe("marker attrs with line breaks", () => {
     const res = await fetch(`${main.routerUrl}/marker`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ type: "lesson", content: "The real lesson.", attrs: { source: forged, session_id: "s\n## 2026-01-02T00:00:00.000Z — x — y", title: "t\n# top", ts: "2026-03-04T05:06:07Z" } }),
+      body: JSON.stringify({
+        type: "lesson",
+        content: "The real lesson.",
+        attrs: { source: forged, session_id: "s\n## 2026-01-02T00:00:00.000Z — x — y", title: "t\n# top", ts: "2026-03-04T05:06:07Z" },
+      }),
     });
     expect(res.status).toBe(201);
     const dir = join(vault, "left", "reference");

@@ -36,7 +36,11 @@ describe("orchestrator without API keys (loopback)", () => {
 
   it("refuses a cross-site text/plain post to /admin/sync and to /jobs", async () => {
     for (const path of ["/admin/sync", "/jobs"]) {
-      const res = await fetch(`${url}${path}`, { method: "POST", headers: { origin: "http://localhost:9999", "content-type": "text/plain" }, body: '{"task":"x"}' });
+      const res = await fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { origin: "http://localhost:9999", "content-type": "text/plain" },
+        body: '{"task":"x"}',
+      });
       await expectError(res, 403, "origin_not_allowed");
     }
   });
@@ -51,7 +55,11 @@ describe("orchestrator without API keys (loopback)", () => {
   });
 
   it("refuses a request whose Host names another site (DNS rebinding), POST /jobs included", async () => {
-    const res = await fetch(`${url}/jobs`, { method: "POST", headers: { host: "rebind.evil.example", "content-type": "application/json" }, body: JSON.stringify({ task: "steal" }) });
+    const res = await fetch(`${url}/jobs`, {
+      method: "POST",
+      headers: { host: "rebind.evil.example", "content-type": "application/json" },
+      body: JSON.stringify({ task: "steal" }),
+    });
     await expectError(res, 403, "host_not_allowed");
     await expectError(await fetch(`${url}/jobs`, { headers: { host: "rebind.evil.example:8200" } }), 403, "host_not_allowed");
     const jobs = (await (await fetch(`${url}/jobs`)).json()) as Json;
@@ -78,7 +86,11 @@ describe("orchestrator without API keys (loopback)", () => {
   });
 
   it("refuses a cross-site request to its MCP endpoints", async () => {
-    const post = await fetch(`${url}/mcp`, { method: "POST", headers: { origin: "https://evil.example", "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+    const post = await fetch(`${url}/mcp`, {
+      method: "POST",
+      headers: { origin: "https://evil.example", "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: "{}",
+    });
     await expectError(post, 403, "origin_not_allowed");
     const sse = await fetch(`${url}/mcp/sse`, { headers: { host: "evil.example", accept: "text/event-stream" } });
     await expectError(sse, 403, "host_not_allowed");
@@ -90,7 +102,11 @@ describe("CORS_ORIGINS on the orchestrator with keys", () => {
   let url = "";
   const APP = "https://app.example.com";
   beforeAll(async () => {
-    main = await startMain(["--only", "orchestrator"], { SERVICE_OTEL_ENABLED: "false", SERVICE_API_KEYS: KEY, CORS_ORIGINS: `${APP}, https://other.example` }, { expect: ["orchestrator"] });
+    main = await startMain(
+      ["--only", "orchestrator"],
+      { SERVICE_OTEL_ENABLED: "false", SERVICE_API_KEYS: KEY, CORS_ORIGINS: `${APP}, https://other.example` },
+      { expect: ["orchestrator"] },
+    );
     url = main.orchestratorUrl!;
   });
   afterAll(() => main.stop());
@@ -128,19 +144,47 @@ describe("CORS_ORIGINS on the orchestrator with keys", () => {
 describe("router and its MCP server", () => {
   let main: MainProcess;
   beforeAll(async () => {
-    main = await startMain(["--only", "router", "--vault", join(tempDir("guard-vault"), "v")], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0" }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", join(tempDir("guard-vault"), "v")],
+      { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0" },
+      { expect: ["router"] },
+    );
   });
   afterAll(() => main.stop());
   const auth = { authorization: `Bearer ${TOKEN}` };
 
   it("refuses a foreign Origin on the API and on both MCP transports", async () => {
-    await expectError(await fetch(`${main.routerUrl}/search`, { method: "POST", headers: { ...auth, origin: "https://evil.example", "content-type": "application/json" }, body: '{"query":"x"}' }), 403, "origin_not_allowed");
-    await expectError(await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { ...auth, origin: "https://evil.example", "content-type": "application/json" }, body: "{}" }), 403, "origin_not_allowed");
+    await expectError(
+      await fetch(`${main.routerUrl}/search`, {
+        method: "POST",
+        headers: { ...auth, origin: "https://evil.example", "content-type": "application/json" },
+        body: '{"query":"x"}',
+      }),
+      403,
+      "origin_not_allowed",
+    );
+    await expectError(
+      await fetch(`${main.mcpUrl}/mcp`, {
+        method: "POST",
+        headers: { ...auth, origin: "https://evil.example", "content-type": "application/json" },
+        body: "{}",
+      }),
+      403,
+      "origin_not_allowed",
+    );
     await expectError(await fetch(`${main.mcpUrl}/sse`, { headers: { ...auth, origin: "https://evil.example" } }), 403, "origin_not_allowed");
   });
 
   it("takes only JSON bodies on state-changing routes and MCP messages", async () => {
-    await expectError(await fetch(`${main.routerUrl}/ingest`, { method: "POST", headers: { ...auth, "content-type": "text/plain" }, body: '{"content":"x"}' }), 415, "unsupported_media_type");
-    await expectError(await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { ...auth, "content-type": "text/plain" }, body: "{}" }), 415, "unsupported_media_type");
+    await expectError(
+      await fetch(`${main.routerUrl}/ingest`, { method: "POST", headers: { ...auth, "content-type": "text/plain" }, body: '{"content":"x"}' }),
+      415,
+      "unsupported_media_type",
+    );
+    await expectError(
+      await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { ...auth, "content-type": "text/plain" }, body: "{}" }),
+      415,
+      "unsupported_media_type",
+    );
   });
 });

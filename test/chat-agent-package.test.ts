@@ -35,7 +35,13 @@ describe("agent mode start-up", () => {
   it("clones the hub, validates agent.yml, copies the package, runs runners/ in order and caches the system prompt", async () => {
     const mode = (await load())!;
     expect(mode.agentId).toBe(AGENT);
-    expect(mode.manifest).toMatchObject({ name: AGENT, model: "sonnet", max_turns: 12, permission_mode: "bypassPermissions", mcp_categories: ["knowledge", "deploy"] });
+    expect(mode.manifest).toMatchObject({
+      name: AGENT,
+      model: "sonnet",
+      max_turns: 12,
+      permission_mode: "bypassPermissions",
+      mcp_categories: ["knowledge", "deploy"],
+    });
     expect(mode.hubDir).toBe(join(t.home, "clones", "hub"));
     expect(existsSync(join(mode.hubDir, ".git"))).toBe(true);
     expect(mode.packageDir).toBe(join(t.home, "package"));
@@ -83,7 +89,10 @@ describe("a broken package stops start-up, naming the file", () => {
 
   it("agent.yml invalid: each failing field named", async () => {
     const bad = `name: ${AGENT}\nmodel: sonnet\nmax_turns: lots\npermission_mode: yolo\n`;
-    const err = await load(hubFiles({ [`agents/${AGENT}/agent.yml`]: bad })).then(() => new Error("it loaded"), (e: Error) => e);
+    const err = await load(hubFiles({ [`agents/${AGENT}/agent.yml`]: bad })).then(
+      () => new Error("it loaded"),
+      (e: Error) => e,
+    );
     expect(err.message).toContain(`agents/${AGENT}/agent.yml is invalid`);
     expect(err.message).toContain("max_turns");
     expect(err.message).toContain("permission_mode");
@@ -105,7 +114,10 @@ describe("a broken package stops start-up, naming the file", () => {
   });
 
   it("a runner that fails, with its exit code and output", async () => {
-    const err = await load(hubFiles({ [`${pkg}/runners/02-second.sh`]: 'echo "cannot reach the registry" >&2\nexit 4\n' })).then(() => new Error("it loaded"), (e: Error) => e);
+    const err = await load(hubFiles({ [`${pkg}/runners/02-second.sh`]: 'echo "cannot reach the registry" >&2\nexit 4\n' })).then(
+      () => new Error("it loaded"),
+      (e: Error) => e,
+    );
     expect(err.message).toContain(`${pkg}/runners/02-second.sh exited with code 4: cannot reach the registry`);
   });
 

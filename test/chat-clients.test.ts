@@ -8,8 +8,8 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { ChatOpenAI } from "@langchain/openai";
 import { streamText } from "ai";
 import OpenAI from "openai";
+import { AGENT, type AgentModeServer, flagOf, KEY, kindOf, makeHub, readSse, recordedStarts, startAgentModeServer, tempHome } from "./support/agent-mode";
 import { until } from "./support/until";
-import { AGENT, flagOf, KEY, kindOf, makeHub, readSse, recordedStarts, startAgentModeServer, tempHome, type AgentModeServer } from "./support/agent-mode";
 
 let t: Awaited<ReturnType<typeof tempHome>>;
 let s: AgentModeServer;
@@ -44,8 +44,7 @@ const userMsg = (content: string) => ({ role: "user" as const, content });
 
 describe("part 1: separate chats stay separate", () => {
   it("two new chats without any id that open with the same message get two sessions, across users too; the follow-up resumes its own", async () => {
-    const open = (user?: string) =>
-      s.call("/v1/chat/completions", { json: { model: AGENT, messages: [userMsg("hi")], ...(user ? { user } : {}) } });
+    const open = (user?: string) => s.call("/v1/chat/completions", { json: { model: AGENT, messages: [userMsg("hi")], ...(user ? { user } : {}) } });
     const a = await open();
     const b = await open();
     expect(a.status).toBe(200);
@@ -183,9 +182,7 @@ describe("part 3: visibility per user", () => {
     expect(bStream.chunks.map(kindOf)).toEqual(["role", "narration", "final", "stop"]);
     // A's toggles are sticky for A.
     expect((await readSse(await say(a, "and now?"))).chunks.map(kindOf)).toContain("thinking");
-    expect(JSON.parse(await readFile(join(t.home, ".service", "stream_config", `${encodeURIComponent(`${AGENT}:${a}`)}.json`), "utf8")).show_tools).toBe(
-      true,
-    );
+    expect(JSON.parse(await readFile(join(t.home, ".service", "stream_config", `${encodeURIComponent(`${AGENT}:${a}`)}.json`), "utf8")).show_tools).toBe(true);
   });
 });
 
@@ -200,7 +197,10 @@ describe("part 4: text that reads right in any client", () => {
   it("/live-text: text deltas as they arrive, as legacy chunks with no type member, each once; sticky until /block-text", async () => {
     const user = someone();
     const say = (content: string) =>
-      s.call("/v1/chat/completions", { json: { stream: true, messages: [userMsg(content)] }, headers: { "x-user-id": user, "x-conversation-id": crypto.randomUUID() } });
+      s.call("/v1/chat/completions", {
+        json: { stream: true, messages: [userMsg(content)] },
+        headers: { "x-user-id": user, "x-conversation-id": crypto.randomUUID() },
+      });
     const live = await readSse(await say("/live-text why?"));
     const kinds = live.chunks.map(kindOf);
     expect(kinds[0]).toBe("role");
@@ -235,12 +235,20 @@ describe("part 4: text that reads right in any client", () => {
 describe("part 5: usage as OpenAI sends it", () => {
   it("include_usage: usage in its own chunk before [DONE] with choices [], usage null on every other chunk", async () => {
     const r = await readSse(
-      await s.call("/v1/chat/completions", { json: { stream: true, stream_options: { include_usage: true }, messages: [userMsg("why?")] }, headers: { "x-user-id": someone() } }),
+      await s.call("/v1/chat/completions", {
+        json: { stream: true, stream_options: { include_usage: true }, messages: [userMsg("why?")] },
+        headers: { "x-user-id": someone() },
+      }),
     );
     expect(r.done).toBe(true);
     const last = r.chunks.at(-1)!;
     expect(last.choices).toEqual([]);
-    expect(last.usage).toEqual({ prompt_tokens: PROMPT_TOKENS, completion_tokens: 119, total_tokens: PROMPT_TOKENS + 119, prompt_tokens_details: { cached_tokens: 36000 } });
+    expect(last.usage).toEqual({
+      prompt_tokens: PROMPT_TOKENS,
+      completion_tokens: 119,
+      total_tokens: PROMPT_TOKENS + 119,
+      prompt_tokens_details: { cached_tokens: 36000 },
+    });
     for (const c of r.chunks.slice(0, -1)) expect(c.usage).toBeNull();
     expect(kindOf(r.chunks.at(-2)!)).toBe("stop");
   });

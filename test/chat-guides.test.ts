@@ -6,8 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test"
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { AGENT, type AgentModeServer, flagOf, KEY, makeHub, recordedStarts, startAgentModeServer, tempHome } from "./support/agent-mode";
 import { REPO } from "./support/main-process";
-import { AGENT, flagOf, KEY, makeHub, recordedStarts, startAgentModeServer, tempHome, type AgentModeServer } from "./support/agent-mode";
 
 const README = readFileSync(join(REPO, "README.md"), "utf8");
 const SNIPPETS = ["open-webui.env", "librechat.yaml", "openai-chat.ts", "openai-responses.ts", "ai-sdk.ts", "langchain.ts"].map((f) => `examples/clients/${f}`);
@@ -130,10 +130,20 @@ describe("the chat-client configurations, replayed", () => {
     const b1 = await send(chatB, { stream: true, messages: [{ role: "user", content: "hi" }] });
     await Promise.all([a1.text(), b1.text()]);
     expect(a1.headers.get("x-session-id")).not.toBe(b1.headers.get("x-session-id"));
-    const title = await send(chatA, { stream: false, messages: [{ role: "user", content: "### Task:\nGenerate a concise title.\n<chat_history>\nUSER: hi\n</chat_history>" }] });
+    const title = await send(chatA, {
+      stream: false,
+      messages: [{ role: "user", content: "### Task:\nGenerate a concise title.\n<chat_history>\nUSER: hi\n</chat_history>" }],
+    });
     expect(title.headers.get("x-client-task")).toBe("task");
     await title.text();
-    const a2 = await send(chatA, { stream: true, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: ANSWER }, { role: "user", content: "more?" }] });
+    const a2 = await send(chatA, {
+      stream: true,
+      messages: [
+        { role: "user", content: "hi" },
+        { role: "assistant", content: ANSWER },
+        { role: "user", content: "more?" },
+      ],
+    });
     await a2.text();
     expect(a2.headers.get("x-session-id")).toBe(a1.headers.get("x-session-id"));
   });

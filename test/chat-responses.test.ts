@@ -4,11 +4,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, streamText, type ModelMessage } from "ai";
+import { generateText, type ModelMessage, streamText } from "ai";
 import { createParser } from "eventsource-parser";
 import OpenAI, { APIError } from "openai";
+import { AGENT, type AgentModeServer, flagOf, KEY, makeHub, recordedStarts, startAgentModeServer, tempHome } from "./support/agent-mode";
 import { until } from "./support/until";
-import { AGENT, flagOf, KEY, makeHub, recordedStarts, startAgentModeServer, tempHome, type AgentModeServer } from "./support/agent-mode";
 
 let t: Awaited<ReturnType<typeof tempHome>>;
 let s: AgentModeServer;
@@ -62,7 +62,14 @@ describe("POST /v1/responses, stream true: the typed events", () => {
     const events = await readEvents(res);
     for (const e of events) expect(e.data.type).toBe(e.event);
     expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
-    const item = ["response.output_item.added", "response.content_part.added", "response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done"];
+    const item = [
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+    ];
     expect(events.map((e) => e.event)).toEqual(["response.created", "response.in_progress", ...item, ...item, "response.completed"]);
     expect(events[0]!.data.response).toMatchObject({ object: "response", status: "in_progress", model: AGENT, output: [] });
     expect(events[2]!.data.item).toMatchObject({ type: "message", role: "assistant", phase: "commentary", content: [] });
@@ -133,7 +140,12 @@ describe("POST /v1/responses, stream true: the typed events", () => {
 
 describe("conversations: previous_response_id, instructions, metadata", () => {
   it("previous_response_id resumes the response's session with only the new message; instructions and metadata come through", async () => {
-    const first = await client.responses.create({ model: AGENT, instructions: "Answer in one line.", input: "why does it fail?", metadata: { ticket: "OPS-1" } });
+    const first = await client.responses.create({
+      model: AGENT,
+      instructions: "Answer in one line.",
+      input: "why does it fail?",
+      metadata: { ticket: "OPS-1" },
+    });
     expect(first.metadata).toEqual({ ticket: "OPS-1" });
     expect(first.instructions).toBe("Answer in one line.");
     const second = await client.responses.create({ model: AGENT, previous_response_id: first.id, input: "and how do I fix it?" });

@@ -13,24 +13,24 @@ import { registerAgentMode } from "../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { contentHash } from "../src/orchestrator/chat/resolution";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
-import { transcriptPath } from "../src/orchestrator/telemetry/transcript";
 import { createCompanionSync } from "../src/orchestrator/repos/companions";
+import { transcriptPath } from "../src/orchestrator/telemetry/transcript";
+import { makeRemote } from "./fixtures/git-remote";
 import {
   AGENT,
+  type AgentModeServer,
   FAKE_CLAUDE,
   flagOf,
+  type KvKind,
   makeHub,
   readSse,
   recordedStarts,
   startAgentModeServer,
   tempHome,
-  type AgentModeServer,
-  type KvKind,
 } from "./support/agent-mode";
-import { makeRemote } from "./fixtures/git-remote";
 import { startOrchestrator } from "./support/orchestrator-process";
+import { requireServer, TEST_REDIS_URL } from "./support/servers";
 import { until } from "./support/until";
-import { TEST_REDIS_URL, requireServer } from "./support/servers";
 
 const redisUp = await requireServer("Redis");
 const KINDS: KvKind[] = redisUp ? ["file", "redis"] : ["file"];
@@ -47,8 +47,7 @@ function harness(kv: KvKind, configEnv: Record<string, string> = {}) {
     env: {} as Record<string, string | undefined>,
     record: "",
     cleanup: async () => {},
-    start: () =>
-      startAgentModeServer({ home: h.home, hubUrl: h.hubUrl, kv, redisPrefix: h.redisPrefix, agentEnv: h.env, configEnv }),
+    start: () => startAgentModeServer({ home: h.home, hubUrl: h.hubUrl, kv, redisPrefix: h.redisPrefix, agentEnv: h.env, configEnv }),
     /** A new service on the same home and key-value store, as after a pod restart. */
     async restart() {
       await h.s.close();
@@ -137,7 +136,10 @@ for (const kv of KINDS) {
         // Redis alone must carry it: the file fallback is gone.
         await rm(join(h.home, ".service", "agent_sessions.json"));
       }
-      const again = await h.chat({ messages: [user("Remember 42."), { role: "assistant", content: "ok" }, user("What number?")] }, { "x-conversation-id": conv });
+      const again = await h.chat(
+        { messages: [user("Remember 42."), { role: "assistant", content: "ok" }, user("What number?")] },
+        { "x-conversation-id": conv },
+      );
       expect(again.status).toBe(200);
       const starts = await h.starts();
       expect(flagOf(starts[1]!.argv, "--resume")).toBe(session);
@@ -449,7 +451,9 @@ describe("correlation id, models, /completions and errors", () => {
   it("every other /v1 error is in OpenAI's shape too: unknown path, wrong method, body too large; nothing spawned", async () => {
     const unknown = await h.s.call("/v1/embeddings", { json: { input: "x" } });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ error: { message: expect.stringContaining("/v1/embeddings"), type: "not_found_error", param: null, code: "not_found" } });
+    expect(await unknown.json()).toEqual({
+      error: { message: expect.stringContaining("/v1/embeddings"), type: "not_found_error", param: null, code: "not_found" },
+    });
     const method = await h.s.call("/v1/chat/completions", { method: "GET" });
     expect(method.status).toBe(404);
     expect(((await method.json()) as Json).error).toMatchObject({ type: "not_found_error", param: null });
@@ -500,7 +504,9 @@ describe("agent mode off", () => {
     try {
       const chat = await app.request("/v1/chat/completions", { method: "POST", headers: auth, body: JSON.stringify({ messages: [user("hi")] }) });
       expect(chat.status).toBe(503);
-      expect(await chat.json()).toEqual({ error: { message: expect.stringContaining("HUB_AGENT"), type: "server_error", param: null, code: "agent_mode_off" } });
+      expect(await chat.json()).toEqual({
+        error: { message: expect.stringContaining("HUB_AGENT"), type: "server_error", param: null, code: "agent_mode_off" },
+      });
       const completions = await app.request("/completions", { method: "POST", headers: auth, body: JSON.stringify({ message: "hi" }) });
       expect(completions.status).toBe(503);
       expect(((await completions.json()) as Json).error.code).toBe("agent_mode_off");
@@ -520,10 +526,7 @@ describe("chat turns and the jobs gate (the real service process)", () => {
     const packageDir = join(t.home, "package");
     // The agent CLI: jobs (run in their own directory) hang until cancelled; chat turns (run in the package dir) answer.
     const wrapper = join(t.home, "claude-wrapper");
-    await writeFile(
-      wrapper,
-      `#!/bin/sh\nif [ "$(pwd)" != "${packageDir}" ]; then export FAKE_CLAUDE_HANG=1; fi\nexec "${FAKE_CLAUDE}" "$@"\n`,
-    );
+    await writeFile(wrapper, `#!/bin/sh\nif [ "$(pwd)" != "${packageDir}" ]; then export FAKE_CLAUDE_HANG=1; fi\nexec "${FAKE_CLAUDE}" "$@"\n`);
     await chmod(wrapper, 0o755);
     const hubUrl = await makeHub(join(t.home, "hub"));
     const o = await startOrchestrator({

@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import OpenAI, { APIError } from "openai";
-import { until } from "./support/until";
 import {
   AGENT,
+  type AgentModeServer,
   flagOf,
   kindOf,
   makeHub,
@@ -16,8 +16,8 @@ import {
   startAgentModeServer,
   tempHome,
   writeScenario,
-  type AgentModeServer,
 } from "./support/agent-mode";
+import { until } from "./support/until";
 
 let t: Awaited<ReturnType<typeof tempHome>>;
 let s: AgentModeServer;
@@ -25,7 +25,12 @@ let client: OpenAI;
 const agentEnv: Record<string, string | undefined> = {};
 const RESET = "/hide-thinking /hide-tools /show-narration /show-final";
 const USAGE = { prompt_tokens: 18 + 2048 + 36000, total_tokens: 0, completion_tokens: 0 };
-const usage = (completion: number) => ({ ...USAGE, completion_tokens: completion, total_tokens: USAGE.prompt_tokens + completion, prompt_tokens_details: { cached_tokens: 36000 } });
+const usage = (completion: number) => ({
+  ...USAGE,
+  completion_tokens: completion,
+  total_tokens: USAGE.prompt_tokens + completion,
+  prompt_tokens_details: { cached_tokens: 36000 },
+});
 const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
 
 beforeAll(async () => {

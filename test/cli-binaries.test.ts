@@ -31,11 +31,7 @@ async function cli(name: string, ...args: string[]) {
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { stdout, stderr, code };
 }
 
@@ -105,7 +101,11 @@ describe("strict arguments", () => {
 
   it("still takes declared flags in every spelling: --flag=value, aliases, --no-flag", async () => {
     // No orchestrator answers here: getting past argument checking means exit 1 (unreachable), not 2.
-    for (const args of [["jobs", "--limit=3", "--json"], ["jobs", "-n", "3", "-s", "failed"], ["run", "task", "--base-ref", "dev", "-r", "https://example.com/r.git", "--no-wait"]]) {
+    for (const args of [
+      ["jobs", "--limit=3", "--json"],
+      ["jobs", "-n", "3", "-s", "failed"],
+      ["run", "task", "--base-ref", "dev", "-r", "https://example.com/r.git", "--no-wait"],
+    ]) {
       const { stderr, code } = await cli("service-cli", ...args);
       expect({ args, code, unknown: stderr.includes("unknown flag") }).toEqual({ args, code: 1, unknown: false });
     }

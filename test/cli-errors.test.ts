@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from "bun:test";
 import { join } from "node:path";
 import { compiledClis, runCompiled } from "./support/cli";
-import { startMain, tempDir, type MainProcess } from "./support/main-process";
-import { startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { deadPort, envFor, jobRecord, lines, writeJob } from "./support/service-cli";
 
 setDefaultTimeout(30_000);
@@ -18,7 +18,11 @@ let orchestrator: Orchestrator;
 
 beforeAll(async () => {
   [router, orchestrator] = await Promise.all([
-    startMain(["--only", "router", "--vault", join(tempDir("cli-errors"), "v")], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0" }, { expect: ["router"] }),
+    startMain(
+      ["--only", "router", "--vault", join(tempDir("cli-errors"), "v")],
+      { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0" },
+      { expect: ["router"] },
+    ),
     startOrchestrator(),
     compiledClis(),
   ]);
@@ -159,7 +163,11 @@ describe("the exit after a command", () => {
     const cli = join(await compiledClis(), "service-cli");
     // The reader starts late on purpose: that is the slow consumer under test (a pager, a busy
     // pipeline). A write still queued when the CLI exits would be lost.
-    const proc = Bun.spawn(["sh", "-c", `"${cli}" jobs --json --limit 1000 | (sleep 0.5; cat)`], { env: { ...envFor(orchestrator), PATH: "/usr/bin:/bin" }, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["sh", "-c", `"${cli}" jobs --json --limit 1000 | (sleep 0.5; cat)`], {
+      env: { ...envFor(orchestrator), PATH: "/usr/bin:/bin" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
     expect(stdout.length).toBeGreaterThan(4_000_000);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshot } from "./support/browser";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { KEY, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 
 setDefaultTimeout(60_000);
 const TOKEN = "console-router-token";
@@ -50,9 +50,16 @@ describe("the router console", () => {
     if (!browser) return;
     vault = join(tempDir("console-vault"), "vault");
     main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN }, { expect: ["router"] });
-    expect((await call("/ingest", { content: "# Canary deploys\nShip to one pod first and watch the error budget before the rest.", tags: ["deploy"] })).status).toBe(201);
-    expect((await call("/ingest", { content: "# Rollbacks\nA rollback restores the previous image; canary first next time.", tags: ["deploy"] })).status).toBe(201);
-    expect((await call("/marker", { type: "lesson", content: "Pin base image digests; tags move under you.", attrs: { source: "claude", session_id: "s1" } })).status).toBe(201);
+    expect(
+      (await call("/ingest", { content: "# Canary deploys\nShip to one pod first and watch the error budget before the rest.", tags: ["deploy"] })).status,
+    ).toBe(201);
+    expect((await call("/ingest", { content: "# Rollbacks\nA rollback restores the previous image; canary first next time.", tags: ["deploy"] })).status).toBe(
+      201,
+    );
+    expect(
+      (await call("/marker", { type: "lesson", content: "Pin base image digests; tags move under you.", attrs: { source: "claude", session_id: "s1" } }))
+        .status,
+    ).toBe(201);
     expect((await call("/tick", { wait: true })).status).toBe(200);
     expect(existsSync(join(vault, "hot-arcs.md"))).toBe(true);
   });
@@ -117,7 +124,15 @@ describe("the router console", () => {
     await p.getByLabel("API token").fill(TOKEN);
     await p.getByRole("button", { name: "Use token" }).click();
     await p.waitForSelector("#pipeline-stages article");
-    expect(await p.locator("#pipeline-stages article").evaluateAll((els) => els.map((e) => e.getAttribute("data-stage")))).toEqual(["ingest", "drain", "arcs", "lessons", "signals", "feed", "index"]);
+    expect(await p.locator("#pipeline-stages article").evaluateAll((els) => els.map((e) => e.getAttribute("data-stage")))).toEqual([
+      "ingest",
+      "drain",
+      "arcs",
+      "lessons",
+      "signals",
+      "feed",
+      "index",
+    ]);
     expect(await p.locator('#pipeline-stages article[data-stage="arcs"]').getAttribute("data-verdict")).toBe("ok");
     expect(await p.locator("#pipeline-status").textContent()).toBe("ok");
     // Break the vault: the arc records stay, the hot-arcs file the tick wrote is gone.
@@ -128,13 +143,14 @@ describe("the router console", () => {
     const arcs = p.locator('#pipeline-stages article[data-stage="arcs"]');
     expect(await arcs.locator("p").textContent()).toContain("hot-arcs.md was never written");
     // Red, as the user sees it.
-    expect(await arcs.evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { borderLeftColor: string } }).getComputedStyle(e).borderLeftColor)).toBe("rgb(192, 57, 43)");
+    expect(
+      await arcs.evaluate((e) => (globalThis as unknown as { getComputedStyle(x: unknown): { borderLeftColor: string } }).getComputedStyle(e).borderLeftColor),
+    ).toBe("rgb(192, 57, 43)");
     await arcs.locator("summary").click();
     expect(await arcs.locator("dl.evidence").isVisible()).toBe(true);
     await screenshot(p, "router-pipeline-1280");
     await p.context().close();
   });
-
 });
 
 describe("the orchestrator console", () => {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Gateway, startGateway } from "./fixtures/openai-gateway";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 import { until } from "./support/until";
 
 /** The pid of a process that has exited. */
@@ -100,7 +100,11 @@ describe("ingest under a failing index", () => {
   beforeAll(async () => {
     gw = startGateway({ dim: 16 });
     vault = join(tempDir("ingest-order"), "vault");
-    main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", EMBEDDINGS_URL: `${gw.url}/v1/embeddings`, EMBEDDINGS_DIM: "16" }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", vault],
+      { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", EMBEDDINGS_URL: `${gw.url}/v1/embeddings`, EMBEDDINGS_DIM: "16" },
+      { expect: ["router"] },
+    );
   });
   afterAll(async () => {
     await main.stop();
@@ -120,7 +124,9 @@ describe("ingest under a failing index", () => {
 
   it("leaves neither files nor hits for batch items whose index write fails, and answers each with its error", async () => {
     gw.failWith(500);
-    const res = await api.call("/ingest/batch", { items: [{ content: "# Walrus one\nThe walrusbatch note." }, { content: "# Walrus two\nAnother walrusbatch note." }] });
+    const res = await api.call("/ingest/batch", {
+      items: [{ content: "# Walrus one\nThe walrusbatch note." }, { content: "# Walrus two\nAnother walrusbatch note." }],
+    });
     gw.failWith(0);
     expect(res.status).toBe(200);
     expect(res.body.failed).toBe(2);

@@ -8,8 +8,21 @@ import Ajv from "ajv";
 import { parse } from "yaml";
 import { REPO } from "./support/main-process";
 
-type Service = { ports?: string[]; healthcheck?: unknown; profiles?: string[]; container_name?: string; volumes?: string[]; entrypoint?: unknown; restart?: string; environment?: Record<string, string>; depends_on?: Record<string, unknown> };
-const compose = parse(readFileSync(join(REPO, "compose.yml"), "utf8"), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+type Service = {
+  ports?: string[];
+  healthcheck?: unknown;
+  profiles?: string[];
+  container_name?: string;
+  volumes?: string[];
+  entrypoint?: unknown;
+  restart?: string;
+  environment?: Record<string, string>;
+  depends_on?: Record<string, unknown>;
+};
+const compose = parse(readFileSync(join(REPO, "compose.yml"), "utf8"), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+};
 
 describe("compose.yml", () => {
   it("validates against the compose-spec JSON schema", () => {
@@ -81,7 +94,10 @@ describe("compose.yml", () => {
   });
 
   it("builds the brain image from the checkout (no registry needed for `docker compose up --build`)", () => {
-    const raw = parse(readFileSync(join(REPO, "compose.yml"), "utf8"), { merge: false }) as Record<string, { image?: string; build?: { context?: string; dockerfile?: string } }>;
+    const raw = parse(readFileSync(join(REPO, "compose.yml"), "utf8"), { merge: false }) as Record<
+      string,
+      { image?: string; build?: { context?: string; dockerfile?: string } }
+    >;
     expect(raw["x-brain-image"]!.image).toBe("${BRAIN_IMAGE:-brain-stack:local}");
     expect(raw["x-brain-image"]!.build).toEqual({ context: ".", dockerfile: "Dockerfile" });
     for (const s of ["brain-api", "mcp", "orchestrator", "tick-cron"]) expect((compose.services[s] as { build?: unknown }).build).toBeDefined();

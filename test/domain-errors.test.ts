@@ -1,9 +1,9 @@
 // Domain code fails with DomainError and knows no HTTP: only the edges (route files, and the
 // shared HTTP and MCP layers in src/common) name statuses. This keeps it so as the code grows.
 import { describe, expect, it } from "bun:test";
-import { Glob } from "bun";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Glob } from "bun";
 
 const ROOT = join(import.meta.dir, "..");
 

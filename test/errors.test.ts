@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Server } from "bun";
-import { createOpenApiApp } from "../src/common/openapi-app";
 import { bearerAuth } from "../src/common/middleware/bearer-auth";
+import { createOpenApiApp } from "../src/common/openapi-app";
 import { type MainProcess, startMain } from "./support/main-process";
 
 type ErrorJson = { error: { code: string; message: string; details?: Array<{ path: string; message: string }> } };

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AGENT, makeHub } from "./support/agent-mode";
 import { type MainProcess, REPO, startMain, tempDir } from "./support/main-process";
-import { type Orchestrator, startOrchestrator, KEY } from "./support/orchestrator-process";
+import { KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { ROUTER_TEST_TOKEN } from "./support/router-client";
 
 type Json = any;
@@ -27,7 +27,16 @@ function operations(doc: Json): Op[] {
   return out;
 }
 
-const deref = (doc: Json, s: Json): Json => (s?.$ref ? deref(doc, s.$ref.split("/").slice(1).reduce((o: Json, k: string) => o[k], doc)) : s);
+const deref = (doc: Json, s: Json): Json =>
+  s?.$ref
+    ? deref(
+        doc,
+        s.$ref
+          .split("/")
+          .slice(1)
+          .reduce((o: Json, k: string) => o[k], doc),
+      )
+    : s;
 
 /** A minimal value of a schema: required members only. */
 function sample(doc: Json, schema: Json, depth = 0): Json {
@@ -76,7 +85,8 @@ function attempts(doc: Json, base: string, { method, path, op }: Op): Attempt[] 
   if (path.includes("{")) for (const id of HOSTILE_IDS) add(`path ${id.slice(0, 20)}`, fill(id), body === undefined ? noBody : json(body));
   // Query values of the wrong type, NUL, huge; and unknown ones.
   for (const p of params.filter((p) => p.in === "query")) {
-    for (const v of ["-1", "not-a-number", "%00", "%FF", "1e309", "x".repeat(4000), `true&${p.name}=false`]) add(`query ${p.name}=${v.slice(0, 12)}`, pathOk, body === undefined ? noBody : json(body), `?${p.name}=${v}`);
+    for (const v of ["-1", "not-a-number", "%00", "%FF", "1e309", "x".repeat(4000), `true&${p.name}=false`])
+      add(`query ${p.name}=${v.slice(0, 12)}`, pathOk, body === undefined ? noBody : json(body), `?${p.name}=${v}`);
   }
   // Bad input any operation can be sent: odd query strings, headers and paths.
   const plain = body === undefined ? noBody : json(body);
@@ -110,11 +120,15 @@ function attempts(doc: Json, base: string, { method, path, op }: Op): Attempt[] 
     add("not JSON", pathOk, raw("{not json", "application/json"));
     add("text/plain", pathOk, raw(JSON.stringify(body ?? {}), "text/plain"));
     add("form", pathOk, raw("a=1&b=2", "application/x-www-form-urlencoded"));
-    add("multipart", pathOk, (() => {
-      const f = new FormData();
-      f.set("a", "1");
-      return { method, body: f };
-    })());
+    add(
+      "multipart",
+      pathOk,
+      (() => {
+        const f = new FormData();
+        f.set("a", "1");
+        return { method, body: f };
+      })(),
+    );
     add("5 MB JSON string body", pathOk, json(JSON.stringify(BIG)));
   }
   return out;
@@ -161,22 +175,31 @@ let router: MainProcess;
 let orch: Orchestrator;
 beforeAll(async () => {
   const home = tempDir("fuzz");
-  orch = await startOrchestrator({ env: { AUTH_FAILURE_LIMIT: "100000", SERVICE_HUB_URL: await makeHub(join(home, "hub")), HUB_AGENT: AGENT, SERVICE_CLONE_ROOT: join(home, "clones") } });
-  router = await startMain(["--only", "router", "--vault", join(home, "vault")], {
-    KB_ROUTER_TOKEN: ROUTER_TEST_TOKEN,
-    TICK_INTERVAL_SECONDS: "0",
-    ORCHESTRATOR_URL: orch.url,
-    SERVICE_API_KEY: KEY,
-    // Hundreds of requests from one address: none of them a failed bearer.
-    AUTH_FAILURE_LIMIT: "100000",
-  }, { expect: ["router"] });
+  orch = await startOrchestrator({
+    env: { AUTH_FAILURE_LIMIT: "100000", SERVICE_HUB_URL: await makeHub(join(home, "hub")), HUB_AGENT: AGENT, SERVICE_CLONE_ROOT: join(home, "clones") },
+  });
+  router = await startMain(
+    ["--only", "router", "--vault", join(home, "vault")],
+    {
+      KB_ROUTER_TOKEN: ROUTER_TEST_TOKEN,
+      TICK_INTERVAL_SECONDS: "0",
+      ORCHESTRATOR_URL: orch.url,
+      SERVICE_API_KEY: KEY,
+      // Hundreds of requests from one address: none of them a failed bearer.
+      AUTH_FAILURE_LIMIT: "100000",
+    },
+    { expect: ["router"] },
+  );
 }, 60_000);
 afterAll(async () => {
   await router?.stop();
   await orch?.stop();
 });
 
-for (const [name, file] of [["router", "router.json"], ["orchestrator", "service.json"]] as const) {
+for (const [name, file] of [
+  ["router", "router.json"],
+  ["orchestrator", "service.json"],
+] as const) {
   const doc = JSON.parse(readFileSync(join(REPO, "openapi", file), "utf8"));
   describe(`fuzz: the ${name} API (openapi/${file})`, () => {
     for (const op of operations(doc)) {

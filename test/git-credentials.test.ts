@@ -3,8 +3,8 @@
 // port, in jobs and in the companion sync; repo_url refuses local paths unless allowed, and a
 // host that starts with '-'.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { makeRemote, gitSync, type Remote } from "./fixtures/git-remote";
 import { type DumbGitServer, startDumbGitServer } from "./fixtures/dumb-git-server";
+import { gitSync, makeRemote, type Remote } from "./fixtures/git-remote";
 import { finished, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 
 type Json = Record<string, any>;
@@ -63,7 +63,9 @@ describe("GITHOST_TOKEN for an https git host", () => {
   let o: Orchestrator;
   beforeAll(async () => {
     // The git host is https on this address and port: the plain-http URL of the same host:port gets nothing.
-    o = await startOrchestrator({ env: { GITHOST_TOKEN: TOKEN, GITHOST_API_URL: new URL(other.url).origin.replace("http:", "https:"), SERVICE_HUB_URL: "", SERVICE_HOOKS_URL: other.url } });
+    o = await startOrchestrator({
+      env: { GITHOST_TOKEN: TOKEN, GITHOST_API_URL: new URL(other.url).origin.replace("http:", "https:"), SERVICE_HUB_URL: "", SERVICE_HOOKS_URL: other.url },
+    });
   });
   afterAll(() => o.stop());
 

@@ -11,9 +11,14 @@ const OTHER = "limits-token-b";
 type Json = Record<string, any>;
 
 const initialize = (token: string): RequestInit => ({
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "t", version: "1" } } }),
+  method: "POST",
+  headers: { authorization: `Bearer ${token}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+  body: JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+  }),
 });
 
 describe("router MCP sessions", () => {
@@ -22,15 +27,19 @@ describe("router MCP sessions", () => {
   let heldStream: Response | undefined;
   let otherSession = "";
   beforeAll(async () => {
-    main = await startMain(["--only", "router", "--vault", join(tempDir("limits-vault"), "v")], {
-      KB_ROUTER_TOKEN: TOKEN,
-      KB_ROUTER_TOKENS: OTHER,
-      TICK_INTERVAL_SECONDS: "0",
-      MCP_MAX_SESSIONS_PER_CLIENT: "3",
-      MCP_MAX_SESSIONS: "5",
-      MCP_SESSION_IDLE_SECONDS: "2",
-      AUTH_FAILURE_LIMIT: "5",
-    }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", join(tempDir("limits-vault"), "v")],
+      {
+        KB_ROUTER_TOKEN: TOKEN,
+        KB_ROUTER_TOKENS: OTHER,
+        TICK_INTERVAL_SECONDS: "0",
+        MCP_MAX_SESSIONS_PER_CLIENT: "3",
+        MCP_MAX_SESSIONS: "5",
+        MCP_SESSION_IDLE_SECONDS: "2",
+        AUTH_FAILURE_LIMIT: "5",
+      },
+      { expect: ["router"] },
+    );
   });
   afterAll(async () => {
     for (const s of streams) s.abort();
@@ -73,12 +82,15 @@ describe("router MCP sessions", () => {
 
   it("closes idle sessions: past MCP_SESSION_IDLE_SECONDS the streams end, the sessions are gone, the credential is admitted again", async () => {
     // Nothing touches the held sessions now; a new stream is refused until they have timed out.
-    const again = await until(async () => {
-      const res = await openSse(TOKEN);
-      if (res.status === 200) return res;
-      await res.body?.cancel();
-      return undefined;
-    }, { what: "a stream to be admitted again", every: 50 });
+    const again = await until(
+      async () => {
+        const res = await openSse(TOKEN);
+        if (res.status === 200) return res;
+        await res.body?.cancel();
+        return undefined;
+      },
+      { what: "a stream to be admitted again", every: 50 },
+    );
     expect(again.headers.get("content-type")).toContain("text/event-stream");
     expect(heldStream).toBeDefined();
     // The first held stream was ended by the server.
@@ -86,14 +98,21 @@ describe("router MCP sessions", () => {
     expect(rest).toContain("event: endpoint");
     const ping = await fetch(`${main.mcpUrl}/mcp`, {
       method: "POST",
-      headers: { authorization: `Bearer ${OTHER}`, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": otherSession, "mcp-protocol-version": "2025-03-26" },
+      headers: {
+        authorization: `Bearer ${OTHER}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-session-id": otherSession,
+        "mcp-protocol-version": "2025-03-26",
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }),
     });
     expect(ping.status).toBe(404);
   });
 
   it("throttles failed bearer attempts per address: 429 with Retry-After, even for the right token", async () => {
-    for (let i = 0; i < 5; i++) expect((await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: `Bearer wrong-${i}` } })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: `Bearer wrong-${i}` } })).status).toBe(401);
     const blocked = await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: "Bearer wrong-again" } });
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -107,7 +126,11 @@ describe("router MCP sessions", () => {
 describe("orchestrator (stateless MCP)", () => {
   let main: MainProcess;
   beforeAll(async () => {
-    main = await startMain(["--only", "orchestrator"], { SERVICE_OTEL_ENABLED: "false", SERVICE_API_KEYS: TOKEN, AUTH_FAILURE_LIMIT: "3" }, { expect: ["orchestrator"] });
+    main = await startMain(
+      ["--only", "orchestrator"],
+      { SERVICE_OTEL_ENABLED: "false", SERVICE_API_KEYS: TOKEN, AUTH_FAILURE_LIMIT: "3" },
+      { expect: ["orchestrator"] },
+    );
   });
   afterAll(() => main.stop());
 

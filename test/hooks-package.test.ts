@@ -11,16 +11,21 @@ import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } 
 import { join } from "node:path";
 import { dirFromUrl } from "../src/orchestrator/profiles/load";
 import { gitEnv, gitSync } from "./fixtures/git-remote";
-import { AGENT, FAKE_CLAUDE, KEY, flagOf, hubFiles, makeHub, recordedStarts } from "./support/agent-mode";
+import { AGENT, FAKE_CLAUDE, flagOf, hubFiles, KEY, makeHub, recordedStarts } from "./support/agent-mode";
 import { runCompiled } from "./support/cli";
-import { startMain, tempDir, type MainProcess, REPO } from "./support/main-process";
+import { type MainProcess, REPO, startMain, tempDir } from "./support/main-process";
 
 let main: MainProcess;
 let home: string;
 let hub: string;
 const record = () => join(home, "hooks-record.jsonl");
 const inits = (): Array<{ argv: string[]; cwd: string; profile: string }> =>
-  existsSync(record()) ? readFileSync(record(), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  existsSync(record())
+    ? readFileSync(record(), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 
 function repoOf(dir: string, files: Record<string, string> | undefined, from?: string): string {
   mkdirSync(dir, { recursive: true });

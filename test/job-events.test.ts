@@ -3,9 +3,9 @@
 // totals; budgets and turn limits; the Redis-backed log.
 import { afterAll, describe, expect, it } from "bun:test";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "./support/kv";
 import { readJobEvents } from "./support/job-events";
-import { AUTH, finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
+import { AUTH, finished, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { until } from "./support/until";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -30,7 +30,11 @@ function checkToolJob(events: Array<{ id: number; type: string; data: Record<str
   expect(agent.map((e) => e.type)).toEqual(TOOL_JOB_TYPES);
   expect(agent.filter((e) => e.type === "status").map((e) => e.data.status)).toEqual(["queued", "running", "succeeded"]);
   expect(agent[3]!.data).toMatchObject({ text: "Let me run the tests first.", final: false });
-  expect(agent[4]!.data).toMatchObject({ name: "Bash", tool_use_id: "toolu_01RunTests", input: { command: "bun test test/jobs.test.ts", description: "Run the job tests" } });
+  expect(agent[4]!.data).toMatchObject({
+    name: "Bash",
+    tool_use_id: "toolu_01RunTests",
+    input: { command: "bun test test/jobs.test.ts", description: "Run the job tests" },
+  });
   expect(agent[5]!.data).toMatchObject({ tool_use_id: "toolu_01RunTests", is_error: false, content: expect.stringContaining("41 pass") });
   expect(agent[6]!.data).toMatchObject({ final: true, text: expect.stringContaining("One test fails") });
   const usage = events.filter((e) => e.type === "usage");
@@ -78,7 +82,13 @@ describe("GET /jobs/{id}/events", () => {
     const job = (await body(await o.call("/jobs?limit=1"))).jobs[0];
     const done = await o.until(job.id, finished);
     expect(done).toMatchObject({ status: "succeeded", total_cost_usd: 0.0412, cost_usd: 0.0412, num_turns: 2 });
-    expect(done.usage).toMatchObject({ input_tokens: 18, output_tokens: 119, cache_creation_input_tokens: 2048, cache_read_input_tokens: 36000, total_tokens: 38185 });
+    expect(done.usage).toMatchObject({
+      input_tokens: 18,
+      output_tokens: 119,
+      cache_creation_input_tokens: 2048,
+      cache_read_input_tokens: 36000,
+      total_tokens: 38185,
+    });
     expect(done.duration_ms).toBe(8123);
     expect(done.session_id).toMatch(/^[0-9a-f-]{36}$/);
   });
@@ -169,13 +179,18 @@ describe("MCP get_job while a job runs", () => {
     const client = new Client({ name: "events-test", version: "1.0.0" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${o.url}/mcp`), { requestInit: { headers: AUTH } }));
     try {
-      const run = (await client.callTool({ name: "run_task", arguments: { task: "Watch me", max_budget_usd: 3 } })) as unknown as { structuredContent: { id: string; max_budget_usd: number } };
+      const run = (await client.callTool({ name: "run_task", arguments: { task: "Watch me", max_budget_usd: 3 } })) as unknown as {
+        structuredContent: { id: string; max_budget_usd: number };
+      };
       expect(run.structuredContent.max_budget_usd).toBe(3);
       const id = run.structuredContent.id;
-      let got: { status: string; num_turns: number | null; usage: Record<string, number> | null; events: Array<{ id: number; type: string; name?: string }> } | undefined;
+      let got:
+        | { status: string; num_turns: number | null; usage: Record<string, number> | null; events: Array<{ id: number; type: string; name?: string }> }
+        | undefined;
       await until(
         async () => {
-          got = ((await client.callTool({ name: "get_job", arguments: { job_id: id, events: 5 } })) as unknown as { structuredContent: typeof got }).structuredContent;
+          got = ((await client.callTool({ name: "get_job", arguments: { job_id: id, events: 5 } })) as unknown as { structuredContent: typeof got })
+            .structuredContent;
           return got!.events.some((e) => e.type === "tool_result") && got!.num_turns === 2;
         },
         { ms: 15_000, every: 50, what: () => `the tool result and turn 2 in get_job: ${JSON.stringify(got)}` },

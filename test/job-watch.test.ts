@@ -4,7 +4,7 @@
 import { afterAll, describe, expect, it } from "bun:test";
 import { createParser } from "eventsource-parser";
 import { describeWithRedis, REDIS_URL } from "./support/kv";
-import { AUTH, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { AUTH, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { until } from "./support/until";
 
 const running: Orchestrator[] = [];

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { scopedTokenVerifier } from "../src/common/scoped-token";
+import { AGENT, type AgentModeServer, flagOf, makeHub, recordedStarts, startAgentModeServer, tempHome } from "./support/agent-mode";
 import { until } from "./support/until";
-import { AGENT, flagOf, makeHub, recordedStarts, startAgentModeServer, tempHome, type AgentModeServer } from "./support/agent-mode";
 
 const ROUTER_TOKEN = "agent-turns-router-token";
 let s: AgentModeServer;
@@ -35,7 +35,10 @@ afterAll(async () => {
 describe("an agent-mode turn with a router known", () => {
   it("runs with a settings file of its own whose token is scoped to that turn, and never sees the router's token", async () => {
     for (const text of ["one", "two"]) {
-      const res = await s.call("/v1/chat/completions", { json: { model: AGENT, messages: [{ role: "user", content: text }] }, headers: { "x-conversation-id": crypto.randomUUID() } });
+      const res = await s.call("/v1/chat/completions", {
+        json: { model: AGENT, messages: [{ role: "user", content: text }] },
+        headers: { "x-conversation-id": crypto.randomUUID() },
+      });
       expect(res.status).toBe(200);
     }
     const starts = await recordedStarts(record());

@@ -4,11 +4,11 @@
 // as source, the outcome, the cost), which the feed shows after a tick. The agent's Bash tool
 // finds no router token in its env or its settings: only a token scoped to the hooks' routes.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AnthropicApi, startAnthropicApi } from "./fixtures/anthropic-api";
 import { compiledClis } from "./support/cli";
-import { startMain, tempDir, type MainProcess } from "./support/main-process";
+import { type MainProcess, startMain, tempDir } from "./support/main-process";
 import { realClaudeServiceEnv } from "./support/real-claude";
 import { until } from "./support/until";
 
@@ -21,7 +21,12 @@ const lesson = "Job lesson: the staging deploy needs the feature flag on.";
 function journal(): Array<Record<string, any>> {
   const dir = join(vault, "brain-feed", "markers");
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)));
+  return readdirSync(dir).flatMap((f) =>
+    readFileSync(join(dir, f), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+  );
 }
 
 const call = (base: string, path: string, body?: unknown, token?: string) =>
@@ -33,11 +38,21 @@ const call = (base: string, path: string, body?: unknown, token?: string) =>
 
 beforeAll(async () => {
   const bin = await compiledClis();
-  api = await startAnthropicApi({ script: [
-    // What the agent can reach: its env, and the settings file its hooks come from.
-    { content: [{ type: "tool_use", name: "Bash", input: { command: 'printenv KB_ROUTER_TOKEN; cat "$BRAIN_HOOK_STATE_DIR"/../settings/*.json', description: "look for tokens" } }] },
-    { content: [{ type: "text", text: `Done with the task.\n<!-- @lesson -->\n${lesson}\n<!-- @/lesson -->` }], usage: { output_tokens: 20 } },
-  ] });
+  api = await startAnthropicApi({
+    script: [
+      // What the agent can reach: its env, and the settings file its hooks come from.
+      {
+        content: [
+          {
+            type: "tool_use",
+            name: "Bash",
+            input: { command: 'printenv KB_ROUTER_TOKEN; cat "$BRAIN_HOOK_STATE_DIR"/../settings/*.json', description: "look for tokens" },
+          },
+        ],
+      },
+      { content: [{ type: "text", text: `Done with the task.\n<!-- @lesson -->\n${lesson}\n<!-- @/lesson -->` }], usage: { output_tokens: 20 } },
+    ],
+  });
   vault = join(tempDir("loop-jobs-vault"), "vault");
   main = await startMain(["--vault", vault], {
     KB_ROUTER_TOKEN: TOKEN,

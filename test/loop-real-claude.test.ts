@@ -4,11 +4,11 @@
 // vault once with their original time — or wait in the outbox while the router is down,
 // until `router-cli sync` delivers them once. Uninstall leaves the user's settings as they were.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AnthropicApi, startAnthropicApi, type Turn } from "./fixtures/anthropic-api";
 import { compiledClis, runCompiled } from "./support/cli";
-import { startMain, tempDir, type MainProcess } from "./support/main-process";
+import { type MainProcess, startMain, tempDir } from "./support/main-process";
 import { realClaude } from "./support/real-claude";
 
 const TOKEN = "loop-router-token";
@@ -25,7 +25,11 @@ async function freePort(): Promise<number> {
 }
 
 async function startRouter(home: string, vault: string, port: number): Promise<MainProcess> {
-  const main = await startMain(["--only", "router", "--vault", vault], { HOME: home, KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", PORT_BRAIN_API: String(port) }, { expect: ["router"] });
+  const main = await startMain(
+    ["--only", "router", "--vault", vault],
+    { HOME: home, KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", PORT_BRAIN_API: String(port) },
+    { expect: ["router"] },
+  );
   open.push(main);
   return main;
 }
@@ -37,7 +41,12 @@ const post = (url: string, path: string, body: unknown) =>
 function journal(vault: string): Array<Record<string, any>> {
   const dir = join(vault, "brain-feed", "markers");
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)));
+  return readdirSync(dir).flatMap((f) =>
+    readFileSync(join(dir, f), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+  );
 }
 
 interface Session {
@@ -58,12 +67,32 @@ async function installedSession(api: AnthropicApi, brainUrl: string): Promise<Se
 }
 
 async function runClaude(s: Session, prompt: string, extra: string[] = []): Promise<{ sessionId: string; out: string }> {
-  const proc = Bun.spawn([realClaude({ baseUrl: "x", home: s.home }).binary, "-p", prompt, "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", ...extra], {
-    cwd: s.cwd, env: s.env, stdout: "pipe", stderr: "pipe",
-  });
+  const proc = Bun.spawn(
+    [
+      realClaude({ baseUrl: "x", home: s.home }).binary,
+      "-p",
+      prompt,
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--permission-mode",
+      "bypassPermissions",
+      ...extra,
+    ],
+    {
+      cwd: s.cwd,
+      env: s.env,
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`claude exited ${code}:\n${err}\n${out}`);
-  const result = out.trim().split("\n").map((l) => JSON.parse(l)).find((l) => l.type === "result");
+  const result = out
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
+    .find((l) => l.type === "result");
   return { sessionId: result.session_id, out };
 }
 
@@ -80,10 +109,14 @@ describe("a Claude Code session on an installed machine", () => {
     const vault = join(tempDir("loop-vault"), "vault");
     const router = await startRouter(routerHome, vault, await freePort());
     const url = router.routerUrl!;
-    expect((await post(url, "/marker", { type: "lesson", content: "Earlier lesson: pin base image digests, tags move.", attrs: { source: "retro" } })).status).toBe(201);
+    expect(
+      (await post(url, "/marker", { type: "lesson", content: "Earlier lesson: pin base image digests, tags move.", attrs: { source: "retro" } })).status,
+    ).toBe(201);
 
     const lesson = "Inline lesson from the agent: run migrations before the deploy.";
-    const api = await startAnthropicApi({ script: [reply(`Done.\n\n<!-- @lesson title="migrations first" -->\n${lesson}\n<!-- @/lesson -->`), reply("Second answer.")] });
+    const api = await startAnthropicApi({
+      script: [reply(`Done.\n\n<!-- @lesson title="migrations first" -->\n${lesson}\n<!-- @/lesson -->`), reply("Second answer.")],
+    });
     open.push(api);
     const s = await installedSession(api, url);
 
@@ -95,13 +128,27 @@ describe("a Claude Code session on an installed machine", () => {
     const recorded = journal(vault).filter((r) => r.content === lesson);
     expect(recorded).toHaveLength(1);
     const transcriptDir = join(s.home, ".claude", "projects");
-    const transcript = readdirSync(transcriptDir).map((d) => join(transcriptDir, d, `${first.sessionId}.jsonl`)).find(existsSync)!;
-    const entry = readFileSync(transcript, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === "assistant" && JSON.stringify(e).includes(lesson));
+    const transcript = readdirSync(transcriptDir)
+      .map((d) => join(transcriptDir, d, `${first.sessionId}.jsonl`))
+      .find(existsSync)!;
+    const entry = readFileSync(transcript, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((e) => e.type === "assistant" && JSON.stringify(e).includes(lesson));
     expect(new Date(recorded[0]!.ts).getTime()).toBe(new Date(entry.timestamp).getTime());
     expect(recorded[0]!.session_id).toBe(first.sessionId);
 
     // A critical signal raised mid-session is in the next prompt's request.
-    expect((await post(url, "/marker", { type: "signal", content: "Production database is read-only.", attrs: { severity: "critical", title: "prod db read-only" } })).status).toBe(201);
+    expect(
+      (
+        await post(url, "/marker", {
+          type: "signal",
+          content: "Production database is read-only.",
+          attrs: { severity: "critical", title: "prod db read-only" },
+        })
+      ).status,
+    ).toBe(201);
     await runClaude(s, "second task", ["--resume", first.sessionId]);
     const second = api.scriptedRequests()[1]!.body;
     expect(bodyText(second.messages.at(-1))).toContain("prod db read-only");

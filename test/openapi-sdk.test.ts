@@ -28,7 +28,9 @@ const run = async (cmd: string[], cwd = REPO, env: Record<string, string> = {}) 
 describe("openapi/*.json for SDK generators", () => {
   for (const file of FILES) {
     it(`${file}: every operation has a camelCase operationId (SDK method names)`, () => {
-      const missing = operations(file).filter(({ op }) => !op.operationId).map(({ name }) => name);
+      const missing = operations(file)
+        .filter(({ op }) => !op.operationId)
+        .map(({ name }) => name);
       if (missing.length > 0) {
         throw new Error(`${file}: no operationId on ${missing.join(", ")}: add operationId to each route's createRoute, then bun run openapi`);
       }
@@ -55,7 +57,10 @@ describe("openapi/*.json for SDK generators", () => {
     it(`${file}: redocly lint (redocly.yaml) finds 0 errors and 0 warnings`, async () => {
       const cli = join(REPO, "node_modules", "@redocly", "cli", "bin", "cli.js");
       const r = await run(["bun", cli, "lint", join("openapi", file), "--format=json"]);
-      const report = JSON.parse(r.stdout) as { totals: { errors: number; warnings: number }; problems: Array<{ ruleId: string; message: string; location: Array<{ pointer: string }> }> };
+      const report = JSON.parse(r.stdout) as {
+        totals: { errors: number; warnings: number };
+        problems: Array<{ ruleId: string; message: string; location: Array<{ pointer: string }> }>;
+      };
       const problems = report.problems.map((p) => `${p.ruleId} at ${p.location[0]?.pointer}: ${p.message}`);
       expect(problems).toEqual([]);
       expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
@@ -73,9 +78,18 @@ describe("a client generated with openapi-typescript + openapi-fetch", () => {
     const agentHome = tempDir("sdk-agent");
     const hubUrl = await makeHub(join(agentHome, "hub-repo"));
     [router, orchestrator] = await Promise.all([
-      startMain(["--only", "router", "--vault", join(work, "vault")], { KB_ROUTER_TOKEN: ROUTER_TOKEN, ORCHESTRATOR_URL: "http://127.0.0.1:1" }, { expect: ["router"] }),
+      startMain(
+        ["--only", "router", "--vault", join(work, "vault")],
+        { KB_ROUTER_TOKEN: ROUTER_TOKEN, ORCHESTRATOR_URL: "http://127.0.0.1:1" },
+        { expect: ["router"] },
+      ),
       startOrchestrator({
-        env: { SERVICE_HUB_URL: hubUrl, HUB_AGENT: "deploy-helper", SERVICE_CLONE_ROOT: join(agentHome, "clones"), SERVICE_PACKAGE_DIR: join(agentHome, "package") },
+        env: {
+          SERVICE_HUB_URL: hubUrl,
+          HUB_AGENT: "deploy-helper",
+          SERVICE_CLONE_ROOT: join(agentHome, "clones"),
+          SERVICE_PACKAGE_DIR: join(agentHome, "package"),
+        },
       }),
     ]);
   }, 60_000);
@@ -93,7 +107,16 @@ describe("a client generated with openapi-typescript + openapi-fetch", () => {
     writeFileSync(
       join(work, "tsconfig.json"),
       JSON.stringify({
-        compilerOptions: { target: "ESNext", module: "Preserve", moduleResolution: "bundler", lib: ["ESNext"], types: ["bun"], strict: true, noUncheckedIndexedAccess: true, noEmit: true },
+        compilerOptions: {
+          target: "ESNext",
+          module: "Preserve",
+          moduleResolution: "bundler",
+          lib: ["ESNext"],
+          types: ["bun"],
+          strict: true,
+          noUncheckedIndexedAccess: true,
+          noEmit: true,
+        },
         include: ["*.ts"],
       }),
     );

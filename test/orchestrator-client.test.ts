@@ -2,11 +2,11 @@
 // fixture agent: every method, and its typed errors (ApiError with the status and the error
 // body's code, ConnectionError when nothing answers).
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { ApiError, ConnectionError, ServiceClient, type Job } from "../src/orchestrator/client";
+import { ApiError, ConnectionError, type Job, ServiceClient } from "../src/orchestrator/client";
 import { makeRemote, type Remote } from "./fixtures/git-remote";
-import { KEY, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
-import { until } from "./support/until";
+import { KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { deadPort } from "./support/service-cli";
+import { until } from "./support/until";
 
 let o: Orchestrator;
 let hanging: Orchestrator;
@@ -21,7 +21,11 @@ afterAll(async () => {
   await Promise.all([o.stop(), hanging.stop()]);
 });
 
-const errorOf = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => err);
+const errorOf = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 
 describe("ServiceClient", () => {
   it("health() needs no key and names the service", async () => {
@@ -72,7 +76,10 @@ describe("ServiceClient", () => {
 
   it("the agent-mode methods say agent mode is off on a standard-mode service", async () => {
     expect(await errorOf(client.completion({ message: "hello" }))).toMatchObject({ status: 503, code: "agent_mode_off" });
-    expect(await errorOf(client.chatCompletion({ model: "x", messages: [{ role: "user", content: "hi" }] }))).toMatchObject({ status: 503, code: "agent_mode_off" });
+    expect(await errorOf(client.chatCompletion({ model: "x", messages: [{ role: "user", content: "hi" }] }))).toMatchObject({
+      status: 503,
+      code: "agent_mode_off",
+    });
     expect((await client.models()).data).toEqual([]);
   });
 

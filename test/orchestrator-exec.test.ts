@@ -7,11 +7,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
-import { executeJob, type ExecuteJobInput } from "../src/orchestrator/execution/execute";
+import { type ExecuteJobInput, executeJob } from "../src/orchestrator/execution/execute";
 import type { ExecutionJob } from "../src/orchestrator/execution/executor";
 import { BUNDLED_PROFILES, type Profile } from "../src/orchestrator/profiles/profile";
-import { repoHash, parseRepoUrl } from "../src/orchestrator/repos/url";
 import { clearTokenCache } from "../src/orchestrator/repos/credentials";
+import { parseRepoUrl, repoHash } from "../src/orchestrator/repos/url";
 import { startDumbGitServer } from "./fixtures/dumb-git-server";
 import { gitEnv, gitSync, makeRemote } from "./fixtures/git-remote";
 import { startTracingBackend, type TracingBackend } from "./fixtures/tracing-backend";
@@ -45,9 +45,18 @@ function setup(configEnv: Record<string, string> = {}) {
     home,
   );
   const env: Record<string, string> = { ...gitEnv(home), PATH: `${bin}:${process.env.PATH}`, FAKE_CLAUDE_RECORD: claudeRecord, FAKE_GH_RECORD: ghRecord };
-  const read = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as T) : []);
+  const read = <T>(file: string): T[] =>
+    existsSync(file)
+      ? readFileSync(file, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as T)
+      : [];
   let n = 0;
-  const run = (job: Partial<ExecutionJob> & { task?: string }, opts: { profile?: Profile; env?: Record<string, string>; signal?: AbortSignal } & Partial<ExecuteJobInput> = {}) =>
+  const run = (
+    job: Partial<ExecutionJob> & { task?: string },
+    opts: { profile?: Profile; env?: Record<string, string>; signal?: AbortSignal } & Partial<ExecuteJobInput> = {},
+  ) =>
     executeJob({
       job: { id: `3f2a9c1e-0000-4000-8000-${String(++n).padStart(12, "0")}`, task: "Say hello", ...job },
       profile: opts.profile ?? REVIEW,
@@ -89,7 +98,23 @@ describe("executeJob: the agent run", () => {
     expect(result.session_id).toBe(started!.session_id);
     const [start] = t.claude();
     expect(start?.cwd).toBe(join(t.config.worktreeRoot, "job-scratch-1"));
-    expect(start?.argv).toEqual(["-p", "Say hello", "--output-format", "stream-json", "--verbose", "--model", "haiku", "--max-turns", "20", "--permission-mode", "default", "--session-id", result.session_id!, "--allowedTools", REVIEW.allowed_tools!.join(",")]);
+    expect(start?.argv).toEqual([
+      "-p",
+      "Say hello",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--model",
+      "haiku",
+      "--max-turns",
+      "20",
+      "--permission-mode",
+      "default",
+      "--session-id",
+      result.session_id!,
+      "--allowedTools",
+      REVIEW.allowed_tools!.join(","),
+    ]);
     expect(existsSync(join(t.config.worktreeRoot, "job-scratch-1"))).toBe(false);
   });
 
@@ -112,7 +137,12 @@ describe("executeJob: the agent run", () => {
     await agentStarted(t.claude);
     controller.abort();
     expect(await pending).toMatchObject({ status: "cancelled", error: "cancelled" });
-    expect(t.claude().filter((r) => r.event === "signal").map((r) => r.signal)).toEqual(["SIGTERM"]);
+    expect(
+      t
+        .claude()
+        .filter((r) => r.event === "signal")
+        .map((r) => r.signal),
+    ).toEqual(["SIGTERM"]);
   });
 
   it("sends SIGKILL to an agent that ignores SIGTERM, after the grace period", async () => {
@@ -125,7 +155,12 @@ describe("executeJob: the agent run", () => {
     const result = await pending;
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     expect(result).toMatchObject({ status: "cancelled", exit_code: null });
-    expect(t.claude().filter((r) => r.event === "signal").map((r) => r.signal)).toEqual(["SIGTERM"]);
+    expect(
+      t
+        .claude()
+        .filter((r) => r.event === "signal")
+        .map((r) => r.signal),
+    ).toEqual(["SIGTERM"]);
   });
 
   it("kills an agent past the profile's timeout and fails the job", async () => {
@@ -137,7 +172,10 @@ describe("executeJob: the agent run", () => {
 
   it("hands the agent the OAuth token and removes the static key and endpoint, even inherited ones", async () => {
     const t = setup({ MODEL_CLI_OAUTH_TOKEN: "oauth-tok", MODEL_AUTH_TOKEN: "static-key", MODEL_BASE_URL: "http://gateway.local", GITHOST_TOKEN: TOKEN });
-    await t.run({}, { env: { ANTHROPIC_AUTH_TOKEN: "inherited", ANTHROPIC_BASE_URL: "http://inherited", ANTHROPIC_API_KEY: "sk-inherited", GITHOST_TOKEN: TOKEN } });
+    await t.run(
+      {},
+      { env: { ANTHROPIC_AUTH_TOKEN: "inherited", ANTHROPIC_BASE_URL: "http://inherited", ANTHROPIC_API_KEY: "sk-inherited", GITHOST_TOKEN: TOKEN } },
+    );
     const env = t.claude()[0]!.env!;
     expect(env.CLAUDE_CODE_OAUTH_TOKEN).toBe("oauth-tok");
     for (const k of ["ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "GITHOST_TOKEN"]) expect(env[k]).toBeUndefined();
@@ -151,7 +189,13 @@ describe("executeJob: the agent run", () => {
   });
 
   it("gives the agent the telemetry environment, tagged with the job", async () => {
-    const t = setup({ SERVICE_OTEL_ENABLED: "true", OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "http", SERVICE_POD_NAME: "pod-1", TRACING_BASIC_AUTH: "cGs6c2s=" });
+    const t = setup({
+      SERVICE_OTEL_ENABLED: "true",
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http",
+      SERVICE_POD_NAME: "pod-1",
+      TRACING_BASIC_AUTH: "cGs6c2s=",
+    });
     await t.run({ id: "job-otel" });
     expect(t.claude()[0]!.env).toMatchObject({
       CLAUDE_CODE_ENABLE_TELEMETRY: "1",
@@ -204,7 +248,10 @@ describe("executeJob: repositories and pull requests", () => {
   it("auto-PR: commits what the agent left, pushes the branch and records the PR URL from gh", async () => {
     const t = setup({ GITHOST_TOKEN: TOKEN });
     const remote = makeRemote();
-    const result = await t.run({ id: "00000002-2222-4000-8000-00005b6c7d8e", task: "Add release notes\n\nMention the new flag.", repo_url: remote.url }, { profile: CODE, env: { FAKE_CLAUDE_WRITE: "docs/NOTES.md" } });
+    const result = await t.run(
+      { id: "00000002-2222-4000-8000-00005b6c7d8e", task: "Add release notes\n\nMention the new flag.", repo_url: remote.url },
+      { profile: CODE, env: { FAKE_CLAUDE_WRITE: "docs/NOTES.md" } },
+    );
     expect(result).toMatchObject({ status: "succeeded", branch: "agent/5b6c7d8e", pr_url: "https://github.example/owner/repo/pull/1" });
     expect(result.error).toBeUndefined();
 
@@ -278,7 +325,11 @@ describe("executeJob: repositories and pull requests", () => {
     const t = setup({ SERVICE_SHARED_FS_ROOT: shared });
     const remote = makeRemote();
     await t.run({ id: "job-shared-1", repo_url: remote.url });
-    expect(JSON.parse(readFileSync(join(shared, "jobs", "job-shared-1", "profile.json"), "utf8"))).toMatchObject({ name: "review", model: "haiku", max_turns: 20 });
+    expect(JSON.parse(readFileSync(join(shared, "jobs", "job-shared-1", "profile.json"), "utf8"))).toMatchObject({
+      name: "review",
+      model: "haiku",
+      max_turns: 20,
+    });
     expect(existsSync(join(shared, "repos", repoHash(parseRepoUrl(remote.url)), "repo", ".git"))).toBe(true);
   });
 });
@@ -338,7 +389,10 @@ describe("executeJob: transcript shipping", () => {
     await until(() => traced.batches.length > 0, { ms: 5000, what: "a batch at the tracing backend" });
     const batch = traced.batches[0]!.batch;
     expect(traced.batches[0]!.authorization).toBe(`Basic ${btoa("pk-lf-test:sk-lf-test")}`);
-    expect(batch[0]).toMatchObject({ type: "trace-create", body: { id: "job-traced", sessionId: result.session_id, input: "Say hello", output: result.output } });
+    expect(batch[0]).toMatchObject({
+      type: "trace-create",
+      body: { id: "job-traced", sessionId: result.session_id, input: "Say hello", output: result.output },
+    });
     expect(batch.filter((e) => e.type === "generation-create").length).toBe(1);
   });
 

@@ -4,14 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "./support/kv";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "../src/orchestrator/jobs/transitions";
 import { makeRemote, type Remote } from "./fixtures/git-remote";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
-import { until } from "./support/until";
+import { finished, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { startTcpRelay, type TcpRelay } from "./support/tcp-relay";
+import { until } from "./support/until";
 
 const running: Orchestrator[] = [];
 const start = async (opts: Parameters<typeof startOrchestrator>[0] = {}) => {
@@ -225,9 +225,30 @@ describe("restart recovery", () => {
     await o.stop("SIGKILL");
     const now = new Date().toISOString();
     const record = (status: Job["status"], pod: string, task: string): Job => ({
-      id: Bun.randomUUIDv7(), status, profile: "review", task, repo_url: null, base_ref: null, session_id: null, exit_code: null,
-      pr_url: null, branch: null, error: null, output: null, pod_name: pod, created_at: now, started_at: status === "running" ? now : null,
-      finished_at: null, updated_at: now, usage: null, cost_usd: null, total_cost_usd: null, num_turns: null, duration_ms: null, max_budget_usd: null, api_retry: null,
+      id: Bun.randomUUIDv7(),
+      status,
+      profile: "review",
+      task,
+      repo_url: null,
+      base_ref: null,
+      session_id: null,
+      exit_code: null,
+      pr_url: null,
+      branch: null,
+      error: null,
+      output: null,
+      pod_name: pod,
+      created_at: now,
+      started_at: status === "running" ? now : null,
+      finished_at: null,
+      updated_at: now,
+      usage: null,
+      cost_usd: null,
+      total_cost_usd: null,
+      num_turns: null,
+      duration_ms: null,
+      max_budget_usd: null,
+      api_retry: null,
     });
     const crashed = record("running", "pod-test", "Explain the crash");
     const queued = record("queued", "pod-test", "Explain the queue");

@@ -7,7 +7,7 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { Job } from "../src/orchestrator/jobs/schema";
-import { AUTH, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { AUTH, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { until } from "./support/until";
 
 const TRANSPORTS: Record<string, (url: string, headers: Record<string, string>) => Transport> = {

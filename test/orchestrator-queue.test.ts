@@ -5,12 +5,12 @@
 // acknowledged job is lost when Redis dies, with or without AOF.
 import { afterAll, describe, expect, it } from "bun:test";
 import { createClient } from "redis";
-import { describeWithRedis, REDIS_URL } from "./support/kv";
 import type { Job } from "../src/orchestrator/jobs/schema";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { finished, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { hasRedisServer, type OwnRedis, ownRedis } from "./support/redis-server";
 import { until } from "./support/until";
-import { hasRedisServer, ownRedis, type OwnRedis } from "./support/redis-server";
 
 const started: Orchestrator[] = [];
 const agentPids = new Set<number>();
@@ -105,7 +105,9 @@ afterAll(async () => {
 
 describeWithRedis("three orchestrator processes on one Redis", () => {
   it("spread 60 jobs submitted to one process over all three, never more than SERVICE_MAX_PARALLEL_JOBS on a pod, each run once", async () => {
-    const { pods: [a, ...others] } = await pods(3, { env: { FAKE_CLAUDE_DELAY_MS: "25" } });
+    const {
+      pods: [a, ...others],
+    } = await pods(3, { env: { FAKE_CLAUDE_DELAY_MS: "25" } });
     const ids: string[] = [];
     for (let i = 0; i < 60; i++) ids.push((await a!.submit({ task: `Explain job ${i}` })).id);
     const jobs = await allFinal(a!, ids, 120_000);
@@ -129,7 +131,11 @@ describeWithRedis("three orchestrator processes on one Redis", () => {
   }, 180_000);
 
   it("kill -9 of a pod: its running jobs end failed naming it, its queued jobs run on another pod, nothing runs twice", async () => {
-    const { pods: [victim], prefix, jobsDir } = await pods(1, { env: { FAKE_CLAUDE_HANG: "1" } });
+    const {
+      pods: [victim],
+      prefix,
+      jobsDir,
+    } = await pods(1, { env: { FAKE_CLAUDE_HANG: "1" } });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await victim!.submit({ task: `Explain job k${i}` })).id);
     await until(async () => (await Promise.all(ids.map((id) => victim!.job(id)))).filter((j) => j.status === "running").length === 2);
@@ -137,7 +143,9 @@ describeWithRedis("three orchestrator processes on one Redis", () => {
     startsByTask([victim!]); // remember its agents' pids, to clean up
     await victim!.stop("SIGKILL");
 
-    const { pods: [survivor] } = await pods(1, { prefix, jobsDir, first: 2 });
+    const {
+      pods: [survivor],
+    } = await pods(1, { prefix, jobsDir, first: 2 });
     // Bound: the lock (2 s) and two stalled checks, or two heartbeat-less sightings.
     const jobs = await allFinal(survivor!, ids, 30_000);
     for (const job of jobs) {
@@ -193,9 +201,11 @@ describe.skipIf(!hasRedisServer)("Redis killed under a steady stream of submissi
           const end = Date.now() + ms;
           while (Date.now() < end) {
             const o = both[i % 2]!;
-            const res = await o.call("/jobs", { method: "POST", json: { task: `Explain job s${i++}` }, signal: AbortSignal.timeout(15_000) }).catch((err: Error) => {
-              throw new Error(`POST /jobs did not answer (${err.message}):\n${o.main.output().slice(-3000)}`);
-            });
+            const res = await o
+              .call("/jobs", { method: "POST", json: { task: `Explain job s${i++}` }, signal: AbortSignal.timeout(15_000) })
+              .catch((err: Error) => {
+                throw new Error(`POST /jobs did not answer (${err.message}):\n${o.main.output().slice(-3000)}`);
+              });
             if (res.status === 202) acked.push(((await res.json()) as Job).id);
             else {
               expect(res.status).toBe(503);

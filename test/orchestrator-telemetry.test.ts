@@ -5,8 +5,15 @@ import type { Server } from "bun";
 import { type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { until } from "./support/until";
 
-interface OtlpAttr { key: string; value: { stringValue?: string; intValue?: string | number; boolValue?: boolean } }
-interface OtlpSpan { name: string; attributes: OtlpAttr[]; status?: { code?: number } }
+interface OtlpAttr {
+  key: string;
+  value: { stringValue?: string; intValue?: string | number; boolValue?: boolean };
+}
+interface OtlpSpan {
+  name: string;
+  attributes: OtlpAttr[];
+  status?: { code?: number };
+}
 
 describe("job spans over OTLP/HTTP", () => {
   const spans: OtlpSpan[] = [];
@@ -49,7 +56,9 @@ describe("job spans over OTLP/HTTP", () => {
 describe("a dead collector", () => {
   let orch: Orchestrator;
   beforeAll(async () => {
-    orch = await startOrchestrator({ env: { SERVICE_OTEL_ENABLED: "true", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:1" } });
+    orch = await startOrchestrator({
+      env: { SERVICE_OTEL_ENABLED: "true", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc", OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:1" },
+    });
   });
   afterAll(() => orch.stop());
 
@@ -108,4 +117,3 @@ describe("a collector and a tracing backend that accept and never answer", () =>
     expect(performance.now() - t0).toBeLessThan(15_000);
   });
 });
-

@@ -43,7 +43,10 @@ describe("README", () => {
   /** The commands a CLI declares, from its --help USAGE line. */
   const cliCommands = (entry: string) => {
     const out = Bun.spawnSync(["bun", join(REPO, "cli", entry), "--help"], { cwd: REPO, env: { ...process.env, NO_COLOR: "1" } });
-    const usage = out.stdout.toString().split("\n").find((l) => l.startsWith("USAGE "))!;
+    const usage = out.stdout
+      .toString()
+      .split("\n")
+      .find((l) => l.startsWith("USAGE "))!;
     return new Set((usage.split(" ")[2] ?? "").split("|"));
   };
 
@@ -54,7 +57,9 @@ describe("README", () => {
 
   it("points at nothing outside the repository, and the repository files it names exist", () => {
     expect(readme).not.toMatch(/\.\.\/shared|\]\(\.\.\//);
-    const named = [...readme.matchAll(/`((?:src|test|scripts|cli|examples|openapi|deploy)\/[\w./-]+\.(?:ts|md|json|yaml|yml|env|sh|py))`/g)].map((m) => m[1] ?? "");
+    const named = [...readme.matchAll(/`((?:src|test|scripts|cli|examples|openapi|deploy)\/[\w./-]+\.(?:ts|md|json|yaml|yml|env|sh|py))`/g)].map(
+      (m) => m[1] ?? "",
+    );
     expect(named.length).toBeGreaterThan(10);
     expect(named.filter((path) => !existsSync(join(REPO, path)))).toEqual([]);
   });

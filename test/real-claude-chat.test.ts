@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { type AnthropicApi, startAnthropicApi } from "./fixtures/anthropic-api";
-import { AGENT, kindOf, makeHub, readSse, startAgentModeServer, tempHome, type AgentModeServer } from "./support/agent-mode";
+import { AGENT, type AgentModeServer, kindOf, makeHub, readSse, startAgentModeServer, tempHome } from "./support/agent-mode";
 import { OFFLINE_ENV, realClaudeBinary } from "./support/real-claude";
 
 let t: Awaited<ReturnType<typeof tempHome>>;
@@ -43,7 +43,12 @@ const chat = (content: string, conversation: string = crypto.randomUUID()) =>
 
 const choice = (c: Record<string, any>) => c.choices[0];
 const userText = (m: { content: unknown }) =>
-  typeof m.content === "string" ? m.content : (m.content as Array<{ type: string; text?: string }>).filter((p) => p.type === "text").map((p) => p.text).join("\n");
+  typeof m.content === "string"
+    ? m.content
+    : (m.content as Array<{ type: string; text?: string }>)
+        .filter((p) => p.type === "text")
+        .map((p) => p.text)
+        .join("\n");
 
 describe("a streaming turn through the real CLI", () => {
   it("maps thinking, narration, the tool call, its result and the final per the chunk table, with a retry as a status", async () => {
@@ -71,7 +76,10 @@ describe("a streaming turn through the real CLI", () => {
     expect(status.x_service_retry).toMatchObject({ attempt: 1, max_retries: 10, error_status: 529, error: "overloaded" });
     expect(status.delta.content).toContain("the model API failed (HTTP 529 overloaded); the agent retries (attempt 1 of 10)");
 
-    const thinking = r.chunks.filter((c) => kindOf(c) === "thinking").map((c) => choice(c).delta.reasoning_content).join("");
+    const thinking = r.chunks
+      .filter((c) => kindOf(c) === "thinking")
+      .map((c) => choice(c).delta.reasoning_content)
+      .join("");
     expect(thinking).toBe("The user wants a greeting from the shell.");
     expect(choice(r.chunks.find((c) => kindOf(c) === "narration")!).delta.content).toBe("Let me ask the shell.\n\n");
     const call = choice(r.chunks.find((c) => kindOf(c) === "tool_use")!);
@@ -84,7 +92,12 @@ describe("a streaming turn through the real CLI", () => {
     expect(result.delta.content).toContain("hi-from-the-tool");
     expect(choice(r.chunks.find((c) => kindOf(c) === "final")!).delta.content).toBe("The shell says hi.");
     // Usage from the real result line: the sums over the two answered requests.
-    expect(r.chunks.at(-1)!.usage).toEqual({ prompt_tokens: 50 + 4 + 70 + 2, completion_tokens: 18, total_tokens: 144, prompt_tokens_details: { cached_tokens: 4 } });
+    expect(r.chunks.at(-1)!.usage).toEqual({
+      prompt_tokens: 50 + 4 + 70 + 2,
+      completion_tokens: 18,
+      total_tokens: 144,
+      prompt_tokens_details: { cached_tokens: 4 },
+    });
   }, 90_000);
 
   it("ends the turn at once with authentication_failed when the key is refused", async () => {
@@ -133,7 +146,12 @@ describe("a chat client's background task through the real CLI (issue 15 part 2)
       json: {
         model: AGENT,
         stream: false,
-        messages: [{ role: "user", content: '### Task:\nGenerate a concise title.\n### Output:\nJSON format: { "title": "..." }\n<chat_history>\nUSER: hi\n</chat_history>' }],
+        messages: [
+          {
+            role: "user",
+            content: '### Task:\nGenerate a concise title.\n### Output:\nJSON format: { "title": "..." }\n<chat_history>\nUSER: hi\n</chat_history>',
+          },
+        ],
       },
       headers: { "x-openwebui-chat-id": crypto.randomUUID() },
     });

@@ -5,14 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Job } from "../src/orchestrator/jobs/schema";
 import { ROOT_WITHOUT_SANDBOX } from "../src/orchestrator/agent/root-sandbox";
+import type { Job } from "../src/orchestrator/jobs/schema";
 import { type AnthropicApi, startAnthropicApi } from "./fixtures/anthropic-api";
 import { gitSync, makeRemote, type Remote } from "./fixtures/git-remote";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
-import { until } from "./support/until";
+import { finished, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { realClaudeServiceEnv } from "./support/real-claude";
+import { until } from "./support/until";
 
 let api: AnthropicApi;
 let o: Orchestrator;
@@ -24,7 +24,10 @@ beforeAll(async () => {
   remote = makeRemote();
   const home = tempDir("real-claude-jobs");
   // Profiles that run like code but without a PR; "short" times out quickly.
-  for (const [name, timeout] of [["quick", 120], ["short", 8]] as const) {
+  for (const [name, timeout] of [
+    ["quick", 120],
+    ["short", 8],
+  ] as const) {
     mkdirSync(join(home, ".service", "profiles", name), { recursive: true });
     writeFileSync(
       join(home, ".service", "profiles", name, "profile.yml"),
@@ -52,11 +55,18 @@ describe("a code job through the real CLI", () => {
       {
         content: [
           { type: "text", text: "I'll add the file." },
-          { type: "tool_use", name: "Bash", input: { command: "printf '# Contributing\\n\\nOpen a PR.\\n' > CONTRIBUTING.md", description: "write CONTRIBUTING.md" } },
+          {
+            type: "tool_use",
+            name: "Bash",
+            input: { command: "printf '# Contributing\\n\\nOpen a PR.\\n' > CONTRIBUTING.md", description: "write CONTRIBUTING.md" },
+          },
         ],
         usage: { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 7, cache_creation_input_tokens: 3 },
       },
-      { content: [{ type: "text", text: "Added CONTRIBUTING.md." }], usage: { input_tokens: 200, output_tokens: 10, cache_read_input_tokens: 5, cache_creation_input_tokens: 0 } },
+      {
+        content: [{ type: "text", text: "Added CONTRIBUTING.md." }],
+        usage: { input_tokens: 200, output_tokens: 10, cache_read_input_tokens: 5, cache_creation_input_tokens: 0 },
+      },
     ]);
     const submitted = await o.submit({ task: "add a CONTRIBUTING.md", repo_url: remote.url, profile: "code" });
     // While the CLI waits to retry the 529, the job says so.
@@ -73,8 +83,13 @@ describe("a code job through the real CLI", () => {
     // Usage and cost come from the real result line: the sums of the two answered requests, with
     // the cache tokens (issue 18) beside the OpenAI-style counts.
     expect(job.usage).toEqual({
-      input_tokens: 300, output_tokens: 30, cache_creation_input_tokens: 3, cache_read_input_tokens: 12,
-      prompt_tokens: 100 + 7 + 3 + 200 + 5, completion_tokens: 20 + 10, total_tokens: 345,
+      input_tokens: 300,
+      output_tokens: 30,
+      cache_creation_input_tokens: 3,
+      cache_read_input_tokens: 12,
+      prompt_tokens: 100 + 7 + 3 + 200 + 5,
+      completion_tokens: 20 + 10,
+      total_tokens: 345,
     });
     expect(job.num_turns).toBeGreaterThanOrEqual(2);
     expect(job.total_cost_usd).toBe(job.cost_usd);
@@ -140,15 +155,19 @@ describe("stopping a running real CLI", () => {
 });
 
 describe("a service running as root without IS_SANDBOX", () => {
-  it.skipIf(process.getuid?.() !== 0)("says at start-up what happens to code jobs, and such a job fails saying the same", async () => {
-    const { IS_SANDBOX: _, ...env } = realClaudeServiceEnv(api.url);
-    const root = await startOrchestrator({ env });
-    others.push(root);
-    expect(root.main.output()).toContain(ROOT_WITHOUT_SANDBOX);
-    const submitted = await root.submit({ task: "add a file", repo_url: remote.url, profile: "code" });
-    const job = await root.until(submitted.id, finished, 60_000);
-    expect(job.status).toBe("failed");
-    expect(job.error).toStartWith(ROOT_WITHOUT_SANDBOX);
-    expect(job.exit_code).toBe(1);
-  }, 90_000);
+  it.skipIf(process.getuid?.() !== 0)(
+    "says at start-up what happens to code jobs, and such a job fails saying the same",
+    async () => {
+      const { IS_SANDBOX: _, ...env } = realClaudeServiceEnv(api.url);
+      const root = await startOrchestrator({ env });
+      others.push(root);
+      expect(root.main.output()).toContain(ROOT_WITHOUT_SANDBOX);
+      const submitted = await root.submit({ task: "add a file", repo_url: remote.url, profile: "code" });
+      const job = await root.until(submitted.id, finished, 60_000);
+      expect(job.status).toBe("failed");
+      expect(job.error).toStartWith(ROOT_WITHOUT_SANDBOX);
+      expect(job.exit_code).toBe(1);
+    },
+    90_000,
+  );
 });

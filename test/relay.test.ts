@@ -3,13 +3,13 @@
 // other) and in JSONL files without Redis — in order, resumed after Last-Event-ID, followed live,
 // capped at 2,000 entries with the cut said in the stream, expiring an hour after done.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import { createClient } from "redis";
-import { AGENT, makeHub, startAgentModeServer, tempHome, type AgentModeServer, type KvKind } from "./support/agent-mode";
+import { AGENT, type AgentModeServer, type KvKind, makeHub, startAgentModeServer, tempHome } from "./support/agent-mode";
+import { requireServer, TEST_REDIS_URL } from "./support/servers";
 import { until } from "./support/until";
-import { TEST_REDIS_URL, requireServer } from "./support/servers";
 
 const redisUp = await requireServer("Redis");
 
@@ -35,7 +35,13 @@ const chat = (s: AgentModeServer, correlationId: string) =>
 
 /** Two pods (or one) on one store; the agent env is shared and read at every spawn. */
 function pods(kv: KvKind, count: number) {
-  const p = { servers: [] as AgentModeServer[], env: {} as Record<string, string | undefined>, prefix: `brain-stack-test:${crypto.randomUUID()}`, home: "", cleanup: async () => {} };
+  const p = {
+    servers: [] as AgentModeServer[],
+    env: {} as Record<string, string | undefined>,
+    prefix: `brain-stack-test:${crypto.randomUUID()}`,
+    home: "",
+    cleanup: async () => {},
+  };
   beforeAll(async () => {
     const t = await tempHome("relay-");
     p.home = t.home;
@@ -155,7 +161,13 @@ describe.skipIf(!redisUp)("the relay on a Redis Stream, two pods on one Redis", 
 
   it("frees a reader's follower connection when the reader goes away mid-turn", async () => {
     const id = `relay-${crypto.randomUUID()}`;
-    const followers = () => redis(async (r) => String(await r.sendCommand(["CLIENT", "LIST"])).split("\n").filter((l) => l.includes(`name=${p.prefix}:stream-follower`)).length);
+    const followers = () =>
+      redis(
+        async (r) =>
+          String(await r.sendCommand(["CLIENT", "LIST"]))
+            .split("\n")
+            .filter((l) => l.includes(`name=${p.prefix}:stream-follower`)).length,
+      );
     const w = a().deps.relay!.writer(id);
     w.append("narration", { text: "working" });
     const ac = new AbortController();
@@ -226,7 +238,12 @@ describe("the relay on files (no REDIS_URL)", () => {
     expect(foreign.status).toBe(400);
     expect(foreign.body.error.message).toContain("sequence number");
     // One JSONL line per entry.
-    const file = readdirSync(relayDir()).find((n) => n.endsWith(".jsonl") && readFileSync(join(relayDir(), n), "utf8").includes('"done"') && readFileSync(join(relayDir(), n), "utf8").split("\n").filter(Boolean).length === all.length);
+    const file = readdirSync(relayDir()).find(
+      (n) =>
+        n.endsWith(".jsonl") &&
+        readFileSync(join(relayDir(), n), "utf8").includes('"done"') &&
+        readFileSync(join(relayDir(), n), "utf8").split("\n").filter(Boolean).length === all.length,
+    );
     expect(file).toBeDefined();
   });
 

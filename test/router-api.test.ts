@@ -1,12 +1,11 @@
 // The router's ingest and search API, end to end through the real process: the same suite
 // on the embedded SQLite index and on a real PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 import { createTestDatabase, requireServer, type TestDatabase } from "./support/servers";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
-
 
 type Json = Record<string, any>;
 
@@ -34,7 +33,11 @@ for (const backend of backends) {
       if (!setup) return;
       cleanup = setup.cleanup;
       vault = join(tempDir("router-api"), "vault");
-      main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, INGEST_MAX_BYTES: "4096", ...setup.env }, { expect: ["router"] });
+      main = await startMain(
+        ["--only", "router", "--vault", vault],
+        { KB_ROUTER_TOKEN: TOKEN, INGEST_MAX_BYTES: "4096", ...setup.env },
+        { expect: ["router"] },
+      );
     });
     afterAll(async () => {
       await main?.stop();

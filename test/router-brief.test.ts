@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import { type Gateway, startGateway } from "./fixtures/openai-gateway";
 import { type MainProcess, runMain, startMain, tempDir } from "./support/main-process";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
+
 type Json = Record<string, any>;
 
 async function readEvents(res: Response): Promise<Array<{ event?: string; data: Json }>> {
@@ -28,9 +29,17 @@ describe("POST /brief with a model", () => {
   const api = routerClient(() => main.routerUrl!);
   beforeAll(async () => {
     gw = startGateway({ apiKey: "sk-brief" });
-    main = await startMain(["--only", "router", "--vault", join(tempDir("brief"), "v")], {
-      KB_ROUTER_TOKEN: TOKEN, LLM_API_BASE: `${gw.url}/v1`, LLM_API_KEY: "sk-brief", BRIEF_MODEL: "brief-model", LLM_TIMEOUT_MS: "500",
-    }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", join(tempDir("brief"), "v")],
+      {
+        KB_ROUTER_TOKEN: TOKEN,
+        LLM_API_BASE: `${gw.url}/v1`,
+        LLM_API_KEY: "sk-brief",
+        BRIEF_MODEL: "brief-model",
+        LLM_TIMEOUT_MS: "500",
+      },
+      { expect: ["router"] },
+    );
     for (const [content, tags] of notes) expect((await api.ingest(content, [...tags])).status).toBe(201);
   });
   afterAll(async () => {
@@ -130,9 +139,16 @@ describe("POST /ingest with a model configured", () => {
   beforeAll(async () => {
     // The model answers "lesson" to every classification request.
     gw = startGateway({ reply: (messages) => (messages[0]?.content.includes("Classify") ? "Lesson." : "A brief [1].") });
-    main = await startMain(["--only", "router", "--vault", join(tempDir("refine"), "v")], {
-      KB_ROUTER_TOKEN: TOKEN, LLM_API_BASE: `${gw.url}/v1`, BRIEF_MODEL: "brief-model", LLM_TIMEOUT_MS: "500",
-    }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", join(tempDir("refine"), "v")],
+      {
+        KB_ROUTER_TOKEN: TOKEN,
+        LLM_API_BASE: `${gw.url}/v1`,
+        BRIEF_MODEL: "brief-model",
+        LLM_TIMEOUT_MS: "500",
+      },
+      { expect: ["router"] },
+    );
   });
   afterAll(async () => {
     await main.stop();
@@ -175,7 +191,11 @@ describe("hybrid search with an embeddings service", () => {
   beforeAll(async () => {
     gw = startGateway({ dim: 32 });
     vault = join(tempDir("hybrid"), "v");
-    main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, EMBEDDINGS_URL: gw.url, EMBEDDINGS_DIM: "32", EMBEDDINGS_MODEL: "fixture-embed" }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", vault],
+      { KB_ROUTER_TOKEN: TOKEN, EMBEDDINGS_URL: gw.url, EMBEDDINGS_DIM: "32", EMBEDDINGS_MODEL: "fixture-embed" },
+      { expect: ["router"] },
+    );
     for (const [content, tags] of notes) expect((await api.ingest(content, [...tags])).status).toBe(201);
   });
   afterAll(async () => {
@@ -205,7 +225,12 @@ describe("hybrid search with an embeddings service", () => {
 
   it("refuses to start on an index whose vectors have another dimension", async () => {
     await main.stop();
-    const { code, stderr } = await runMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: "0", EMBEDDINGS_URL: gw.url, EMBEDDINGS_DIM: "64" });
+    const { code, stderr } = await runMain(["--only", "router", "--vault", vault], {
+      KB_ROUTER_TOKEN: TOKEN,
+      PORT_BRAIN_API: "0",
+      EMBEDDINGS_URL: gw.url,
+      EMBEDDINGS_DIM: "64",
+    });
     expect(code).toBe(1);
     expect(stderr).toContain("32");
     expect(stderr).toContain("64");
@@ -215,7 +240,11 @@ describe("hybrid search with an embeddings service", () => {
 
 describe("router start-up with a database that does not answer", () => {
   it("exits 1 with a clear line", async () => {
-    const { code, stderr } = await runMain(["--only", "router", "--vault", join(tempDir("nodb"), "v")], { KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: "0", DATABASE_URL: "postgres://postgres@127.0.0.1:1/nothing" });
+    const { code, stderr } = await runMain(["--only", "router", "--vault", join(tempDir("nodb"), "v")], {
+      KB_ROUTER_TOKEN: TOKEN,
+      PORT_BRAIN_API: "0",
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/nothing",
+    });
     expect(code).toBe(1);
     expect(stderr).toStartWith("router: ");
   });

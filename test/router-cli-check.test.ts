@@ -1,7 +1,7 @@
 // router-cli check, tick and sync as the compiled binary against the live router: every exit
 // code of check and sync, tick --wait, and sync's idempotency.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Gateway, startGateway } from "./fixtures/openai-gateway";
 import { compiledClis, fixturePath, runCompiled } from "./support/cli";
@@ -11,7 +11,11 @@ const TOKEN = "cli-check-token";
 
 async function router(env: Record<string, string> = {}): Promise<{ main: MainProcess; vault: string }> {
   const vault = join(tempDir("cli-check"), "v");
-  const main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_MCP: "0", TICK_INTERVAL_SECONDS: "0", ...env }, { expect: ["router"] });
+  const main = await startMain(
+    ["--only", "router", "--vault", vault],
+    { KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_MCP: "0", TICK_INTERVAL_SECONDS: "0", ...env },
+    { expect: ["router"] },
+  );
   return { main, vault };
 }
 const cli = (url: string, args: string[], env: Record<string, string> = {}) =>
@@ -58,7 +62,9 @@ describe("router-cli check", () => {
     expect(fromFile.code).toBe(0);
     writeFileSync(join(home, ".router", ".env"), `PORT_BRAIN_API=1\nKB_ROUTER_TOKEN=stale\n`);
     expect((await runCompiled("router-cli", ["check"], { env: { HOME: home } })).code).toBe(1);
-    const flags = await runCompiled("router-cli", ["check", "--json", "--brain-url", r.main.routerUrl!, "--token", TOKEN], { env: { HOME: home, KB_ROUTER_TOKEN: "also-stale" } });
+    const flags = await runCompiled("router-cli", ["check", "--json", "--brain-url", r.main.routerUrl!, "--token", TOKEN], {
+      env: { HOME: home, KB_ROUTER_TOKEN: "also-stale" },
+    });
     expect(flags.code).toBe(0);
   });
 
@@ -93,7 +99,10 @@ describe("router-cli check", () => {
     const cwd = tempDir("cli-cwd");
     writeFileSync(join(cwd, "compose.yml"), "name: brain\nservices:\n  brain-api:\n    image: x\n");
     const record = join(tempDir("docker-record"), "argv.jsonl");
-    const res = await runCompiled("router-cli", ["status"], { cwd, env: { HOME: home, PATH: fixturePath({ docker: "fake-docker" }), FAKE_DOCKER_RECORD: record, BRAIN_URL: r.main.routerUrl!, KB_ROUTER_TOKEN: TOKEN } });
+    const res = await runCompiled("router-cli", ["status"], {
+      cwd,
+      env: { HOME: home, PATH: fixturePath({ docker: "fake-docker" }), FAKE_DOCKER_RECORD: record, BRAIN_URL: r.main.routerUrl!, KB_ROUTER_TOKEN: TOKEN },
+    });
     expect(res.code).toBe(0);
     expect(readFileSync(record, "utf8")).toContain(JSON.stringify(["compose", "-f", join(cwd, "compose.yml"), "ps"]));
     expect(res.stdout + res.stderr).toContain(`${r.main.routerUrl}/health: ok (knowledge-router`);
@@ -103,7 +112,10 @@ describe("router-cli check", () => {
     const day = "2026-01-01";
     mkdirSync(join(r.vault, "brain-feed", "markers"), { recursive: true });
     const old = new Date(Date.now() - 5 * 86_400_000).toISOString();
-    writeFileSync(join(r.vault, "brain-feed", "markers", `${day}.jsonl`), `${JSON.stringify({ id: "mk_old", type: "lesson", content: "old", attrs: {}, ts: old, received_at: old, source: "test", session_id: null, path: "left/reference/x.md", written: true })}\n`);
+    writeFileSync(
+      join(r.vault, "brain-feed", "markers", `${day}.jsonl`),
+      `${JSON.stringify({ id: "mk_old", type: "lesson", content: "old", attrs: {}, ts: old, received_at: old, source: "test", session_id: null, path: "left/reference/x.md", written: true })}\n`,
+    );
     const res = await cli(r.main.routerUrl!, ["check", "--json"]);
     expect(res.code).toBe(2);
     expect(JSON.parse(res.stdout).outcome).toBe("degraded");
@@ -199,8 +211,20 @@ describe("router-cli sync", () => {
   it("replays the outbox and backlog with their original times and keys, then enqueues a tick; a second run posts nothing", async () => {
     const home = outboxHome();
     const ts = "2026-03-04T05:06:07.000Z";
-    writeFileSync(join(home, ".router", "outbox", "a.json"), JSON.stringify({ type: "@lesson", content: "Replay keeps the original time.", attrs: { source: "hooks", ts }, session_id: "s-1", idempotency_key: "key-a" }));
-    writeFileSync(join(home, ".router", "backlog", "b.json"), JSON.stringify({ type: "decision", content: "Use sync for offline markers.", attrs: { source: "hooks" }, idempotency_key: "key-b" }));
+    writeFileSync(
+      join(home, ".router", "outbox", "a.json"),
+      JSON.stringify({
+        type: "@lesson",
+        content: "Replay keeps the original time.",
+        attrs: { source: "hooks", ts },
+        session_id: "s-1",
+        idempotency_key: "key-a",
+      }),
+    );
+    writeFileSync(
+      join(home, ".router", "backlog", "b.json"),
+      JSON.stringify({ type: "decision", content: "Use sync for offline markers.", attrs: { source: "hooks" }, idempotency_key: "key-b" }),
+    );
     const first = await runCompiled("router-cli", ["sync", "--wait"], { env: { HOME: home, BRAIN_URL: r.main.routerUrl!, KB_ROUTER_TOKEN: TOKEN } });
     expect(first.code).toBe(0);
     expect(first.stdout + first.stderr).toContain("2 posted");

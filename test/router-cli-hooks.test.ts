@@ -3,10 +3,10 @@
 // live router, their bounds when the router is down or hangs, and the profile's commands run
 // as written.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compiledClis, runCompiled } from "./support/cli";
-import { startMain, tempDir, type MainProcess } from "./support/main-process";
+import { type MainProcess, startMain, tempDir } from "./support/main-process";
 
 const TOKEN = "hooks-test-token";
 let main: MainProcess;
@@ -24,20 +24,35 @@ afterAll(async () => {
 function journal(): Array<Record<string, any>> {
   const dir = join(main.home, "vault", "brain-feed", "markers");
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)));
+  return readdirSync(dir).flatMap((f) =>
+    readFileSync(join(dir, f), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l)),
+  );
 }
 
 const post = (path: string, body: unknown) =>
-  fetch(`${main.routerUrl}${path}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${main.routerUrl}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 async function hook(event: string, input: unknown, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
   const t0 = performance.now();
-  const proc = Bun.spawn([join(bin, "router-cli"), "hook", event], { env: { PATH: "/usr/bin:/bin", ...env }, stdin: new Blob([JSON.stringify(input)]), stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([join(bin, "router-cli"), "hook", event], {
+    env: { PATH: "/usr/bin:/bin", ...env },
+    stdin: new Blob([JSON.stringify(input)]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr, ms: performance.now() - t0 };
 }
 
-const install = (home: string, ...extra: string[]) => runCompiled("router-cli", ["install", "--brain-url", main.routerUrl!, "--token", TOKEN, ...extra], { env: { HOME: home } });
+const install = (home: string, ...extra: string[]) =>
+  runCompiled("router-cli", ["install", "--brain-url", main.routerUrl!, "--token", TOKEN, ...extra], { env: { HOME: home } });
 
 describe("install and uninstall: the hooks in ~/.claude/settings.json", () => {
   it("adds the three hooks and the env beside the user's own, once, and uninstall restores the file byte for byte", async () => {
@@ -134,7 +149,15 @@ describe("router-cli hook", () => {
     const home = tempDir("hook-home");
     const transcript = join(home, "t.jsonl");
     const ts = "2026-11-20T10:00:00.000Z";
-    const entry = { type: "assistant", uuid: "u-1", timestamp: ts, message: { role: "assistant", content: [{ type: "text", text: "<!-- @decision title=\"hooks in Bun\" -->\nHooks are compiled Bun.\n<!-- @/decision -->" }] } };
+    const entry = {
+      type: "assistant",
+      uuid: "u-1",
+      timestamp: ts,
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: '<!-- @decision title="hooks in Bun" -->\nHooks are compiled Bun.\n<!-- @/decision -->' }],
+      },
+    };
     writeFileSync(transcript, `${JSON.stringify({ type: "user", message: { content: "hi" } })}\n${JSON.stringify(entry)}\n`);
     mkdirSync(join(home, ".router", "outbox"), { recursive: true });
     writeFileSync(join(home, ".router", "outbox", "a.json"), JSON.stringify({ type: "lesson", content: "From the outbox, via stop.", attrs: { ts } }));
@@ -155,7 +178,10 @@ describe("router-cli hook", () => {
     try {
       const home = tempDir("hook-home");
       const transcript = join(home, "t.jsonl");
-      writeFileSync(transcript, `${JSON.stringify({ type: "assistant", uuid: "u-9", timestamp: new Date().toISOString(), message: { content: [{ type: "text", text: "<!-- @lesson -->\nWritten while the router hung.\n<!-- @/lesson -->" }] } })}\n`);
+      writeFileSync(
+        transcript,
+        `${JSON.stringify({ type: "assistant", uuid: "u-9", timestamp: new Date().toISOString(), message: { content: [{ type: "text", text: "<!-- @lesson -->\nWritten while the router hung.\n<!-- @/lesson -->" }] } })}\n`,
+      );
       const down = { HOME: home, BRAIN_URL: `http://127.0.0.1:${hung.port}`, KB_ROUTER_TOKEN: TOKEN };
       for (const event of ["session-start", "prompt", "stop"]) {
         const r = await hook(event, { session_id: "s-hung", transcript_path: transcript }, down);
@@ -182,7 +208,11 @@ describe("the profile's words", () => {
     expect(commands.length).toBe(3);
     for (const cmd of commands) {
       // The session's environment: what settings.json exports to it.
-      const proc = Bun.spawn(["sh", "-c", `set -e; out=$(${cmd}); printf '%s' "$out"`], { env: { PATH: "/usr/bin:/bin", HOME: home, ...settings.env }, stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn(["sh", "-c", `set -e; out=$(${cmd}); printf '%s' "$out"`], {
+        env: { PATH: "/usr/bin:/bin", HOME: home, ...settings.env },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
       expect({ cmd, code, err }).toEqual({ cmd, code: 0, err: "" });
       if (cmd.includes("/search")) expect(JSON.parse(out).hits).toBeDefined();
@@ -200,7 +230,13 @@ describe("EXTRACT_ON_BOOT=1", () => {
     const dir = join(home, "transcripts", "-work-proj");
     mkdirSync(dir, { recursive: true });
     const ts = "2026-11-01T08:30:00.000Z";
-    const entry = { type: "assistant", uuid: "boot-entry", timestamp: ts, sessionId: "boot-session", message: { content: [{ type: "text", text: "<!-- @lesson -->\nLearned before the router ran.\n<!-- @/lesson -->" }] } };
+    const entry = {
+      type: "assistant",
+      uuid: "boot-entry",
+      timestamp: ts,
+      sessionId: "boot-session",
+      message: { content: [{ type: "text", text: "<!-- @lesson -->\nLearned before the router ran.\n<!-- @/lesson -->" }] },
+    };
     writeFileSync(join(dir, "boot-session.jsonl"), `${JSON.stringify(entry)}\n`);
     const env = { HOME: home, KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", EXTRACT_ON_BOOT: "1", CLAUDE_TRANSCRIPTS_DIR: join(home, "transcripts") };
     const vault = join(home, "vault");
@@ -219,7 +255,12 @@ describe("EXTRACT_ON_BOOT=1", () => {
       await second.stop();
     }
     const dayFiles = readdirSync(join(vault, "brain-feed", "markers"));
-    const records = dayFiles.flatMap((f) => readFileSync(join(vault, "brain-feed", "markers", f), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)));
+    const records = dayFiles.flatMap((f) =>
+      readFileSync(join(vault, "brain-feed", "markers", f), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    );
     expect(records.filter((r) => r.content === "Learned before the router ran.")).toMatchObject([{ ts, session_id: "boot-session", source: "claude-code" }]);
   }, 60_000);
 });

@@ -5,7 +5,7 @@ import { mkdirSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { compiledClis, runCompiled } from "./support/cli";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 
 let main: MainProcess;
 const cli = (args: string[]) => runCompiled("router-cli", args, { env: { HOME: tempDir("cli-home"), BRAIN_URL: main.routerUrl!, KB_ROUTER_TOKEN: TOKEN } });

@@ -2,12 +2,12 @@
 // `docker` on PATH that records its argv: deployment detection order, one stack per machine,
 // volumes kept, and install's five rules against a temporary HOME.
 import { beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
+import { VERSION } from "../src/common/version";
 import { compiledClis, fixturePath, runCompiled } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { VERSION } from "../src/common/version";
 
 interface Env {
   home: string;
@@ -23,7 +23,14 @@ function setup(extra: Record<string, string> = {}): Env {
   return { home, cwd, record, env: { HOME: home, PATH: fixturePath({ docker: "fake-docker" }), FAKE_DOCKER_RECORD: record, ...extra } };
 }
 
-const calls = (e: Env): string[][] => (existsSync(e.record) ? readFileSync(e.record, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+const calls = (e: Env): string[][] =>
+  existsSync(e.record)
+    ? readFileSync(e.record, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 const composeCalls = (e: Env) => calls(e).filter((a) => a[0] === "compose");
 const cli = (e: Env, ...args: string[]) => runCompiled("router-cli", args, { env: e.env, cwd: e.cwd });
 const writeCompose = (dir: string) => {
@@ -124,7 +131,10 @@ describe("stack commands", () => {
     const e = setup({ FAKE_DOCKER_PS_PROJECTS: "other" });
     const file = writeCompose(e.cwd);
     expect((await cli(e, "down")).code).toBe(0);
-    expect(composeCalls(e)).toEqual([["compose", "-f", file, "down"], ["compose", "-p", "other", "down"]]);
+    expect(composeCalls(e)).toEqual([
+      ["compose", "-f", file, "down"],
+      ["compose", "-p", "other", "down"],
+    ]);
     for (const argv of calls(e)) expect(argv.some((a) => a === "-v" || a === "--volumes")).toBe(false);
   });
 
@@ -170,7 +180,11 @@ describe("stack commands", () => {
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     const real = await cli(e, "uninstall");
     expect(real.code).toBe(0);
-    expect(calls(e).slice(before).filter((a) => a[0] === "compose")).toContainEqual(["compose", "-p", "brain", "down"]);
+    expect(
+      calls(e)
+        .slice(before)
+        .filter((a) => a[0] === "compose"),
+    ).toContainEqual(["compose", "-p", "brain", "down"]);
     expect(existsSync(link)).toBe(false);
     expect(existsSync(join(e.home, ".router", ".env"))).toBe(true);
   });
@@ -179,13 +193,11 @@ describe("stack commands", () => {
 describe("install", () => {
   const envOf = (e: Env) => parseDotenv(readFileSync(join(e.home, ".router", ".env"), "utf8"));
   const snapshot = (dir: string) =>
-    (readdirSync(dir, { recursive: true }) as string[])
-      .sort()
-      .map((f) => {
-        const p = join(dir, f);
-        const st = lstatSync(p);
-        return `${f}:${st.isSymbolicLink() ? `->${readlinkSync(p)}` : st.isFile() ? readFileSync(p, "utf8") : "dir"}`;
-      });
+    (readdirSync(dir, { recursive: true }) as string[]).sort().map((f) => {
+      const p = join(dir, f);
+      const st = lstatSync(p);
+      return `${f}:${st.isSymbolicLink() ? `->${readlinkSync(p)}` : st.isFile() ? readFileSync(p, "utf8") : "dir"}`;
+    });
 
   it("renders the stack, scaffolds the vault, completes the env file, creates the outbox, starts the stack, links the profile", async () => {
     const e = setup();
@@ -307,7 +319,10 @@ describe("install", () => {
     expect(r.stderr + r.stdout).toContain("LLM_API_KEY");
 
     const e2 = setup();
-    writeFileSync(join(e2.cwd, "compose.yml"), "name: brain\nservices:\n  brain-api:\n    image: x\n    environment:\n      LLM_API_BASE: ${LLM_API_BASE:-http://gateway:4000/v1}\n");
+    writeFileSync(
+      join(e2.cwd, "compose.yml"),
+      "name: brain\nservices:\n  brain-api:\n    image: x\n    environment:\n      LLM_API_BASE: ${LLM_API_BASE:-http://gateway:4000/v1}\n",
+    );
     await cli(e2, "install", "--no-stack");
     expect(envOf(e2).LLM_API_BASE).toBe("http://gateway:4000/v1");
     expect(existsSync(join(e2.home, ".router", "compose.yml"))).toBe(false);
@@ -341,7 +356,9 @@ describe("install", () => {
 
   it("points the stack at your own Postgres and Redis with --postgres-url and --redis-url", async () => {
     const e = setup();
-    expect((await cli(e, "install", "--no-stack", "--postgres-url", "postgres://me@db.example:5432/brain", "--redis-url", "redis://cache.example:6379")).code).toBe(0);
+    expect(
+      (await cli(e, "install", "--no-stack", "--postgres-url", "postgres://me@db.example:5432/brain", "--redis-url", "redis://cache.example:6379")).code,
+    ).toBe(0);
     expect(envOf(e)).toMatchObject({ DATABASE_URL: "postgres://me@db.example:5432/brain", REDIS_URL: "redis://cache.example:6379" });
     const rendered = readFileSync(join(e.home, ".router", "compose.yml"), "utf8");
     expect(rendered).toContain("DATABASE_URL: ${DATABASE_URL:-");

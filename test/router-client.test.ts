@@ -9,7 +9,11 @@ describe("RouterClient", () => {
   let main: MainProcess;
   let client: RouterClient;
   beforeAll(async () => {
-    main = await startMain(["--only", "router", "--vault", join(tempDir("client"), "v")], { KB_ROUTER_TOKEN: "client-token", ORCHESTRATOR_URL: "http://127.0.0.1:1", PORT_BRAIN_MCP: "0" }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", join(tempDir("client"), "v")],
+      { KB_ROUTER_TOKEN: "client-token", ORCHESTRATOR_URL: "http://127.0.0.1:1", PORT_BRAIN_MCP: "0" },
+      { expect: ["router"] },
+    );
     client = new RouterClient({ baseUrl: main.routerUrl!, token: "client-token" });
   });
   afterAll(() => main.stop());
@@ -56,10 +60,16 @@ describe("RouterClient", () => {
   });
 
   it("marker(), tick(), getTick(), feed(), healthDeep() and healthPipeline() round-trip with types", async () => {
-    const first = await client.marker({ type: "lesson", content: "Typed clients catch drift.", attrs: { source: "client-test" } }, { idempotencyKey: "client-k1" });
+    const first = await client.marker(
+      { type: "lesson", content: "Typed clients catch drift.", attrs: { source: "client-test" } },
+      { idempotencyKey: "client-k1" },
+    );
     expect(first.created).toBe(true);
     expect(first.record.path).toStartWith("left/reference/lessons-");
-    const again = await client.marker({ type: "lesson", content: "Typed clients catch drift.", attrs: { source: "client-test" } }, { idempotencyKey: "client-k1" });
+    const again = await client.marker(
+      { type: "lesson", content: "Typed clients catch drift.", attrs: { source: "client-test" } },
+      { idempotencyKey: "client-k1" },
+    );
     expect(again).toMatchObject({ created: false, record: { id: first.record.id } });
     const done = await client.tick({ wait: true, no_ai: true });
     expect(done.status).toBe("succeeded");
@@ -72,7 +82,11 @@ describe("RouterClient", () => {
   });
 
   it("signals() yields recorded signals in order, resumes after lastEventId, filters by severity, and ends with the loop", async () => {
-    for (const [content, severity] of [["Disk almost full on db-1", "high"], ["Cache hit rate dipped", "low"], ["Payments are failing", "critical"]] as const) {
+    for (const [content, severity] of [
+      ["Disk almost full on db-1", "high"],
+      ["Cache hit rate dipped", "low"],
+      ["Payments are failing", "critical"],
+    ] as const) {
       await client.marker({ type: "signal", content, attrs: { severity, source: "client-test" } }, { idempotencyKey: `client-sig-${content}` });
     }
     // From the start of the kept backlog (id 0), so no event can be missed before the stream opens.
@@ -100,10 +114,16 @@ describe("RouterClient", () => {
 
   it("signals() throws ApiError when the subscription is refused, and stops quietly when aborted", async () => {
     const bad = new RouterClient({ baseUrl: main.routerUrl!, token: "wrong" });
-    const refused = await bad.signals().next().catch((e) => e);
+    const refused = await bad
+      .signals()
+      .next()
+      .catch((e) => e);
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ status: 401, code: "unauthorized" });
-    const badId = await client.signals({ lastEventId: "yesterday" }).next().catch((e) => e);
+    const badId = await client
+      .signals({ lastEventId: "yesterday" })
+      .next()
+      .catch((e) => e);
     expect(badId).toMatchObject({ status: 400, code: "invalid_request" });
     // Nothing new is recorded after this subscription opens: aborting must end the loop.
     const ctrl = new AbortController();
@@ -147,7 +167,9 @@ describe("RouterClient", () => {
     const hanging = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
     try {
       const t0 = performance.now();
-      const err = await new RouterClient({ baseUrl: `http://127.0.0.1:${hanging.port}`, timeoutMs: 60_000, signal: AbortSignal.timeout(200) }).health().catch((e) => e);
+      const err = await new RouterClient({ baseUrl: `http://127.0.0.1:${hanging.port}`, timeoutMs: 60_000, signal: AbortSignal.timeout(200) })
+        .health()
+        .catch((e) => e);
       expect(err).toBeInstanceOf(ConnectionError);
       expect(performance.now() - t0).toBeLessThan(5_000);
     } finally {

@@ -5,17 +5,17 @@
 import { afterEach, describe, expect, it } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { loadRouterConfig } from "../src/router/config";
-import { createRouterRuntime } from "../src/router/runtime";
-import { startGateway, type Gateway } from "./fixtures/openai-gateway";
-import { tempDir } from "./support/main-process";
-import { startTestRouter, type TestRouter } from "./support/router-runtime";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import postgres from "postgres";
+import { loadRouterConfig } from "../src/router/config";
 import { deepReport } from "../src/router/health/deep";
 import { migrate } from "../src/router/index/migrate";
+import { createRouterRuntime } from "../src/router/runtime";
+import { type Gateway, startGateway } from "./fixtures/openai-gateway";
+import { tempDir } from "./support/main-process";
+import { startTestRouter, type TestRouter } from "./support/router-runtime";
 
 type Json = Record<string, any>;
 
@@ -133,7 +133,15 @@ describe("GET /health/deep", () => {
     await sql.end();
     const home = tempDir("deep-pg");
     const probe = async (g: Gateway) =>
-      (await deepReport({ vault: home, dataDir: home, databaseUrl: url, timeoutMs: 5_000, embeddings: { url: g.url, apiKey: "sk-good", model: "embed-fixture", dim: 64, timeoutMs: 5_000 } })).probes[1]!;
+      (
+        await deepReport({
+          vault: home,
+          dataDir: home,
+          databaseUrl: url,
+          timeoutMs: 5_000,
+          embeddings: { url: g.url, apiKey: "sk-good", model: "embed-fixture", dim: 64, timeoutMs: 5_000 },
+        })
+      ).probes[1]!;
     const ok = await probe(gateway({ apiKey: "sk-good", dim: 64 }));
     expect(ok).toMatchObject({ name: "embeddings", verdict: "ok" });
     expect(ok.message).toContain("PostgreSQL column index_chunks.embedding");

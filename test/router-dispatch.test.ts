@@ -5,8 +5,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ObjectStore, startObjectStore } from "./fixtures/object-store";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
 import { KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 
 describe("POST /dispatch to the real job orchestrator", () => {
   let orch: Orchestrator;
@@ -16,7 +16,11 @@ describe("POST /dispatch to the real job orchestrator", () => {
   beforeAll(async () => {
     orch = await startOrchestrator();
     vault = join(tempDir("dispatch-real"), "v");
-    main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, ORCHESTRATOR_URL: orch.url, SERVICE_API_KEY: KEY }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", vault],
+      { KB_ROUTER_TOKEN: TOKEN, ORCHESTRATOR_URL: orch.url, SERVICE_API_KEY: KEY },
+      { expect: ["router"] },
+    );
     await api.ingest("# Flaky deploy test\nThe deploy test races the health check; retry with backoff.", ["deploy"]);
   });
   afterAll(async () => {
@@ -66,7 +70,11 @@ describe("POST /dispatch to the real job orchestrator", () => {
   });
 
   it("answers 502 when the orchestrator refuses the router's key", async () => {
-    const other = await startMain(["--only", "router", "--vault", join(tempDir("dispatch-key"), "v")], { KB_ROUTER_TOKEN: TOKEN, ORCHESTRATOR_URL: orch.url, SERVICE_API_KEY: "wrong" }, { expect: ["router"] });
+    const other = await startMain(
+      ["--only", "router", "--vault", join(tempDir("dispatch-key"), "v")],
+      { KB_ROUTER_TOKEN: TOKEN, ORCHESTRATOR_URL: orch.url, SERVICE_API_KEY: "wrong" },
+      { expect: ["router"] },
+    );
     try {
       const res = await routerClient(() => other.routerUrl!).call("/dispatch", { task: "anything" });
       expect(res.status).toBe(502);
@@ -115,10 +123,18 @@ describe("POST /dispatch with an object store", () => {
   beforeAll(async () => {
     store = startObjectStore();
     vault = join(tempDir("dispatch-s3"), "v");
-    main = await startMain(["--only", "router", "--vault", vault], {
-      KB_ROUTER_TOKEN: TOKEN, ORCHESTRATOR_URL: "http://127.0.0.1:1",
-      S3_BUCKET: "bundles-bucket", S3_ENDPOINT: store.url, S3_ACCESS_KEY_ID: "AKIAFIXTURE", S3_SECRET_ACCESS_KEY: "fixture-secret",
-    }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", vault],
+      {
+        KB_ROUTER_TOKEN: TOKEN,
+        ORCHESTRATOR_URL: "http://127.0.0.1:1",
+        S3_BUCKET: "bundles-bucket",
+        S3_ENDPOINT: store.url,
+        S3_ACCESS_KEY_ID: "AKIAFIXTURE",
+        S3_SECRET_ACCESS_KEY: "fixture-secret",
+      },
+      { expect: ["router"] },
+    );
   });
   afterAll(async () => {
     await main.stop();

@@ -8,7 +8,9 @@ type Json = Record<string, any>;
 const router = useTestRouters();
 const put = putFile;
 const entry = (id: string, fm: Record<string, unknown>, body: string) =>
-  `---\nid: ${id}\n${Object.entries(fm).map(([k, v]) => `${k}: ${v}`).join("\n")}\n---\n\n${body}\n`;
+  `---\nid: ${id}\n${Object.entries(fm)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join("\n")}\n---\n\n${body}\n`;
 const now = () => new Date().toISOString();
 
 describe("GET /feed", () => {
@@ -52,7 +54,8 @@ describe("GET /feed", () => {
 
   it("carries hot arcs, the newest lessons and the live signals after a tick", async () => {
     const r = await router();
-    for (const c of ["Retry the flaky upload with backoff", "Upload retries need jitter too"]) await r.call("/marker", { type: "lesson", content: c, attrs: { session_id: "up" } });
+    for (const c of ["Retry the flaky upload with backoff", "Upload retries need jitter too"])
+      await r.call("/marker", { type: "lesson", content: c, attrs: { session_id: "up" } });
     await r.call("/marker", { type: "signal", content: "Upload bucket quota at 95%", attrs: { severity: "high", source: "s3" } });
     await r.call("/tick", { wait: true, no_ai: true });
     const res = await r.call("/feed");

@@ -1,10 +1,10 @@
 // POST /marker through the real process: routing of each kind into the vault, idempotency by
 // header or body (concurrent duplicates included), and the refusals.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 
 type Json = Record<string, any>;
 
@@ -28,7 +28,11 @@ describe("POST /marker", () => {
     const body = JSON.stringify({ type: "lesson", content: "x", attrs: {} });
     const none = await fetch(`${main.routerUrl}/marker`, { method: "POST", headers: { "content-type": "application/json" }, body });
     expect(none.status).toBe(401);
-    const wrong = await fetch(`${main.routerUrl}/marker`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer nope" }, body });
+    const wrong = await fetch(`${main.routerUrl}/marker`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer nope" },
+      body,
+    });
     expect(wrong.status).toBe(401);
     expect(((await wrong.json()) as Json).error.code).toBe("unauthorized");
   });
@@ -51,16 +55,33 @@ describe("POST /marker", () => {
   });
 
   it("appends a lesson to the day's lesson log, with or without the @", async () => {
-    const res = await marker({ type: "@lesson", content: "Pin base image digests; tags move under you.", attrs: { source: "claude", session_id: "sess-1", ts: "2026-03-04T05:06:07Z" } });
+    const res = await marker({
+      type: "@lesson",
+      content: "Pin base image digests; tags move under you.",
+      attrs: { source: "claude", session_id: "sess-1", ts: "2026-03-04T05:06:07Z" },
+    });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ type: "lesson", path: "left/reference/lessons-2026-03-04.md", written: true, ts: "2026-03-04T05:06:07.000Z", source: "claude", session_id: "sess-1", origin: "api", key_source: "body" });
+    expect(res.body).toMatchObject({
+      type: "lesson",
+      path: "left/reference/lessons-2026-03-04.md",
+      written: true,
+      ts: "2026-03-04T05:06:07.000Z",
+      source: "claude",
+      session_id: "sess-1",
+      origin: "api",
+      key_source: "body",
+    });
     expect(res.body.id).toMatch(/^mk_[0-9a-f]{16}$/);
     const log = readFileSync(join(vault, res.body.path), "utf8");
     expect(log).toContain("id: lessons-2026-03-04");
     expect(log).toContain("type: lesson-log");
     expect(log).toContain("## 2026-03-04T05:06:07.000Z — claude — sess-1\n\nPin base image digests; tags move under you.");
     // Another key, same lesson, same day: dropped from the log, recorded as not written.
-    const again = await marker({ type: "lesson", content: "Pin base image digests; tags move under you.", attrs: { source: "other", ts: "2026-03-04T09:00:00Z" } });
+    const again = await marker({
+      type: "lesson",
+      content: "Pin base image digests; tags move under you.",
+      attrs: { source: "other", ts: "2026-03-04T09:00:00Z" },
+    });
     expect(again.status).toBe(201);
     expect(again.body.written).toBe(false);
     expect(readFileSync(join(vault, res.body.path), "utf8").match(/Pin base image digests/g)).toHaveLength(1);
@@ -117,12 +138,18 @@ describe("POST /marker", () => {
     expect(byBody.map((r) => r.status).sort()).toEqual([...Array(19).fill(200), 201]);
     expect(new Set(byBody.map((r) => r.body.id)).size).toBe(1);
     const keyed = { type: "signal", content: "Keyed storm", attrs: { severity: "critical", source: "pager" } };
-    const byKey = await Promise.all(Array.from({ length: 20 }, (_, i) => marker({ ...keyed, attrs: { ...keyed.attrs, n: i } }, { "x-idempotency-key": "storm-1" })));
+    const byKey = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => marker({ ...keyed, attrs: { ...keyed.attrs, n: i } }, { "x-idempotency-key": "storm-1" })),
+    );
     expect(byKey.filter((r) => r.status === 201)).toHaveLength(1);
     const log = readFileSync(join(vault, "left/reference/lessons-2026-03-06.md"), "utf8");
     expect(log.match(/Twenty agents, one lesson\./g)).toHaveLength(1);
     expect(readdirSync(join(vault, "amygdala")).filter((n) => n.includes("keyed-storm"))).toHaveLength(1);
-    const journal = readdirSync(join(vault, "brain-feed/markers")).flatMap((n) => readFileSync(join(vault, "brain-feed/markers", n), "utf8").trim().split("\n"));
+    const journal = readdirSync(join(vault, "brain-feed/markers")).flatMap((n) =>
+      readFileSync(join(vault, "brain-feed/markers", n), "utf8")
+        .trim()
+        .split("\n"),
+    );
     expect(journal.filter((l) => l.includes("Twenty agents"))).toHaveLength(1);
     expect(journal.filter((l) => l.includes("Keyed storm"))).toHaveLength(1);
   });
@@ -131,14 +158,22 @@ describe("POST /marker", () => {
     const other = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0" }, { expect: ["router"] });
     try {
       const post = (url: string, body: Json) =>
-        fetch(`${url}/marker`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+        fetch(`${url}/marker`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
       const body = { type: "signal", content: "Two processes, one signal.", attrs: { severity: "high", source: "dual", ts: "2026-03-08T00:00:00Z" } };
       const res = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? main.routerUrl! : other.routerUrl!, body)));
       expect(res.map((r) => r.status).sort()).toEqual([...Array(19).fill(200), 201]);
       const files = readdirSync(join(vault, "amygdala")).filter((n) => n.includes("two-processes-one-signal"));
       expect(files).toHaveLength(1);
       expect(readFileSync(join(vault, "amygdala", files[0]!), "utf8")).toContain("count: 1");
-      const journal = readdirSync(join(vault, "brain-feed/markers")).flatMap((n) => readFileSync(join(vault, "brain-feed/markers", n), "utf8").trim().split("\n"));
+      const journal = readdirSync(join(vault, "brain-feed/markers")).flatMap((n) =>
+        readFileSync(join(vault, "brain-feed/markers", n), "utf8")
+          .trim()
+          .split("\n"),
+      );
       expect(journal.filter((l) => l.includes("Two processes, one signal."))).toHaveLength(1);
     } finally {
       await other.stop();
@@ -147,7 +182,9 @@ describe("POST /marker", () => {
 
   it("loses nothing when many different markers hit one lesson log and the signal folder at once", async () => {
     const lessons = Array.from({ length: 40 }, (_, i) => marker({ type: "lesson", content: `Parallel lesson ${i}`, attrs: { ts: "2026-03-07T08:00:00Z" } }));
-    const signals = Array.from({ length: 20 }, (_, i) => marker({ type: "signal", content: `Parallel signal ${i}`, attrs: { severity: "low", ts: "2026-03-07T08:00:00Z" } }));
+    const signals = Array.from({ length: 20 }, (_, i) =>
+      marker({ type: "signal", content: `Parallel signal ${i}`, attrs: { severity: "low", ts: "2026-03-07T08:00:00Z" } }),
+    );
     const results = await Promise.all([...lessons, ...signals]);
     expect(results.filter((r) => r.status !== 201).map((r) => r.text)).toEqual([]);
     const log = readFileSync(join(vault, "left/reference/lessons-2026-03-07.md"), "utf8");

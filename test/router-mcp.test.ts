@@ -130,7 +130,11 @@ describe("the MCP listener", () => {
   it("exits 1 naming PORT_BRAIN_MCP when its port is taken", async () => {
     const squatter = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("busy") });
     try {
-      const { code, stderr } = await runMain(["--only", "router", "--vault", join(tempDir("mcp-port"), "v")], { KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: "0", PORT_BRAIN_MCP: String(squatter.port) });
+      const { code, stderr } = await runMain(["--only", "router", "--vault", join(tempDir("mcp-port"), "v")], {
+        KB_ROUTER_TOKEN: TOKEN,
+        PORT_BRAIN_API: "0",
+        PORT_BRAIN_MCP: String(squatter.port),
+      });
       expect(code).toBe(1);
       expect(stderr).toContain(`port ${squatter.port}`);
       expect(stderr).toContain("PORT_BRAIN_MCP");
@@ -140,7 +144,11 @@ describe("the MCP listener", () => {
   }, 20_000);
 
   it("stops promptly on SIGTERM with an MCP SSE stream open", async () => {
-    const m = await startMain(["--only", "router", "--vault", join(tempDir("mcp-stop"), "v")], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0" }, { expect: ["router"] });
+    const m = await startMain(
+      ["--only", "router", "--vault", join(tempDir("mcp-stop"), "v")],
+      { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0" },
+      { expect: ["router"] },
+    );
     const client = new Client({ name: "x", version: "1" });
     await client.connect(new SSEClientTransport(new URL(`${m.mcpUrl}/sse`), { requestInit: { headers: AUTH } }));
     const t0 = Date.now();

@@ -9,8 +9,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ApiError, RouterClient } from "../src/router/client";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 import { createTestDatabase, requireServer } from "./support/servers";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
 
 type Json = Record<string, any>;
 
@@ -50,7 +50,11 @@ for (const backend of backends) {
     };
     let mcp: Client;
     const tool = async (name: string, args: Json) =>
-      (await mcp.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })) as { isError?: boolean; content: Array<{ text?: string }>; structuredContent?: Json };
+      (await mcp.callTool({ name, arguments: args }, undefined, { timeout: 30_000 })) as {
+        isError?: boolean;
+        content: Array<{ text?: string }>;
+        structuredContent?: Json;
+      };
 
     beforeAll(async () => {
       const setup = await backend.env();
@@ -60,13 +64,22 @@ for (const backend of backends) {
       vault = join(root, "vault");
       outside = join(root, "outside.md");
       writeFileSync(outside, "# Secret\nnot in the vault");
-      put(vault, "raw/decisions/use-postgres.md", "---\ntitle: Use Postgres\ntags: [db, decision]\nowner: lena\n---\n# Use Postgres\nWe chose it after [[benchmarks]].\nSee also [the runbook](../runbooks/postgres.md) and [[missing-note]].\nline four\nline five\n", T0 + 5 * DAY);
+      put(
+        vault,
+        "raw/decisions/use-postgres.md",
+        "---\ntitle: Use Postgres\ntags: [db, decision]\nowner: lena\n---\n# Use Postgres\nWe chose it after [[benchmarks]].\nSee also [the runbook](../runbooks/postgres.md) and [[missing-note]].\nline four\nline five\n",
+        T0 + 5 * DAY,
+      );
       put(vault, "raw/benchmarks.md", "# Benchmarks\nNumbers behind [[use-postgres]]. Method in [[method]].\n", T0 + 3 * DAY);
       put(vault, "raw/runbooks/postgres.md", "# Postgres runbook\nVacuum weekly.\n", T0 + 2 * DAY);
       put(vault, "raw/method.md", "# Method\nHow we measure.\n", T0 + 1 * DAY);
       put(vault, "raw/unrelated.md", "# Unrelated\nNo links here.\n", T0);
       for (let i = 0; i < 60; i++) put(vault, `raw/many/n${String(i).padStart(2, "0")}.md`, `# Many ${i}\n${"x".repeat(1000)}\n`, T0 - (i + 1) * DAY);
-      main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", ...setup.env }, { expect: ["router"] });
+      main = await startMain(
+        ["--only", "router", "--vault", vault],
+        { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", ...setup.env },
+        { expect: ["router"] },
+      );
       await tick();
       mcp = new Client({ name: "router-notes-test", version: "1.0.0" });
       await mcp.connect(new StreamableHTTPClientTransport(new URL(`${main.mcpUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
@@ -113,7 +126,7 @@ for (const backend of backends) {
         const again = await api.call("/notes/raw/etag.md", undefined, { headers: { authorization: `Bearer ${TOKEN}`, "if-none-match": etag } });
         expect(again.status).toBe(304);
         expect(again.text).toBe("");
-        expect((await client().noteIfChanged("raw/etag.md", first.body.hash))).toBeNull();
+        expect(await client().noteIfChanged("raw/etag.md", first.body.hash)).toBeNull();
         put(vault, "raw/etag.md", "# ETag\nsecond\n");
         const changed = await api.call("/notes/raw/etag.md", undefined, { headers: { authorization: `Bearer ${TOKEN}`, "if-none-match": etag } });
         expect(changed.status).toBe(200);
@@ -140,7 +153,14 @@ for (const backend of backends) {
         symlinkSync(outside, join(vault, "raw", "link-out.md"));
         symlinkSync(join(vault, "raw", "method.md"), join(vault, "raw", "link-in.md"));
         symlinkSync(dirname(outside), join(vault, "raw", "dir-out"));
-        for (const path of ["raw%2F..%2F..%2Foutside.md", "..%2Foutside.md", "%2Fetc%2Fpasswd", "raw/link-out.md", "raw/link-in.md", "raw/dir-out/outside.md"]) {
+        for (const path of [
+          "raw%2F..%2F..%2Foutside.md",
+          "..%2Foutside.md",
+          "%2Fetc%2Fpasswd",
+          "raw/link-out.md",
+          "raw/link-in.md",
+          "raw/dir-out/outside.md",
+        ]) {
           const res = await api.call(`/notes/${path}`);
           expect({ path, status: res.status, code: res.body.error?.code }).toEqual({ path, status: 400, code: "invalid_path" });
           expect(res.text).not.toContain("not in the vault");
@@ -331,7 +351,9 @@ for (const backend of backends) {
     run("RouterClient reads a note by path and throws ApiError for a refused one", async () => {
       const note = await client().note("raw/decisions/use-postgres.md", { lines: "1-1" });
       expect(note).toMatchObject({ title: "Use Postgres", body: "# Use Postgres", to_line: 1 });
-      const err = await client().note("raw/../../outside.md").catch((e) => e);
+      const err = await client()
+        .note("raw/../../outside.md")
+        .catch((e) => e);
       expect(err).toBeInstanceOf(ApiError);
       expect(err).toMatchObject({ status: 400, code: "invalid_path" });
     });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "bun:test";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { putFile, useTestRouters, type TestRouter } from "./support/router-runtime";
+import { putFile, type TestRouter, useTestRouters } from "./support/router-runtime";
 
 type Json = Record<string, any>;
 
@@ -35,7 +35,12 @@ describe("GET /health/pipeline", () => {
   it("is all ok or warn right after one ingest and one marker of each kind, before any tick", async () => {
     const r = await router();
     expect((await r.call("/ingest", { content: "# Rollbacks\nRoll back with make rollback.", tags: [] })).status).toBeLessThan(300);
-    for (const body of [lesson(), { type: "signal", content: "Pipeline red", attrs: { severity: "high" } }, { type: "decision", content: "Use Postgres" }, { type: "milestone", content: "v1 shipped" }]) {
+    for (const body of [
+      lesson(),
+      { type: "signal", content: "Pipeline red", attrs: { severity: "high" } },
+      { type: "decision", content: "Use Postgres" },
+      { type: "milestone", content: "v1 shipped" },
+    ]) {
       expect((await r.call("/marker", body)).status).toBe(201);
     }
     const rep = await report(r);
@@ -48,7 +53,12 @@ describe("GET /health/pipeline", () => {
   it("stays all ok after markers of every kind and a tick", async () => {
     const r = await router();
     put(r.vault, "raw/deploys.md", "# Deploys\nRoll back with make rollback.\n");
-    for (const body of [lesson(), { type: "signal", content: "Pipeline red", attrs: { severity: "high" } }, { type: "decision", content: "Use Postgres" }, { type: "milestone", content: "v1 shipped" }]) {
+    for (const body of [
+      lesson(),
+      { type: "signal", content: "Pipeline red", attrs: { severity: "high" } },
+      { type: "decision", content: "Use Postgres" },
+      { type: "milestone", content: "v1 shipped" },
+    ]) {
       expect((await r.call("/marker", body)).status).toBe(201);
     }
     expect((await r.call("/tick", { wait: true })).body.status).toBe("succeeded");
@@ -60,7 +70,20 @@ describe("GET /health/pipeline", () => {
     it("warns when no marker arrived for PIPELINE_MARKER_QUIET_HOURS", async () => {
       const r = await router({ PIPELINE_MARKER_QUIET_HOURS: "48" });
       const old = hoursAgo(50).toISOString();
-      const record = { id: "mk_0000000000000001", type: "lesson", content: "old", attrs: {}, ts: old, received_at: old, source: "api", session_id: null, path: "left/reference/x.md", written: true, origin: "api", key_source: "body" };
+      const record = {
+        id: "mk_0000000000000001",
+        type: "lesson",
+        content: "old",
+        attrs: {},
+        ts: old,
+        received_at: old,
+        source: "api",
+        session_id: null,
+        path: "left/reference/x.md",
+        written: true,
+        origin: "api",
+        key_source: "body",
+      };
       put(r.vault, `brain-feed/markers/${old.slice(0, 10)}.jsonl`, `${JSON.stringify(record)}\n`);
       const s = (await report(r)).stage("ingest");
       expect(s.verdict).toBe("warn");
@@ -71,7 +94,10 @@ describe("GET /health/pipeline", () => {
     it("defaults PIPELINE_MARKER_QUIET_HOURS to 72", async () => {
       const journalAt = (h: number) => {
         const at = hoursAgo(h).toISOString();
-        return { line: `${JSON.stringify({ id: `mk_${String(h).padStart(16, "0")}`, type: "lesson", content: "x", attrs: {}, ts: at, received_at: at, source: "api", session_id: null, path: "left/reference/x.md", written: true, origin: "api", key_source: "body" })}\n`, day: at.slice(0, 10) };
+        return {
+          line: `${JSON.stringify({ id: `mk_${String(h).padStart(16, "0")}`, type: "lesson", content: "x", attrs: {}, ts: at, received_at: at, source: "api", session_id: null, path: "left/reference/x.md", written: true, origin: "api", key_source: "body" })}\n`,
+          day: at.slice(0, 10),
+        };
       };
       const quietish = await router();
       const recent = journalAt(70);
@@ -93,7 +119,10 @@ describe("GET /health/pipeline", () => {
   describe("drain", () => {
     it("fails when tick requests pile up unconsumed", async () => {
       const r = await router({ PIPELINE_DRAIN_STALE_MINUTES: "30" });
-      const stamp = hoursAgo(2).toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+      const stamp = hoursAgo(2)
+        .toISOString()
+        .replace(/[-:]/g, "")
+        .replace(/\.\d+Z$/, "Z");
       put(r.vault, `brain-feed/ticks/requested/${stamp}-abc123abc123.json`, JSON.stringify({ tick_id: "abc123abc123", status: "queued" }));
       const s = (await report(r)).stage("drain");
       expect(s.verdict).toBe("fail");
@@ -105,9 +134,16 @@ describe("GET /health/pipeline", () => {
     it("counts a running tick as consumed: ok while young, warn once it runs past the limit", async () => {
       const r = await router({ PIPELINE_DRAIN_STALE_MINUTES: "30" });
       const requestedAt = hoursAgo(2);
-      const stamp = requestedAt.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+      const stamp = requestedAt
+        .toISOString()
+        .replace(/[-:]/g, "")
+        .replace(/\.\d+Z$/, "Z");
       const running = (startedAt: Date) =>
-        put(r.vault, `brain-feed/ticks/requested/${stamp}-feed0000beef.json`, JSON.stringify({ tick_id: "feed0000beef", status: "running", requested_at: requestedAt.toISOString(), started_at: startedAt.toISOString() }));
+        put(
+          r.vault,
+          `brain-feed/ticks/requested/${stamp}-feed0000beef.json`,
+          JSON.stringify({ tick_id: "feed0000beef", status: "running", requested_at: requestedAt.toISOString(), started_at: startedAt.toISOString() }),
+        );
       running(new Date(Date.now() - 5 * 60_000));
       const young = (await report(r)).stage("drain");
       expect(young).toMatchObject({ verdict: "ok", evidence: { requested: 0, running: { tick_id: "feed0000beef", running_minutes: 5 } } });
@@ -174,7 +210,11 @@ describe("GET /health/pipeline", () => {
     it("fails when recent lessons yield an empty feed", async () => {
       const r = await router();
       await r.call("/marker", lesson());
-      put(r.vault, "brain-feed/tick-lessons.md", `---\nid: tick-lessons\ntitle: Recent lessons\npriority: 3\nttl: 86400\nseverity: info\ncreated: ${new Date().toISOString()}\nkind: lessons\n---\n\nNothing here.\n`);
+      put(
+        r.vault,
+        "brain-feed/tick-lessons.md",
+        `---\nid: tick-lessons\ntitle: Recent lessons\npriority: 3\nttl: 86400\nseverity: info\ncreated: ${new Date().toISOString()}\nkind: lessons\n---\n\nNothing here.\n`,
+      );
       const s = (await report(r)).stage("lessons");
       expect(s.verdict).toBe("fail");
       expect(s.message).toContain("yield an empty feed");
@@ -184,7 +224,11 @@ describe("GET /health/pipeline", () => {
     it("fails when the lessons entry has expired while lessons are recent", async () => {
       const r = await router();
       await r.call("/marker", lesson());
-      put(r.vault, "brain-feed/tick-lessons.md", `---\nid: tick-lessons\ntitle: Recent lessons\npriority: 3\nttl: 3600\nseverity: info\ncreated: ${hoursAgo(5).toISOString()}\nkind: lessons\n---\n\n- 2026 (x) a lesson\n`);
+      put(
+        r.vault,
+        "brain-feed/tick-lessons.md",
+        `---\nid: tick-lessons\ntitle: Recent lessons\npriority: 3\nttl: 3600\nseverity: info\ncreated: ${hoursAgo(5).toISOString()}\nkind: lessons\n---\n\n- 2026 (x) a lesson\n`,
+      );
       const s = (await report(r)).stage("lessons");
       expect(s.verdict).toBe("fail");
       expect(s.evidence.feed_entry).toMatchObject({ expired: true });

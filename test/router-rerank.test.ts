@@ -5,12 +5,12 @@
 // every stage's scores and ranks with explain; router-cli search --explain against a live router.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
-import { startGateway, type Gateway } from "./fixtures/openai-gateway";
-import { overlapScore, startRerankerFixture, type RerankerFixture } from "./fixtures/reranker";
-import { REPO, startMain, tempDir, type MainProcess } from "./support/main-process";
-import { ROUTER_TEST_TOKEN } from "./support/router-client";
-import { useTestRouters, type TestRouter } from "./support/router-runtime";
 import { httpReranker, parseRerankResponse } from "../src/router/search/rerank";
+import { type Gateway, startGateway } from "./fixtures/openai-gateway";
+import { overlapScore, type RerankerFixture, startRerankerFixture } from "./fixtures/reranker";
+import { type MainProcess, REPO, startMain, tempDir } from "./support/main-process";
+import { ROUTER_TEST_TOKEN } from "./support/router-client";
+import { type TestRouter, useTestRouters } from "./support/router-runtime";
 
 type Json = Record<string, any>;
 const router = useTestRouters();
@@ -33,7 +33,10 @@ const reset = () => {
 async function widgetVault(r: TestRouter): Promise<void> {
   const notes = [
     { title: "Widget widget widget", body: "The exact widget note: widget widget." },
-    ...Array.from({ length: 11 }, (_, i) => ({ title: `Note ${String.fromCharCode(97 + i)}`, body: `A note that mentions the widget once, among other words. marker-${String.fromCharCode(97 + i)}` })),
+    ...Array.from({ length: 11 }, (_, i) => ({
+      title: `Note ${String.fromCharCode(97 + i)}`,
+      body: `A note that mentions the widget once, among other words. marker-${String.fromCharCode(97 + i)}`,
+    })),
   ];
   for (const n of notes) {
     const res = await r.call("/ingest", { content: `# ${n.title}\n${n.body}`, title: n.title });
@@ -48,7 +51,11 @@ describe("the fixture reranker's wire formats, read by the router's client", () 
     reset();
     const rr = httpReranker({ url: fixture.url, apiKey: "rr-key", format: "texts", depth: 40, timeoutMs: 2000 });
     const scores = await rr.score("deploy rollback", ["nothing here", "rollback a deploy", "deploy"], AbortSignal.timeout(2000));
-    expect(fixture.requests[0]).toMatchObject({ path: "/rerank", body: { query: "deploy rollback", texts: ["nothing here", "rollback a deploy", "deploy"] }, authorization: "Bearer rr-key" });
+    expect(fixture.requests[0]).toMatchObject({
+      path: "/rerank",
+      body: { query: "deploy rollback", texts: ["nothing here", "rollback a deploy", "deploy"] },
+      authorization: "Bearer rr-key",
+    });
     expect(scores[1]!).toBeGreaterThan(scores[2]!);
     expect(scores[2]!).toBeGreaterThan(scores[0]!);
   });
@@ -57,15 +64,34 @@ describe("the fixture reranker's wire formats, read by the router's client", () 
     reset();
     const rr = httpReranker({ url: `${fixture.url}/v1/rerank`, apiKey: "rr-key", model: "jina-reranker-v2", format: "documents", depth: 40, timeoutMs: 2000 });
     const scores = await rr.score("deploy rollback", ["nothing here", "rollback a deploy"], AbortSignal.timeout(2000));
-    expect(fixture.requests[0]).toMatchObject({ path: "/v1/rerank", body: { model: "jina-reranker-v2", query: "deploy rollback", documents: ["nothing here", "rollback a deploy"], top_n: 2 } });
+    expect(fixture.requests[0]).toMatchObject({
+      path: "/v1/rerank",
+      body: { model: "jina-reranker-v2", query: "deploy rollback", documents: ["nothing here", "rollback a deploy"], top_n: 2 },
+    });
     expect(scores[1]!).toBeGreaterThan(scores[0]!);
   });
 
   it("reads a partial answer (a smaller top_n) and refuses out-of-range, repeated or non-numeric entries", () => {
     expect(parseRerankResponse({ results: [{ index: 1, relevance_score: 0.9 }] }, 3)).toEqual([Number.NaN, 0.9, Number.NaN]);
-    expect(parseRerankResponse([{ index: 0, score: -2.5 }, { index: 1, score: 3 }], 2)).toEqual([-2.5, 3]);
+    expect(
+      parseRerankResponse(
+        [
+          { index: 0, score: -2.5 },
+          { index: 1, score: 3 },
+        ],
+        2,
+      ),
+    ).toEqual([-2.5, 3]);
     expect(() => parseRerankResponse([{ index: 2, score: 1 }], 2)).toThrow(/index 2 for 2 documents/);
-    expect(() => parseRerankResponse([{ index: 0, score: 1 }, { index: 0, score: 2 }], 2)).toThrow(/twice/);
+    expect(() =>
+      parseRerankResponse(
+        [
+          { index: 0, score: 1 },
+          { index: 0, score: 2 },
+        ],
+        2,
+      ),
+    ).toThrow(/twice/);
     expect(() => parseRerankResponse({ results: [{ index: 0, relevance_score: "x" }] }, 1)).toThrow(/score "x"/);
     expect(() => parseRerankResponse({ detail: "nope" }, 1)).toThrow(/no results list/);
   });
@@ -117,7 +143,10 @@ describe("POST /search with RERANK_URL", () => {
     const r = await router(env({ RERANK_FORMAT: "documents", RERANK_MODEL: "rerank-v3.5" }));
     await r.call("/ingest", { content: "# Rollback runbook\nThe rollback runbook: revert the release, then drain the canary.", title: "Rollback runbook" });
     for (let i = 0; i < 6; i++) {
-      await r.call("/ingest", { content: `# Incident ${i}\nWe needed the rollback runbook during incident ${i}; rollback took ${i + 2} minutes.`, title: `Incident ${i}` });
+      await r.call("/ingest", {
+        content: `# Incident ${i}\nWe needed the rollback runbook during incident ${i}; rollback took ${i + 2} minutes.`,
+        title: `Incident ${i}`,
+      });
     }
     fixture.mode("inverse");
     const res = await r.call("/search", { query: '"rollback runbook"', limit: 7, explain: true });
@@ -255,7 +284,10 @@ describe("explain", () => {
 
   it("answers 400 to explain or rerank that is not a boolean", async () => {
     const r = await router();
-    for (const body of [{ query: "x", explain: "yes" }, { query: "x", rerank: 1 }]) {
+    for (const body of [
+      { query: "x", explain: "yes" },
+      { query: "x", rerank: 1 },
+    ]) {
       const res = await r.call("/search", body);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe("invalid_request");
@@ -301,7 +333,11 @@ describe("router-cli search --explain against a live router", () => {
   it("prints every hit's stages and whether the reranker ran", async () => {
     reset();
     const vault = join(tempDir("rerank-cli"), "vault");
-    main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: ROUTER_TEST_TOKEN, TICK_INTERVAL_SECONDS: "0", RERANK_URL: fixture.url, RERANK_API_KEY: "rr-key", RERANK_FORMAT: "texts" }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", vault],
+      { KB_ROUTER_TOKEN: ROUTER_TEST_TOKEN, TICK_INTERVAL_SECONDS: "0", RERANK_URL: fixture.url, RERANK_API_KEY: "rr-key", RERANK_FORMAT: "texts" },
+      { expect: ["router"] },
+    );
     const cli = async (args: string[]) => {
       const proc = Bun.spawn([process.execPath, join(REPO, "cli", "router-cli.ts"), ...args], {
         env: { PATH: process.env.PATH!, HOME: tempDir("cli-home"), BRAIN_URL: main!.routerUrl!, KB_ROUTER_TOKEN: ROUTER_TEST_TOKEN, NO_COLOR: "1" },

@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { createClient } from "redis";
-import { REDIS_URL, describeWithRedis } from "./support/kv";
+import { describeWithRedis, REDIS_URL } from "./support/kv";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
 import { ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 import { subscribe } from "./support/signal-stream";
@@ -18,7 +18,11 @@ afterAll(async () => {
 async function twoRouters(env: Record<string, string> = {}): Promise<[MainProcess, MainProcess]> {
   const vault = join(tempDir("signal-procs"), "vault");
   const start = () =>
-    startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", ...env }, { expect: ["router"], timeoutMs: 60_000 });
+    startMain(
+      ["--only", "router", "--vault", vault],
+      { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", ...env },
+      { expect: ["router"], timeoutMs: 60_000 },
+    );
   const a = await start(); // the first lays out the vault
   const b = await start();
   mains.push(a, b);

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { join } from "node:path";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 import { subscribe } from "./support/signal-stream";
 
 describe("GET /signal", () => {
@@ -14,13 +14,21 @@ describe("GET /signal", () => {
   let n = 0;
   /** Each post its own idempotency key, so the same text twice is two occurrences. */
   const signal = (content: string, severity = "high") =>
-    api.call("/marker", { type: "signal", content, attrs: { severity, source: "test" } }, {
-      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "x-idempotency-key": `sig-${++n}` },
-    });
+    api.call(
+      "/marker",
+      { type: "signal", content, attrs: { severity, source: "test" } },
+      {
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", "x-idempotency-key": `sig-${++n}` },
+      },
+    );
 
   beforeAll(async () => {
     vault = join(tempDir("signal"), "vault");
-    main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", SIGNAL_HEARTBEAT_SECONDS: "1" }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", vault],
+      { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", SIGNAL_HEARTBEAT_SECONDS: "1" },
+      { expect: ["router"] },
+    );
   });
   afterAll(async () => {
     await main.stop();
@@ -52,7 +60,10 @@ describe("GET /signal", () => {
     await s.waitFor(() => s.comments.some((c) => c.startsWith("connected")), "the connected comment");
     const posted = await signal("Database replica lagging");
     await s.waitFor(() => s.events.length === 1, "one event");
-    expect(s.events[0]).toMatchObject({ event: "signal", data: { severity: "high", source: "test", title: "Database replica lagging", path: posted.body.path, marker_id: posted.body.id, repeat: false, count: 1 } });
+    expect(s.events[0]).toMatchObject({
+      event: "signal",
+      data: { severity: "high", source: "test", title: "Database replica lagging", path: posted.body.path, marker_id: posted.body.id, repeat: false, count: 1 },
+    });
     expect(s.events[0]!.id).toMatch(/^\d+$/);
     // An absorbed duplicate is an event too, marked repeat.
     await signal("Database replica lagging");
@@ -116,7 +127,11 @@ describe("GET /signal", () => {
     const lastSeen = s.events[0]!.id!;
     s.close();
     await main.stop();
-    main = await startMain(["--only", "router", "--vault", vault], { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", SIGNAL_HEARTBEAT_SECONDS: "1", HOME: main.home }, { expect: ["router"] });
+    main = await startMain(
+      ["--only", "router", "--vault", vault],
+      { KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", SIGNAL_HEARTBEAT_SECONDS: "1", HOME: main.home },
+      { expect: ["router"] },
+    );
     await signal("after the restart");
     const back = await subscribe(main.routerUrl!, { query: `?last_event_id=${lastSeen}` });
     await back.waitFor(() => back.events.length === 1, "the event after the restart");

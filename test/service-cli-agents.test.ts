@@ -9,7 +9,7 @@ import type { Job } from "../src/orchestrator/jobs/schema";
 import { AGENT, MANIFEST, makeHub } from "./support/agent-mode";
 import { compiledClis, fixturePath } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { envFor, svc, tmuxBinary, tmuxSession } from "./support/service-cli";
 
 // Each test starts processes (servers, the compiled CLI): more room than bun's 5 s default.
@@ -34,8 +34,14 @@ function podItems() {
   });
   return {
     items: [
-      pod(POD_AGENT, "agents", "agent", [{ name: "SERVICE_PORT", value: "8200" }, { name: "HUB_AGENT", value: AGENT }]),
-      pod(POD_JOBS, "jobs", "orchestrator", [{ name: "SERVICE_PORT", value: "8200" }, { name: "SERVICE_POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } }]),
+      pod(POD_AGENT, "agents", "agent", [
+        { name: "SERVICE_PORT", value: "8200" },
+        { name: "HUB_AGENT", value: AGENT },
+      ]),
+      pod(POD_JOBS, "jobs", "orchestrator", [
+        { name: "SERVICE_PORT", value: "8200" },
+        { name: "SERVICE_POD_NAME", valueFrom: { fieldRef: { fieldPath: "metadata.name" } } },
+      ]),
       pod("redis-0", "jobs", "redis", [{ name: "REDIS_ARGS", value: "--appendonly yes" }]),
       pod("orchestrator-default", "default", "orchestrator", [{ name: "SERVICE_PORT", value: "8300" }], "Pending"),
     ],
@@ -45,7 +51,16 @@ function podItems() {
 const EXPECTED_PODS = {
   agent: { name: POD_AGENT, namespace: "agents", phase: "Running", ready: true, container: "agent", port: 8200, agent: AGENT, mode: "agent" },
   jobs: { name: POD_JOBS, namespace: "jobs", phase: "Running", ready: true, container: "orchestrator", port: 8200, agent: null, mode: "orchestrator" },
-  default: { name: "orchestrator-default", namespace: "default", phase: "Pending", ready: false, container: "orchestrator", port: 8300, agent: null, mode: "orchestrator" },
+  default: {
+    name: "orchestrator-default",
+    namespace: "default",
+    phase: "Pending",
+    ready: false,
+    container: "orchestrator",
+    port: 8300,
+    agent: null,
+    mode: "orchestrator",
+  },
 };
 
 interface Setup {
@@ -73,7 +88,14 @@ function setup(extra: Record<string, string> = {}, target: { url: string } = orc
   };
 }
 
-const kubectlCalls = (s: Setup): string[][] => (existsSync(s.record) ? readFileSync(s.record, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+const kubectlCalls = (s: Setup): string[][] =>
+  existsSync(s.record)
+    ? readFileSync(s.record, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 const headless = (s: Setup, ...args: string[]) => svc(["agents", "--headless", ...args], s.env);
 const writeState = (s: Setup, state: unknown) => {
   mkdirSync(join(s.home, ".service"), { recursive: true });
@@ -95,14 +117,22 @@ beforeAll(async () => {
     writeFileSync(join(hub, "agents", name, "agent.yml"), yml);
   };
   agent(AGENT, MANIFEST);
-  agent("reviewer", "name: reviewer\nmodel: haiku\nmax_turns: 5\npermission_mode: plan\ndescription: Reviews pull requests\ncapabilities: [review, summarize]\n");
+  agent(
+    "reviewer",
+    "name: reviewer\nmodel: haiku\nmax_turns: 5\npermission_mode: plan\ndescription: Reviews pull requests\ncapabilities: [review, summarize]\n",
+  );
   agent("broken", "name: [unclosed\n");
   podsFile = join(root, "pods.json");
   writeFileSync(podsFile, JSON.stringify(podItems()));
 
   const agentHome = tempDir("agent-mode-home");
   const hubUrl = await makeHub(join(agentHome, "hub-repo"));
-  const agentMode = { SERVICE_HUB_URL: hubUrl, HUB_AGENT: AGENT, SERVICE_CLONE_ROOT: join(agentHome, "clones"), SERVICE_PACKAGE_DIR: join(agentHome, "package") };
+  const agentMode = {
+    SERVICE_HUB_URL: hubUrl,
+    HUB_AGENT: AGENT,
+    SERVICE_CLONE_ROOT: join(agentHome, "clones"),
+    SERVICE_PACKAGE_DIR: join(agentHome, "package"),
+  };
   [orchestrator, agentServer] = await Promise.all([startOrchestrator(), startOrchestrator({ env: agentMode })]);
 }, 120_000);
 
@@ -120,8 +150,18 @@ describe("agents --headless list", () => {
       agentihub: hub,
       pods: [],
       local_agents: [
-        { name: AGENT, package_path: join(hub, "agents", AGENT, "package"), description: "answers questions about deployments", capabilities: ["knowledge", "deploy"] },
-        { name: "reviewer", package_path: join(hub, "agents", "reviewer", "package"), description: "Reviews pull requests", capabilities: ["review", "summarize"] },
+        {
+          name: AGENT,
+          package_path: join(hub, "agents", AGENT, "package"),
+          description: "answers questions about deployments",
+          capabilities: ["knowledge", "deploy"],
+        },
+        {
+          name: "reviewer",
+          package_path: join(hub, "agents", "reviewer", "package"),
+          description: "Reviews pull requests",
+          capabilities: ["review", "summarize"],
+        },
       ],
     });
     // The broken agent.yml is reported on stderr, as JSON.
@@ -255,8 +295,23 @@ describe("pod actions", () => {
     const job = JSON.parse(r.stdout) as Job;
     expect(job).toMatchObject({ status: "queued", repo_url: "https://example.com/acme/widgets.git" });
     expect(kubectlCalls(s).at(-1)).toEqual([
-      "exec", "-n", "jobs", POD_JOBS, "-c", "orchestrator", "--",
-      "service-cli", "agents", "--headless", "job", "--no-k8s", "--task", "Explain later", "--repo", "https://example.com/acme/widgets.git", "--no-wait",
+      "exec",
+      "-n",
+      "jobs",
+      POD_JOBS,
+      "-c",
+      "orchestrator",
+      "--",
+      "service-cli",
+      "agents",
+      "--headless",
+      "job",
+      "--no-k8s",
+      "--task",
+      "Explain later",
+      "--repo",
+      "https://example.com/acme/widgets.git",
+      "--no-wait",
     ]);
     await orchestrator.until(job.id, (j) => j.status !== "queued" && j.status !== "running");
   });
@@ -269,7 +324,11 @@ describe("pod actions", () => {
     const sync = await headless(s, "sync", "--namespace", "jobs", "--pod", POD_JOBS);
     expect(sync.code).toBe(0);
     expect((JSON.parse(sync.stdout) as { results: Array<{ target: string }> }).results.map((x) => x.target)).toEqual(["agentihooks", "bundle", "agentihub"]);
-    expect(kubectlCalls(s).filter((a) => a[0] === "exec").map((a) => a.slice(7))).toEqual([
+    expect(
+      kubectlCalls(s)
+        .filter((a) => a[0] === "exec")
+        .map((a) => a.slice(7)),
+    ).toEqual([
       ["service-cli", "agents", "--headless", "health", "--no-k8s"],
       ["service-cli", "agents", "--headless", "sync", "--no-k8s"],
     ]);
@@ -285,7 +344,24 @@ describe("pod actions", () => {
     expect(JSON.parse(second.stdout)).toMatchObject({ conversation_id: reply.conversation_id, session_id: reply.session_id });
     expect(kubectlCalls(s).filter((a) => a[0] === "exec")).toEqual([
       ["exec", "-n", "agents", POD_AGENT, "-c", "agent", "--", "service-cli", "agents", "--headless", "chat", "--no-k8s", "--message", "How is the build?"],
-      ["exec", "-n", "agents", POD_AGENT, "-c", "agent", "--", "service-cli", "agents", "--headless", "chat", "--no-k8s", "--message", "And now?", "--conversation-id", reply.conversation_id],
+      [
+        "exec",
+        "-n",
+        "agents",
+        POD_AGENT,
+        "-c",
+        "agent",
+        "--",
+        "service-cli",
+        "agents",
+        "--headless",
+        "chat",
+        "--no-k8s",
+        "--message",
+        "And now?",
+        "--conversation-id",
+        reply.conversation_id,
+      ],
     ]);
   });
 

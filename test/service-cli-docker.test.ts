@@ -31,7 +31,14 @@ function setup(extra: Record<string, string> = {}): Setup {
   return { home, repo, cwd, record, env: { HOME: home, PATH: fixturePath({ docker: "fake-docker" }), FAKE_DOCKER_RECORD: record, ...extra } };
 }
 
-const calls = (s: Setup): string[][] => (existsSync(s.record) ? readFileSync(s.record, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+const calls = (s: Setup): string[][] =>
+  existsSync(s.record)
+    ? readFileSync(s.record, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 const cli = (s: Setup, ...args: string[]) => svc(args, s.env, { cwd: s.cwd });
 const INSPECT = ["inspect", "--format", "{{.State.Running}}", "brain-stack-agent"];
 
@@ -57,7 +64,21 @@ describe("agent", () => {
     expect(r.code).toBe(0);
     expect(calls(s)).toEqual([
       INSPECT,
-      ["run", "-d", "--name", "brain-stack-agent", "-p", "127.0.0.1:8200:8200", "--env-file", join(s.repo, ".env"), "-e", "SERVICE_ALLOW_NO_AUTH=1", "brain-stack:latest", "--only", "orchestrator"],
+      [
+        "run",
+        "-d",
+        "--name",
+        "brain-stack-agent",
+        "-p",
+        "127.0.0.1:8200:8200",
+        "--env-file",
+        join(s.repo, ".env"),
+        "-e",
+        "SERVICE_ALLOW_NO_AUTH=1",
+        "brain-stack:latest",
+        "--only",
+        "orchestrator",
+      ],
     ]);
     expect(r.stdout + r.stderr).toContain("http://127.0.0.1:8200");
   });
@@ -70,7 +91,21 @@ describe("agent", () => {
     expect(calls(s)).toEqual([
       INSPECT,
       ["rm", "brain-stack-agent"],
-      ["run", "-d", "--name", "brain-stack-agent", "-p", "127.0.0.1:8300:8200", "--env-file", join(s.home, ".service", ".env"), "-e", "SERVICE_ALLOW_NO_AUTH=1", "brain-stack:latest", "--only", "orchestrator"],
+      [
+        "run",
+        "-d",
+        "--name",
+        "brain-stack-agent",
+        "-p",
+        "127.0.0.1:8300:8200",
+        "--env-file",
+        join(s.home, ".service", ".env"),
+        "-e",
+        "SERVICE_ALLOW_NO_AUTH=1",
+        "brain-stack:latest",
+        "--only",
+        "orchestrator",
+      ],
     ]);
   });
 

@@ -4,15 +4,15 @@
 import { afterAll, beforeAll, describe, expect, it, setDefaultTimeout } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { JOB_LIST_DEFAULT as CLI_LIST_DEFAULT, JOB_LIST_MAX as CLI_LIST_MAX, JOB_STATUSES as CLI_STATUSES } from "../cli/service/_context";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JOB_STATUSES } from "../src/orchestrator/jobs/schema";
-import { JOB_LIST_DEFAULT as CLI_LIST_DEFAULT, JOB_LIST_MAX as CLI_LIST_MAX, JOB_STATUSES as CLI_STATUSES } from "../cli/service/_context";
 import { makeRemote, type Remote } from "./fixtures/git-remote";
 import { compiledClis } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { finished, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
+import { finished, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { deadPort, envFor, jobRecord, KEY, lines, svc, tmuxBinary, tmuxSession, writeJob } from "./support/service-cli";
 import { until } from "./support/until";
-import { KEY, deadPort, envFor, jobRecord, lines, svc, tmuxBinary, tmuxSession, writeJob } from "./support/service-cli";
 
 // Each test starts processes (servers, the compiled CLI): more room than bun's 5 s default.
 setDefaultTimeout(30_000);
@@ -56,7 +56,16 @@ describe("connection", () => {
   it("a server that does not answer is one clear line on stderr and exit 1, for every command that needs it", async () => {
     const dead = { ...env, SERVICE_PORT: deadPort() };
     const id = "0194a3b2-6c1e-7f00-8a3b-1c2d3e4f5a6b";
-    for (const args of [["jobs"], ["run", "Explain it"], ["run", "Explain it", "-w"], ["job", id], ["cancel", id], ["profiles"], ["status"], ["jobs", "--json"]]) {
+    for (const args of [
+      ["jobs"],
+      ["run", "Explain it"],
+      ["run", "Explain it", "-w"],
+      ["job", id],
+      ["cancel", id],
+      ["profiles"],
+      ["status"],
+      ["jobs", "--json"],
+    ]) {
       const r = await svc(args, dead);
       expect({ args, code: r.code }).toEqual({ args, code: 1 });
       expect(r.stdout).toBe("");
@@ -162,7 +171,10 @@ describe("run", () => {
     const tmux = tmuxBinary();
     if (!tmux) return;
     const hang = await start({ env: { FAKE_CLAUDE_HANG: "1", FAKE_CLAUDE_SCENARIO: "thinking-tool-final" } });
-    const term = tmuxSession(tmux, { ...envFor(hang), TERM: "xterm-256color" }, [join(await compiledClis(), "service-cli"), "run", "Explain slowly", "-w"], { x: 120, y: 20 });
+    const term = tmuxSession(tmux, { ...envFor(hang), TERM: "xterm-256color" }, [join(await compiledClis(), "service-cli"), "run", "Explain slowly", "-w"], {
+      x: 120,
+      y: 20,
+    });
     try {
       await term.waitFor(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] job [0-9a-f]{8}: running · [1-9]s · 2 turns · 40,\d{3} tokens/);
       const screen = term.screen();
@@ -252,7 +264,12 @@ describe("jobs", () => {
   });
 
   it("exits 2 for a bad --limit or --status", async () => {
-    for (const args of [["-n", "0"], ["-n", "1001"], ["-n", "ten"], ["-s", "done"]]) {
+    for (const args of [
+      ["-n", "0"],
+      ["-n", "1001"],
+      ["-n", "ten"],
+      ["-s", "done"],
+    ]) {
       const r = await svc(["jobs", ...args], env);
       expect(r.code).toBe(2);
       expect(r.stdout).toBe("");

@@ -78,13 +78,18 @@ describe("deploy/k8s manifests", () => {
   });
 
   it("Services and the budget select their Deployment's pods", () => {
-    for (const [svc, deploy] of [["brain-stack-orchestrator", "brain-stack-orchestrator"], ["brain-stack-redis", "brain-stack-redis"]] as const) {
+    for (const [svc, deploy] of [
+      ["brain-stack-orchestrator", "brain-stack-orchestrator"],
+      ["brain-stack-redis", "brain-stack-redis"],
+    ] as const) {
       const labels = find("Deployment", deploy).spec.template.metadata.labels;
       expect(labels).toMatchObject(find("Service", svc).spec.selector);
       expect(labels).toMatchObject(find("Deployment", deploy).spec.selector.matchLabels);
     }
     expect(orchestrator().spec.template.metadata.labels).toMatchObject(find("PodDisruptionBudget", "brain-stack-orchestrator").spec.selector.matchLabels);
-    expect(orchestrator().spec.template.metadata.labels).toMatchObject(find("NetworkPolicy", "brain-stack-redis").spec.ingress[0].from[0].podSelector.matchLabels);
+    expect(orchestrator().spec.template.metadata.labels).toMatchObject(
+      find("NetworkPolicy", "brain-stack-redis").spec.ingress[0].from[0].podSelector.matchLabels,
+    );
   });
 });
 

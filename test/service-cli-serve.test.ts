@@ -7,16 +7,16 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseYaml } from "yaml";
+import { createFileStore } from "../src/common/kv/file-store";
 import type { Job } from "../src/orchestrator/jobs/schema";
 import { loadProfiles } from "../src/orchestrator/profiles/load";
-import { createFileStore } from "../src/common/kv/file-store";
 import { BUNDLED_PROFILES } from "../src/orchestrator/profiles/profile";
 import { makeRemote } from "./fixtures/git-remote";
 import { compiledClis } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { FIXTURES, KEY, startOrchestrator, type Orchestrator } from "./support/orchestrator-process";
-import { until } from "./support/until";
+import { FIXTURES, KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { deadPort, envFor, jobRecord, svc, writeJob } from "./support/service-cli";
+import { until } from "./support/until";
 
 // Each test starts processes (servers, the compiled CLI): more room than bun's 5 s default.
 setDefaultTimeout(30_000);
@@ -83,7 +83,13 @@ describe("serve", () => {
 
   it("--transport stdio serves the MCP tools on stdin/stdout (log lines on stderr) and exits 0 when stdin closes", async () => {
     const home = tempDir("serve-home");
-    const transport = new StdioClientTransport({ command: bin, args: ["serve", "--transport", "stdio"], env: { ...serviceEnv(home), LOG_LEVEL: "3" }, stderr: "pipe", cwd: home });
+    const transport = new StdioClientTransport({
+      command: bin,
+      args: ["serve", "--transport", "stdio"],
+      env: { ...serviceEnv(home), LOG_LEVEL: "3" },
+      stderr: "pipe",
+      cwd: home,
+    });
     let stderr = "";
     transport.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     const client = new Client({ name: "test", version: "1.0.0" });
@@ -114,7 +120,12 @@ describe("serve over stdio: every tool, a cancel and bad input", () => {
     const home = tempDir("serve-home");
     const record = join(home, "agent.jsonl");
     const agentLog = () =>
-      existsSync(record) ? readFileSync(record, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { event: string; signal?: string; argv?: string[] }) : [];
+      existsSync(record)
+        ? readFileSync(record, "utf8")
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as { event: string; signal?: string; argv?: string[] })
+        : [];
     const transport = new StdioClientTransport({
       command: bin,
       args: ["serve"],

@@ -55,7 +55,11 @@ const env = () => ({ HOME: tempDir("update-home"), PATH: `${process.env.PATH}` }
 const versionOf = async (binary: string) => new TextDecoder().decode(Bun.spawnSync([binary, "version"]).stdout).trim();
 const update = (bin: string, ...args: string[]) => {
   const proc = Bun.spawn([bin, "update", ...args], { env: { ...env(), NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe", cwd: tempDir("update-cwd") });
-  return Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]).then(([code, stdout, stderr]) => ({ code, stdout, stderr }));
+  return Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]).then(([code, stdout, stderr]) => ({
+    code,
+    stdout,
+    stderr,
+  }));
 };
 
 beforeAll(async () => {
@@ -112,7 +116,12 @@ describe("update", () => {
       fetch(req) {
         const path = new URL(req.url).pathname;
         requests.push(path);
-        if (path === "/brain-stack/latest") return Response.json({ name: "brain-stack", version: "9.9.7", dist: { tarball: `http://127.0.0.1:${registry!.port}/brain-stack/-/brain-stack-9.9.7.tgz` } });
+        if (path === "/brain-stack/latest")
+          return Response.json({
+            name: "brain-stack",
+            version: "9.9.7",
+            dist: { tarball: `http://127.0.0.1:${registry!.port}/brain-stack/-/brain-stack-9.9.7.tgz` },
+          });
         if (path === "/brain-stack/-/brain-stack-9.9.7.tgz") return new Response(tgz);
         return Response.json({ error: "Not found" }, { status: 404 });
       },
@@ -126,7 +135,11 @@ describe("update", () => {
     expect(err).toBe("");
 
     // Spawned, not spawnSync: the registry answers from this process.
-    const missing = Bun.spawn([installed().bin, "update", "--source", "no-such-package"], { env: { ...env(), NPM_CONFIG_REGISTRY: `http://127.0.0.1:${registry.port}` }, stdout: "pipe", stderr: "pipe" });
+    const missing = Bun.spawn([installed().bin, "update", "--source", "no-such-package"], {
+      env: { ...env(), NPM_CONFIG_REGISTRY: `http://127.0.0.1:${registry.port}` },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const [missingCode, missingErr] = await Promise.all([missing.exited, new Response(missing.stderr).text()]);
     expect(missingCode).toBe(1);
     expect(missingErr).toContain("has no no-such-package@latest");

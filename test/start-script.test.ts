@@ -1,7 +1,7 @@
 // `bun run start` on a fresh machine: both services answer /health with no configuration,
 // because a router token is generated into ~/.router/.env (never printed) when none is set.
 import { describe, expect, it } from "bun:test";
-import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { REPO, tempDir } from "./support/main-process";
@@ -84,7 +84,10 @@ describe("bun run start", () => {
           for await (const c of stream) out += decoder.decode(c, { stream: true });
         })();
       }
-      await until(() => /job orchestrator on http/.test(out) || proc.exitCode !== null, { ms: 15_000, what: "the orchestrator to start or the process to exit" });
+      await until(() => /job orchestrator on http/.test(out) || proc.exitCode !== null, {
+        ms: 15_000,
+        what: "the orchestrator to start or the process to exit",
+      });
       expect(out).toContain("job orchestrator on http");
       expect(existsSync(join(home, ".router", ".env"))).toBe(false);
     } finally {

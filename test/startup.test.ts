@@ -135,7 +135,12 @@ describe("shutdown", () => {
         end = () => controller.close();
       },
     });
-    const pending = fetch(`${main.routerUrl}/nothing`, { method: "POST", headers: { authorization: "Bearer t", "content-type": "application/json" }, body, duplex: "half" } as RequestInit);
+    const pending = fetch(`${main.routerUrl}/nothing`, {
+      method: "POST",
+      headers: { authorization: "Bearer t", "content-type": "application/json" },
+      body,
+      duplex: "half",
+    } as RequestInit);
     push("{");
     await main.waitForOutput("-> POST /nothing");
     main.proc.kill("SIGTERM");

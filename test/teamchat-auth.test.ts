@@ -14,7 +14,7 @@ import { createCompanionSync } from "../src/orchestrator/repos/companions";
 import { createTeamChatDeps, exceptTeamChat, TEAMCHAT_PATH, type TeamChatDeps } from "../src/orchestrator/routes/teamchat";
 import { checkServiceUrl, tenantTokenUrl } from "../src/orchestrator/teamchat/cloud";
 import { SigningKeys } from "../src/orchestrator/teamchat/signing-keys";
-import { APP_ID, startBotPlatform, type BotPlatform } from "./fixtures/bot-platform";
+import { APP_ID, type BotPlatform, startBotPlatform } from "./fixtures/bot-platform";
 import { makeHub, recordedStarts, tempHome } from "./support/agent-mode";
 import { SERVICE_KEY, startTeamChatServer, type TeamChatServer } from "./support/teamchat";
 
@@ -66,7 +66,11 @@ describe("POST /api/messages: inbound tokens", () => {
     ["the wrong issuer", (p) => p.sign({ issuer: "https://sts.windows.net/evil/" }), /issuer/],
     ["the wrong audience (another bot's app id)", (p) => p.sign({ audience: "11111111-2222-3333-4444-555555555555" }), /audience/],
     ["an expired token (beyond the 5-minute skew)", (p) => p.sign({ expiresIn: -600 }), /expired/],
-    ["a serviceurl claim that is not the activity's serviceUrl", (p) => p.sign({ serviceUrl: "https://smba.trafficmanager.net/elsewhere/" }), /serviceurl claim/],
+    [
+      "a serviceurl claim that is not the activity's serviceUrl",
+      (p) => p.sign({ serviceUrl: "https://smba.trafficmanager.net/elsewhere/" }),
+      /serviceurl claim/,
+    ],
     ["no serviceurl claim", (p) => p.sign({ claims: { serviceurl: undefined } }), /no serviceurl claim/],
     ["a kid the platform never published", (p) => p.sign({ kid: "never-published" }), /not one the bot platform publishes/],
     ["an unsigned token (alg none)", (p) => p.unsigned(), /RS256|not accepted/],
@@ -202,7 +206,11 @@ describe("sovereign clouds and service URLs", () => {
     expect(() => checkServiceUrl("http://127.0.0.1:3978/", [])).toThrow(/TEAMCHAT_ALLOWED_SERVICE_HOSTS/);
     expect(checkServiceUrl("http://localhost:3978/", ["localhost"]).port).toBe("3978");
     expect(() => checkServiceUrl("https://smba.trafficmanager.net.evil.example/", [])).toThrow(/not a bot platform host/);
-    for (const sovereign of ["https://smba.infra.dod.teams.microsoft.us/", "https://frontend.botapi.msteams.chinacloudapi.cn/", "https://api.botframework.azure.us/"]) {
+    for (const sovereign of [
+      "https://smba.infra.dod.teams.microsoft.us/",
+      "https://frontend.botapi.msteams.chinacloudapi.cn/",
+      "https://api.botframework.azure.us/",
+    ]) {
       expect(() => checkServiceUrl(sovereign, ["teams.microsoft.us", "chinacloudapi.cn", "azure.us"])).toThrow(/sovereign cloud/);
     }
   });
@@ -232,7 +240,12 @@ describe("sovereign clouds and service URLs", () => {
     ]);
     expect([def.teamchatMaxMessages, def.teamchatConversationTtl, def.teamchatFlushChars, def.voiceTimeout]).toEqual([20, 86400, 2000, 120]);
     const set = loadOrchestratorConfig(
-      { TEAMCHAT_OPENID_METADATA_URL: "https://m.example/o", TEAMCHAT_ISSUER: "https://i.example", TEAMCHAT_TOKEN_URL: "https://t.example/tok", TEAMCHAT_SCOPE: "s" },
+      {
+        TEAMCHAT_OPENID_METADATA_URL: "https://m.example/o",
+        TEAMCHAT_ISSUER: "https://i.example",
+        TEAMCHAT_TOKEN_URL: "https://t.example/tok",
+        TEAMCHAT_SCOPE: "s",
+      },
       t.home,
     );
     expect([set.teamchatOpenIdMetadataUrl, set.teamchatIssuer, set.teamchatTokenUrl, set.teamchatScope]).toEqual([
@@ -294,7 +307,11 @@ describe("the route exists only when configured", () => {
       companions: createCompanionSync(config),
       agentMode: s.agentMode,
     });
-    const res = await app.request(TEAMCHAT_PATH, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(platform.activity()) });
+    const res = await app.request(TEAMCHAT_PATH, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(platform.activity()),
+    });
     expect(res.status).toBe(404);
     const doc = (await (await app.request("/openapi.json")).json()) as Json;
     expect(doc.paths["/v1/chat/completions"]).toBeDefined();

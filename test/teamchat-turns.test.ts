@@ -7,17 +7,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, setSystemTime } 
 import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { createClient } from "redis";
 import { encodeKeyName } from "../src/common/kv/key-filename";
 import { safeFileName } from "../src/orchestrator/chat/visibility";
 import { REPLIES } from "../src/orchestrator/teamchat/bot";
 import { Connector, SendError } from "../src/orchestrator/teamchat/connector";
 import { OutboundToken } from "../src/orchestrator/teamchat/outbound-token";
-import { createClient } from "redis";
-import { APP_ID, APP_PASSWORD, SCOPE, startBotPlatform, type BotPlatform } from "./fixtures/bot-platform";
+import { APP_ID, APP_PASSWORD, type BotPlatform, SCOPE, startBotPlatform } from "./fixtures/bot-platform";
 import { AGENT, flagOf, makeHub, recordedStarts, scenarioLines, tempHome, writeScenario } from "./support/agent-mode";
-import { TEST_REDIS_URL, requireServer } from "./support/servers";
-import { until } from "./support/until";
+import { requireServer, TEST_REDIS_URL } from "./support/servers";
 import { OWNER, startTeamChatServer, type TeamChatServer } from "./support/teamchat";
+import { until } from "./support/until";
 
 const redisUp = await requireServer("Redis");
 
@@ -157,7 +157,11 @@ describe("visibility and slash tokens, per conversation", () => {
     const b = await say("What is failing?");
     await platform.waitForMessages(2, b.conv);
     await s.teamChat.bot.idle();
-    expect(texts(a.conv).slice(1).map((m) => m.split("\n")[0])).toEqual(["**Reasoning:**", "**Tool call:** Bash", "**Tool result:**", FINAL]);
+    expect(
+      texts(a.conv)
+        .slice(1)
+        .map((m) => m.split("\n")[0]),
+    ).toEqual(["**Reasoning:**", "**Tool call:** Bash", "**Tool result:**", FINAL]);
     expect(texts(b.conv)).toEqual(["Let me run the tests first.", FINAL]);
 
     const file = join(s.config.stateDir, "stream_config", `${safeFileName(`${AGENT}:teamchat:${a.conv}`)}.json`);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test"
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { REPLIES } from "../src/orchestrator/teamchat/bot";
-import { startBotPlatform, type BotPlatform } from "./fixtures/bot-platform";
+import { type BotPlatform, startBotPlatform } from "./fixtures/bot-platform";
 import { OGG_SPEECH, parseWav, startVoiceBackend, type VoiceBackend } from "./fixtures/voice-backend";
 import { makeHub, recordedStarts, tempHome } from "./support/agent-mode";
 import { startTeamChatServer, type TeamChatServer } from "./support/teamchat";
@@ -88,7 +88,9 @@ describe("a voice note in", () => {
     const downloadUrl = platform.addDownload(name, NOTE, "application/octet-stream");
     const activity = platform.activity({
       text: "",
-      attachments: [{ contentType: "application/vnd.microsoft.teams.file.download.info", name: "memo.m4a", content: { downloadUrl, uniqueId: "f1", fileType: "m4a" } }],
+      attachments: [
+        { contentType: "application/vnd.microsoft.teams.file.download.info", name: "memo.m4a", content: { downloadUrl, uniqueId: "f1", fileType: "m4a" } },
+      ],
     });
     expect((await s.post(activity, await platform.sign())).status).toBe(202);
     const msgs = await platform.waitForMessages(2, activity.conversation.id);
@@ -119,7 +121,7 @@ describe("a voice note in", () => {
     const conv = await voiceNote(NOTE);
     const [m] = await platform.waitForMessages(1, conv);
     expect(m!.text).toBe(
-      "**Error:** the voice service's quota or billing limit is reached (HTTP 402: {\"detail\":\"Payment required: your plan is out of credits\"}). The voice note was not transcribed.",
+      '**Error:** the voice service\'s quota or billing limit is reached (HTTP 402: {"detail":"Payment required: your plan is out of credits"}). The voice note was not transcribed.',
     );
     await s.teamChat.bot.idle();
     expect(await recordedStarts(record)).toHaveLength(0);

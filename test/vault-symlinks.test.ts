@@ -3,10 +3,10 @@
 // linked in from outside; /search, /feed, signals.md and the tick's feed entries do not show
 // them, the tick succeeds, and the pipeline report names the links it skipped.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { ROUTER_TEST_TOKEN as TOKEN, routerClient } from "./support/router-client";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 
 const OUTSIDE_WORD = "zanzibaroutside";
 

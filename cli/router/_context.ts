@@ -2,9 +2,10 @@
 // and whom failures name (cli/_errors.ts). spec: "Client defaults: base URL http://localhost:8103 (override port with
 // PORT_BRAIN_API in ~/.router/.env, or use --brain-url / BRAIN_URL); token from
 // KB_ROUTER_TOKEN or ~/.router/.env, override with --token."
+
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { existsSync, readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { RouterClient } from "../../src/router/client";
 import { connecting, type Server } from "../_errors";
@@ -19,7 +20,8 @@ export const routerDir = (): string => join(home(), ".router");
 export const envFilePath = (): string => join(routerDir(), ".env");
 // node:util's parseEnv (dotenv's syntax) rather than common/config/files.ts, which would load the
 // services' settings and zod into every command.
-export const readEnvFile = (): Record<string, string> => (existsSync(envFilePath()) ? (parseEnv(readFileSync(envFilePath(), "utf8")) as Record<string, string>) : {});
+export const readEnvFile = (): Record<string, string> =>
+  existsSync(envFilePath()) ? (parseEnv(readFileSync(envFilePath(), "utf8")) as Record<string, string>) : {};
 
 /** The router, in the words of router-cli's failure lines (cli/_errors.ts). */
 export const ROUTER: Server = {

@@ -54,7 +54,12 @@ export async function detectDeployment(cwd = process.cwd()): Promise<Deployment 
   const here = walkUp(cwd);
   if (here) return { file: here, how: "cwd" };
   const inspect = await docker(
-    ["inspect", MAIN_CONTAINER, "--format", '{{ index .Config.Labels "com.docker.compose.project" }}|{{ index .Config.Labels "com.docker.compose.project.config_files" }}'],
+    [
+      "inspect",
+      MAIN_CONTAINER,
+      "--format",
+      '{{ index .Config.Labels "com.docker.compose.project" }}|{{ index .Config.Labels "com.docker.compose.project.config_files" }}',
+    ],
     { capture: true, quiet: true },
   );
   if (inspect.code === 0 && inspect.stdout.trim()) {
@@ -93,10 +98,20 @@ export function composeArgs(d: Deployment, ...rest: string[]): string[] {
 
 /** Compose projects (other than `keep`) holding containers named router_*. */
 export async function otherProjects(keep: Deployment): Promise<string[]> {
-  const ps = await docker(["ps", "-a", "--filter", `name=^${CONTAINER_PREFIX}`, "--format", '{{.Label "com.docker.compose.project"}}'], { capture: true, quiet: true });
+  const ps = await docker(["ps", "-a", "--filter", `name=^${CONTAINER_PREFIX}`, "--format", '{{.Label "com.docker.compose.project"}}'], {
+    capture: true,
+    quiet: true,
+  });
   if (ps.code !== 0) return [];
   const mine = keep.project ?? (await projectOf(keep));
-  return [...new Set(ps.stdout.split("\n").map((s) => s.trim()).filter(Boolean))].filter((p) => p !== mine);
+  return [
+    ...new Set(
+      ps.stdout
+        .split("\n")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ].filter((p) => p !== mine);
 }
 
 /** The project name compose would use for a deployment's file (its `name:`, else its folder). */
@@ -105,7 +120,14 @@ export async function projectOf(d: Deployment): Promise<string | undefined> {
   if (!d.file) return undefined;
   const text = await Bun.file(d.file).text();
   const named = /^name:\s*["']?([\w.-]+)["']?\s*$/m.exec(text)?.[1];
-  return named ?? dirname(d.file).split("/").pop()?.toLowerCase().replace(/[^a-z0-9_-]/g, "");
+  return (
+    named ??
+    dirname(d.file)
+      .split("/")
+      .pop()
+      ?.toLowerCase()
+      .replace(/[^a-z0-9_-]/g, "")
+  );
 }
 
 /** One stack per machine: bring down other projects holding our container names. */

@@ -44,7 +44,13 @@ export default defineCommand({
     }
     const outcome: Outcome = problem ? "broken" : judge(deep, pipeline);
     if (args.json) {
-      console.log(JSON.stringify({ outcome, exit_code: EXIT[outcome], ...(problem ? { error: problem } : {}), ...(deep ? { deep } : {}), ...(pipeline ? { pipeline } : {}) }, null, 2));
+      console.log(
+        JSON.stringify(
+          { outcome, exit_code: EXIT[outcome], ...(problem ? { error: problem } : {}), ...(deep ? { deep } : {}), ...(pipeline ? { pipeline } : {}) },
+          null,
+          2,
+        ),
+      );
       return EXIT[outcome];
     }
     if (problem) {

@@ -15,7 +15,8 @@ export default defineCommand({
   },
   async run({ args }) {
     const maxChars = args["max-chars"] === undefined ? undefined : Number(args["max-chars"]);
-    if (maxChars !== undefined && !(Number.isInteger(maxChars) && maxChars > 0)) usage(`--max-chars ${JSON.stringify(args["max-chars"])}: give a positive whole number`);
+    if (maxChars !== undefined && !(Number.isInteger(maxChars) && maxChars > 0))
+      usage(`--max-chars ${JSON.stringify(args["max-chars"])}: give a positive whole number`);
     const note = await client(args).note(args.path, { lines: args.lines, maxChars });
     console.log(args.json ? JSON.stringify(note) : formatNote(note));
   },

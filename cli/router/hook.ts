@@ -4,8 +4,7 @@
 import { defineCommand } from "citty";
 import { runHook } from "./hook/run";
 
-const event = (name: "session-start" | "prompt" | "stop", description: string) =>
-  defineCommand({ meta: { name, description }, run: () => runHook(name) });
+const event = (name: "session-start" | "prompt" | "stop", description: string) => defineCommand({ meta: { name, description }, run: () => runHook(name) });
 
 export default defineCommand({
   meta: { name: "hook", description: "Claude Code hooks: the feed at session start, new signals on each prompt, markers at stop (hook input JSON on stdin)" },

@@ -4,22 +4,22 @@
 // plan and writes nothing; a second run changes nothing.
 import { chmod, mkdir, readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { fail, usage } from "../_errors";
 import { defineCommand } from "citty";
-import { parse as parseDotenv } from "dotenv";
 import { consola } from "consola";
-import { writeFileAtomic } from "../../src/common/atomic-write";
-import { scaffold } from "../../src/router/vault/scaffold";
+import { parse as parseDotenv } from "dotenv";
 import composeTemplate from "../../compose.yml" with { type: "text" };
 import collectorConfig from "../../deploy/otel-collector.yaml" with { type: "text" };
+import { writeFileAtomic } from "../../src/common/atomic-write";
 import { VERSION } from "../../src/common/version";
+import { scaffold } from "../../src/router/vault/scaffold";
+import { fail, usage } from "../_errors";
 import { envFilePath, home, routerDir } from "./_context";
-import { bringDownOthers, composeArgs, detectDeployment, docker, type Deployment } from "./_docker";
-import { MODEL_KEYS, clientDefaults, completeEnv, composeDefaults, generateToken, retiredDefaults } from "./install/env-file";
+import { bringDownOthers, composeArgs, type Deployment, detectDeployment, docker } from "./_docker";
 import { installMemoryImport, memoryPath } from "./install/claude-memory";
 import { installClaudeSettings, userSettingsPath } from "./install/claude-settings";
-import { PROFILES, TARGETS, linkProfile, profileDir, writeProfile } from "./install/profile";
+import { clientDefaults, completeEnv, composeDefaults, generateToken, MODEL_KEYS, retiredDefaults } from "./install/env-file";
 import { DEFAULT_IMAGE, ensureImage, findCheckout } from "./install/image";
+import { linkProfile, PROFILES, profileDir, TARGETS, writeProfile } from "./install/profile";
 import { renderCompose } from "./install/render";
 
 interface Step {

@@ -24,7 +24,14 @@ export default defineCommand({
     } catch (err) {
       usage((err as Error).message);
     }
-    const page = await client(args).recent({ since, producer: args.producer, tag: args.tag, prefix: args.prefix, limit: Number(args.limit), cursor: args.cursor });
+    const page = await client(args).recent({
+      since,
+      producer: args.producer,
+      tag: args.tag,
+      prefix: args.prefix,
+      limit: Number(args.limit),
+      cursor: args.cursor,
+    });
     console.log(args.json ? JSON.stringify(page) : formatRecent(page));
   },
 });

@@ -10,7 +10,12 @@ export default defineCommand({
   meta: { name: "search", description: "Search the vault; --read N also prints the top N notes in full" },
   args: {
     ...connectionArgs,
-    query: { type: "positional", required: true, valueHint: "QUERY...", description: 'words, "quoted phrases", tag:x, producer:x (several words need no quotes)' },
+    query: {
+      type: "positional",
+      required: true,
+      valueHint: "QUERY...",
+      description: 'words, "quoted phrases", tag:x, producer:x (several words need no quotes)',
+    },
     limit: { type: "string", alias: "n", default: "10", description: "hits (1–100)" },
     read: { type: "string", description: "read the top N hits in full (1–50)" },
     "max-chars": { type: "string", description: "with --read: cut each note's body at this many characters" },
@@ -24,7 +29,12 @@ export default defineCommand({
     const maxChars = args["max-chars"] === undefined ? undefined : Number(args["max-chars"]);
     const c = client(args);
     const query = args._.length > 0 ? args._.join(" ") : args.query;
-    const result = await c.search({ query, limit: Number(args.limit), ...(args.explain ? { explain: true } : {}), ...(args.rerank === false ? { rerank: false } : {}) });
+    const result = await c.search({
+      query,
+      limit: Number(args.limit),
+      ...(args.explain ? { explain: true } : {}),
+      ...(args.rerank === false ? { rerank: false } : {}),
+    });
     const top = result.hits.slice(0, read).map((h) => h.path);
     const batch = top.length ? await c.notes({ paths: top, max_chars: maxChars }) : undefined;
     if (args.json) {
@@ -51,13 +61,13 @@ const stage = (name: string, s: { rank: number; score: number } | null) => `${na
 /** One line of a hit's stages: `bm25 #2 7.1 · vector #1 0.83 · fused #1 0.91 · rerank #3 0.42 (raw 1.7) → 0.84`. */
 export function explainLine(e: Explain): string {
   const r = e.rerank;
-  const rerank = r ? `rerank ${r.rank === null ? "—" : `#${r.rank}`} ${r.score}${r.raw_score === null ? "" : ` (raw ${r.raw_score})`}, weight ${r.retrieval_weight} → ${r.blended}` : "rerank —";
+  const rerank = r
+    ? `rerank ${r.rank === null ? "—" : `#${r.rank}`} ${r.score}${r.raw_score === null ? "" : ` (raw ${r.raw_score})`}, weight ${r.retrieval_weight} → ${r.blended}`
+    : "rerank —";
   return [stage("bm25", e.bm25), stage("vector", e.vector), stage("fused", e.fused), rerank].join(" · ");
 }
 
 export function rerankLine(r: Rerank): string {
   const who = [r.kind, r.model].filter(Boolean).join(" ");
-  return r.applied
-    ? `reranked ${r.candidates} hits${who ? ` (${who})` : ""} in ${r.took_ms} ms`
-    : `not reranked${who ? ` (${who})` : ""}: ${r.reason}`;
+  return r.applied ? `reranked ${r.candidates} hits${who ? ` (${who})` : ""} in ${r.took_ms} ms` : `not reranked${who ? ` (${who})` : ""}: ${r.reason}`;
 }

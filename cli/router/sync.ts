@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { replayOutbox, ReplayInterrupted, type ReplayCounts } from "../../src/router/outbox/outbox";
+import { type ReplayCounts, ReplayInterrupted, replayOutbox } from "../../src/router/outbox/outbox";
 import { fail } from "../_errors";
 import { client, connectionArgs, home, readEnvFile } from "./_context";
 import { enqueueTick, waitForTick } from "./_tick";

@@ -1,11 +1,12 @@
 // router-cli uninstall [--name brain] [--no-unlink] [--dry-run]: stop the stack(s) and unlink
 // the profile. Configuration (~/.router/.env), vault data and volumes survive.
+
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { home } from "./_context";
 import { CONTAINER_PREFIX, composeArgs, detectDeployment, docker } from "./_docker";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { memoryPath, uninstallMemoryImport } from "./install/claude-memory";
 import { uninstallClaudeSettings, userSettingsPath } from "./install/claude-settings";
 import { linkPath, unlinkProfile } from "./install/profile";
@@ -23,13 +24,25 @@ export default defineCommand({
     const dry = a["dry-run"] === true;
     const d = await detectDeployment();
     const hooksInstalled = existsSync(join(home(), ".router", "claude-settings.json")) || existsSync(memoryPath(home()));
-    const ps = await docker(["ps", "-a", "--filter", `name=^${CONTAINER_PREFIX}`, "--format", '{{.Label "com.docker.compose.project"}}'], { capture: true, quiet: true });
-    const projects = [...new Set(ps.stdout.split("\n").map((s) => s.trim()).filter(Boolean))];
+    const ps = await docker(["ps", "-a", "--filter", `name=^${CONTAINER_PREFIX}`, "--format", '{{.Label "com.docker.compose.project"}}'], {
+      capture: true,
+      quiet: true,
+    });
+    const projects = [
+      ...new Set(
+        ps.stdout
+          .split("\n")
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ];
     const plan = [
       ...(d ? [`docker ${composeArgs(d, "down").join(" ")}`] : []),
       ...projects.map((p) => `docker compose -p ${p} down`),
       ...(keepLink ? [] : [`remove the link ${linkPath(home(), args.name)}`]),
-      ...(keepLink || !hooksInstalled ? [] : [`take brain-stack's hooks out of ${userSettingsPath(home())} and the profile import out of ${memoryPath(home())}`]),
+      ...(keepLink || !hooksInstalled
+        ? []
+        : [`take brain-stack's hooks out of ${userSettingsPath(home())} and the profile import out of ${memoryPath(home())}`]),
     ];
     if (plan.length === 0) {
       consola.info("nothing to uninstall: no stack found and no profile link to remove");

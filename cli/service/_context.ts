@@ -7,7 +7,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ServiceClient } from "../../src/orchestrator/client";
-import { connecting, usage, type Server } from "../_errors";
+import { connecting, type Server, usage } from "../_errors";
 
 // The server's values (src/orchestrator/jobs/schema.ts), copied so a command never loads the
 // server's schemas just to check a flag: start-up time. A test keeps them equal.
@@ -69,7 +69,11 @@ export function connection(env: Record<string, string | undefined> = process.env
   const host = env.SERVICE_HOST || file.host || DEFAULT_HOST;
   const port = env.SERVICE_PORT || file.port || String(DEFAULT_PORT);
   if (!/^\d{1,5}$/.test(port.trim()) || Number(port) > 65535) throw new CliConfigError(`SERVICE_PORT=${JSON.stringify(port)} is not a port number`);
-  const firstOf = (list: string | undefined) => list?.split(",").map((k) => k.trim()).find(Boolean);
+  const firstOf = (list: string | undefined) =>
+    list
+      ?.split(",")
+      .map((k) => k.trim())
+      .find(Boolean);
   const candidates: Array<[string | undefined, string]> = [
     [env.SERVICE_API_KEY?.trim() || undefined, "SERVICE_API_KEY"],
     [firstOf(env.SERVICE_API_KEYS), "SERVICE_API_KEYS"],
@@ -105,14 +109,16 @@ export function printJson(value: unknown): void {
 /** A whole number within bounds from a flag, or exit 2 naming the flag. */
 export function intArg(name: string, value: string | undefined, min: number, max: number): number {
   const n = Number(value);
-  if (value === undefined || !/^\s*\d+\s*$/.test(value) || n < min || n > max) usage(`--${name} takes a whole number from ${min} to ${max}, not ${JSON.stringify(value)}`);
+  if (value === undefined || !/^\s*\d+\s*$/.test(value) || n < min || n > max)
+    usage(`--${name} takes a whole number from ${min} to ${max}, not ${JSON.stringify(value)}`);
   return n;
 }
 
 /** Job ids are UUIDs (v7): anything else is a typo, not a job that does not exist. */
 export function jobIdArg(value: string | undefined): string {
   const id = (value ?? "").trim();
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) usage(`${JSON.stringify(value ?? "")} is not a job id (a UUID, as \`service-cli jobs\` lists them)`);
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id))
+    usage(`${JSON.stringify(value ?? "")} is not a job id (a UUID, as \`service-cli jobs\` lists them)`);
   return id;
 }
 

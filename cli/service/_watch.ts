@@ -83,7 +83,8 @@ export function createWatcher(label: string, out: Out = process.stderr, startedA
       switch (e.type) {
         case "status":
           status = String(d.status);
-          if (tty) print(`${finished(d.status) ? (d.status === "succeeded" ? p.green("●") : p.red("●")) : p.cyan("●")} ${status}${d.error ? `: ${d.error}` : ""}`);
+          if (tty)
+            print(`${finished(d.status) ? (d.status === "succeeded" ? p.green("●") : p.red("●")) : p.cyan("●")} ${status}${d.error ? `: ${d.error}` : ""}`);
           else print(`${line()}${d.error ? `: ${d.error}` : ""}`);
           break;
         case "text":

@@ -9,9 +9,9 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { consola } from "consola";
-import { DEFAULT_PORT, stateDir } from "./_context";
 import { usage } from "../_errors";
-import { AGENT_CONTAINER, COMPOSE_FILES, COMPOSE_SERVICE, LOCAL_IMAGE, buildContext, containerState, docker, findUp } from "./_docker";
+import { DEFAULT_PORT, stateDir } from "./_context";
+import { AGENT_CONTAINER, buildContext, COMPOSE_FILES, COMPOSE_SERVICE, containerState, docker, findUp, LOCAL_IMAGE } from "./_docker";
 
 const ACTIONS = ["build", "run", "enter", "stop", "logs", "list", "compose-up", "compose-down", "compose-enter", "compose-logs"] as const;
 type Action = (typeof ACTIONS)[number];
@@ -86,12 +86,19 @@ async function runContainer(): Promise<number> {
   const envFile = findUp([".env"]) ?? (existsSync(join(stateDir(), ".env")) ? join(stateDir(), ".env") : undefined);
   if (!envFile) consola.warn("no .env here, above, or in ~/.service/: the container starts with the image's defaults");
   const argv = [
-    "run", "-d", "--name", AGENT_CONTAINER,
+    "run",
+    "-d",
+    "--name",
+    AGENT_CONTAINER,
     // Published on loopback only: without SERVICE_API_KEYS in the env file the service has no auth.
-    "-p", `127.0.0.1:${port}:8200`,
+    "-p",
+    `127.0.0.1:${port}:8200`,
     ...(envFile ? ["--env-file", envFile] : []),
-    "-e", "SERVICE_ALLOW_NO_AUTH=1",
-    LOCAL_IMAGE, "--only", "orchestrator",
+    "-e",
+    "SERVICE_ALLOW_NO_AUTH=1",
+    LOCAL_IMAGE,
+    "--only",
+    "orchestrator",
   ];
   if ((await docker(argv)).code !== 0) return 1;
   consola.success(`${AGENT_CONTAINER} started: http://127.0.0.1:${port} (\`service-cli status\`, \`service-cli agent --logs\`, \`--stop\`)`);

@@ -5,11 +5,11 @@
 import { existsSync } from "node:fs";
 import { defineCommand } from "citty";
 import { loadOrchestratorConfig } from "../../src/orchestrator/config";
-import { home } from "./_context";
 import { usage } from "../_errors";
-import { BackendSettingError, readState, resolveBackend, statePath, type Backend } from "./agents/backend";
+import { home } from "./_context";
+import { type Backend, BackendSettingError, readState, resolveBackend, statePath } from "./agents/backend";
 import { hubDir } from "./agents/discovery";
-import { ACTIONS, emit, headless, type Action } from "./agents/headless";
+import { ACTIONS, type Action, emit, headless } from "./agents/headless";
 
 export default defineCommand({
   meta: { name: "agents", description: "Browse and talk to local agents and orchestrator pods (TUI, or --headless)" },
@@ -51,12 +51,21 @@ export default defineCommand({
     if (args.headless) {
       emit(
         await headless({
-          action, backend, hub,
-          pod: args.pod, agent: args.agent, message: args.message, conversationId: args["conversation-id"], task: args.task, repo: args.repo, wait,
+          action,
+          backend,
+          hub,
+          pod: args.pod,
+          agent: args.agent,
+          message: args.message,
+          conversationId: args["conversation-id"],
+          task: args.task,
+          repo: args.repo,
+          wait,
         }),
       );
     }
-    if (!process.stdin.isTTY || !process.stdout.isTTY) invalid("the agents TUI needs a terminal; use --headless for scripts (service-cli agents --headless list)");
+    if (!process.stdin.isTTY || !process.stdout.isTTY)
+      invalid("the agents TUI needs a terminal; use --headless for scripts (service-cli agents --headless list)");
     const { runTui } = await import("./agents/tui");
     return await runTui({ backend, hub, statePath: statePath(home()) });
   },

@@ -14,8 +14,8 @@ import type { DrainResult } from "../../src/orchestrator/client";
 import { loadOrchestratorConfig } from "../../src/orchestrator/config";
 import { countRunningInStore, drainPod } from "../../src/orchestrator/jobs/drain";
 import { openStores } from "../../src/orchestrator/runtime";
-import { client, home, intArg, jsonArg, printJson } from "./_context";
 import { failure, usage } from "../_errors";
+import { client, home, intArg, jsonArg, printJson } from "./_context";
 
 export default defineCommand({
   meta: { name: "drain", description: "Stop taking jobs and wait for this pod's running jobs (preStop hook)" },
@@ -42,7 +42,11 @@ export default defineCommand({
       const { kv, store } = await openStores(config);
       try {
         if (!args.json) consola.info(`draining pod ${config.podName}: waiting up to ${timeout} s for its running jobs`);
-        result = { ...(await drainPod({ kv, pod: config.podName, timeoutSeconds: timeout, countRunning: countRunningInStore(store, config.podName) })), via: "store", pod: config.podName };
+        result = {
+          ...(await drainPod({ kv, pod: config.podName, timeoutSeconds: timeout, countRunning: countRunningInStore(store, config.podName) })),
+          via: "store",
+          pod: config.podName,
+        };
       } finally {
         await store.close();
         await kv.close();

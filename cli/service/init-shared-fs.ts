@@ -12,8 +12,8 @@ import { stringify } from "yaml";
 import { writeFileAtomic } from "../../src/common/atomic-write";
 import { loadOrchestratorConfig } from "../../src/orchestrator/config";
 import { BUNDLED_PROFILES } from "../../src/orchestrator/profiles/profile";
-import { home, jsonArg, printJson } from "./_context";
 import { usage } from "../_errors";
+import { home, jsonArg, printJson } from "./_context";
 
 export const SHARED_DIRS = ["profiles", "repos", "jobs", "job-state"] as const;
 

@@ -1,8 +1,8 @@
 // service-cli jobs [--limit/-n 20] [--status/-s S] [--json]: recent jobs, newest first, as a
 // table with the spec's columns ID, STATUS, PROFILE, TASK.
 import { defineCommand } from "citty";
-import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JOB_STATUSES, client, intArg, jsonArg, printJson, type JobStatusName } from "./_context";
 import { usage } from "../_errors";
+import { client, intArg, JOB_LIST_DEFAULT, JOB_LIST_MAX, JOB_STATUSES, type JobStatusName, jsonArg, printJson } from "./_context";
 import { jobsTable } from "./_job-view";
 
 export default defineCommand({

@@ -4,7 +4,7 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { usage } from "../_errors";
-import { IMAGE_NAME, buildContext, docker } from "./_docker";
+import { buildContext, docker, IMAGE_NAME } from "./_docker";
 
 export default defineCommand({
   meta: { name: "push", description: "Build and push the image to DOCKER_REGISTRY" },

@@ -5,8 +5,8 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import type { Job } from "../../src/orchestrator/client";
-import { client, jsonArg, printJson } from "./_context";
 import { usage } from "../_errors";
+import { client, jsonArg, printJson } from "./_context";
 import { jobDetails } from "./_job-view";
 import { watchJob } from "./_watch";
 
@@ -26,7 +26,8 @@ export default defineCommand({
     const task = String(args.task ?? "").trim();
     if (!task) usage("the task must not be empty");
     const budget = args["max-budget-usd"] === undefined ? undefined : Number(args["max-budget-usd"]);
-    if (budget !== undefined && !(Number.isFinite(budget) && budget > 0)) usage(`--max-budget-usd must be a positive number of US dollars, got ${JSON.stringify(args["max-budget-usd"])}`);
+    if (budget !== undefined && !(Number.isFinite(budget) && budget > 0))
+      usage(`--max-budget-usd must be a positive number of US dollars, got ${JSON.stringify(args["max-budget-usd"])}`);
     const c = client();
     const submitted = await c.submitJob({
       task,
@@ -53,7 +54,9 @@ async function follow(c: ReturnType<typeof client>, submitted: Job): Promise<Job
   // Ctrl-C stops watching, not the job.
   process.once("SIGINT", () => {
     process.stderr.write("\n");
-    consola.info(`job ${submitted.id} keeps running: \`service-cli job ${submitted.id} --follow\` watches it again, \`service-cli cancel ${submitted.id}\` stops it`);
+    consola.info(
+      `job ${submitted.id} keeps running: \`service-cli job ${submitted.id} --follow\` watches it again, \`service-cli cancel ${submitted.id}\` stops it`,
+    );
     process.exit(130);
   });
   return watchJob(c, submitted);

@@ -5,13 +5,13 @@
 import { Writable } from "node:stream";
 import { defineCommand } from "citty";
 import { log, setLogLevel } from "../../src/common/logger";
-import { StartupError, listen } from "../../src/common/server";
+import { listen, StartupError } from "../../src/common/server";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
 import { checkOrchestratorExposure } from "../../src/orchestrator/exposure";
 import { serveMcpStdio } from "../../src/orchestrator/mcp/stdio";
 import { createOrchestratorRuntime } from "../../src/orchestrator/runtime";
-import { home, intArg } from "./_context";
 import { usage } from "../_errors";
+import { home, intArg } from "./_context";
 
 const logger = log("main");
 
@@ -84,4 +84,3 @@ async function serveHttp(config: OrchestratorConfig): Promise<number> {
     process.on("SIGINT", () => void shutdown("SIGINT"));
   });
 }
-

@@ -9,7 +9,7 @@
 //     dist/service-cli is used when it runs here, else it is built from the package's sources.
 // The new binary must run and print its version before it replaces the old one (an atomic rename
 // beside it). Building needs bun on PATH.
-import { copyFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { defineCommand } from "citty";
@@ -51,7 +51,8 @@ type Kind = "path" | "git" | "npm";
 
 export function sourceKind(source: string): Kind {
   if (/^(https?|ssh|git|file):\/\//.test(source) || /^[\w.-]+@[\w.-]+:/.test(source) || source.endsWith(".git")) return "git";
-  if (source.startsWith("/") || source.startsWith("./") || source.startsWith("../") || source.startsWith("~/") || source === "." || existsSync(source)) return "path";
+  if (source.startsWith("/") || source.startsWith("./") || source.startsWith("../") || source.startsWith("~/") || source === "." || existsSync(source))
+    return "path";
   return "npm";
 }
 

@@ -20,7 +20,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort } from "./lib/ports.ts";
-import { cpuMs, rssMb, startAndWait, type Started } from "./lib/proc.ts";
+import { cpuMs, rssMb, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 

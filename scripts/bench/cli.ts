@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { freePort } from "./lib/ports.ts";
-import { startAndWait, type Started } from "./lib/proc.ts";
+import { type Started, startAndWait } from "./lib/proc.ts";
 import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -68,9 +68,25 @@ async function time(argv: string[], env: Record<string, string>): Promise<Timed>
 
 function jobRecord(i: number, now: string) {
   return {
-    id: Bun.randomUUIDv7(), status: i % 10 === 0 ? "failed" : "succeeded", profile: i % 2 ? "code" : "review", task: `Explain stored job ${i}`,
-    repo_url: "https://example.com/acme/widgets.git", base_ref: "main", session_id: null, exit_code: 0, pr_url: null, branch: null, error: null,
-    output: "done", pod_name: "bench", created_at: now, started_at: now, finished_at: now, updated_at: now, usage: null, cost_usd: null,
+    id: Bun.randomUUIDv7(),
+    status: i % 10 === 0 ? "failed" : "succeeded",
+    profile: i % 2 ? "code" : "review",
+    task: `Explain stored job ${i}`,
+    repo_url: "https://example.com/acme/widgets.git",
+    base_ref: "main",
+    session_id: null,
+    exit_code: 0,
+    pr_url: null,
+    branch: null,
+    error: null,
+    output: "done",
+    pod_name: "bench",
+    created_at: now,
+    started_at: now,
+    finished_at: now,
+    updated_at: now,
+    usage: null,
+    cost_usd: null,
   };
 }
 
@@ -88,8 +104,14 @@ async function startOrchestrator(): Promise<string> {
       cmd: [process.execPath, MAIN, "--only", "orchestrator"],
       cwd: tmp,
       env: {
-        PATH: process.env.PATH, HOME: join(tmp, "orch-home"), SERVICE_PORT: String(port), SERVICE_API_KEYS: KEY, SERVICE_OTEL_ENABLED: "false",
-        SERVICE_JOBS_DIR: jobsDir, SERVICE_JOB_TTL: String(7 * 86400), LOG_LEVEL: "1",
+        PATH: process.env.PATH,
+        HOME: join(tmp, "orch-home"),
+        SERVICE_PORT: String(port),
+        SERVICE_API_KEYS: KEY,
+        SERVICE_OTEL_ENABLED: "false",
+        SERVICE_JOBS_DIR: jobsDir,
+        SERVICE_JOB_TTL: String(7 * 86400),
+        LOG_LEVEL: "1",
       },
       readyUrl: `http://127.0.0.1:${port}/health`,
       logPath: join(tmp, "orchestrator.log"),
@@ -106,7 +128,15 @@ async function startRouter(): Promise<string | undefined> {
       await startAndWait({
         cmd: [process.execPath, MAIN, "--only", "router", "--vault", join(tmp, "vault")],
         cwd: tmp,
-        env: { PATH: process.env.PATH, HOME: join(tmp, "router-home"), PORT_BRAIN_API: String(port), PORT_BRAIN_MCP: String(freePort()), KB_ROUTER_TOKEN: TOKEN, DATA_DIR: join(tmp, "router-data"), LOG_LEVEL: "1" },
+        env: {
+          PATH: process.env.PATH,
+          HOME: join(tmp, "router-home"),
+          PORT_BRAIN_API: String(port),
+          PORT_BRAIN_MCP: String(freePort()),
+          KB_ROUTER_TOKEN: TOKEN,
+          DATA_DIR: join(tmp, "router-data"),
+          LOG_LEVEL: "1",
+        },
         readyUrl: `http://127.0.0.1:${port}/health`,
         logPath: join(tmp, "router.log"),
       }),
@@ -154,7 +184,10 @@ async function floorBinary(): Promise<string> {
   const src = join(tmp, "floor.ts");
   writeFileSync(src, "await Bun.stdin.text();\n");
   const out = join(tmp, "floor");
-  const proc = Bun.spawn([process.execPath, "build", src, "--compile", "--outfile", out, "--minify", "--bytecode", "--format=esm"], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, "build", src, "--compile", "--outfile", out, "--minify", "--bytecode", "--format=esm"], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if ((await proc.exited) !== 0) throw new Error(`floor binary build failed: ${await new Response(proc.stderr).text()}`);
   return out;
 }
@@ -165,7 +198,12 @@ async function hookRows(router: string, routerUrl: string | undefined): Promise<
   mkdirSync(join(home, ".router"), { recursive: true });
   writeFileSync(join(home, ".router", ".env"), "AMYGDALA_MIN_SEVERITY=high\nBRAIN_FEED_MAX_CHARS=6000\n");
   const transcript = join(tmp, "transcript.jsonl");
-  const entry = { type: "assistant", uuid: "bench-entry", timestamp: new Date().toISOString(), message: { content: [{ type: "text", text: "<!-- @lesson -->\nBench lesson.\n<!-- @/lesson -->" }] } };
+  const entry = {
+    type: "assistant",
+    uuid: "bench-entry",
+    timestamp: new Date().toISOString(),
+    message: { content: [{ type: "text", text: "<!-- @lesson -->\nBench lesson.\n<!-- @/lesson -->" }] },
+  };
   writeFileSync(transcript, `${JSON.stringify({ type: "user", message: { content: "hi" } })}\n${JSON.stringify(entry)}\n`);
   const input = JSON.stringify({ session_id: "bench-session", transcript_path: transcript, cwd: tmp });
   const floorRuns = { argv: [await floorBinary()], times: [] as number[] };
@@ -173,7 +211,11 @@ async function hookRows(router: string, routerUrl: string | undefined): Promise<
   const up = routerUrl ? { ...down, BRAIN_URL: routerUrl } : undefined;
   if (routerUrl) {
     for (let i = 0; i < 5; i++) {
-      await fetch(`${routerUrl}/marker`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ type: "lesson", content: `Bench feed lesson ${i}.` }) });
+      await fetch(`${routerUrl}/marker`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ type: "lesson", content: `Bench feed lesson ${i}.` }),
+      });
     }
   }
   const measured: Array<{ event: string; u?: number[]; d: number[] }> = [];
@@ -194,14 +236,21 @@ async function hookRows(router: string, routerUrl: string | undefined): Promise<
       `< ${TARGET.hookUpMs} ms up; < ${TARGET.hookDownMs} ms down`,
     ]);
   }
-  rows.push([`floor: compiled Bun binary, reads stdin (run after each hook run, ${floor.length}×)`, `${num(floorP50, 1)} / ${num(percentile(floor, 99), 1)} ms`, "", ""]);
+  rows.push([
+    `floor: compiled Bun binary, reads stdin (run after each hook run, ${floor.length}×)`,
+    `${num(floorP50, 1)} / ${num(percentile(floor, 99), 1)} ms`,
+    "",
+    "",
+  ]);
   return rows;
 }
 
 const mib = (path: string) => `${(statSync(path).size / 1024 / 1024).toFixed(1)} MiB`;
 
 async function main(): Promise<number> {
-  console.log(`cli bench: ${RUNS} runs per command (median wall time, spawn to exit), ${STORED} stored jobs; bun ${Bun.version}, ${availableParallelism()} cores\n`);
+  console.log(
+    `cli bench: ${RUNS} runs per command (median wall time, spawn to exit), ${STORED} stored jobs; bun ${Bun.version}, ${availableParallelism()} cores\n`,
+  );
   const bin = await build();
   const router = join(bin, "router-cli");
   const service = join(bin, "service-cli");
@@ -230,7 +279,13 @@ async function main(): Promise<number> {
     ]),
   );
   console.log(`\n${table(await hookRows(router, routerUrl))}`);
-  console.log(`\n${table([["binary", "size"], ["router-cli", mib(router)], ["service-cli", mib(service)]])}`);
+  console.log(
+    `\n${table([
+      ["binary", "size"],
+      ["router-cli", mib(router)],
+      ["service-cli", mib(service)],
+    ])}`,
+  );
   return 0;
 }
 

@@ -37,7 +37,11 @@ const browser = await chromium.launch({
 try {
   const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
   for (let i = 0; i < 200; i++) {
-    await fetch(`${url}/ingest`, { method: "POST", headers: auth, body: JSON.stringify({ content: `# Note ${i}\nCanary deploys ship to one pod first (${i}); rollbacks restore the previous image.`, tags: ["deploy"] }) });
+    await fetch(`${url}/ingest`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ content: `# Note ${i}\nCanary deploys ship to one pod first (${i}); rollbacks restore the previous image.`, tags: ["deploy"] }),
+    });
   }
 
   /** A fresh tab (cold cache) with the token in sessionStorage; bytes of every response. */
@@ -113,7 +117,12 @@ try {
   console.log(
     table([
       ["", "console", "floor", "peer: /docs (Scalar)"],
-      ["first load, bytes", `${num(pageBytes / 1024, 1)} KiB in ${pageRequests} request(s)`, "", `${num(docsBytes / 1024, 1)} KiB in ${docsRequests} request(s)${foreign ? ` + ${foreign} to other hosts (a CDN; not counted)` : ""}`],
+      [
+        "first load, bytes",
+        `${num(pageBytes / 1024, 1)} KiB in ${pageRequests} request(s)`,
+        "",
+        `${num(docsBytes / 1024, 1)} KiB in ${docsRequests} request(s)${foreign ? ` + ${foreign} to other hosts (a CDN; not counted)` : ""}`,
+      ],
       ["search box ready, p50", `${num(median(loaded), 1)} ms`, `${num(median(blank), 1)} ms (GET /health received, same browser)`, ""],
       ["to the first search result, p50", `${num(median(firstResult), 1)} ms`, `${num(median(apiOnly), 1)} ms (the POST /search alone)`, ""],
     ]),

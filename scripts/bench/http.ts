@@ -8,9 +8,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { describeLoad, loadTool, runLoad, type LoadResult } from "./lib/load.ts";
+import { describeLoad, type LoadResult, loadTool, runLoad } from "./lib/load.ts";
 import { freePort } from "./lib/ports.ts";
-import { cpuMs, logTail, rssMb, startAndWait, type Started } from "./lib/proc.ts";
+import { cpuMs, logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -175,13 +175,7 @@ function report(results: Map<Name, Measured>, loadLine: string): void {
   const bareCpu = results.get("bare")?.cpuUsPerRequest ?? Number.NaN;
   const NA = Number.NaN;
   /** One row: a figure per server; ours are judged against the target when `meets` is given. */
-  const row = (
-    figure: string,
-    value: (m: Measured) => number,
-    decimals: number,
-    target: string,
-    meets?: (v: number) => boolean,
-  ): string[] => [
+  const row = (figure: string, value: (m: Measured) => number, decimals: number, target: string, meets?: (v: number) => boolean): string[] => [
     figure,
     ...cols.map((n) => {
       const m = results.get(n);
@@ -194,18 +188,40 @@ function report(results: Map<Name, Measured>, loadLine: string): void {
 
   const rows: string[][] = [
     ["figure", ...cols.map((n) => targets.find((t) => t.name === n)!.label), "target (ours)"],
-    row(`start → first 200, median of ${settings.startupRuns} (ms)`, (m) => median(m.startupSamples), 0,
-      `< ${TARGET.startupMs} ms`, (v) => v < TARGET.startupMs),
+    row(
+      `start → first 200, median of ${settings.startupRuns} (ms)`,
+      (m) => median(m.startupSamples),
+      0,
+      `< ${TARGET.startupMs} ms`,
+      (v) => v < TARGET.startupMs,
+    ),
     row("requests/s", (m) => m.load?.rps ?? NA, 0, "—"),
     row("p50 latency (ms)", (m) => m.load?.p50Ms ?? NA, 2, "—"),
     row("p99 latency (ms)", (m) => m.load?.p99Ms ?? NA, 2, "—"),
-    row("throughput ratio ours/bare", (m) => (m.load?.rps ?? NA) / bareRps, 2,
-      `≥ ${TARGET.ratio}`, (v) => v >= TARGET.ratio),
+    row(
+      "throughput ratio ours/bare",
+      (m) => (m.load?.rps ?? NA) / bareRps,
+      2,
+      `≥ ${TARGET.ratio}`,
+      (v) => v >= TARGET.ratio,
+    ),
     // Less noisy than requests/s on a shared 2-core machine, where the load generator takes a core.
     row("server CPU per request (µs)", (m) => m.cpuUsPerRequest ?? NA, 1, "—"),
     row("CPU ratio bare/ours", (m) => bareCpu / (m.cpuUsPerRequest ?? NA), 2, "—"),
-    row("RSS idle after start-up (MB)", (m) => m.rssStartMb, 1, `< ${TARGET.rssMb} MB`, (v) => v < TARGET.rssMb),
-    row("RSS idle after load (MB)", (m) => m.rssAfterMb ?? NA, 1, `< ${TARGET.rssMb} MB`, (v) => v < TARGET.rssMb),
+    row(
+      "RSS idle after start-up (MB)",
+      (m) => m.rssStartMb,
+      1,
+      `< ${TARGET.rssMb} MB`,
+      (v) => v < TARGET.rssMb,
+    ),
+    row(
+      "RSS idle after load (MB)",
+      (m) => m.rssAfterMb ?? NA,
+      1,
+      `< ${TARGET.rssMb} MB`,
+      (v) => v < TARGET.rssMb,
+    ),
     row("non-2xx responses", (m) => m.load?.non2xx ?? NA, 0, "0"),
     row("socket errors", (m) => m.load?.errors ?? NA, 0, "0"),
   ];
@@ -261,7 +277,7 @@ let code = 1;
 try {
   code = await main();
 } catch (err) {
-  console.error(`http bench could not run: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+  console.error(`http bench could not run: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
 } finally {
   await cleanup();
 }

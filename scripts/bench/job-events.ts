@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createParser } from "eventsource-parser";
 import { freePort } from "./lib/ports.ts";
-import { cpuMs, startAndWait, type Started } from "./lib/proc.ts";
+import { cpuMs, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 

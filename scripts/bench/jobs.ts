@@ -21,8 +21,8 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "redis";
 import { freePort } from "./lib/ports.ts";
+import { logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
 import { queueScaling } from "./lib/queue-scaling.ts";
-import { logTail, rssMb, startAndWait, type Started } from "./lib/proc.ts";
 import { benchRealCli, imageSize, REAL_CLAUDE } from "./lib/real-cli.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
@@ -71,7 +71,12 @@ function percentile(values: number[], p: number): number {
 }
 
 function sh(cmd: string[], cwd: string): void {
-  const r = Bun.spawnSync(cmd, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "b", GIT_AUTHOR_EMAIL: "b@b", GIT_COMMITTER_NAME: "b", GIT_COMMITTER_EMAIL: "b@b" } });
+  const r = Bun.spawnSync(cmd, {
+    cwd,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, GIT_AUTHOR_NAME: "b", GIT_AUTHOR_EMAIL: "b@b", GIT_COMMITTER_NAME: "b", GIT_COMMITTER_EMAIL: "b@b" },
+  });
   if (r.exitCode !== 0) throw new Error(`${cmd.join(" ")}: ${r.stderr.toString()}`);
 }
 
@@ -91,10 +96,26 @@ function makeRemote(): string {
 /** The instant agent: logs its start (ms) and arguments, prints Claude Code's init and result lines, logs its exit. */
 function writeAgent(): string {
   const path = join(tmp, "instant-agent");
-  const init = JSON.stringify({ type: "system", subtype: "init", cwd: "/", session_id: "00000000-0000-4000-8000-000000000000", tools: [], mcp_servers: [], model: "bench", permissionMode: "default" });
+  const init = JSON.stringify({
+    type: "system",
+    subtype: "init",
+    cwd: "/",
+    session_id: "00000000-0000-4000-8000-000000000000",
+    tools: [],
+    mcp_servers: [],
+    model: "bench",
+    permissionMode: "default",
+  });
   const result = JSON.stringify({
-    type: "result", subtype: "success", is_error: false, duration_ms: 1, num_turns: 1, session_id: "00000000-0000-4000-8000-000000000000",
-    total_cost_usd: 0, usage: { input_tokens: 1, output_tokens: 1 }, result: "done",
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    duration_ms: 1,
+    num_turns: 1,
+    session_id: "00000000-0000-4000-8000-000000000000",
+    total_cost_usd: 0,
+    usage: { input_tokens: 1, output_tokens: 1 },
+    result: "done",
   });
   writeFileSync(
     path,
@@ -260,9 +281,25 @@ async function main(): Promise<number> {
       writeFileSync(
         join(tmp, "jobs", `${id}.json`),
         JSON.stringify({
-          id, status: "succeeded", profile: "review", task: `Explain stored ${i}`, repo_url: repo, base_ref: null, session_id: null, exit_code: 0,
-          pr_url: null, branch: null, error: null, output: "done", pod_name: "bench", created_at: now, started_at: now, finished_at: now,
-          updated_at: now, usage: { input_tokens: 1, output_tokens: 1 }, cost_usd: 0,
+          id,
+          status: "succeeded",
+          profile: "review",
+          task: `Explain stored ${i}`,
+          repo_url: repo,
+          base_ref: null,
+          session_id: null,
+          exit_code: 0,
+          pr_url: null,
+          branch: null,
+          error: null,
+          output: "done",
+          pod_name: "bench",
+          created_at: now,
+          started_at: now,
+          finished_at: now,
+          updated_at: now,
+          usage: { input_tokens: 1, output_tokens: 1 },
+          cost_usd: 0,
         }),
       );
     }
@@ -296,24 +333,40 @@ async function main(): Promise<number> {
   server = undefined;
 
   // 4. The real CLI against the fixture Anthropic API.
-  const real = settings.realJobs > 0 && existsSync(REAL_CLAUDE)
-    ? await benchRealCli({
-        tmp,
-        jobs: settings.realJobs,
-        startService: async (env) => {
-          const s = await startService({ ...env, SERVICE_JOBS_DIR: join(tmp, "jobs-real") });
-          server = s.server;
-          return { url: s.url, stop: async () => { await s.server.stop(); server = undefined; } };
-        },
-        submit: (url, body) => submit(url, body) as never,
-      })
-    : undefined;
+  const real =
+    settings.realJobs > 0 && existsSync(REAL_CLAUDE)
+      ? await benchRealCli({
+          tmp,
+          jobs: settings.realJobs,
+          startService: async (env) => {
+            const s = await startService({ ...env, SERVICE_JOBS_DIR: join(tmp, "jobs-real") });
+            server = s.server;
+            return {
+              url: s.url,
+              stop: async () => {
+                await s.server.stop();
+                server = undefined;
+              },
+            };
+          },
+          submit: (url, body) => submit(url, body) as never,
+        })
+      : undefined;
   const realRows = real
     ? [
         [`real CLI (${real.jobs.length} jobs): submit → first request at the API, p50 / p99 (ms)`, fmt(real.jobs.map((s) => s.toFirstRequest)), "—"],
         [`  floor: the CLI alone, spawn → first request`, fmt(real.direct.map((s) => s.toFirstRequest)), "—"],
-        [`real CLI: result line → job stored, p50 / p99 (ms)`, fmt(real.jobs.map((s) => s.resultToDone)),
-          judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(real.jobs.map((s) => s.resultToDone), 50) < TARGET.overheadP50Ms)],
+        [
+          `real CLI: result line → job stored, p50 / p99 (ms)`,
+          fmt(real.jobs.map((s) => s.resultToDone)),
+          judged(
+            `p50 < ${TARGET.overheadP50Ms} ms`,
+            percentile(
+              real.jobs.map((s) => s.resultToDone),
+              50,
+            ) < TARGET.overheadP50Ms,
+          ),
+        ],
         [`  floor: the CLI alone, result line → process exit`, fmt(real.direct.map((s) => s.resultToDone)), "—"],
         ["real CLI jobs not succeeded", String(real.failed), "0"],
       ]
@@ -321,14 +374,29 @@ async function main(): Promise<number> {
 
   const rows = [
     ["figure", "value", "target"],
-    [`serial (${serialJobs.length}): submit → agent started, p50 / p99 (ms)`, fmt(serialStart),
-      judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(serialStart, 50) < TARGET.overheadP50Ms)],
+    [
+      `serial (${serialJobs.length}): submit → agent started, p50 / p99 (ms)`,
+      fmt(serialStart),
+      judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(serialStart, 50) < TARGET.overheadP50Ms),
+    ],
     [`  of which submit → taken from the queue (store, gate)`, fmt(serialQueue), "—"],
     [`  of which taken → agent started (fetch, worktree, spawn)`, fmt(serialSpawn), "—"],
-    [`serial: agent exit → job stored, p50 / p99 (ms)`, fmt(serialStore), judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(serialStore, 50) < TARGET.overheadP50Ms)],
+    [
+      `serial: agent exit → job stored, p50 / p99 (ms)`,
+      fmt(serialStore),
+      judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(serialStore, 50) < TARGET.overheadP50Ms),
+    ],
     [`load (${loadJobs.length} at parallel ${settings.parallel}): jobs/s`, num((loadJobs.length / wallMs) * 1000, 1), "—"],
-    [`load: taken from the queue → agent started, p50 / p99 (ms)`, fmt(loadStart), judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(loadStart, 50) < TARGET.overheadP50Ms)],
-    [`load: agent exit → job stored, p50 / p99 (ms)`, fmt(loadStore), judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(loadStore, 50) < TARGET.overheadP50Ms)],
+    [
+      `load: taken from the queue → agent started, p50 / p99 (ms)`,
+      fmt(loadStart),
+      judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(loadStart, 50) < TARGET.overheadP50Ms),
+    ],
+    [
+      `load: agent exit → job stored, p50 / p99 (ms)`,
+      fmt(loadStore),
+      judged(`p50 < ${TARGET.overheadP50Ms} ms`, percentile(loadStore, 50) < TARGET.overheadP50Ms),
+    ],
     ["jobs not succeeded", String(failed), "0"],
     ["RSS after the load (MB)", num(rssAfterLoad, 1), "—"],
     [`RSS idle with ${stored} stored jobs (MB)`, num(rssStored, 1), "—"],

@@ -78,9 +78,15 @@ try {
     builds.linked.push((await build(linked)).docsPerS);
   }
   rows.push(["full SQLite build, best of 2 (docs/s)", num(Math.max(...builds.linked), 0), num(Math.max(...builds.plain), 0)]);
-  console.log(`links bench — ${notes} generated notes; load average ${loadavg().map((x) => x.toFixed(2)).join(" ")} (other work skews every figure)\n`);
+  console.log(
+    `links bench — ${notes} generated notes; load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")} (other work skews every figure)\n`,
+  );
   console.log(table(rows));
-  console.log(`\nextractLinks beside the per-note parse+chunk work: ${num((100 * cost.linked) / peer.linked, 1)}% with links, ${num((100 * cost.plain) / peer.plain, 1)}% without`);
+  console.log(
+    `\nextractLinks beside the per-note parse+chunk work: ${num((100 * cost.linked) / peer.linked, 1)}% with links, ${num((100 * cost.plain) / peer.plain, 1)}% without`,
+  );
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

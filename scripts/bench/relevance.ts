@@ -21,27 +21,27 @@
 //   bun run bench relevance
 //   bun scripts/bench/relevance.ts --npm-only # the npm-docs set alone
 //   bun scripts/bench/relevance.ts --dump     # print the labelled set as JSON and exit
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import postgres from "postgres";
-import { startGateway, type Gateway } from "../../test/fixtures/openai-gateway.ts";
 import { openPostgresIndex } from "../../src/router/index/postgres.ts";
 import { parseQuery } from "../../src/router/index/query.ts";
 import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
 import type { IndexStore, SearchHit } from "../../src/router/index/types.ts";
-import { embed, type EmbeddingsEndpoint } from "../../src/router/llm.ts";
+import { type EmbeddingsEndpoint, embed } from "../../src/router/llm.ts";
+import { httpReranker, type Reranker } from "../../src/router/search/rerank.ts";
 import { fuseRrf, fuseScores, RRF_K, search } from "../../src/router/search/search.ts";
+import { type Gateway, startGateway } from "../../test/fixtures/openai-gateway.ts";
+import { type RerankerFixture, startRerankerFixture } from "../../test/fixtures/reranker.ts";
+import { indexedCopy, loadSet, NODE_MODULES, NPM_KINDS, type NpmQueryKind, vaultPathOf } from "./lib/npm-docs-set.ts";
 import { refreshRaw } from "./lib/raw-index.ts";
 import { QUERY_KINDS, relevanceSet } from "./lib/relevance-set.ts";
-import { serveEmbeddings, synonymEmbedding, type EmbeddingsServer } from "./lib/synonym-embeddings.ts";
-import { startRerankerFixture, type RerankerFixture } from "../../test/fixtures/reranker.ts";
-import { httpReranker, type Reranker } from "../../src/router/search/rerank.ts";
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { indexedCopy, loadSet, NODE_MODULES, NPM_KINDS, vaultPathOf, type NpmQueryKind } from "./lib/npm-docs-set.ts";
-import { num, table } from "./lib/table.ts";
 import { percentile } from "./lib/stats.ts";
+import { type EmbeddingsServer, serveEmbeddings, synonymEmbedding } from "./lib/synonym-embeddings.ts";
+import { num, table } from "./lib/table.ts";
 import { writeVault } from "./lib/vault-gen.ts";
 
 const BACKGROUND_NOTES = Number(process.env.BENCH_RELEVANCE_BACKGROUND ?? 3_000);
@@ -87,7 +87,12 @@ function evaluate(queries: JudgedQuery[], kinds: readonly string[], results: Map
     const dcg = top.reduce((sum, p, i) => sum + (q.relevant.includes(p) ? 1 / Math.log2(i + 2) : 0), 0);
     let ideal = 0;
     for (let i = 0; i < Math.min(K, q.relevant.length); i++) ideal += 1 / Math.log2(i + 2);
-    return { kind: q.kind, rr: first === -1 ? 0 : 1 / (first + 1), ndcg: ideal ? dcg / ideal : 0, recall: q.relevant.filter((r) => top.includes(r)).length / q.relevant.length };
+    return {
+      kind: q.kind,
+      rr: first === -1 ? 0 : 1 / (first + 1),
+      ndcg: ideal ? dcg / ideal : 0,
+      recall: q.relevant.filter((r) => top.includes(r)).length / q.relevant.length,
+    };
   });
   const metrics = (xs: typeof per): Metrics => ({ mrr: mean(xs.map((x) => x.rr)), ndcg: mean(xs.map((x) => x.ndcg)), recall: mean(xs.map((x) => x.recall)) });
   const byKind = Object.fromEntries(kinds.map((k) => [k, metrics(per.filter((p) => p.kind === k))]));
@@ -105,7 +110,12 @@ async function runOn(queries: JudgedQuery[], kinds: readonly string[], ranking: 
 const run = (ranking: Ranking) => runOn(labelled, QUERY_KINDS, ranking);
 
 /** search() with the rerank stage on; counts the queries whose rerank fell back. */
-function reranked(deps: { index: IndexStore; embed?: (texts: string[]) => Promise<number[][]> }, reranker: Reranker, vault: string, fallbacks: string[]): Ranking {
+function reranked(
+  deps: { index: IndexStore; embed?: (texts: string[]) => Promise<number[][]> },
+  reranker: Reranker,
+  vault: string,
+  fallbacks: string[],
+): Ranking {
   return async (q) => {
     const r = await search({ ...deps, rerank: reranker, vault }, q.query, K);
     if (r.rerank && !r.rerank.applied && !/no words|no hits/.test(r.rerank.reason ?? "")) fallbacks.push(`${q.id}: ${r.rerank.reason}`);
@@ -156,14 +166,26 @@ async function evaluateEmbedder(name: string, vault: string, dataDir: string, ur
       return paths(result.hits);
     });
     rows.push({ label: `vector only (${name})`, scores: await run(async (q) => paths(lists.get(q.id)!.vector.slice(0, K))) });
-    rows.push({ label: `hybrid RRF k=${RRF_K} (${name})`, scores: await run(async (q) => { const l = lists.get(q.id)!; return paths(fuseRrf([l.bm25, l.vector], K)); }) });
+    rows.push({
+      label: `hybrid RRF k=${RRF_K} (${name})`,
+      scores: await run(async (q) => {
+        const l = lists.get(q.id)!;
+        return paths(fuseRrf([l.bm25, l.vector], K));
+      }),
+    });
     rows.push({ label: `hybrid score-aware α=${ALPHA} (${name}) — search()`, scores: hybrid });
     const fallbacks: string[] = [];
-    rows.push({ label: `hybrid + rerank (${name}, fixture reranker) — search()`, scores: await run(reranked({ index: store, embed: embedFn }, reranker, vault, fallbacks)) });
+    rows.push({
+      label: `hybrid + rerank (${name}, fixture reranker) — search()`,
+      scores: await run(reranked({ index: store, embed: embedFn }, reranker, vault, fallbacks)),
+    });
     if (fallbacks.length) notes.push(`${name} + rerank: the rerank stage fell back on ${fallbacks.length} queries (${fallbacks[0]})`);
     if (differs) notes.push(`${name}: search()'s hybrid ranking differed from fuseScores(α=${ALPHA}) on the same lists for ${differs} queries`);
     const sweep = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8].map(async (alpha) => {
-      const s = await run(async (q) => { const l = lists.get(q.id)!; return paths(fuseAlpha(l.bm25, l.vector, K, alpha)); });
+      const s = await run(async (q) => {
+        const l = lists.get(q.id)!;
+        return paths(fuseAlpha(l.bm25, l.vector, K, alpha));
+      });
       return `α=${alpha}: ${num(s.mrr, 3)}`;
     });
     notes.push(`${name}: score-aware MRR@10 by α (informative only — choosing α on this set would overfit it): ${(await Promise.all(sweep)).join(", ")}`);
@@ -201,12 +223,24 @@ async function postgresBm25(vault: string, rows: Row[], notes: string[]): Promis
 function report(rows: Row[], notes: string[]): void {
   const f = (x: number) => num(x, 3);
   console.log();
-  console.log(`relevance — ${set.queries.length} labelled queries (${QUERY_KINDS.map((k) => `${set.queries.filter((q) => q.kind === k).length} ${k}`).join(", ")}),`);
-  console.log(`${set.notes.length} planted notes among ${BACKGROUND_NOTES} generated ones; ${set.queries.reduce((s, q) => s + q.relevant.length, 0)} relevant (query, note) pairs\n`);
-  console.log(table([
-    ["ranking", "MRR@10", "nDCG@10", "recall@10", ...QUERY_KINDS.map((k) => `${k} MRR / R@10`)],
-    ...rows.map((r) => [r.label, f(r.scores.mrr), f(r.scores.ndcg), f(r.scores.recall), ...QUERY_KINDS.map((k) => `${f(r.scores.byKind[k]!.mrr)} / ${f(r.scores.byKind[k]!.recall)}`)]),
-  ]));
+  console.log(
+    `relevance — ${set.queries.length} labelled queries (${QUERY_KINDS.map((k) => `${set.queries.filter((q) => q.kind === k).length} ${k}`).join(", ")}),`,
+  );
+  console.log(
+    `${set.notes.length} planted notes among ${BACKGROUND_NOTES} generated ones; ${set.queries.reduce((s, q) => s + q.relevant.length, 0)} relevant (query, note) pairs\n`,
+  );
+  console.log(
+    table([
+      ["ranking", "MRR@10", "nDCG@10", "recall@10", ...QUERY_KINDS.map((k) => `${k} MRR / R@10`)],
+      ...rows.map((r) => [
+        r.label,
+        f(r.scores.mrr),
+        f(r.scores.ndcg),
+        f(r.scores.recall),
+        ...QUERY_KINDS.map((k) => `${f(r.scores.byKind[k]!.mrr)} / ${f(r.scores.byKind[k]!.recall)}`),
+      ]),
+    ]),
+  );
   console.log();
   const get = (label: string) => rows.find((r) => r.label.startsWith(label))?.scores;
   const bm25 = get("BM25 alone (SQLite");
@@ -215,12 +249,19 @@ function report(rows: Row[], notes: string[]): void {
     const sa = get(`hybrid score-aware α=${ALPHA} (${name})`);
     if (!bm25 || !rrf || !sa) continue;
     const d = (a: number, b: number) => `${a - b >= 0 ? "+" : ""}${num(a - b, 3)}`;
-    console.log(`${name}: hybrid (search(), score-aware) vs BM25: MRR@10 ${d(sa.mrr, bm25.mrr)}, recall@10 ${d(sa.recall, bm25.recall)}; ` +
-      `paraphrase-bare MRR ${d(sa.byKind["paraphrase-bare"]!.mrr, bm25.byKind["paraphrase-bare"]!.mrr)}`);
+    console.log(
+      `${name}: hybrid (search(), score-aware) vs BM25: MRR@10 ${d(sa.mrr, bm25.mrr)}, recall@10 ${d(sa.recall, bm25.recall)}; ` +
+        `paraphrase-bare MRR ${d(sa.byKind["paraphrase-bare"]!.mrr, bm25.byKind["paraphrase-bare"]!.mrr)}`,
+    );
     const rr = get(`hybrid + rerank (${name}`);
-    if (rr) console.log(`${name}: hybrid + rerank (fixture) vs hybrid: MRR@10 ${d(rr.mrr, sa.mrr)}, nDCG@10 ${d(rr.ndcg, sa.ndcg)}, recall@10 ${d(rr.recall, sa.recall)}`);
+    if (rr)
+      console.log(
+        `${name}: hybrid + rerank (fixture) vs hybrid: MRR@10 ${d(rr.mrr, sa.mrr)}, nDCG@10 ${d(rr.ndcg, sa.ndcg)}, recall@10 ${d(rr.recall, sa.recall)}`,
+      );
     const better = sa.mrr > rrf.mrr + 0.005 ? "score-aware" : rrf.mrr > sa.mrr + 0.005 ? `RRF k=${RRF_K}` : "neither (within 0.005)";
-    console.log(`${name}: RRF k=${RRF_K} MRR@10 ${f(rrf.mrr)} R@10 ${f(rrf.recall)} vs score-aware MRR@10 ${f(sa.mrr)} R@10 ${f(sa.recall)} → ranks better: ${better}`);
+    console.log(
+      `${name}: RRF k=${RRF_K} MRR@10 ${f(rrf.mrr)} R@10 ${f(rrf.recall)} vs score-aware MRR@10 ${f(sa.mrr)} R@10 ${f(sa.recall)} → ranks better: ${better}`,
+    );
   }
   const hashHybrid = get(`hybrid score-aware α=${ALPHA} (hash)`);
   const hashGain = bm25 && hashHybrid ? hashHybrid.mrr - bm25.mrr : Number.NaN;
@@ -230,7 +271,9 @@ function report(rows: Row[], notes: string[]): void {
       ? "honest note: the hash fixture (test/fixtures/openai-gateway.ts) is a bag of words — texts are near only when they share words — so it gives no semantic help on paraphrases; any change it makes is re-weighting of the same words."
       : "note: the hash fixture is a bag of words; where it helps it does so by re-weighting shared words, not by meaning.",
   );
-  console.log("note: the synonym fixture knows every wording the set uses (its thesaurus is the generator's), so its gain is an upper bound for what a semantic model could add here, not a forecast for a real one.");
+  console.log(
+    "note: the synonym fixture knows every wording the set uses (its thesaurus is the generator's), so its gain is an upper bound for what a semantic model could add here, not a forecast for a real one.",
+  );
   console.log(FIXTURE_RERANKER_NOTE);
   for (const n of notes) console.log(n);
 }
@@ -266,38 +309,63 @@ async function npmDocs(tmp: string, hashUrl: string, reranker: Reranker): Promis
   const rows: Row[] = [];
   const fallbacks: string[] = [];
   /** Times each query's search() call into `into` (ms). */
-  const timed = (ranking: Ranking, into: number[]): Ranking => async (q) => {
-    const t0 = performance.now();
-    const out = await ranking(q);
-    into.push(performance.now() - t0);
-    return out;
-  };
+  const timed =
+    (ranking: Ranking, into: number[]): Ranking =>
+    async (q) => {
+      const t0 = performance.now();
+      const out = await ranking(q);
+      into.push(performance.now() - t0);
+      return out;
+    };
   const ms = { hybrid: [] as number[], reranked: [] as number[] };
 
   const plain = await openSqliteIndex({ dataDir: join(tmp, "npm-bm25") });
   await refreshRaw(plain, vault);
-  rows.push({ label: "BM25 alone (SQLite FTS5) — search()", scores: await on(async (q) => (await search({ index: plain }, q.query, K)).hits.map((h) => h.path)) });
+  rows.push({
+    label: "BM25 alone (SQLite FTS5) — search()",
+    scores: await on(async (q) => (await search({ index: plain }, q.query, K)).hits.map((h) => h.path)),
+  });
   rows.push({ label: "BM25 + rerank (fixture reranker) — search()", scores: await on(reranked({ index: plain }, reranker, vault, fallbacks)) });
   await plain.close();
 
   const ep: EmbeddingsEndpoint = { url: hashUrl, model: "fixture-hash", dim: DIM, timeoutMs: 10_000 };
   const { store } = await buildWithVectors(vault, join(tmp, "npm-hash"), ep);
   const embedFn = (texts: string[]) => embed(ep, texts);
-  rows.push({ label: "hybrid score-aware (hash) — search()", scores: await on(timed(async (q) => (await search({ index: store, embed: embedFn }, q.query, K)).hits.map((h) => h.path), ms.hybrid)) });
-  rows.push({ label: "hybrid + rerank (hash, fixture reranker) — search()", scores: await on(timed(reranked({ index: store, embed: embedFn }, reranker, vault, fallbacks), ms.reranked)) });
+  rows.push({
+    label: "hybrid score-aware (hash) — search()",
+    scores: await on(timed(async (q) => (await search({ index: store, embed: embedFn }, q.query, K)).hits.map((h) => h.path), ms.hybrid)),
+  });
+  rows.push({
+    label: "hybrid + rerank (hash, fixture reranker) — search()",
+    scores: await on(timed(reranked({ index: store, embed: embedFn }, reranker, vault, fallbacks), ms.reranked)),
+  });
   await store.close();
 
   const f = (x: number) => num(x, 3);
   console.log();
-  console.log(`npm-docs set — ${queries.length} queries (${NPM_KINDS.map((k) => `${queries.filter((q) => q.kind === k).length} ${k}`).join(", ")}) over ${npm.corpus.length} markdown documents`);
-  console.log(`from ${new Set(npm.corpus.map((d) => d.package)).size} packages in node_modules (scripts/bench/lib/npm-docs-set.ts; seed ${npm.seed}); one relevant document per query\n`);
-  console.log(table([
-    ["ranking", "MRR@10", "nDCG@10", "recall@10", ...NPM_KINDS.map((k) => `${k} MRR / R@10`)],
-    ...rows.map((r) => [r.label, f(r.scores.mrr), f(r.scores.ndcg), f(r.scores.recall), ...NPM_KINDS.map((k: NpmQueryKind) => `${f(r.scores.byKind[k]!.mrr)} / ${f(r.scores.byKind[k]!.recall)}`)]),
-  ]));
+  console.log(
+    `npm-docs set — ${queries.length} queries (${NPM_KINDS.map((k) => `${queries.filter((q) => q.kind === k).length} ${k}`).join(", ")}) over ${npm.corpus.length} markdown documents`,
+  );
+  console.log(
+    `from ${new Set(npm.corpus.map((d) => d.package)).size} packages in node_modules (scripts/bench/lib/npm-docs-set.ts; seed ${npm.seed}); one relevant document per query\n`,
+  );
+  console.log(
+    table([
+      ["ranking", "MRR@10", "nDCG@10", "recall@10", ...NPM_KINDS.map((k) => `${k} MRR / R@10`)],
+      ...rows.map((r) => [
+        r.label,
+        f(r.scores.mrr),
+        f(r.scores.ndcg),
+        f(r.scores.recall),
+        ...NPM_KINDS.map((k: NpmQueryKind) => `${f(r.scores.byKind[k]!.mrr)} / ${f(r.scores.byKind[k]!.recall)}`),
+      ]),
+    ]),
+  );
   console.log();
   if (changed.length) {
-    console.log(`WARNING: ${changed.length} corpus files differ from the committed set's hashes (another install than bun.lock's?), e.g. ${changed.slice(0, 3).join(", ")}: these figures are not comparable with the README's.`);
+    console.log(
+      `WARNING: ${changed.length} corpus files differ from the committed set's hashes (another install than bun.lock's?), e.g. ${changed.slice(0, 3).join(", ")}: these figures are not comparable with the README's.`,
+    );
   } else console.log(`corpus: all ${npm.corpus.length} files match the committed sha256s (the packages bun.lock pins).`);
   if (fallbacks.length) console.log(`the rerank stage fell back on ${fallbacks.length} queries (${fallbacks[0]})`);
   const p = (xs: number[], q: number) => num(percentile(xs, q), 2);
@@ -322,7 +390,10 @@ async function labelledBm25(vault: string, rows: Row[], notes: string[]): Promis
   console.log(`relevance bench: vault of ${BACKGROUND_NOTES} + ${set.notes.length} notes, ${set.queries.length} queries`);
   const plain = await openSqliteIndex({ dataDir: join(tmp, "bm25") });
   await refreshRaw(plain, vault);
-  rows.push({ label: "BM25 alone (SQLite FTS5) — search()", scores: await run(async (q) => (await search({ index: plain }, q.query, K)).hits.map((h) => h.path)) });
+  rows.push({
+    label: "BM25 alone (SQLite FTS5) — search()",
+    scores: await run(async (q) => (await search({ index: plain }, q.query, K)).hits.map((h) => h.path)),
+  });
   await plain.close();
   await postgresBm25(vault, rows, notes);
 }

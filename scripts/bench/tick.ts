@@ -83,7 +83,15 @@ const base = `http://127.0.0.1:${port}`;
 const started = await startAndWait({
   cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault],
   readyUrl: `${base}/health`,
-  env: { PATH: process.env.PATH, HOME: home, KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: String(port), PORT_BRAIN_MCP: String(mcpPort), TICK_INTERVAL_SECONDS: "0", LOG_LEVEL: "1" },
+  env: {
+    PATH: process.env.PATH,
+    HOME: home,
+    KB_ROUTER_TOKEN: TOKEN,
+    PORT_BRAIN_API: String(port),
+    PORT_BRAIN_MCP: String(mcpPort),
+    TICK_INTERVAL_SECONDS: "0",
+    LOG_LEVEL: "1",
+  },
   logPath: join(dir, "router.log"),
   timeoutMs: 30_000,
 });
@@ -145,7 +153,13 @@ try {
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(started.pid))), 25);
     const t = performance.now();
     const res = await fetch(`${base}/tick?wait`, { method: "POST", headers: AUTH });
-    const record = (await res.json()) as { status: string; duration_ms: number; counts: Record<string, number>; phases_ms: Record<string, number>; error_tail: string | null };
+    const record = (await res.json()) as {
+      status: string;
+      duration_ms: number;
+      counts: Record<string, number>;
+      phases_ms: Record<string, number>;
+      error_tail: string | null;
+    };
     const wall = performance.now() - t;
     clearInterval(sampler);
     if (record.status !== "succeeded") throw new Error(`tick ${record.status}: ${record.error_tail}`);
@@ -161,14 +175,21 @@ try {
     `${num(c.notes_scanned!)} files scanned, ${num(c.markers_harvested!)} inline markers, ${num(c.arc_items!)} arc items → ${num(c.arcs!)} arcs (${c.arcs_hot} hot, ${c.arcs_warm} warm), ${num(c.index_upserted!)} docs indexed`,
     "",
   ]);
-  const phases = (p: Record<string, number>) => Object.entries(p).map(([k, v]) => `${k} ${num(v)}`).join(", ");
+  const phases = (p: Record<string, number>) =>
+    Object.entries(p)
+      .map(([k, v]) => `${k} ${num(v)}`)
+      .join(", ");
   report(["  steps (ms)", phases(first.record.phases_ms), ""]);
   report(["  RSS before / peak / after", `${num(rssBefore)} / ${num(first.peak)} / ${num(rssMb(started.pid))} MB`, ""]);
 
   // 5. Nothing new.
   log("second tick (nothing new)");
   const second = await tick();
-  report(["second tick, nothing new", judged(`${num(second.wall)} ms (tick ${num(second.record.duration_ms)} ms)`, second.wall < TARGET.secondTickMs), `< ${TARGET.secondTickMs} ms`]);
+  report([
+    "second tick, nothing new",
+    judged(`${num(second.wall)} ms (tick ${num(second.record.duration_ms)} ms)`, second.wall < TARGET.secondTickMs),
+    `< ${TARGET.secondTickMs} ms`,
+  ]);
   report(["  steps (ms)", phases(second.record.phases_ms), ""]);
 
   // 6. GET /feed, sequential.

@@ -4,8 +4,9 @@
 // NFS included) whose mtime the holder refreshes, so a crashed holder's lock goes stale.
 // Beside it, `<lock>.owner` names the holder (pid and host): a lock whose owner process on this
 // host is gone is stale at once, so a restart after a crash does not wait out staleMs.
-import { hostname } from "node:os";
+
 import { mkdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import lockfile from "proper-lockfile";
 import { log } from "./logger.ts";
@@ -28,7 +29,11 @@ export type ReleaseFileLock = () => Promise<void>;
 
 export class FileLockTimeoutError extends Error {
   readonly code = "file_lock_timeout";
-  constructor(readonly lockPath: string, readonly timeoutMs: number, staleMs: number) {
+  constructor(
+    readonly lockPath: string,
+    readonly timeoutMs: number,
+    staleMs: number,
+  ) {
     super(
       `timed out after ${timeoutMs} ms waiting for the lock ${lockPath}: a live process holds it ` +
         `(a dead holder's lock is taken over once it is ${staleMs} ms old)`,

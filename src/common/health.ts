@@ -1,5 +1,5 @@
 // GET /health, the same route for both services (liveness; no token needed).
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { VERSION } from "./version";
 
 export const Health = z

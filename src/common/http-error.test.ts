@@ -6,7 +6,12 @@ import { toolErrorOf } from "./mcp/tool-error";
 describe("the edges' mapping of domain errors", () => {
   it("answers HTTP with the kind's status, the code, the message and the details", () => {
     const err = new DomainError("invalid", "invalid_request", "content is empty", { details: [{ path: "content", message: "empty" }] });
-    expect(httpErrorOf(err)).toMatchObject({ status: 400, code: "invalid_request", message: "content is empty", details: [{ path: "content", message: "empty" }] });
+    expect(httpErrorOf(err)).toMatchObject({
+      status: 400,
+      code: "invalid_request",
+      message: "content is empty",
+      details: [{ path: "content", message: "empty" }],
+    });
     expect(httpErrorOf(new DomainError("not_found", "job_not_found", "no job x"))?.status).toBe(404);
     expect(httpErrorOf(new DomainError("conflict", "job_finished", "done"))?.status).toBe(409);
     expect(httpErrorOf(new DomainError("too_large", "content_too_large", "big"))?.status).toBe(413);
@@ -15,7 +20,10 @@ describe("the edges' mapping of domain errors", () => {
   });
 
   it("turns a retry hint into Retry-After, and sends none without one", () => {
-    expect(httpErrorOf(new DomainError("busy", "conversation_busy", "a turn runs", { retryAfterSeconds: 2 }))).toMatchObject({ status: 429, headers: { "Retry-After": "2" } });
+    expect(httpErrorOf(new DomainError("busy", "conversation_busy", "a turn runs", { retryAfterSeconds: 2 }))).toMatchObject({
+      status: 429,
+      headers: { "Retry-After": "2" },
+    });
     expect(httpErrorOf(new DomainError("unavailable", "shutting_down", "stopping"))).toMatchObject({ status: 503, headers: undefined });
   });
 
@@ -26,7 +34,10 @@ describe("the edges' mapping of domain errors", () => {
   });
 
   it("answers MCP with a tool error naming the code and message, and leaves other errors to the server", () => {
-    expect(toolErrorOf(new DomainError("not_found", "note_not_found", "no note a.md"))).toEqual({ isError: true, content: [{ type: "text", text: "note_not_found: no note a.md" }] });
+    expect(toolErrorOf(new DomainError("not_found", "note_not_found", "no note a.md"))).toEqual({
+      isError: true,
+      content: [{ type: "text", text: "note_not_found: no note a.md" }],
+    });
     expect(toolErrorOf(new Error("boom"))).toBeUndefined();
   });
 

@@ -4,7 +4,7 @@
 // a per-tick flush was 15 % of the server's CPU), warnings and errors written at once to
 // stderr, everything pending written on exit.
 import { formatWithOptions } from "node:util";
-import { createConsola, type ConsolaInstance, type ConsolaReporter, type LogObject } from "consola";
+import { type ConsolaInstance, type ConsolaReporter, createConsola, type LogObject } from "consola";
 
 let pending = "";
 let timer: ReturnType<typeof setTimeout> | undefined;

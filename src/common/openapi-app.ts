@@ -1,12 +1,12 @@
 // The factory both sub-apps are built with: an OpenAPIHono whose validation failures
 // become the shared 400 body, plus the served documents (/openapi.json, /docs).
-import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
+import { type Hook, OpenAPIHono } from "@hono/zod-openapi";
 import { Scalar } from "@scalar/hono-api-reference";
 import type { Env } from "hono";
 import type { ZodError } from "zod";
-import { createErrorHandler, createNotFoundHandler, renderError, type OpenAiPathTest, isOpenAiPath } from "./error-handler";
+import { createErrorHandler, createNotFoundHandler, isOpenAiPath, type OpenAiPathTest, renderError } from "./error-handler";
+import { type EdgeOptions, installServiceEdge } from "./middleware/stack";
 import { describeZodError } from "./validation";
-import { installServiceEdge, type EdgeOptions } from "./middleware/stack";
 
 export interface ApiInfo {
   title: string;
@@ -101,9 +101,7 @@ interface OpenApiDoc {
  */
 function inlineRequestSchemas(doc: OpenApiDoc): void {
   const schemas = doc.components?.schemas ?? {};
-  const bodies = Object.values(doc.paths ?? {}).flatMap((item) =>
-    Object.values(item).flatMap((op) => Object.values(op?.requestBody?.content ?? {})),
-  );
+  const bodies = Object.values(doc.paths ?? {}).flatMap((item) => Object.values(item).flatMap((op) => Object.values(op?.requestBody?.content ?? {})));
   const refName = (schema?: Schema) => (typeof schema?.$ref === "string" ? schema.$ref.replace("#/components/schemas/", "") : undefined);
   const text = JSON.stringify(doc);
   for (const name of new Set(bodies.map((b) => refName(b.schema)).filter((n): n is string => !!n && n in schemas))) {

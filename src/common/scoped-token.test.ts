@@ -9,15 +9,39 @@ describe("scoped tokens", () => {
     const t = mintScopedToken(SECRET, { sub: "job:42", ttlSeconds: 600, now });
     expect(t).not.toContain(SECRET);
     const v = scopedTokenVerifier([SECRET]).verify(t, now + 1000);
-    expect(v).toEqual({ ok: true, claims: { sub: "job:42", scope: ["feed:read", "signal:read", "marker:write", "vault:read"], iat: now / 1000, exp: now / 1000 + 600 } });
+    expect(v).toEqual({
+      ok: true,
+      claims: { sub: "job:42", scope: ["feed:read", "signal:read", "marker:write", "vault:read"], iat: now / 1000, exp: now / 1000 + 600 },
+    });
   });
 
   it("open only the hooks' routes and reading the vault", () => {
     const check = scopedTokenVerifier([SECRET]).check;
     const t = mintScopedToken(SECRET, { sub: "job:1", ttlSeconds: 60 });
-    const open = [["GET", "/feed"], ["HEAD", "/feed"], ["GET", "/signal"], ["POST", "/marker"], ["POST", "/search"], ["GET", "/notes"], ["GET", "/notes/raw/a.md"], ["GET", "/notes/raw/a.md/context"], ["POST", "/notes/batch"]];
+    const open = [
+      ["GET", "/feed"],
+      ["HEAD", "/feed"],
+      ["GET", "/signal"],
+      ["POST", "/marker"],
+      ["POST", "/search"],
+      ["GET", "/notes"],
+      ["GET", "/notes/raw/a.md"],
+      ["GET", "/notes/raw/a.md/context"],
+      ["POST", "/notes/batch"],
+    ];
     for (const [m, p] of open) expect(check(t, m!, p!).ok).toBe(true);
-    const shut = [["POST", "/ingest"], ["POST", "/tick"], ["POST", "/feed"], ["GET", "/marker"], ["GET", "/feed/x"], ["POST", "/brief"], ["POST", "/dispatch"], ["GET", "/notesx"], ["POST", "/notes"], ["GET", "/health/deep"]];
+    const shut = [
+      ["POST", "/ingest"],
+      ["POST", "/tick"],
+      ["POST", "/feed"],
+      ["GET", "/marker"],
+      ["GET", "/feed/x"],
+      ["POST", "/brief"],
+      ["POST", "/dispatch"],
+      ["GET", "/notesx"],
+      ["POST", "/notes"],
+      ["GET", "/health/deep"],
+    ];
     for (const [m, p] of shut) {
       expect(check(t, m!, p!)).toMatchObject({ ok: false, reason: "out_of_scope" });
     }

@@ -65,9 +65,7 @@ export function mintScopedToken(secret: string, opts: { sub: string; scope?: rea
 
 export const looksScoped = (token: string) => token.startsWith(SCOPED_TOKEN_PREFIX);
 
-export type ScopedCheck =
-  | { ok: true; claims: ScopedClaims }
-  | { ok: false; reason: "invalid" | "expired" | "out_of_scope"; claims?: ScopedClaims };
+export type ScopedCheck = { ok: true; claims: ScopedClaims } | { ok: false; reason: "invalid" | "expired" | "out_of_scope"; claims?: ScopedClaims };
 
 /** Verifies scoped tokens against the keys derived from `secrets` (derived once). */
 export function scopedTokenVerifier(secrets: readonly string[]) {

@@ -41,5 +41,4 @@ export function listen(opts: ListenOptions): Server<undefined> {
   }
 }
 
-export const isLoopback = (host: string): boolean =>
-  host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+export const isLoopback = (host: string): boolean => host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);

@@ -4,5 +4,4 @@ import pkg from "../../package.json" with { type: "json" };
 
 declare const BRAIN_STACK_VERSION: string | undefined;
 
-export const VERSION: string =
-  typeof BRAIN_STACK_VERSION === "string" ? BRAIN_STACK_VERSION : pkg.version;
+export const VERSION: string = typeof BRAIN_STACK_VERSION === "string" ? BRAIN_STACK_VERSION : pkg.version;

@@ -1,28 +1,28 @@
 // The job orchestrator's Hono sub-app: middleware and routes, nothing else.
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { registerHealth } from "../common/health";
 import { edgeProtection } from "../common/config/edge-settings";
+import { registerHealth } from "../common/health";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
 import { VERSION } from "../common/version";
+import { type AgentModeDeps, registerAgentMode } from "./agent-mode/routes";
 import type { OrchestratorConfig } from "./config";
-import type { CompanionSync } from "./repos/companions";
-import type { ProfileList } from "./profiles/listing";
-import type { JobService } from "./jobs/service";
-import { registerAgentMode, type AgentModeDeps } from "./agent-mode/routes";
-import { registerAdmin } from "./routes/admin";
-import { exceptTeamChat, registerTeamChat, type TeamChatDeps } from "./routes/teamchat";
-import { registerJobs } from "./routes/jobs";
-import { registerJobEvents, registerJobWatch } from "./routes/job-events";
-import { registerAdminStatus } from "./routes/admin-status";
 import { registerOrchestratorConsole } from "./console";
 import type { JobChangeFeed } from "./jobs/changes";
 import type { JobEventStore } from "./jobs/events";
+import type { JobService } from "./jobs/service";
+import type { ProfileList } from "./profiles/listing";
+import type { CompanionSync } from "./repos/companions";
+import { registerAdmin } from "./routes/admin";
+import { registerAdminStatus } from "./routes/admin-status";
+import apiGuide from "./routes/api-guide.md" with { type: "text" };
+import { registerJobEvents, registerJobWatch } from "./routes/job-events";
+import { registerJobs } from "./routes/jobs";
 import { McpSseSessions, registerMcp } from "./routes/mcp";
 import { registerMetrics } from "./routes/metrics";
 import { registerProfiles } from "./routes/profiles";
-import apiGuide from "./routes/api-guide.md" with { type: "text" };
+import { exceptTeamChat, registerTeamChat, type TeamChatDeps } from "./routes/teamchat";
 
 export interface OrchestratorDeps {
   config: OrchestratorConfig;
@@ -58,7 +58,6 @@ export const SERVICE_API_INFO = {
   server: "http://127.0.0.1:8200",
   guide: apiGuide,
 };
-
 
 export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   const app = createOpenApiApp<OrchestratorEnv>(undefined, {

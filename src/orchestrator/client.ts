@@ -2,17 +2,17 @@
 // request and response types are the routes' own zod schemas (type-only imports, so no server
 // code comes along). Errors: ApiError (status + code) or ConnectionError.
 import type { z } from "@hono/zod-openapi";
-import type { Health } from "../common/health";
 import { createParser } from "eventsource-parser";
-import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
-import type { JobStatus, Job as JobSchema, JobList as JobListSchema, JobSubmission } from "./jobs/schema";
+import { ApiError, type ClientOptions, ConnectionError, HttpClient } from "../common/client/http-client";
+import type { Health } from "../common/health";
+import type { JobList as JobListSchema, Job as JobSchema, JobStatus, JobSubmission } from "./jobs/schema";
 import type { ProfileList as ProfileListSchema } from "./profiles/listing";
 import type { DrainResponse, SyncResponse } from "./routes/admin";
 import type { ChatCompletionRequest } from "./routes/chat";
 import type { CompletionRequest, CompletionResponse } from "./routes/completions";
 
-export { ApiError, ConnectionError };
 export type { Health };
+export { ApiError, ConnectionError };
 export type Job = z.infer<typeof JobSchema>;
 export type { JobStatus };
 export type JobList = z.infer<typeof JobListSchema>;
@@ -160,7 +160,12 @@ export class ServiceClient {
 
   /** POST /v1/chat/completions with stream false (agent mode). Stream with `raw()` and an SSE parser. */
   chatCompletion(input: ChatCompletionInput, init: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<ChatCompletion> {
-    return this.http.json("POST", "/v1/chat/completions", { ...input, stream: false }, { headers: init.headers, timeoutMs: init.timeoutMs ?? 3600_000 + WAIT_MARGIN_MS });
+    return this.http.json(
+      "POST",
+      "/v1/chat/completions",
+      { ...input, stream: false },
+      { headers: init.headers, timeoutMs: init.timeoutMs ?? 3600_000 + WAIT_MARGIN_MS },
+    );
   }
 
   /** GET /v1/models (agent mode): the agent this service serves. */

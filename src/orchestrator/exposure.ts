@@ -2,7 +2,7 @@
 // orchestrator serves on a loopback bind only (and says so); bound elsewhere it refuses to
 // start unless SERVICE_ALLOW_NO_AUTH=1. Used by main.ts (src/stack.ts) and `service-cli serve`.
 import { log } from "../common/logger";
-import { StartupError, isLoopback } from "../common/server";
+import { isLoopback, StartupError } from "../common/server";
 import type { OrchestratorConfig } from "./config";
 
 const logger = log("main");

@@ -6,32 +6,32 @@
 // and recorded failed ("interrupted: the service stopped …"). To let running jobs finish,
 // drain first (POST /admin/drain or `service-cli drain`, e.g. from a preStop hook).
 import { join } from "node:path";
+import { mcpLimitsOf } from "../common/config/edge-settings";
 import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { createFileStore } from "../common/kv/file-store";
 import type { KeyValueStore } from "../common/kv/store";
 import { log } from "../common/logger";
-import { rootWithoutSandbox, ROOT_WITHOUT_SANDBOX } from "./agent/root-sandbox";
+import { ROOT_WITHOUT_SANDBOX, rootWithoutSandbox } from "./agent/root-sandbox";
+import { createAgentModeDeps } from "./agent-mode/routes";
 import { createOrchestratorApp, type OrchestratorApp } from "./app";
 import type { OrchestratorConfig } from "./config";
-import { createCompanionSync, type CompanionSync } from "./repos/companions";
+import { executeJob } from "./execution/execute";
 import type { Executor, ProfileLike } from "./execution/executor";
+import { afterSync } from "./hooks-package/after-sync";
+import { prepareHooksPackage } from "./hooks-package/hooks-package";
+import { localJobChangeFeed } from "./jobs/changes";
+import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import { createFileJobStore } from "./jobs/file-store";
 import { createKvJobStore } from "./jobs/kv-store";
 import { createMergedJobStore } from "./jobs/merged-store";
 import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
-import { profileCatalog, type ListedProfileCatalog } from "./profiles/catalog";
 import { createJobService, type JobService } from "./jobs/service";
-import { localJobChangeFeed } from "./jobs/changes";
-import { createFileJobEventStore, jobEventLog } from "./jobs/events";
 import type { JobStore } from "./jobs/store";
-import { executeJob } from "./execution/execute";
-import { afterSync } from "./hooks-package/after-sync";
-import { prepareHooksPackage } from "./hooks-package/hooks-package";
 import { recordJobEnd } from "./loop/job-loop";
+import { type ListedProfileCatalog, profileCatalog } from "./profiles/catalog";
 import type { Profile } from "./profiles/profile";
-import { createAgentModeDeps } from "./agent-mode/routes";
+import { type CompanionSync, createCompanionSync } from "./repos/companions";
 import { McpSseSessions } from "./routes/mcp";
-import { mcpLimitsOf } from "../common/config/edge-settings";
 import { createTeamChatDeps, type TeamChatDeps } from "./routes/teamchat";
 import { createJobTracing } from "./telemetry/spans";
 
@@ -113,9 +113,15 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
     throw err;
   }
   const jobEvents = config.redisUrl
-    ? (await import("./jobs/events/redis-store")).createRedisJobEventStore({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix, ttlSeconds: config.jobTtl })
+    ? (await import("./jobs/events/redis-store")).createRedisJobEventStore({
+        url: config.redisUrl,
+        keyPrefix: config.redisKeyPrefix,
+        ttlSeconds: config.jobTtl,
+      })
     : createFileJobEventStore({ dir: jobsDirOf(config), ttlSeconds: config.jobTtl });
-  const jobChanges = config.redisUrl ? (await import("./jobs/changes-redis")).redisJobChangeFeed({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix }) : localJobChangeFeed();
+  const jobChanges = config.redisUrl
+    ? (await import("./jobs/changes-redis")).redisJobChangeFeed({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix })
+    : localJobChangeFeed();
   const jobs = createJobService({
     store,
     kv,

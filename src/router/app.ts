@@ -1,23 +1,23 @@
 // The knowledge router's Hono sub-app: middleware and routes, nothing else.
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { registerHealth } from "../common/health";
 import { edgeProtection } from "../common/config/edge-settings";
+import { registerHealth } from "../common/health";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
 import { VERSION } from "../common/version";
-import type { RouterConfig } from "./config";
 import type { BriefDeps } from "./brief/brief";
+import type { RouterConfig } from "./config";
+import { registerRouterConsole } from "./console";
 import type { DispatchDeps } from "./dispatch/dispatch";
-import type { IndexStore } from "./index/types";
-import type { IngestDeps } from "./ingest/ingest";
 import type { FeedDeps } from "./feed/feed";
 import type { DeepDeps } from "./health/deep";
 import type { PipelineDeps } from "./health/pipeline";
+import type { IndexStore } from "./index/types";
+import type { IngestDeps } from "./ingest/ingest";
 import type { MarkerDeps } from "./markers/marker";
 import type { NotesDeps } from "./notes/file";
-import type { SignalHub } from "./signals/hub";
-import type { TickQueue } from "./tick/queue";
+import apiGuide from "./routes/api-guide.md" with { type: "text" };
 import { registerBrief } from "./routes/brief";
 import { registerDispatch } from "./routes/dispatch";
 import { registerFeed } from "./routes/feed";
@@ -27,9 +27,9 @@ import { registerMarker } from "./routes/marker";
 import { registerNotes } from "./routes/notes";
 import { registerSearch } from "./routes/search";
 import { registerSignal } from "./routes/signal";
-import { registerRouterConsole } from "./console";
 import { registerTick } from "./routes/tick";
-import apiGuide from "./routes/api-guide.md" with { type: "text" };
+import type { SignalHub } from "./signals/hub";
+import type { TickQueue } from "./tick/queue";
 
 export interface RouterDeps {
   config: RouterConfig;

@@ -3,25 +3,22 @@
 // server code comes along). Errors: ApiError (status + code) or ConnectionError.
 import type { z } from "@hono/zod-openapi";
 import { createParser } from "eventsource-parser";
-import { ApiError, ConnectionError, HttpClient, type ClientOptions } from "../common/client/http-client";
+import { ApiError, type ClientOptions, ConnectionError, HttpClient } from "../common/client/http-client";
+import type { Health } from "../common/health";
 import type { BriefRequest, BriefResponse } from "./routes/brief";
 import type { DispatchRequest, DispatchResponse } from "./routes/dispatch";
-import type { IngestBatchResponse, IngestRequest, IngestResponse } from "./routes/ingest";
-import type { MarkerRequest } from "./routes/marker";
-import type { NotesBatchRequest, NotesBatchResponse } from "./routes/notes";
-import type { SearchRequest, SearchResponse } from "./routes/search";
-import type { Health } from "../common/health";
 import type { Feed } from "./routes/feed";
 import type { DeepReport, PipelineReport } from "./routes/health-reports";
-import type { MarkerRecord } from "./routes/marker";
-import type { Note, NoteContext, RecentNotes } from "./routes/notes";
-import type { TickRecord } from "./routes/tick";
+import type { IngestBatchResponse, IngestRequest, IngestResponse } from "./routes/ingest";
+import type { MarkerRecord, MarkerRequest } from "./routes/marker";
+import type { Note, NoteContext, NotesBatchRequest, NotesBatchResponse, RecentNotes } from "./routes/notes";
+import type { SearchRequest, SearchResponse } from "./routes/search";
+import type { TickRecord, TickRequest } from "./routes/tick";
 import type { SEVERITIES } from "./signals/signal-files";
-import type { TickRequest } from "./routes/tick";
 
-export { ApiError, ConnectionError };
 // The response types named as in the OpenAPI document, straight from the routes' schemas.
 export type { DeepReport, Feed, Health, MarkerRecord, Note, NoteContext, PipelineReport, RecentNotes, TickRecord };
+export { ApiError, ConnectionError };
 export type IngestInput = z.input<typeof IngestRequest>;
 export type IngestResult = z.infer<typeof IngestResponse>;
 export type IngestBatchResult = z.infer<typeof IngestBatchResponse>;
@@ -56,7 +53,18 @@ export type SignalEvent =
   | {
       event: "signal";
       id: string;
-      data: { marker_id: string; path: string; severity: Severity; source: string; session_id: string | null; title: string; content: string; ts: string; count: number; repeat: boolean };
+      data: {
+        marker_id: string;
+        path: string;
+        severity: Severity;
+        source: string;
+        session_id: string | null;
+        title: string;
+        content: string;
+        ts: string;
+        count: number;
+        repeat: boolean;
+      };
     }
   | { event: "gap"; id?: string; data: { last_event_id: number; oldest_kept: number } };
 export type SignalRecorded = Extract<SignalEvent, { event: "signal" }>;
@@ -236,7 +244,8 @@ export class RouterClient {
       if (!res.ok || !res.body) throw await errorOf(res);
       const newest = Number(res.headers.get("x-last-event-id"));
       if (!Number.isInteger(newest)) throw new ApiError(res.status, "no_last_event_id", "GET /signal sent no X-Last-Event-Id header");
-      if (lastEventId === undefined || lastEventId >= newest) return { events: [], lastEventId: lastEventId === undefined ? newest : Math.max(lastEventId, newest) };
+      if (lastEventId === undefined || lastEventId >= newest)
+        return { events: [], lastEventId: lastEventId === undefined ? newest : Math.max(lastEventId, newest) };
       const events: SignalRecorded[] = [];
       let seen = lastEventId;
       const parser = createParser({

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import { type HttpError, httpErrorOf } from "../common/http-error";
 import { type Gateway, startGateway } from "../../test/fixtures/openai-gateway";
+import { type HttpError, httpErrorOf } from "../common/http-error";
 import { chat, chatBaseUrl, chatStream, embed, embeddingsRoute } from "./llm";
 
 let gw: Gateway;

@@ -121,7 +121,8 @@ export async function* chatStream(ep: ChatEndpoint, messages: ChatMessage[]): As
       } catch {
         throw new DomainError("upstream", "gateway_error", "the language model gateway sent a chunk that is not JSON");
       }
-      if (chunk.error) throw new DomainError("upstream", "gateway_error", `the language model gateway failed mid-stream: ${chunk.error.message ?? "unknown error"}`);
+      if (chunk.error)
+        throw new DomainError("upstream", "gateway_error", `the language model gateway failed mid-stream: ${chunk.error.message ?? "unknown error"}`);
       const delta = chunk.choices?.[0]?.delta?.content;
       if (delta) yield delta;
     }
@@ -146,7 +147,11 @@ export async function embed(ep: EmbeddingsEndpoint, input: string[]): Promise<nu
   const vectors = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((d) => d.embedding ?? []);
   const wrong = vectors.find((v) => v.length !== ep.dim);
   if (wrong) {
-    throw new DomainError("upstream", "embedding_dimension_mismatch", `the embeddings model ${ep.model} returned ${wrong.length} dimensions; EMBEDDINGS_DIM is ${ep.dim}`);
+    throw new DomainError(
+      "upstream",
+      "embedding_dimension_mismatch",
+      `the embeddings model ${ep.model} returned ${wrong.length} dimensions; EMBEDDINGS_DIM is ${ep.dim}`,
+    );
   }
   return vectors;
 }

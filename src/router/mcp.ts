@@ -11,7 +11,7 @@ import { createErrorHandler, createNotFoundHandler } from "../common/error-handl
 import { mountMcp } from "../common/mcp/http";
 import { McpSessions } from "../common/mcp/sessions";
 import { bearerAuth } from "../common/middleware/bearer-auth";
-import { installServiceEdge, type EdgeBindings } from "../common/middleware/stack";
+import { type EdgeBindings, installServiceEdge } from "../common/middleware/stack";
 import { VERSION } from "../common/version";
 import type { RouterDeps } from "./app";
 import { createRouterMcpServer } from "./mcp/tools";

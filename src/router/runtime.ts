@@ -1,27 +1,28 @@
 // Builds everything the router needs at start-up from its config (vault, index, gateway
 // clients, bundle store) and hands it to the app; close() releases it all on shutdown.
-import { cleanCrashLeftovers } from "../common/crash-leftovers";
+
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { cleanCrashLeftovers } from "../common/crash-leftovers";
+import { maskRedisUrl } from "../common/kv/redis-store";
 import { log } from "../common/logger";
-import type { RouterConfig } from "./config";
 import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
+import type { RouterConfig } from "./config";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
 import { modelRefine } from "./ingest/refine";
-import { chatBaseUrl, embed, type ChatEndpoint, type EmbeddingsEndpoint } from "./llm";
-import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
-import { scaffold } from "./vault/scaffold";
+import { type ChatEndpoint, chatBaseUrl, type EmbeddingsEndpoint, embed } from "./llm";
+import { extractTranscripts } from "./markers/extract-on-boot";
 import type { MarkerDeps } from "./markers/marker";
 import { createRouterMcp, type RouterMcp } from "./mcp";
+import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
 import { SignalHub } from "./signals/hub";
-import { extractTranscripts } from "./markers/extract-on-boot";
 import type { SignalLog } from "./signals/log";
-import { maskRedisUrl } from "../common/kv/redis-store";
 import { BackgroundIndexer } from "./tick/index-refresh";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
 import { TickScheduler } from "./tick/scheduler";
+import { scaffold } from "./vault/scaffold";
 
 const logger = log("router");
 
@@ -46,7 +47,13 @@ export function chatEndpoint(config: RouterConfig): ChatEndpoint | undefined {
 
 export function embeddingsEndpoint(config: RouterConfig): EmbeddingsEndpoint | undefined {
   if (!config.embeddingsUrl) return undefined;
-  return { url: config.embeddingsUrl, apiKey: config.embeddingsApiKey, model: config.embeddingsModel, dim: config.embeddingsDim, timeoutMs: config.llmTimeoutMs };
+  return {
+    url: config.embeddingsUrl,
+    apiKey: config.embeddingsApiKey,
+    model: config.embeddingsModel,
+    dim: config.embeddingsDim,
+    timeoutMs: config.llmTimeoutMs,
+  };
 }
 
 /** The Redis Stream signal log when REDIS_URL is set and Redis answers; else the journal file (undefined). */
@@ -66,7 +73,8 @@ async function redisSignalLog(config: RouterConfig): Promise<SignalLog | undefin
 /** The rerank stage's reranker: RERANK_URL, else the chat model with RERANK_LLM, else none. */
 export function rerankerOf(config: RouterConfig, chatEp: ChatEndpoint | undefined): Reranker | undefined {
   const bounds = { depth: config.rerankDepth, timeoutMs: config.rerankTimeoutMs };
-  if (config.rerankUrl) return httpReranker({ url: config.rerankUrl, apiKey: config.rerankApiKey, model: config.rerankModel, format: config.rerankFormat, ...bounds });
+  if (config.rerankUrl)
+    return httpReranker({ url: config.rerankUrl, apiKey: config.rerankApiKey, model: config.rerankModel, format: config.rerankFormat, ...bounds });
   if (config.rerankLlm && chatEp) return llmReranker({ ...chatEp, model: config.rerankModel ?? chatEp.model }, bounds);
   return undefined;
 }
@@ -78,24 +86,46 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   await cleanCrashLeftovers(config.vault);
   if (!config.dataDir.startsWith(`${config.vault}/`)) await cleanCrashLeftovers(config.dataDir);
   // Vectors exist only when an embeddings service is configured.
-  const index = await openIndexStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddingDim: config.embeddingsUrl ? config.embeddingsDim : undefined });
+  const index = await openIndexStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    embeddingDim: config.embeddingsUrl ? config.embeddingsDim : undefined,
+  });
   const chatEp = chatEndpoint(config);
   const embedEp = embeddingsEndpoint(config);
   const embedFn = embedEp ? (texts: string[]) => embed(embedEp, texts) : undefined;
   const rerank = rerankerOf(config, chatEp);
-  logger.info(`index: ${index.kind}${index.hasVectors ? ` with ${index.embeddingDim}-dim vectors` : ""}; briefs: ${chatEp ? `model ${chatEp.model}` : "extractive"}; rerank: ${rerank ? `${rerank.kind}${rerank.model ? ` ${rerank.model}` : ""}, top ${rerank.depth}, ${rerank.timeoutMs} ms` : "off"}`);
-  if (config.rerankLlm && !config.rerankUrl && !chatEp) logger.warn("RERANK_LLM is set but no chat model is configured (LLM_API_BASE or INFERENCE_URL): search runs without a rerank stage");
+  logger.info(
+    `index: ${index.kind}${index.hasVectors ? ` with ${index.embeddingDim}-dim vectors` : ""}; briefs: ${chatEp ? `model ${chatEp.model}` : "extractive"}; rerank: ${rerank ? `${rerank.kind}${rerank.model ? ` ${rerank.model}` : ""}, top ${rerank.depth}, ${rerank.timeoutMs} ms` : "off"}`,
+  );
+  if (config.rerankLlm && !config.rerankUrl && !chatEp)
+    logger.warn("RERANK_LLM is set but no chat model is configured (LLM_API_BASE or INFERENCE_URL): search runs without a rerank stage");
 
   const search = { index, embed: embedFn, chat: chatEp, rerank, vault: config.vault };
   const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl"), log: await redisSignalLog(config) });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
-  const markers: MarkerDeps = { vault: config.vault, dataDir: config.dataDir, signals, written: (path) => indexer.written(path), signalTtlHours: config.signalTtlHours };
+  const markers: MarkerDeps = {
+    vault: config.vault,
+    dataDir: config.dataDir,
+    signals,
+    written: (path) => indexer.written(path),
+    signalTtlHours: config.signalTtlHours,
+  };
   const ticks = new TickQueue({
     vault: config.vault,
     run: (opts) =>
       runTick(
-        { vault: config.vault, dataDir: config.dataDir, index, embed: embedFn, chat: chatEp, markers, signalTtlHours: config.signalTtlHours, tickIntervalSeconds: config.tickIntervalSeconds },
+        {
+          vault: config.vault,
+          dataDir: config.dataDir,
+          index,
+          embed: embedFn,
+          chat: chatEp,
+          markers,
+          signalTtlHours: config.signalTtlHours,
+          tickIntervalSeconds: config.tickIntervalSeconds,
+        },
         opts,
       ),
   });
@@ -121,7 +151,13 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
     dispatch: {
       ...search,
       bundles: config.s3Bucket
-        ? s3BundleStore({ bucket: config.s3Bucket, endpoint: config.s3Endpoint, region: config.s3Region, accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey })
+        ? s3BundleStore({
+            bucket: config.s3Bucket,
+            endpoint: config.s3Endpoint,
+            region: config.s3Region,
+            accessKeyId: config.s3AccessKeyId,
+            secretAccessKey: config.s3SecretAccessKey,
+          })
         : vaultBundleStore(config.vault),
       notes: { vault: config.vault, index },
       orchestratorUrl: config.orchestratorUrl,
@@ -141,12 +177,22 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       scanLimit: config.pipelineScanLimit,
       nextTickAt: () => scheduler.nextDueAt,
     },
-    deep: { vault: config.vault, databaseUrl: config.databaseUrl, dataDir: config.dataDir, embeddings: embedEp, chat: chatEp, timeoutMs: Math.min(config.llmTimeoutMs, 15_000) },
+    deep: {
+      vault: config.vault,
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      embeddings: embedEp,
+      chat: chatEp,
+      timeoutMs: Math.min(config.llmTimeoutMs, 15_000),
+    },
   };
   if (config.extractOnBoot) {
     // In the background: start-up does not wait for a machine's worth of transcripts.
     void extractTranscripts(markers, config.transcriptsDir).then(
-      (c) => logger.info(`EXTRACT_ON_BOOT: ${c.transcripts} transcript(s) in ${config.transcriptsDir}: ${c.recorded} marker(s) recorded, ${c.known} already known, ${c.refused} refused`),
+      (c) =>
+        logger.info(
+          `EXTRACT_ON_BOOT: ${c.transcripts} transcript(s) in ${config.transcriptsDir}: ${c.recorded} marker(s) recorded, ${c.known} already known, ${c.refused} refused`,
+        ),
       (err) => logger.error(`EXTRACT_ON_BOOT: ${(err as Error).message}`),
     );
   }

@@ -9,7 +9,7 @@ import { createParser } from "eventsource-parser";
 import { createFileStore } from "../../src/common/kv/file-store";
 import { createRedisStore } from "../../src/common/kv/redis-store";
 import type { KeyValueStore } from "../../src/common/kv/store";
-import { createAgentModeDeps, type AgentModeDeps } from "../../src/orchestrator/agent-mode/routes";
+import { type AgentModeDeps, createAgentModeDeps } from "../../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
 import { createCompanionSync } from "../../src/orchestrator/repos/companions";
@@ -38,7 +38,7 @@ export function hubFiles(overrides: Record<string, string | null> = {}, name = A
     [`agents/${name}/package/.mcp.json`]: JSON.stringify({ mcpServers: {} }),
     [`agents/${name}/package/prompts/triage.md`]: "Triage the failure.\n",
     [`agents/${name}/package/runners/01-first.sh`]: 'echo "first $HUB_AGENT" >> runner.log\n',
-    [`agents/${name}/package/runners/02-second.sh`]: 'echo second >> runner.log\n',
+    [`agents/${name}/package/runners/02-second.sh`]: "echo second >> runner.log\n",
     [`agents/${name}/evaluation/cases.md`]: "- the build passes\n",
     ...overrides,
   };
@@ -138,7 +138,11 @@ export async function startAgentModeServer(o: AgentModeServerOptions): Promise<A
       return fetch(`${url}${path}`, {
         method: json !== undefined ? "POST" : rest.method,
         ...rest,
-        headers: { authorization: `Bearer ${KEY}`, ...(json !== undefined ? { "content-type": "application/json" } : {}), ...(headers as Record<string, string>) },
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          ...(json !== undefined ? { "content-type": "application/json" } : {}),
+          ...(headers as Record<string, string>),
+        },
         body: json !== undefined ? JSON.stringify(json) : rest.body,
       });
     },

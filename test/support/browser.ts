@@ -2,7 +2,7 @@
 // suites. Screenshots go to test-artifacts/ (gitignored; CI keeps it as an artifact).
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { REPO } from "./main-process";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

@@ -31,7 +31,11 @@ export interface CliResult {
   stderr: string;
 }
 
-export async function runCompiled(name: "router-cli" | "service-cli", args: string[], opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export async function runCompiled(
+  name: "router-cli" | "service-cli",
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   const dir = await compiledClis();
   const cwd = opts.cwd ?? mkdtempSync(join(tmpdir(), "cli-cwd-"));
   mkdirSync(cwd, { recursive: true });

@@ -2,10 +2,10 @@
 // kept right across edits, renames and deletes; backlinks; dangling links counted; recent
 // notes newest first in pages. Run by src/router/index/sqlite.test.ts and postgres.test.ts.
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
-import { backlinksOf, outgoingOf } from "../../src/router/notes/graph.ts";
 import { documentFromFile } from "../../src/router/index/document.ts";
-import type { StoreLab } from "./index-search-suite.ts";
 import type { IndexStore, Producer } from "../../src/router/index/types.ts";
+import { backlinksOf, outgoingOf } from "../../src/router/notes/graph.ts";
+import type { StoreLab } from "./index-search-suite.ts";
 
 export function describeLinkStore(name: string, newLab: () => Promise<StoreLab>): void {
   describe(name, () => {
@@ -22,7 +22,11 @@ export function describeLinkStore(name: string, newLab: () => Promise<StoreLab>)
 
     const put = (path: string, content: string, mtimeMs = Date.parse("2026-01-01T00:00:00Z"), producer: Producer = "raw") =>
       store.upsert(documentFromFile({ path, producer, content, mtimeMs }));
-    const outgoing = async (path: string) => (await outgoingOf(store, [path])).get(path)!.map((l) => l.note?.path ?? `dangling:${l.target}`).sort();
+    const outgoing = async (path: string) =>
+      (await outgoingOf(store, [path]))
+        .get(path)!
+        .map((l) => l.note?.path ?? `dangling:${l.target}`)
+        .sort();
     const backlinks = async (path: string) => (await backlinksOf(store, [path])).get(path)!.sort();
 
     it("keeps a note's links and finds the notes linking to it", async () => {

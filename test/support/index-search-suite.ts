@@ -6,12 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { corpus, HOSTILE_QUERIES } from "../fixtures/index-corpus.ts";
 import { chunkDocument } from "../../src/router/index/chunk.ts";
 import { DimensionMismatchError, VectorsUnavailableError } from "../../src/router/index/errors.ts";
 import { parseQuery } from "../../src/router/index/query.ts";
 import { MAX_INDEXED_FILE_BYTES, refreshFolder } from "../../src/router/index/refresh.ts";
-import { SNIPPET_MARK, type IndexDoc, type IndexStore } from "../../src/router/index/types.ts";
+import { type IndexDoc, type IndexStore, SNIPPET_MARK } from "../../src/router/index/types.ts";
+import { corpus, HOSTILE_QUERIES } from "../fixtures/index-corpus.ts";
 
 /** One storage location (a temp dir, a Postgres schema); open() may be called more than once. */
 export interface StoreLab {
@@ -255,9 +255,7 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
       it("survives a reopen", async () => {
         await load();
         const again = await open(opts.vectors ? { embeddingDim: DIM } : undefined);
-        expect((await again.search(parseQuery("stampede"), 10)).map((h) => h.path)).toEqual([
-          "left/reference/lessons/cache-stampede.md",
-        ]);
+        expect((await again.search(parseQuery("stampede"), 10)).map((h) => h.path)).toEqual(["left/reference/lessons/cache-stampede.md"]);
       });
     });
 

@@ -8,9 +8,9 @@ import { createFileStore } from "../../src/common/kv/file-store";
 import type { KeyValueStore } from "../../src/common/kv/store";
 import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog } from "../../src/orchestrator/execution/executor";
 import { createFileJobStore } from "../../src/orchestrator/jobs/file-store";
-import type { ProfileList } from "../../src/orchestrator/profiles/listing";
 import { createJobService, type JobService, type JobServiceOptions } from "../../src/orchestrator/jobs/service";
 import type { JobStore } from "../../src/orchestrator/jobs/store";
+import type { ProfileList } from "../../src/orchestrator/profiles/listing";
 
 export interface TestProfile {
   name: string;
@@ -39,7 +39,13 @@ export const testProfiles: ProfileCatalog<TestProfile> & { list(): ProfileList }
   }),
 };
 
-export const succeeded = (output = "done"): ExecutionResult => ({ status: "succeeded", exit_code: 0, output, usage: { input_tokens: 10, output_tokens: 5 }, cost_usd: 0.01 });
+export const succeeded = (output = "done"): ExecutionResult => ({
+  status: "succeeded",
+  exit_code: 0,
+  output,
+  usage: { input_tokens: 10, output_tokens: 5 },
+  cost_usd: 0.01,
+});
 
 /** An executor whose runs finish when the test says so (or at once with `auto`). */
 export class HandExecutor {

@@ -84,7 +84,10 @@ export async function startOrchestrator(opts: OrchestratorOptions = {}): Promise
     jobsDir,
     agentLog: () =>
       existsSync(agentRecord)
-        ? readFileSync(agentRecord, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+        ? readFileSync(agentRecord, "utf8")
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
         : [],
     call,
     async submit(body) {
@@ -96,10 +99,13 @@ export async function startOrchestrator(opts: OrchestratorOptions = {}): Promise
     async until(id, done, ms = 15_000) {
       let last: Job | undefined;
       try {
-        return await until(async () => {
-          last = await job(id);
-          return done(last) && last;
-        }, { ms, what: `job ${id} to get there` });
+        return await until(
+          async () => {
+            last = await job(id);
+            return done(last) && last;
+          },
+          { ms, what: `job ${id} to get there` },
+        );
       } catch (err) {
         throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(last)}\n${main.output()}`);
       }
@@ -109,4 +115,3 @@ export async function startOrchestrator(opts: OrchestratorOptions = {}): Promise
 }
 
 export const finished = (job: Job) => job.status !== "queued" && job.status !== "running";
-

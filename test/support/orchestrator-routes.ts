@@ -7,8 +7,8 @@ import type { Server } from "bun";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
 import { createCompanionSync } from "../../src/orchestrator/repos/companions";
-import { serviceHarness, testProfiles, type ServiceHarness } from "./job-service";
 import { McpSseSessions } from "../../src/orchestrator/routes/mcp";
+import { type ServiceHarness, serviceHarness, testProfiles } from "./job-service";
 
 const KEY = "test-key";
 export const AUTH = { authorization: `Bearer ${KEY}` };

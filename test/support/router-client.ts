@@ -25,4 +25,3 @@ export function routerClient(base: () => string) {
     search: (query: string, limit?: number) => call("/search", limit === undefined ? { query } : { query, limit }),
   };
 }
-

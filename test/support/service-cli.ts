@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Job } from "../../src/orchestrator/jobs/schema";
-import { runCompiled, type CliResult } from "./cli";
+import { type CliResult, runCompiled } from "./cli";
 import { tempDir } from "./main-process";
 import { KEY, type Orchestrator } from "./orchestrator-process";
 import { until } from "./until";
@@ -28,7 +28,11 @@ export function deadPort(): string {
 }
 
 /** The non-empty lines of a stream (consola frames an error with blank lines on some terminals). */
-export const lines = (text: string): string[] => text.split("\n").map((l) => l.trim()).filter(Boolean);
+export const lines = (text: string): string[] =>
+  text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
 
 /** A job record, as the service stores it. */
 export function jobRecord(overrides: Partial<Job> = {}): Job {
@@ -96,7 +100,9 @@ export function tmuxSession(tmux: string, env: Record<string, string>, argv: str
     return r.stdout.toString();
   };
   const quote = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
-  const command = `env -i ${Object.entries(env).map(([k, v]) => quote(`${k}=${v}`)).join(" ")} ${argv.map(quote).join(" ")}; echo "EXITED:$?"; sleep 60`;
+  const command = `env -i ${Object.entries(env)
+    .map(([k, v]) => quote(`${k}=${v}`))
+    .join(" ")} ${argv.map(quote).join(" ")}; echo "EXITED:$?"; sleep 60`;
   t("new-session", "-d", "-s", "main", "-x", String(size.x), "-y", String(size.y), command);
   const screen = () => t("capture-pane", "-p", "-t", "main");
   return {

@@ -44,4 +44,3 @@ export async function subscribe(base: string, opts: { lastEventId?: string; quer
   })();
   return stream;
 }
-

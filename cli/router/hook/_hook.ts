@@ -38,7 +38,9 @@ export interface HookSettings {
 /** The process env first, then ~/.router/.env (as every router-cli command reads them). */
 export async function hookSettings(env: Record<string, string | undefined> = process.env): Promise<HookSettings> {
   const home = env.HOME || homedir();
-  const text = await Bun.file(join(home, ".router", ".env")).text().catch(() => "");
+  const text = await Bun.file(join(home, ".router", ".env"))
+    .text()
+    .catch(() => "");
   const file = parseEnv(text) as Record<string, string>;
   const get = (k: string) => env[k] || file[k] || undefined;
   const num = (k: string, dflt: number, min: number, max: number) => {

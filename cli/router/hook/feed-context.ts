@@ -6,7 +6,9 @@ import type { Feed } from "../../../src/router/client";
 export function renderFeed(feed: Feed, maxChars: number): string {
   const parts: string[] = [`# Team brain (brain-stack feed, ${feed.generated_at})`];
   if (feed.signals.length) {
-    parts.push(`## Live signals\n\n${feed.signals.map((s) => `- [${s.severity}] ${s.title} — ${s.source}, since ${s.created}${s.count > 1 ? ` (seen ${s.count}×)` : ""}`).join("\n")}`);
+    parts.push(
+      `## Live signals\n\n${feed.signals.map((s) => `- [${s.severity}] ${s.title} — ${s.source}, since ${s.created}${s.count > 1 ? ` (seen ${s.count}×)` : ""}`).join("\n")}`,
+    );
   }
   if (feed.inject_blocks.length) parts.push(feed.inject_blocks.join("\n\n"));
   if (feed.hot_arcs.length) {

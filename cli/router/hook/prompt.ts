@@ -1,6 +1,6 @@
 // UserPromptSubmit: signals at or above AMYGDALA_MIN_SEVERITY raised since the session last
 // looked, as additional context; the cursor moves past everything seen.
-import { additionalContext, loadState, routerClient, saveState, warn, type HookInput, type HookSettings } from "./_hook";
+import { additionalContext, type HookInput, type HookSettings, loadState, routerClient, saveState, warn } from "./_hook";
 import { renderSignals } from "./signals";
 
 export async function prompt(input: HookInput, s: HookSettings, deadline: AbortSignal): Promise<string | undefined> {

@@ -2,9 +2,9 @@
 // print Claude Code's answer (if any), exit 0. A hook never fails or blocks the session: the
 // router being down, slow or refusing costs at most BRAIN_HOOK_TIMEOUT_MS, then the session
 // goes on (markers wait in the outbox).
-import type { HookEvent } from "./events";
-import { hookSettings, readHookInput, warn, type HookInput, type HookSettings } from "./_hook";
 
+import { type HookInput, type HookSettings, hookSettings, readHookInput, warn } from "./_hook";
+import type { HookEvent } from "./events";
 
 type Handler = (input: HookInput, s: HookSettings, deadline: AbortSignal) => Promise<string | undefined>;
 

@@ -1,6 +1,6 @@
 // SessionStart: the feed (GET /feed sized by BRAIN_FEED_MAX_CHARS) as additional context, and
 // the session's signal cursor set to now, so the prompt hook shows only what is raised later.
-import { additionalContext, loadState, routerClient, saveState, warn, type HookInput, type HookSettings } from "./_hook";
+import { additionalContext, type HookInput, type HookSettings, loadState, routerClient, saveState, warn } from "./_hook";
 import { renderFeed } from "./feed-context";
 
 export async function sessionStart(input: HookInput, s: HookSettings, deadline: AbortSignal): Promise<string | undefined> {

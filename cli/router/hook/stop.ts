@@ -4,9 +4,9 @@
 // delivers them once. The outbox itself is replayed while the router answers.
 import { join } from "node:path";
 import { ApiError, type MarkerInput } from "../../../src/router/client";
-import { bufferMarker, replayOutbox, ReplayInterrupted } from "../../../src/router/outbox/outbox";
-import { loadState, routerClient, saveState, warn, type HookInput, type HookSettings } from "./_hook";
-import { harvestTranscript, type HarvestedMarker } from "../../../src/router/markers/transcript";
+import { type HarvestedMarker, harvestTranscript } from "../../../src/router/markers/transcript";
+import { bufferMarker, ReplayInterrupted, replayOutbox } from "../../../src/router/outbox/outbox";
+import { type HookInput, type HookSettings, loadState, routerClient, saveState, warn } from "./_hook";
 
 export async function stop(input: HookInput, s: HookSettings, deadline: AbortSignal): Promise<string | undefined> {
   const state = await loadState(s, input.session_id);

@@ -2,8 +2,7 @@
 // user's memory file, loaded by every session) importing the packaged profile's CLAUDE.md.
 // Install appends the block once; uninstall removes exactly that block, so the rest of the
 // file stays byte for byte (and a file install created goes away again).
-import { readFile, rm } from "node:fs/promises";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../../../src/common/atomic-write";
 

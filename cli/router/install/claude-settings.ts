@@ -42,7 +42,11 @@ export function brainHooks(binary: string): Array<{ event: string; command: stri
 }
 
 /** Merges hooks and env into a settings object; returns what was actually added. */
-export function mergeSettings(settings: Json, hooks: Array<{ event: string; command: string }>, env: Record<string, string>): { settings: Json; added: Pick<InstalledRecord, "hooks" | "env"> } {
+export function mergeSettings(
+  settings: Json,
+  hooks: Array<{ event: string; command: string }>,
+  env: Record<string, string>,
+): { settings: Json; added: Pick<InstalledRecord, "hooks" | "env"> } {
   const out = structuredClone(settings);
   const added: Pick<InstalledRecord, "hooks" | "env"> = { hooks: [], env: {} };
   if (!out.hooks || typeof out.hooks !== "object") out.hooks = {};
@@ -106,13 +110,21 @@ function parse(text: string | null, path: string): Json {
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** Installs the hooks (and env) into `path`; returns what was added now (empty: already there). */
-export async function installClaudeSettings(home: string, path: string, env: Record<string, string>, binary = hookBinary()): Promise<Pick<InstalledRecord, "hooks" | "env">> {
+export async function installClaudeSettings(
+  home: string,
+  path: string,
+  env: Record<string, string>,
+  binary = hookBinary(),
+): Promise<Pick<InstalledRecord, "hooks" | "env">> {
   const text = await readFile(path, "utf8").catch(() => null);
   const current = parse(text, path);
   const { settings, added } = mergeSettings(current, brainHooks(binary), env);
   if (added.hooks.length === 0 && Object.keys(added.env).length === 0) return added;
   const prior = await readRecord(home);
-  const mode = await stat(path).then((st) => st.mode & 0o777, () => null);
+  const mode = await stat(path).then(
+    (st) => st.mode & 0o777,
+    () => null,
+  );
   const record: InstalledRecord =
     prior && prior.settings === path
       ? { ...prior, hooks: [...prior.hooks, ...added.hooks], env: { ...prior.env, ...added.env } }

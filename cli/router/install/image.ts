@@ -37,7 +37,9 @@ export const buildArgs = (image: string, checkout: string): string[] => ["build"
 export async function ensureImage(image: string, checkout: string | undefined): Promise<"present" | "built"> {
   if (await imagePresent(image)) return "present";
   if (!checkout) {
-    throw new Error(`the image ${image} is not present locally and no brain-stack checkout was found to build it from: pass --source <checkout>, run install inside one, or load the image and set BRAIN_IMAGE`);
+    throw new Error(
+      `the image ${image} is not present locally and no brain-stack checkout was found to build it from: pass --source <checkout>, run install inside one, or load the image and set BRAIN_IMAGE`,
+    );
   }
   if (!isCheckout(checkout)) throw new Error(`--source ${checkout} is not a brain-stack checkout (no Dockerfile and package.json named brain-stack)`);
   if ((await docker(buildArgs(image, checkout))).code !== 0) throw new Error(`docker build of ${image} from ${checkout} failed`);

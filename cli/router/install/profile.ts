@@ -19,7 +19,9 @@ export async function writeProfile(home: string, profile: string): Promise<boole
   let changed = false;
   await mkdir(dir, { recursive: true });
   for (const [name, text] of Object.entries(files)) {
-    const current = await Bun.file(join(dir, name)).text().catch(() => null);
+    const current = await Bun.file(join(dir, name))
+      .text()
+      .catch(() => null);
     if (current === null) {
       await writeFileAtomic(join(dir, name), text);
       changed = true;
@@ -34,7 +36,10 @@ export async function linkProfile(home: string, profile: string, name: string): 
   const target = profileDir(home, profile);
   const current = await readlink(link).catch(() => null);
   if (current === target) return false;
-  const exists = await lstat(link).then(() => true, () => false);
+  const exists = await lstat(link).then(
+    () => true,
+    () => false,
+  );
   if (exists && current === null) throw new Error(`${link} exists and is not a link; move it away to link the profile`);
   await mkdir(join(home, ".claude", "profiles"), { recursive: true });
   if (exists) await rm(link);
@@ -44,7 +49,10 @@ export async function linkProfile(home: string, profile: string, name: string): 
 
 export async function unlinkProfile(home: string, name: string): Promise<boolean> {
   const link = linkPath(home, name);
-  const isLink = await lstat(link).then((s) => s.isSymbolicLink(), () => false);
+  const isLink = await lstat(link).then(
+    (s) => s.isSymbolicLink(),
+    () => false,
+  );
   if (isLink) await rm(link);
   return isLink;
 }

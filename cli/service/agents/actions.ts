@@ -70,8 +70,18 @@ export function findPod(pods: Pod[], ref: string): Pod | Outcome {
   const [ns, name] = ref.includes("/") ? (ref.split("/", 2) as [string, string]) : [undefined, ref];
   const matches = pods.filter((p) => p.name === name && (ns === undefined || p.namespace === ns));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0) return { exit: 1, error: { code: "pod_not_found", message: `no orchestrator pod ${ref} (${pods.length} found: ${pods.map((p) => `${p.namespace}/${p.name}`).join(", ") || "none"})` } };
-  return { exit: 2, error: { code: "pod_ambiguous", message: `pod ${ref} is in several namespaces (${matches.map((p) => p.namespace).join(", ")}): pass --pod NAMESPACE/NAME` } };
+  if (matches.length === 0)
+    return {
+      exit: 1,
+      error: {
+        code: "pod_not_found",
+        message: `no orchestrator pod ${ref} (${pods.length} found: ${pods.map((p) => `${p.namespace}/${p.name}`).join(", ") || "none"})`,
+      },
+    };
+  return {
+    exit: 2,
+    error: { code: "pod_ambiguous", message: `pod ${ref} is in several namespaces (${matches.map((p) => p.namespace).join(", ")}): pass --pod NAMESPACE/NAME` },
+  };
 }
 
 /** How long kubectl exec may take: a turn or a waited job runs up to the job timeout (3600 s). */
@@ -80,8 +90,18 @@ const POD_TIMEOUT_MS: Record<PodAction, number> = { chat: 3_700_000, job: 3_700_
 /** The argv that runs the action inside the pod. */
 export function podArgv(pod: Pod, action: PodAction, input: ActionInput): string[] {
   return [
-    "exec", "-n", pod.namespace, pod.name, "-c", pod.container, "--",
-    "service-cli", "agents", "--headless", action, "--no-k8s",
+    "exec",
+    "-n",
+    pod.namespace,
+    pod.name,
+    "-c",
+    pod.container,
+    "--",
+    "service-cli",
+    "agents",
+    "--headless",
+    action,
+    "--no-k8s",
     ...(action === "chat" ? ["--message", input.message!, ...(input.conversationId ? ["--conversation-id", input.conversationId] : [])] : []),
     ...(action === "job" ? ["--task", input.task!, ...(input.repo ? ["--repo", input.repo] : []), ...(input.wait ? [] : ["--no-wait"])] : []),
   ];
@@ -109,7 +129,10 @@ export async function podAction(backend: Backend, ref: string, action: PodAction
   const err = (parse(r.stderr) as { error?: Outcome["error"] } | undefined)?.error;
   if (json === undefined && !err) {
     const why = r.stderr.trim().split("\n").pop() || r.stdout.trim().split("\n").pop() || `exit ${r.code}`;
-    return { exit: r.code === 0 ? 1 : r.code === 2 ? 2 : 1, error: { code: "kubectl_failed", message: `kubectl exec into ${pod.namespace}/${pod.name} failed: ${why}` } };
+    return {
+      exit: r.code === 0 ? 1 : r.code === 2 ? 2 : 1,
+      error: { code: "kubectl_failed", message: `kubectl exec into ${pod.namespace}/${pod.name} failed: ${why}` },
+    };
   }
   return { exit: r.code, ...(json !== undefined ? { json } : {}), ...(err ? { error: err } : {}) };
 }

@@ -52,7 +52,10 @@ export async function saveBackend(path: string, backend: Pick<Backend, "enabled"
 }
 
 export const parseList = (value: string | undefined): string[] =>
-  (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  (value ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -66,7 +69,9 @@ function parseBool(name: string, value: string): boolean {
 export function resolveBackend(flags: BackendFlags, env: Record<string, string | undefined>, state: StateFile): Backend {
   const cli = parseList(flags.namespace);
   const fromEnv = parseList(env.SERVICE_K8S_NAMESPACES);
-  const fromState = Array.isArray(state.k8s?.namespaces) ? (state.k8s!.namespaces as unknown[]).filter((n): n is string => typeof n === "string" && n !== "") : [];
+  const fromState = Array.isArray(state.k8s?.namespaces)
+    ? (state.k8s!.namespaces as unknown[]).filter((n): n is string => typeof n === "string" && n !== "")
+    : [];
   const namespaces = cli.length > 0 ? cli : fromEnv.length > 0 ? fromEnv : fromState;
   for (const ns of namespaces) if (!NAMESPACE.test(ns)) throw new BackendSettingError(`${JSON.stringify(ns)} is not a Kubernetes namespace name`);
   if (flags.k8s === false) return { enabled: false, namespaces, from: "flag" };

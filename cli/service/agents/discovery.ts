@@ -5,8 +5,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { OrchestratorConfig } from "../../../src/orchestrator/config";
-import { companionParent } from "../../../src/orchestrator/repos/companions";
 import { dirFromUrl } from "../../../src/orchestrator/profiles/load";
+import { companionParent } from "../../../src/orchestrator/repos/companions";
 import type { Backend } from "./backend";
 import { kubectl, nsArgs } from "./kubectl";
 

@@ -1,9 +1,9 @@
 // `agents --headless <action>`: the agents command for scripts and other agents (spec: "JSON on
 // stdout, errors on stderr; actions list, chat, job, sync, health, local; pod actions exit 2 when
 // the backend is off"). Errors are {"error": {"code", "message"}} on stderr.
-import { POD_ACTIONS, localAction, podAction, type Outcome, type PodAction } from "./actions";
+import { localAction, type Outcome, POD_ACTIONS, type PodAction, podAction } from "./actions";
 import type { Backend } from "./backend";
-import { discoverPods, KubectlError, localAgents, summary, type LocalAgentDetail } from "./discovery";
+import { discoverPods, KubectlError, type LocalAgentDetail, localAgents, summary } from "./discovery";
 
 export const ACTIONS = ["list", ...POD_ACTIONS, "local"] as const;
 export type Action = (typeof ACTIONS)[number];
@@ -48,7 +48,14 @@ export async function headless(input: HeadlessInput): Promise<Outcome> {
       if (!input.agent) return invalid("local needs --agent NAME (a local agent from the hub)");
       const found: LocalAgentDetail | undefined = agents().find((a) => a.name === input.agent);
       warnSkipped(skipped);
-      if (!found) return { exit: 1, error: { code: "agent_not_found", message: `no local agent ${input.agent} in ${input.hub ? `${input.hub}/agents/` : "any hub (none found: pass --agentihub-dir or set SERVICE_HUB_PATH)"}` } };
+      if (!found)
+        return {
+          exit: 1,
+          error: {
+            code: "agent_not_found",
+            message: `no local agent ${input.agent} in ${input.hub ? `${input.hub}/agents/` : "any hub (none found: pass --agentihub-dir or set SERVICE_HUB_PATH)"}`,
+          },
+        };
       return { exit: 0, json: found };
     }
     default:
@@ -64,7 +71,13 @@ async function podOrLocal(action: PodAction, input: HeadlessInput): Promise<Outc
   const args = { message: input.message, conversationId: input.conversationId, task: input.task, repo: input.repo, wait: input.wait };
   if (input.pod === undefined) return localAction(action, args);
   if (!input.backend.enabled) {
-    return { exit: 2, error: { code: "backend_off", message: `--pod needs the Kubernetes backend, which is off (${input.backend.from}): pass --k8s or --namespace, or set SERVICE_K8S_ENABLED=true` } };
+    return {
+      exit: 2,
+      error: {
+        code: "backend_off",
+        message: `--pod needs the Kubernetes backend, which is off (${input.backend.from}): pass --k8s or --namespace, or set SERVICE_K8S_ENABLED=true`,
+      },
+    };
   }
   return podAction(input.backend, input.pod, action, args);
 }

@@ -7,9 +7,9 @@
 import { readFileSync } from "node:fs";
 import type { CompletionResult, Health, Job, SyncResult } from "../../../src/orchestrator/client";
 import { connection } from "../_context";
-import { localAction, podAction, type Outcome } from "./actions";
-import { saveBackend, type Backend } from "./backend";
-import { discoverPods, localAgents, type LocalAgentDetail, type Pod } from "./discovery";
+import { localAction, type Outcome, podAction } from "./actions";
+import { type Backend, saveBackend } from "./backend";
+import { discoverPods, type LocalAgentDetail, localAgents, type Pod } from "./discovery";
 import { kubectl } from "./kubectl";
 import { ANSI, Terminal } from "./terminal";
 
@@ -100,7 +100,9 @@ class Tui {
         const p = item.pod;
         const kind = p.agent ? `agent ${p.agent}` : "orchestrator";
         const phase = p.phase === "Running" ? ANSI.green(p.phase) : ANSI.yellow(p.phase);
-        t.line(`  ${n}${p.name.padEnd(32)} ${kind.padEnd(24)} ${phase}${p.ready ? "" : ANSI.dim(" (not ready)")}  ${ANSI.yellow("K8S")} ${ANSI.dim(p.namespace)}`);
+        t.line(
+          `  ${n}${p.name.padEnd(32)} ${kind.padEnd(24)} ${phase}${p.ready ? "" : ANSI.dim(" (not ready)")}  ${ANSI.yellow("K8S")} ${ANSI.dim(p.namespace)}`,
+        );
       } else {
         const a = item.agent;
         t.line(`  ${n}${a.name.padEnd(32)} ${(a.model ?? "").padEnd(24)} ${ANSI.dim(a.description.slice(0, 40))}  ${ANSI.cyan("LOCAL")}`);

@@ -8,9 +8,9 @@
 import { defineCommand } from "citty";
 import { consola } from "consola";
 import { loadOrchestratorConfig } from "../../../src/orchestrator/config";
-import { SYNC_TARGETS, createCompanionSync, type SyncTarget } from "../../../src/orchestrator/repos/companions";
-import { home, jsonArg, printJson } from "../_context";
+import { createCompanionSync, SYNC_TARGETS, type SyncTarget } from "../../../src/orchestrator/repos/companions";
 import { usage } from "../../_errors";
+import { home, jsonArg, printJson } from "../_context";
 
 const TARGETS = ["all", ...SYNC_TARGETS] as const;
 
@@ -24,7 +24,8 @@ export default defineCommand({
   async run({ args }) {
     const target = args.target as SyncTarget | "all";
     if (!(TARGETS as readonly string[]).includes(target)) usage(`--target must be one of ${TARGETS.join(", ")}, not ${JSON.stringify(args.target)}`);
-    if (args.url !== undefined && target !== "all" && target !== "agentihooks") usage("--url names the hooks package: use it with --target agentihooks (or all)");
+    if (args.url !== undefined && target !== "all" && target !== "agentihooks")
+      usage("--url names the hooks package: use it with --target agentihooks (or all)");
     const env = { ...process.env, ...(args.url !== undefined ? { SERVICE_HOOKS_URL: args.url, SERVICE_HOOKS_PATH: "" } : {}) };
     const results = await createCompanionSync(loadOrchestratorConfig(env, home())).sync(target);
     if (args.json) printJson({ results });

@@ -52,8 +52,7 @@ async function resolveTool(): Promise<LoadTool> {
 
 async function aptInstallWrk(): Promise<boolean> {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const run = async (cmd: string[]) =>
-    (await Bun.spawn({ cmd, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" }).exited) === 0;
+  const run = async (cmd: string[]) => (await Bun.spawn({ cmd, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" }).exited) === 0;
   if (await run(["apt-get", "install", "-y", "-qq", "wrk"])) return true;
   // The package lists may be missing or stale on a fresh machine.
   return (await run(["apt-get", "update", "-qq"])) && (await run(["apt-get", "install", "-y", "-qq", "wrk"]));
@@ -72,11 +71,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const proc = Bun.spawn({ cmd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   // Bounded: the generator stops itself after `seconds`; this is the backstop.
   const timer = setTimeout(() => proc.kill("SIGKILL"), (opts.seconds + 60) * 1000);
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
   if (code !== 0) throw new Error(`${cmd.join(" ")} exited ${code}\n${err}${out}`);
   return tool === "wrk" ? parseWrk(out) : parseAutocannon(out);

@@ -18,7 +18,7 @@ export interface NotesLatency {
 
 export async function timeNotesEndpoints(base: string, headers: Record<string, string>, paths: string[], samples = 200): Promise<NotesLatency> {
   let failures = 0;
-// biome-ignore lint/suspicious/noExplicitAny: the caller checks the JSON body it asked for
+  // biome-ignore lint/suspicious/noExplicitAny: the caller checks the JSON body it asked for
   const time = async (urls: string[], onBody?: (b: any) => void): Promise<number> => {
     const ms: number[] = [];
     for (let i = 0; i < samples + 20; i++) {
@@ -33,7 +33,13 @@ export async function timeNotesEndpoints(base: string, headers: Record<string, s
     return median(ms);
   };
   const enc = (p: string) => p.split("/").map(encodeURIComponent).join("/");
-  const lists = ["/notes?limit=50", "/notes?limit=50&since=2024-06-01T00:00:00Z", "/notes?limit=50&prefix=raw/databases/", "/notes?limit=50&tag=incident", "/notes?limit=50&producer=raw"];
+  const lists = [
+    "/notes?limit=50",
+    "/notes?limit=50&since=2024-06-01T00:00:00Z",
+    "/notes?limit=50&prefix=raw/databases/",
+    "/notes?limit=50&tag=incident",
+    "/notes?limit=50&producer=raw",
+  ];
   const reached: number[] = [];
   const returned: number[] = [];
   return {

@@ -30,7 +30,7 @@
 // at most QUERIES_PER_KIND of each. One relevant document per query (known-item), so nDCG@10
 // is 1/log2(1 + rank) of that document.
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { STOP_WORDS } from "../../../src/router/index/stopwords.ts";
 import { prng, type Rng } from "./vault-gen.ts";
@@ -180,11 +180,13 @@ function parse(text: string): Parsed {
 
 /** Base forms of the verbs a how-to heading may start with ("handling" → "handle"). */
 const VERBS = new Set(
-  ("access add authenticate authorize build bundle cache call cancel catch change check close compose configure connect convert create " +
+  (
+    "access add authenticate authorize build bundle cache call cancel catch change check close compose configure connect convert create " +
     "customize debug define deploy disable enable escape export extend filter format generate get handle import install instrument " +
     "intercept limit lint load log manage match measure migrate mock override parse pass publish read record register render retry " +
     "return reuse run send serialize set share specify split start stop stream test throw trace transform update upgrade upload use " +
-    "validate wrap write").split(" "),
+    "validate wrap write"
+  ).split(" "),
 );
 
 function verbBase(word: string): string | undefined {
@@ -210,7 +212,10 @@ export function questionOf(heading: string, pkg: string): string | undefined {
   const [first, ...others] = rest.split(" ");
   const base = first ? verbBase(first.replace(/[^\p{L}]/gu, "")) : undefined;
   if (!base || others.length === 0 || contentWords(others.join(" "), 3).length === 0) return undefined;
-  return `how do I ${base} ${others.join(" ").replace(/[.:]+$/, "").toLowerCase()} in ${name}?`;
+  return `how do I ${base} ${others
+    .join(" ")
+    .replace(/[.:]+$/, "")
+    .toLowerCase()} in ${name}?`;
 }
 
 function shuffle<T>(rng: Rng, xs: T[]): T[] {
@@ -248,7 +253,9 @@ export function generateSet(root = NODE_MODULES, opts: { packages?: readonly str
     const used = new Set<string>();
     // question first: its heading leaves the indexed copy, so it must not also be a heading query.
     if (count("question") < QUERIES_PER_KIND) {
-      const candidates = p.headings.filter((h) => h.level >= 2 && h.level <= 4 && questionOf(h.text, doc.package) && p.headings.filter((o) => o.line === h.line).length === 1);
+      const candidates = p.headings.filter(
+        (h) => h.level >= 2 && h.level <= 4 && questionOf(h.text, doc.package) && p.headings.filter((o) => o.line === h.line).length === 1,
+      );
       if (candidates.length > 0) {
         const h = candidates[Math.floor(rng() * candidates.length)]!;
         used.add(h.line);
@@ -256,7 +263,9 @@ export function generateSet(root = NODE_MODULES, opts: { packages?: readonly str
       }
     }
     if (count("heading") < QUERIES_PER_KIND) {
-      const candidates = p.headings.filter((h) => h.level >= 2 && h.level <= 4 && !used.has(h.line) && headingCount.get(h.text.toLowerCase()) === 1 && contentWords(h.text, 3).length >= 2);
+      const candidates = p.headings.filter(
+        (h) => h.level >= 2 && h.level <= 4 && !used.has(h.line) && headingCount.get(h.text.toLowerCase()) === 1 && contentWords(h.text, 3).length >= 2,
+      );
       if (candidates.length > 0) {
         const h = candidates[Math.floor(rng() * candidates.length)]!;
         queries.push({ id: 0, kind: "heading", query: h.text, relevant: doc.file });
@@ -267,7 +276,12 @@ export function generateSet(root = NODE_MODULES, opts: { packages?: readonly str
         const sentence = p.sentences[Math.floor(rng() * p.sentences.length)]!;
         const words = [...new Set(contentWords(sentence, 4))];
         if (words.length < 4) continue;
-        const chosen = new Set(shuffle(rng, words.map((_, i) => i)).slice(0, 4));
+        const chosen = new Set(
+          shuffle(
+            rng,
+            words.map((_, i) => i),
+          ).slice(0, 4),
+        );
         const picked = words.filter((_, i) => chosen.has(i));
         const holders = [...parsed.values()].filter((o) => picked.every((w) => o.words.has(w))).length;
         if (holders > 3) continue;
@@ -288,7 +302,10 @@ export function loadSet(): NpmDocsSet {
 export function indexedCopy(text: string, hide: string[]): string {
   if (hide.length === 0) return text;
   const drop = new Set(hide);
-  return text.split("\n").filter((line) => !drop.has(line)).join("\n");
+  return text
+    .split("\n")
+    .filter((line) => !drop.has(line))
+    .join("\n");
 }
 
 /** Where a corpus file lives in the bench's vault. */
@@ -296,7 +313,8 @@ export const vaultPathOf = (file: string) => `raw/npm/${file}`;
 
 if (import.meta.main) {
   const set = generateSet();
-  const summary = `${set.corpus.length} documents from ${new Set(set.corpus.map((d) => d.package)).size} packages; ` +
+  const summary =
+    `${set.corpus.length} documents from ${new Set(set.corpus.map((d) => d.package)).size} packages; ` +
     NPM_KINDS.map((k) => `${set.queries.filter((q) => q.kind === k).length} ${k}`).join(", ");
   if (process.argv.includes("--write")) {
     mkdirSync(dirname(SET_FILE), { recursive: true });

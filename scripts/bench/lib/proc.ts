@@ -45,9 +45,7 @@ export async function startAndWait(opts: StartOptions): Promise<Started> {
   let lastStatus = "no answer";
   while (performance.now() < deadline) {
     if (proc.exitCode !== null || proc.signalCode !== null) {
-      throw new Error(
-        `${opts.cmd.join(" ")} exited (${proc.exitCode ?? proc.signalCode}) before ${opts.readyUrl} answered 200\n${logTail(opts.logPath)}`,
-      );
+      throw new Error(`${opts.cmd.join(" ")} exited (${proc.exitCode ?? proc.signalCode}) before ${opts.readyUrl} answered 200\n${logTail(opts.logPath)}`);
     }
     try {
       const res = await fetch(opts.readyUrl, { signal: AbortSignal.timeout(1000) });
@@ -62,9 +60,7 @@ export async function startAndWait(opts: StartOptions): Promise<Started> {
     await Bun.sleep(POLL_MS);
   }
   await stop();
-  throw new Error(
-    `${opts.readyUrl} did not answer 200 within ${timeoutMs} ms (last: ${lastStatus})\n${logTail(opts.logPath)}`,
-  );
+  throw new Error(`${opts.readyUrl} did not answer 200 within ${timeoutMs} ms (last: ${lastStatus})\n${logTail(opts.logPath)}`);
 }
 
 /** SIGTERM, then SIGKILL if the process is still there after the grace period. */
@@ -107,7 +103,11 @@ export function rssMb(pid: number): number {
 export function logTail(path: string, lines = 20): string {
   try {
     const text = readFileSync(path, "utf8").trimEnd();
-    return text.split("\n").slice(-lines).map((l) => `  | ${l}`).join("\n");
+    return text
+      .split("\n")
+      .slice(-lines)
+      .map((l) => `  | ${l}`)
+      .join("\n");
   } catch {
     return "  | (no output)";
   }

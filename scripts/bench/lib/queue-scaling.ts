@@ -11,7 +11,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "redis";
 import { freePort } from "./ports.ts";
-import { startAndWait, type Started } from "./proc.ts";
+import { type Started, startAndWait } from "./proc.ts";
 import { num } from "./table.ts";
 
 const MAIN = join(resolve(import.meta.dir, "../../.."), "src/main.ts");
@@ -124,7 +124,13 @@ printf '%s\\n' '${JSON.stringify({ type: "result", subtype: "success", is_error:
       const wallMs = performance.now() - t0;
       rate.set(n, (done.length / wallMs) * 1000);
       const per = Map.groupBy(done, (j) => j.pod_name);
-      spread.set(n, [...per.keys()].sort().map((p) => per.get(p)!.length).join("/"));
+      spread.set(
+        n,
+        [...per.keys()]
+          .sort()
+          .map((p) => per.get(p)!.length)
+          .join("/"),
+      );
       await stopAll();
     }
 

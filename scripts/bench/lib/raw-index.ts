@@ -2,7 +2,7 @@
 // project's own incremental refresh (src/router/index/refresh.ts: refreshFolder). A stand-in
 // walker (walkRefresh: the same mtime → hash → upsert logic, written here before refresh.ts
 // landed) stays available with BENCH_REFRESH=walker, to compare the two.
-import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { documentFromFile } from "../../../src/router/index/document.ts";
 import { refreshFolder } from "../../../src/router/index/refresh.ts";
@@ -56,12 +56,7 @@ export async function walkRefresh(store: IndexStore, vault: string, concurrency 
 }
 
 /** The project's refreshFolder over raw/ (or walkRefresh with BENCH_REFRESH=walker). */
-export async function refreshRaw(
-  store: IndexStore,
-  vault: string,
-  concurrency = 8,
-  embed?: (texts: string[]) => Promise<number[][]>,
-): Promise<RefreshResult> {
+export async function refreshRaw(store: IndexStore, vault: string, concurrency = 8, embed?: (texts: string[]) => Promise<number[][]>): Promise<RefreshResult> {
   if (process.env.BENCH_REFRESH === "walker" && !embed) return walkRefresh(store, vault, concurrency);
   const t0 = performance.now();
   const c = await refreshFolder(store, { vault, concurrency, embed });

@@ -18,7 +18,7 @@
 // it stands in for what a real embedding model knows ("revert" ≈ "rollback"), and it knows
 // every wording used here, so it is an upper bound on the help vectors can give, not a
 // prediction for a real model.
-import { fillerParagraph, PEOPLE, pick, prng, SERVICES, slugify, TOPICS, type Rng } from "./vault-gen.ts";
+import { fillerParagraph, PEOPLE, pick, prng, type Rng, SERVICES, slugify, TOPICS } from "./vault-gen.ts";
 
 export interface Concept {
   id: string;
@@ -98,11 +98,14 @@ const capital = (s: string) => s[0]!.toUpperCase() + s.slice(1);
 
 /** Another form than `not`, chosen by rng. */
 function otherForm(rng: Rng, c: Concept, not: string): string {
-  return pick(rng, c.forms.filter((f) => f !== not));
+  return pick(
+    rng,
+    c.forms.filter((f) => f !== not),
+  );
 }
 
 function note(path: string, title: string, tags: string[], paragraphs: string[]): PlantedNote {
-  const body = paragraphs.map((p, i) => (i % 2 === 0 ? `## ${["What happened", "Details", "Fix", "Follow-ups"][i / 2 | 0] ?? "Notes"}\n\n${p}` : p));
+  const body = paragraphs.map((p, i) => (i % 2 === 0 ? `## ${["What happened", "Details", "Fix", "Follow-ups"][(i / 2) | 0] ?? "Notes"}\n\n${p}` : p));
   return { path, content: `---\ntitle: "${title}"\ntags: [${tags.join(", ")}]\n---\n\n# ${title}\n\n${body.join("\n\n")}\n` };
 }
 
@@ -131,12 +134,19 @@ export function relevanceSet(seed = 42): RelevanceSet {
     // The target: the service, both concepts in the target's wording, filler on c1's topic.
     const title = capital(`${svc}: ${a1} after ${a2}`);
     const target = `${dir}/${slugify(title)}.md`;
-    notes.push(note(target, title, [c1.topic, svc], [
-      `We hit ${a1} in ${svc} on a weekday afternoon; it started right after the ${a2}. ${capital(person)} traced the ${a1} back to the ${a2} and wrote down the fix.`,
-      fillerParagraph(rng, c1.topic, svc),
-      `Until the fix lands, expect ${a1} in ${svc} whenever a ${a2} happens again.`,
-      ...filler(rng, c2.topic, svc, 2),
-    ]));
+    notes.push(
+      note(
+        target,
+        title,
+        [c1.topic, svc],
+        [
+          `We hit ${a1} in ${svc} on a weekday afternoon; it started right after the ${a2}. ${capital(person)} traced the ${a1} back to the ${a2} and wrote down the fix.`,
+          fillerParagraph(rng, c1.topic, svc),
+          `Until the fix lands, expect ${a1} in ${svc} whenever a ${a2} happens again.`,
+          ...filler(rng, c2.topic, svc, 2),
+        ],
+      ),
+    );
     const relevant = [target];
 
     // A follow-up for a third of the cases, in other words than the target's.
@@ -145,10 +155,14 @@ export function relevanceSet(seed = 42): RelevanceSet {
       const b2 = otherForm(rng, c2, a2);
       const fTitle = capital(`Follow-up on ${svc}: ${b1}`);
       const follow = `${dir}/${slugify(fTitle)}.md`;
-      notes.push(note(follow, fTitle, [c1.topic, svc, "follow-up"], [
-        `A week later ${svc} showed ${b1} again, once more on the heels of a ${b2}. This time the runbook was ready.`,
-        ...filler(rng, c1.topic, svc, 2),
-      ]));
+      notes.push(
+        note(
+          follow,
+          fTitle,
+          [c1.topic, svc, "follow-up"],
+          [`A week later ${svc} showed ${b1} again, once more on the heels of a ${b2}. This time the runbook was ready.`, ...filler(rng, c1.topic, svc, 2)],
+        ),
+      );
       relevant.push(follow);
     }
 
@@ -156,27 +170,38 @@ export function relevanceSet(seed = 42): RelevanceSet {
     const c3 = CONCEPTS[(k * 11 + 3) % n]!;
     const c4 = CONCEPTS[(k * 17 + 9) % n]!;
     const d1Title = capital(`${svc}: ${pick(rng, c3.forms)} and ${pick(rng, c4.forms)}`);
-    notes.push(note(`${dir}/${slugify(d1Title)}.md`, d1Title, [c3.topic, svc], [
-      `${capital(svc)} had a rough week: ${pick(rng, c3.forms)}, then ${pick(rng, c4.forms)}.`,
-      ...filler(rng, c3.topic, svc, 3),
-    ]));
+    notes.push(
+      note(
+        `${dir}/${slugify(d1Title)}.md`,
+        d1Title,
+        [c3.topic, svc],
+        [`${capital(svc)} had a rough week: ${pick(rng, c3.forms)}, then ${pick(rng, c4.forms)}.`, ...filler(rng, c3.topic, svc, 3)],
+      ),
+    );
     const other = SERVICES[(k * 5 + 11) % SERVICES.length]!;
     const c5 = CONCEPTS[(k * 3 + 20) % n]!;
     const d2Title = capital(`${other}: ${a1} during ${pick(rng, c5.forms)}`);
-    notes.push(note(`${dir}/${slugify(d2Title)}.md`, d2Title, [c1.topic, other], [
-      `${capital(other)} saw ${a1} while we were busy with ${pick(rng, c5.forms)}.`,
-      ...filler(rng, c1.topic, other, 3),
-    ]));
+    notes.push(
+      note(
+        `${dir}/${slugify(d2Title)}.md`,
+        d2Title,
+        [c1.topic, other],
+        [`${capital(other)} saw ${a1} while we were busy with ${pick(rng, c5.forms)}.`, ...filler(rng, c1.topic, other, 3)],
+      ),
+    );
 
     // The query.
     const kind = QUERY_KINDS[(k + Math.floor(k / n)) % QUERY_KINDS.length]!;
     const q1 = otherForm(rng, c1, a1);
     const q2 = otherForm(rng, c2, a2);
     const query =
-      kind === "keyword" ? `${svc} ${a1}${k % 2 === 0 ? ` ${a2}` : ""}`
-      : kind === "paraphrase" ? `${svc} ${q1} ${q2}`
-      : kind === "paraphrase-bare" ? `${q1} after ${q2}`
-      : `why did ${svc} have ${q1} when we did the ${q2}?`;
+      kind === "keyword"
+        ? `${svc} ${a1}${k % 2 === 0 ? ` ${a2}` : ""}`
+        : kind === "paraphrase"
+          ? `${svc} ${q1} ${q2}`
+          : kind === "paraphrase-bare"
+            ? `${q1} after ${q2}`
+            : `why did ${svc} have ${q1} when we did the ${q2}?`;
     queries.push({ id: k, kind, query, relevant });
     const pair = `${c1.id}+${c2.id}`;
     byPair.set(pair, [...(byPair.get(pair) ?? []), ...relevant]);

@@ -13,8 +13,7 @@ export async function ensureRipgrep(): Promise<string | undefined> {
   }
   console.error("rg is not on PATH; installing ripgrep with apt-get (running as root)…");
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const run = async (cmd: string[]) =>
-    (await Bun.spawn({ cmd, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" }).exited) === 0;
+  const run = async (cmd: string[]) => (await Bun.spawn({ cmd, env, stdin: "ignore", stdout: "ignore", stderr: "ignore" }).exited) === 0;
   if (!(await run(["apt-get", "install", "-y", "-qq", "ripgrep"]))) {
     await run(["apt-get", "update", "-qq"]);
     await run(["apt-get", "install", "-y", "-qq", "ripgrep"]);

@@ -4,7 +4,11 @@
 export function table(rows: readonly (readonly string[])[]): string {
   const widths: number[] = [];
   for (const row of rows) for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
-  const line = (row: readonly string[]) => row.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (row: readonly string[]) =>
+    row
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   const [head, ...body] = rows;
   if (!head) return "";
   return [line(head), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");

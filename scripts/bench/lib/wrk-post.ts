@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseWrk, type LoadResult } from "./load.ts";
+import { type LoadResult, parseWrk } from "./load.ts";
 
 export interface WrkPostOptions {
   /** Base URL, e.g. http://127.0.0.1:8103 */

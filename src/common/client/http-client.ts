@@ -51,7 +51,12 @@ export class HttpClient {
   }
 
   /** `signal`, when given, replaces the timeout (for streams meant to stay open). */
-  async raw(method: string, path: string, body?: unknown, init: { query?: Record<string, string | number | boolean | undefined>; headers?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<Response> {
+  async raw(
+    method: string,
+    path: string,
+    body?: unknown,
+    init: { query?: Record<string, string | number | boolean | undefined>; headers?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<Response> {
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: "application/json", ...init.headers };

@@ -11,27 +11,47 @@ export function edgeSettings(file: "dotenv" | "yaml") {
   const key = (env: string, yaml: string) => (file === "dotenv" ? env : `server.${yaml}`);
   return {
     allowedHosts: {
-      env: "ALLOWED_HOSTS", fileKey: key("ALLOWED_HOSTS", "allowed_hosts"), default: "", defaultDoc: "none", parse: list(),
+      env: "ALLOWED_HOSTS",
+      fileKey: key("ALLOWED_HOSTS", "allowed_hosts"),
+      default: "",
+      defaultDoc: "none",
+      parse: list(),
       doc: "host names (comma-separated) served besides the bind address and localhost when no credential is configured; any other Host → 403",
     },
     corsOrigins: {
-      env: "CORS_ORIGINS", fileKey: key("CORS_ORIGINS", "cors_origins"), default: "", defaultDoc: "none (CORS off)", parse: list(),
+      env: "CORS_ORIGINS",
+      fileKey: key("CORS_ORIGINS", "cors_origins"),
+      default: "",
+      defaultDoc: "none (CORS off)",
+      parse: list(),
       doc: "origins (comma-separated, e.g. https://app.example.com) allowed to call from a browser (CORS); any other Origin → 403",
     },
     mcpMaxSessionsPerClient: {
-      env: "MCP_MAX_SESSIONS_PER_CLIENT", fileKey: key("MCP_MAX_SESSIONS_PER_CLIENT", "mcp_max_sessions_per_client"), default: "64", parse: int(1, 100_000),
+      env: "MCP_MAX_SESSIONS_PER_CLIENT",
+      fileKey: key("MCP_MAX_SESSIONS_PER_CLIENT", "mcp_max_sessions_per_client"),
+      default: "64",
+      parse: int(1, 100_000),
       doc: "MCP sessions and SSE streams one credential may hold open; more → 429",
     },
     mcpMaxSessions: {
-      env: "MCP_MAX_SESSIONS", fileKey: key("MCP_MAX_SESSIONS", "mcp_max_sessions"), default: "1000", parse: int(1, 1_000_000),
+      env: "MCP_MAX_SESSIONS",
+      fileKey: key("MCP_MAX_SESSIONS", "mcp_max_sessions"),
+      default: "1000",
+      parse: int(1, 1_000_000),
       doc: "MCP sessions and SSE streams of the whole process; more → 429",
     },
     mcpSessionIdleSeconds: {
-      env: "MCP_SESSION_IDLE_SECONDS", fileKey: key("MCP_SESSION_IDLE_SECONDS", "mcp_session_idle_seconds"), default: "1800", parse: int(1, 7 * 86_400),
+      env: "MCP_SESSION_IDLE_SECONDS",
+      fileKey: key("MCP_SESSION_IDLE_SECONDS", "mcp_session_idle_seconds"),
+      default: "1800",
+      parse: int(1, 7 * 86_400),
       doc: "an MCP session (or SSE stream) with no request for this long is closed",
     },
     authFailureLimit: {
-      env: "AUTH_FAILURE_LIMIT", fileKey: key("AUTH_FAILURE_LIMIT", "auth_failure_limit"), default: "30", parse: int(1, 1_000_000),
+      env: "AUTH_FAILURE_LIMIT",
+      fileKey: key("AUTH_FAILURE_LIMIT", "auth_failure_limit"),
+      default: "30",
+      parse: int(1, 1_000_000),
       doc: "failed bearer attempts per client address per minute; past it the address gets 429 until the minute is over",
     },
   } satisfies Settings;

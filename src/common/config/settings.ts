@@ -82,15 +82,8 @@ export function loadSettings<S extends Settings>(settings: S, input: LoadInput):
     const shown = setting.secret ? "(value hidden)" : JSON.stringify(raw);
     const reason = parsed.error.issues.map((i) => i.message).join("; ");
     const where =
-      source === "file"
-        ? `${setting.fileKey} in ${input.filePath}`
-        : source === "environment"
-          ? `${from} (environment)`
-          : `${vars[0]} (built-in default)`;
-    const fix =
-      setting.fileKey === null
-        ? `set ${vars[0]} in the environment`
-        : `set ${vars[0]} in the environment or ${setting.fileKey} in ${input.filePath}`;
+      source === "file" ? `${setting.fileKey} in ${input.filePath}` : source === "environment" ? `${from} (environment)` : `${vars[0]} (built-in default)`;
+    const fix = setting.fileKey === null ? `set ${vars[0]} in the environment` : `set ${vars[0]} in the environment or ${setting.fileKey} in ${input.filePath}`;
     problems.push(`${where} = ${shown}: ${reason}; ${fix}`);
   }
   if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
@@ -106,7 +99,9 @@ function expandHome(value: string, home: string): string {
 /** Markdown rows for the README: | Variable | File key | Default | Meaning | */
 export function settingsTable(settings: Settings, fileKeyHeader: string): string {
   const rows = Object.values(settings).map((s) => {
-    const v = names(s).map((n) => `\`${n}\``).join(" / ");
+    const v = names(s)
+      .map((n) => `\`${n}\``)
+      .join(" / ");
     const fk = s.fileKey === null ? "env only" : `\`${s.fileKey}\``;
     const d = s.defaultDoc ?? (s.default === undefined ? "unset" : s.default === "" ? "empty" : `\`${s.default}\``);
     return `| ${v} | ${fk} | ${d} | ${s.doc} |`;

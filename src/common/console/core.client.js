@@ -41,7 +41,12 @@ const ui = (() => {
   async function request(path, opts = {}) {
     const headers = { authorization: `Bearer ${token()}`, ...(opts.headers || {}) };
     if (opts.body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(path, { method: opts.method || "GET", headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), signal: opts.signal });
+    const res = await fetch(path, {
+      method: opts.method || "GET",
+      headers,
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      signal: opts.signal,
+    });
     if (res.ok) return res;
     let code = `http_${res.status}`;
     let message = `${res.status} ${res.statusText}`;
@@ -159,7 +164,20 @@ const ui = (() => {
     const bar = $("token-bar");
     bar.replaceChildren();
     if (token()) {
-      bar.append(h("span", { class: "hide-narrow" }, "token set"), h("button", { type: "button", onclick: () => { sessionStorage.removeItem(KEY); location.reload(); } }, "Forget token"));
+      bar.append(
+        h("span", { class: "hide-narrow" }, "token set"),
+        h(
+          "button",
+          {
+            type: "button",
+            onclick: () => {
+              sessionStorage.removeItem(KEY);
+              location.reload();
+            },
+          },
+          "Forget token",
+        ),
+      );
     }
   }
   function login(message) {

@@ -2,7 +2,7 @@
 // request, no CDN, no external font: it works offline), built once at start-up from files
 // embedded in the app (and in the compiled binaries). The page holds no data: it calls the
 // service's own API with the token the user pastes, so the route itself is open.
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import css from "./console.css" with { type: "text" };
 import core from "./core.client.js" with { type: "text" };
 

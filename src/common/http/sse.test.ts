@@ -1,8 +1,8 @@
 // The shared SSE helper over a loopback Bun server: framing, keep-alive, Last-Event-ID, cancel.
 import { afterAll, describe, expect, it } from "bun:test";
+import { until } from "../../../test/support/until";
 import { httpErrorOf } from "../http-error";
 import { eventIdOf, formatEvent, lastEventIdOf, sseResponse, sseStream } from "./sse";
-import { until } from "../../../test/support/until";
 
 let cancelled = 0;
 const server = Bun.serve({

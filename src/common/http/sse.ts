@@ -152,6 +152,7 @@ export function lastEventIdOf(req: Request): string | undefined {
  */
 export function eventIdOf(v: string | undefined): number | undefined {
   if (v === undefined || v.trim() === "") return undefined;
-  if (!/^\d{1,15}$/.test(v.trim())) throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
+  if (!/^\d{1,15}$/.test(v.trim()))
+    throw new HttpError(400, "invalid_request", `Last-Event-ID must be an event id from this stream (a whole number), got ${JSON.stringify(v)}`);
   return Number(v.trim());
 }

@@ -15,9 +15,7 @@ export interface FileStoreOptions {
 }
 
 /** The key is kept in the file too: long keys have hashed names that cannot be decoded. */
-type Entry =
-  | { key: string; value: string; expiresAt: number | null }
-  | { key: string; list: string[]; expiresAt: number | null };
+type Entry = { key: string; value: string; expiresAt: number | null } | { key: string; list: string[]; expiresAt: number | null };
 
 const SUFFIX = ".json";
 

@@ -2,9 +2,10 @@
 // file fallback and keeps trying to connect in the background (issue 4: "nothing is lost when
 // Redis is down"). Until the first connection every operation fails fast, which the orchestrator's
 // merged job store answers by using the files. Once connected, the Redis client reconnects by itself.
+
+import { log } from "../logger";
 import { createRedisStore, maskRedisUrl, type RedisStoreOptions } from "./redis-store";
 import type { KeyValueStore } from "./store";
-import { log } from "../logger";
 
 const logger = log("redis");
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "bun:test";
 import type { Socket } from "bun";
-import { createRedisStore, maskRedisUrl } from "./redis-store.ts";
 import { describeWithRedis, openRedisStore, REDIS_URL } from "../../../test/support/kv.ts";
 import { until } from "../../../test/support/until.ts";
+import { createRedisStore, maskRedisUrl } from "./redis-store.ts";
 
 /** A loopback TCP relay we can cut, to see the client lose Redis without stopping Redis. */
 function startTcpProxy(port: number, hostname: string, targetPort: number) {
@@ -22,7 +22,11 @@ function startTcpProxy(port: number, hostname: string, targetPort: number) {
         client.data.upstream?.catch(() => void client.end());
       },
       data: (client, chunk) => void client.data.upstream?.then((up) => up.write(chunk)),
-      close: (client) => void client.data.upstream?.then((up) => up.end(), () => {}),
+      close: (client) =>
+        void client.data.upstream?.then(
+          (up) => up.end(),
+          () => {},
+        ),
     },
   });
 }

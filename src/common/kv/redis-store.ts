@@ -110,7 +110,13 @@ export async function createRedisStore(opts: RedisStoreOptions): Promise<KeyValu
     async ping() {
       if (!client.isReady) return false;
       const timeout = new Promise<false>((r) => setTimeout(r, 1_000, false).unref());
-      return Promise.race([client.ping().then((reply) => reply === "PONG", () => false), timeout]);
+      return Promise.race([
+        client.ping().then(
+          (reply) => reply === "PONG",
+          () => false,
+        ),
+        timeout,
+      ]);
     },
     async close() {
       if (client.isOpen) await client.close();

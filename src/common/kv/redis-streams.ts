@@ -62,7 +62,9 @@ export async function createRedisStreams(opts: { url: string; keyPrefix: string;
     async add(key, fields, o) {
       const max = listMax(o?.max);
       const ms = ttlMs(o?.ttlSeconds);
-      const tx = client.multi().xAdd(full(key), "*", fields, max === undefined ? undefined : { TRIM: { strategy: "MAXLEN", strategyModifier: "=", threshold: max } });
+      const tx = client
+        .multi()
+        .xAdd(full(key), "*", fields, max === undefined ? undefined : { TRIM: { strategy: "MAXLEN", strategyModifier: "=", threshold: max } });
       if (ms !== undefined) tx.pExpire(full(key), ms);
       const [id] = (await tx.exec()) as unknown as [string];
       return String(id);
@@ -79,7 +81,9 @@ export async function createRedisStreams(opts: { url: string; keyPrefix: string;
       followers.add(own);
       return {
         async read(key, afterId, blockMs) {
-          const reply = (await own.xRead({ key: full(key), id: afterId }, { BLOCK: blockMs, COUNT: 500 })) as unknown as Array<{ messages: Array<{ id: string; message: Record<string, string> }> }> | null;
+          const reply = (await own.xRead({ key: full(key), id: afterId }, { BLOCK: blockMs, COUNT: 500 })) as unknown as Array<{
+            messages: Array<{ id: string; message: Record<string, string> }>;
+          }> | null;
           return entries(reply?.[0]?.messages);
         },
         async close() {

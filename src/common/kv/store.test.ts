@@ -1,9 +1,9 @@
 // One behavioural suite for every KeyValueStore: the Redis and file stores must be
 // interchangeable, so they answer the same questions the same way.
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
-import type { KeyValueStore } from "./store.ts";
 import { describeWithRedis, type Harness, HOSTILE_KEYS, openFileStore, openRedisStore } from "../../../test/support/kv.ts";
 import { until } from "../../../test/support/until.ts";
+import type { KeyValueStore } from "./store.ts";
 
 function describeKeyValueStore(name: string, open: () => Promise<Harness>) {
   describe(name, () => {

@@ -1,16 +1,16 @@
 // The shared MCP HTTP layer on a loopback Bun server, with the SDK's own clients: both
 // transports in stateful and stateless mode, and the session cap.
 import { afterAll, describe, expect, it } from "bun:test";
-import { Hono } from "hono";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { Hono } from "hono";
 import { z } from "zod";
+import { until } from "../../../test/support/until";
 import { createErrorHandler } from "../error-handler";
 import { mountMcp } from "./http";
 import { McpSessions } from "./sessions";
-import { until } from "../../../test/support/until";
 
 function echoServer(): McpServer {
   const s = new McpServer({ name: "echo", version: "1" });

@@ -10,14 +10,14 @@
 // Every held session and stream is in one McpSessions: capped per credential and in all, closed
 // when idle.
 import { createHash } from "node:crypto";
-import type { Hono } from "hono";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { Hono } from "hono";
 import { HttpError } from "../errors";
 import { keepOpen } from "../http/sse";
-import { clientAddress } from "../middleware/client-address";
 import { bearerFrom } from "../middleware/bearer-auth";
+import { clientAddress } from "../middleware/client-address";
 import type { EdgeBindings } from "../middleware/stack";
 import type { McpSessions } from "./sessions";
 import { SseServerTransport } from "./sse-transport";
@@ -143,5 +143,4 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
   });
 }
 
-const notAllowed = () =>
-  jsonRpcError(405, -32000, "this server is stateless: POST /mcp (Streamable HTTP), or GET the SSE path (HTTP+SSE)", { Allow: "POST" });
+const notAllowed = () => jsonRpcError(405, -32000, "this server is stateless: POST /mcp (Streamable HTTP), or GET the SSE path (HTTP+SSE)", { Allow: "POST" });

@@ -50,7 +50,10 @@ export class McpSessions<T extends Closable = Closable> {
     this.sweep();
     const mine = [...this.map.values()].filter((s) => s.owner === owner);
     if (mine.length >= this.limits.perClient) {
-      throw tooMany(`this credential holds ${mine.length} MCP sessions, the most one may (MCP_MAX_SESSIONS_PER_CLIENT); close one (DELETE /mcp or end its stream) or wait`, this.retryAfter(mine));
+      throw tooMany(
+        `this credential holds ${mine.length} MCP sessions, the most one may (MCP_MAX_SESSIONS_PER_CLIENT); close one (DELETE /mcp or end its stream) or wait`,
+        this.retryAfter(mine),
+      );
     }
     if (this.map.size >= this.limits.total) {
       throw tooMany(`the server holds ${this.map.size} MCP sessions, its limit (MCP_MAX_SESSIONS); try again later`, this.retryAfter([...this.map.values()]));
@@ -113,5 +116,4 @@ export class McpSessions<T extends Closable = Closable> {
   }
 }
 
-const tooMany = (message: string, retryAfter: number) =>
-  new HttpError(429, "too_many_sessions", message, undefined, { "Retry-After": String(retryAfter) });
+const tooMany = (message: string, retryAfter: number) => new HttpError(429, "too_many_sessions", message, undefined, { "Retry-After": String(retryAfter) });

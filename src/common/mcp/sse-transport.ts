@@ -4,9 +4,9 @@
 // SSEServerTransport needs Node's ServerResponse; this is the same protocol for Bun.
 import { randomUUID } from "node:crypto";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { JSONRPCMessageSchema, type JSONRPCMessage, type MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, JSONRPCMessageSchema, type MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import { HttpError } from "../errors";
-import { formatEvent, sseResponse, sseStream, type SseSink } from "../http/sse";
+import { formatEvent, type SseSink, sseResponse, sseStream } from "../http/sse";
 
 export class SseServerTransport implements Transport {
   readonly sessionId = randomUUID();

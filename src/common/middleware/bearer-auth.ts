@@ -67,7 +67,11 @@ export function bearerAuth(opts: BearerAuthOptions): Authorize {
       const v = scoped.check(presented, req.method, req.path);
       if (v.ok) return;
       if (v.reason === "out_of_scope") {
-        throw new HttpError(403, "forbidden", `this token is scoped to an agent's hooks (${hookRoutesText()}); ${req.method} ${req.path} needs the router's own token`);
+        throw new HttpError(
+          403,
+          "forbidden",
+          `this token is scoped to an agent's hooks (${hookRoutesText()}); ${req.method} ${req.path} needs the router's own token`,
+        );
       }
       if (v.reason === "expired") {
         throw new HttpError(401, "unauthorized", "scoped token expired (it lasts as long as the job or turn it was made for)", undefined, {

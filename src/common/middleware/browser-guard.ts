@@ -25,7 +25,8 @@ export interface BrowserGuardOptions {
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 const ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
-const ALLOW_HEADERS = "authorization, content-type, last-event-id, mcp-session-id, mcp-protocol-version, x-request-id, x-conversation-id, x-user-id, x-correlation-id";
+const ALLOW_HEADERS =
+  "authorization, content-type, last-event-id, mcp-session-id, mcp-protocol-version, x-request-id, x-conversation-id, x-user-id, x-correlation-id";
 const EXPOSE_HEADERS = "mcp-session-id, x-request-id, retry-after, x-conversation-id, x-conversation-tier, x-session-id, x-correlation-id";
 
 /** The host part of a Host header or URL authority, lower-case, without port or brackets. */
@@ -62,7 +63,11 @@ export class BrowserGuard {
     const headers = req.headers;
     const host = headers.get("host");
     if (!this.opts.credentialed && host !== null && !this.hosts.has(hostName(host))) {
-      throw new HttpError(403, "host_not_allowed", `Host ${JSON.stringify(host)} is not this service's: use its address or localhost, or add the name to ALLOWED_HOSTS`);
+      throw new HttpError(
+        403,
+        "host_not_allowed",
+        `Host ${JSON.stringify(host)} is not this service's: use its address or localhost, or add the name to ALLOWED_HOSTS`,
+      );
     }
     const origin = headers.get("origin");
     const cors = origin !== null && this.cors.has(normalOrigin(origin));
@@ -90,7 +95,11 @@ export class BrowserGuard {
       const type = headers.get("content-type");
       const hasBody = type !== null || Number(headers.get("content-length") ?? 0) > 0 || headers.has("transfer-encoding");
       if (hasBody && !JSON_TYPE.test(type ?? "")) {
-        throw new HttpError(415, "unsupported_media_type", `this endpoint takes a JSON body: send Content-Type: application/json (got ${type === null ? "none" : JSON.stringify(type.slice(0, 100))})`);
+        throw new HttpError(
+          415,
+          "unsupported_media_type",
+          `this endpoint takes a JSON body: send Content-Type: application/json (got ${type === null ? "none" : JSON.stringify(type.slice(0, 100))})`,
+        );
       }
     }
   }

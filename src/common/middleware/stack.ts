@@ -14,7 +14,7 @@ import type { AuthThrottle } from "./auth-throttle";
 import type { Authorize, EdgeRequest } from "./bearer-auth";
 import { bodyLimit } from "./body-limit";
 import type { BrowserGuard } from "./browser-guard";
-import { clientAddress, type AddressServer } from "./client-address";
+import { type AddressServer, clientAddress } from "./client-address";
 
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 

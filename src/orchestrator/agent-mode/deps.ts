@@ -3,18 +3,18 @@
 // visibility stores (Redis when the store is Redis, with their ~/.service files), and the chat
 // service that runs turns. close() stops running turns on shutdown.
 import type { KeyValueStore } from "../../common/kv/store";
+import { log } from "../../common/logger";
 import { ResponseLinks } from "../chat/responses";
 import { ChatService } from "../chat/service";
 import { createSessionStore } from "../chat/sessions";
 import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
 import { createVisibilityStore } from "../chat/visibility";
 import type { OrchestratorConfig } from "../config";
-import type { EventRelay } from "../relay/relay";
-import { openEventRelay } from "../relay/open";
 import { runHooksInit } from "../hooks-package/hooks-package";
-import { loadAgentMode, type AgentMode } from "./load";
-import { log } from "../../common/logger";
+import { openEventRelay } from "../relay/open";
+import type { EventRelay } from "../relay/relay";
 import { gitHead } from "./git-head";
+import { type AgentMode, loadAgentMode } from "./load";
 
 const logger = log("agent-mode");
 
@@ -69,7 +69,13 @@ export async function createAgentModeDeps(
     const next = await loadAgentMode(config, { env });
     loadedHead = head;
     if (!next) return;
-    Object.assign(chatAgent, { model: next.manifest.model, maxTurns: next.manifest.max_turns, permissionMode: next.manifest.permission_mode, packageDir: next.packageDir, systemPrompt: next.systemPrompt });
+    Object.assign(chatAgent, {
+      model: next.manifest.model,
+      maxTurns: next.manifest.max_turns,
+      permissionMode: next.manifest.permission_mode,
+      packageDir: next.packageDir,
+      systemPrompt: next.systemPrompt,
+    });
     mcpCategories = next.manifest.mcp_categories;
   }
   /** A hub moved on disk behind the service's back (`service-cli hooks sync`) is taken up before the next turn. */
@@ -105,7 +111,10 @@ export async function createAgentModeDeps(
     chat,
     relay,
     reload,
-    responseLinks: new ResponseLinks(createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl, fileName: "response_links.json" }), agent.agentId),
+    responseLinks: new ResponseLinks(
+      createSessionStore({ kv, stateDir: config.stateDir, ttlSeconds: config.sessionTtl, fileName: "response_links.json" }),
+      agent.agentId,
+    ),
     hashFallback: config.convHashFallback,
     keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     async close() {

@@ -15,7 +15,10 @@ export async function gitHead(dir: string): Promise<string | undefined> {
     if (sha.test(head)) return head;
     const ref = /^ref: (refs\/[^\s]+)$/.exec(head)?.[1];
     if (ref && !ref.includes("..")) {
-      const loose = await readFile(join(dir, ".git", ref), "utf8").then((t) => t.trim(), () => undefined);
+      const loose = await readFile(join(dir, ".git", ref), "utf8").then(
+        (t) => t.trim(),
+        () => undefined,
+      );
       if (loose && sha.test(loose)) return loose;
       const packed = await readFile(join(dir, ".git", "packed-refs"), "utf8").catch(() => "");
       const line = packed.split("\n").find((l) => l.endsWith(` ${ref}`));

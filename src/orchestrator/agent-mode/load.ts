@@ -8,10 +8,10 @@ import { join, resolve } from "node:path";
 import { log } from "../../common/logger";
 import { buildAgentEnv } from "../agent/env";
 import type { OrchestratorConfig } from "../config";
-import { companionParent, createCompanionSync } from "../repos/companions";
 import { dirFromUrl } from "../profiles/load";
+import { companionParent, createCompanionSync } from "../repos/companions";
 import { AgentPackageError } from "./errors";
-import { readManifest, type AgentManifest } from "./manifest";
+import { type AgentManifest, readManifest } from "./manifest";
 import { installPackage, readSystemPrompt, runRunners, validatePackage } from "./package";
 
 const logger = log("agent-mode");
@@ -68,13 +68,12 @@ const agentModeWanted = (config: Pick<OrchestratorConfig, "hubUrl" | "hubPath" |
   config.hubAgent !== "" && (config.hubUrl !== "" || config.hubPath !== "");
 
 /** undefined when agent mode is not configured; throws when it is and the hub or package is broken. */
-export async function loadAgentMode(
-  config: AgentModeConfig,
-  opts: { env?: Record<string, string | undefined> } = {},
-): Promise<AgentMode | undefined> {
+export async function loadAgentMode(config: AgentModeConfig, opts: { env?: Record<string, string | undefined> } = {}): Promise<AgentMode | undefined> {
   if (config.hubAgent === "") return undefined;
   if (!agentModeWanted(config)) {
-    throw new AgentModeConfigError(`HUB_AGENT=${config.hubAgent} is set but no hub is: set SERVICE_HUB_URL (or SERVICE_HUB_PATH) for agent mode, or unset HUB_AGENT`);
+    throw new AgentModeConfigError(
+      `HUB_AGENT=${config.hubAgent} is set but no hub is: set SERVICE_HUB_URL (or SERVICE_HUB_PATH) for agent mode, or unset HUB_AGENT`,
+    );
   }
   const name = config.hubAgent;
   if (!AGENT_NAME.test(name)) throw new AgentModeConfigError(`HUB_AGENT=${JSON.stringify(name)} is not a directory name under agents/`);
@@ -83,7 +82,8 @@ export async function loadAgentMode(
   const agentDir = join(hubDir, "agents", name);
   if (!existsSync(agentDir)) throw new AgentPackageError(agentDir, `is missing: the hub has no agent ${JSON.stringify(name)} (HUB_AGENT)`);
   const manifest = await readManifest(join(agentDir, "agent.yml"));
-  if (manifest.name !== name) logger.warn(`${join(agentDir, "agent.yml")}: name ${JSON.stringify(manifest.name)} differs from HUB_AGENT=${name}; serving it as ${name}`);
+  if (manifest.name !== name)
+    logger.warn(`${join(agentDir, "agent.yml")}: name ${JSON.stringify(manifest.name)} differs from HUB_AGENT=${name}; serving it as ${name}`);
 
   const source = join(agentDir, "package");
   // Checked in the hub first, so the message names the hub's file, not the copy.

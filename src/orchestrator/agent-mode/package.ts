@@ -23,10 +23,7 @@ export async function installPackage(src: string, dest: string): Promise<void> {
   if (existsSync(dest)) {
     const entries = await readdir(dest);
     if (entries.length > 0 && !entries.includes(PACKAGE_MARKER)) {
-      throw new AgentPackageError(
-        dest,
-        `is not empty and was not made by this service; empty it or point SERVICE_PACKAGE_DIR at another directory`,
-      );
+      throw new AgentPackageError(dest, `is not empty and was not made by this service; empty it or point SERVICE_PACKAGE_DIR at another directory`);
     }
   }
   await mkdir(dirname(dest), { recursive: true });
@@ -67,7 +64,10 @@ export async function validatePackage(dir: string, shownAs = dir): Promise<void>
 export async function readSystemPrompt(dir: string): Promise<string> {
   const parts = [await readFile(join(dir, "CLAUDE.md"), "utf8")];
   if (existsSync(join(dir, "system.md"))) parts.push(await readFile(join(dir, "system.md"), "utf8"));
-  return parts.map((p) => p.trim()).filter((p) => p !== "").join("\n\n");
+  return parts
+    .map((p) => p.trim())
+    .filter((p) => p !== "")
+    .join("\n\n");
 }
 
 const INTERPRETERS: Record<string, string[]> = {

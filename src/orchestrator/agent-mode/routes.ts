@@ -6,8 +6,8 @@ import type { OrchestratorApp } from "../app";
 import { registerChat } from "../routes/chat";
 import { registerCompletions } from "../routes/completions";
 import { registerModels } from "../routes/models";
-import { registerRelay } from "../routes/relay";
 import { registerResponses } from "../routes/openai-responses";
+import { registerRelay } from "../routes/relay";
 import type { AgentModeDeps } from "./deps";
 
 export function registerAgentMode(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
@@ -18,4 +18,4 @@ export function registerAgentMode(app: OrchestratorApp, deps: AgentModeDeps | un
   registerRelay(app, deps);
 }
 
-export { createAgentModeDeps, type AgentModeDeps } from "./deps";
+export { type AgentModeDeps, createAgentModeDeps } from "./deps";

@@ -14,9 +14,23 @@ describe("buildAgentArgv", () => {
     });
     expect(stdin).toBeUndefined();
     expect(argv).toEqual([
-      "-p", "fix the flaky test", "--output-format", "stream-json", "--verbose", "--model", "sonnet", "--max-turns", "80",
-      "--permission-mode", "bypassPermissions", "--session-id", "0b7e2a44-9c1d-4f7e-8a55-3c2d1e0f9a88",
-      "--append-system-prompt", "Be brief.", "--allowedTools", "Read,Bash(git diff:*)",
+      "-p",
+      "fix the flaky test",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--model",
+      "sonnet",
+      "--max-turns",
+      "80",
+      "--permission-mode",
+      "bypassPermissions",
+      "--session-id",
+      "0b7e2a44-9c1d-4f7e-8a55-3c2d1e0f9a88",
+      "--append-system-prompt",
+      "Be brief.",
+      "--allowedTools",
+      "Read,Bash(git diff:*)",
     ]);
   });
 

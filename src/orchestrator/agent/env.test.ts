@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { buildAgentEnv, type AgentEnvConfig } from "./env";
+import { type AgentEnvConfig, buildAgentEnv } from "./env";
 
 // Optional settings are typed as their parsed value; unset means undefined at run time.
 const none = undefined as unknown as string;
@@ -17,7 +17,13 @@ const config = (c: Partial<AgentEnvConfig> = {}): AgentEnvConfig => ({
 describe("buildAgentEnv (spec: Authentication, job environment)", () => {
   it("with the OAuth token, removes the static key and the custom endpoint, even when inherited", () => {
     const env = buildAgentEnv({
-      base: { PATH: "/bin", ANTHROPIC_AUTH_TOKEN: "inherited-key", ANTHROPIC_BASE_URL: "http://gw", ANTHROPIC_API_KEY: "sk-inherited", MODEL_BASE_URL: "http://gw2" },
+      base: {
+        PATH: "/bin",
+        ANTHROPIC_AUTH_TOKEN: "inherited-key",
+        ANTHROPIC_BASE_URL: "http://gw",
+        ANTHROPIC_API_KEY: "sk-inherited",
+        MODEL_BASE_URL: "http://gw2",
+      },
       config: config({ modelOauthToken: "oauth-token", modelAuthToken: "static-key", modelBaseUrl: "http://gateway.local" }),
     });
     expect(env.CLAUDE_CODE_OAUTH_TOKEN).toBe("oauth-token");
@@ -33,14 +39,26 @@ describe("buildAgentEnv (spec: Authentication, job environment)", () => {
 
   it("keeps the service's own secrets from the agent", () => {
     const env = buildAgentEnv({
-      base: { SERVICE_API_KEYS: "k1", GITHOST_TOKEN: "ghp_x", REDIS_URL: "redis://:pw@h", TRACING_SECRET_KEY: "sk-lf", KB_ROUTER_TOKEN: "t", LLM_API_KEY: "l", LANG: "C" },
+      base: {
+        SERVICE_API_KEYS: "k1",
+        GITHOST_TOKEN: "ghp_x",
+        REDIS_URL: "redis://:pw@h",
+        TRACING_SECRET_KEY: "sk-lf",
+        KB_ROUTER_TOKEN: "t",
+        LLM_API_KEY: "l",
+        LANG: "C",
+      },
       config: config(),
     });
     expect(Object.keys(env).sort()).toEqual(["HOME", "LANG"]);
   });
 
   it("sets HOME to the agent home and applies extra variables", () => {
-    const env = buildAgentEnv({ base: { HOME: "/root" }, config: config({ claudeConfigDir: "/cfg" }), extra: { OTEL_LOGS_EXPORTER: "otlp", ANTHROPIC_AUTH_TOKEN: "sneaky" } });
+    const env = buildAgentEnv({
+      base: { HOME: "/root" },
+      config: config({ claudeConfigDir: "/cfg" }),
+      extra: { OTEL_LOGS_EXPORTER: "otlp", ANTHROPIC_AUTH_TOKEN: "sneaky" },
+    });
     expect(env).toMatchObject({ HOME: "/home/agent", CLAUDE_CONFIG_DIR: "/cfg", OTEL_LOGS_EXPORTER: "otlp" });
     const oauth = buildAgentEnv({ base: {}, config: config({ modelOauthToken: "o" }), extra: { ANTHROPIC_AUTH_TOKEN: "sneaky" } });
     expect(oauth.ANTHROPIC_AUTH_TOKEN).toBeUndefined();

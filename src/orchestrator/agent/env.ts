@@ -2,10 +2,11 @@
 // agent runs arbitrary tools), plus the model credentials from config. spec: Authentication,
 // "Job environment": when the OAuth token is set, the static key and custom endpoint are
 // removed from the job env, even when inherited.
-import { orchestratorSettings, type OrchestratorConfig } from "../config";
-import { routerSettings } from "../../router/config";
+
 import type { Settings } from "../../common/config/settings";
-import { prepareAgentHome, type AgentHomeConfig } from "./home";
+import { routerSettings } from "../../router/config";
+import { type OrchestratorConfig, orchestratorSettings } from "../config";
+import { type AgentHomeConfig, prepareAgentHome } from "./home";
 
 export type AgentEnvConfig = Pick<OrchestratorConfig, "modelOauthToken" | "modelAuthToken" | "modelBaseUrl"> & AgentHomeConfig;
 

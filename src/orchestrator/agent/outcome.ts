@@ -2,7 +2,7 @@
 // process ended. Failure is decided by the result line's `is_error` (the subtype is only
 // informative: an auth failure arrives as subtype "success" with is_error true), by a missing
 // result line, by the exit status, and by cancel or timeout.
-import { apiRetryOf, isUnrecoverable, unrecoverableText, type ApiRetry } from "./api-retry";
+import { type ApiRetry, apiRetryOf, isUnrecoverable, unrecoverableText } from "./api-retry";
 import { ROOT_REFUSAL, ROOT_WITHOUT_SANDBOX } from "./root-sandbox";
 import type { AgentEvent, ContentBlock, Usage } from "./stream-json";
 
@@ -137,7 +137,11 @@ export class OutcomeCollector {
     // Stopped by us on a refusal no retry can fix (before cancel: that is how it was stopped).
     if (this.unrecoverable) return unrecoverableText(this.unrecoverable);
     if (end.cancelled) return "cancelled";
-    if (ROOT_REFUSAL.test(end.stderrTail)) return `${ROOT_WITHOUT_SANDBOX} (the CLI said: ${end.stderrTail.split("\n").find((l) => ROOT_REFUSAL.test(l))?.trim()})`;
+    if (ROOT_REFUSAL.test(end.stderrTail))
+      return `${ROOT_WITHOUT_SANDBOX} (the CLI said: ${end.stderrTail
+        .split("\n")
+        .find((l) => ROOT_REFUSAL.test(l))
+        ?.trim()})`;
     if (end.timedOut) return `the agent ran past its timeout (${Math.round((end.timeoutMs ?? 0) / 1000)} s) and was killed`;
     // A limit reached is never a success, whatever is_error says (older CLIs sent false with error_max_turns).
     const limit = r?.subtype ? LIMIT_REACHED[r.subtype] : undefined;

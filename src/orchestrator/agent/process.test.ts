@@ -2,9 +2,9 @@ import { describe, expect, it } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startAgent, type StartAgentOptions } from "./process";
-import type { AgentEvent } from "./stream-json";
 import { until } from "../../../test/support/until";
+import { type StartAgentOptions, startAgent } from "./process";
+import type { AgentEvent } from "./stream-json";
 
 const FAKE = join(import.meta.dir, "../../../test/fixtures/fake-claude");
 const SESSION = "0b7e2a44-9c1d-4f7e-8a55-3c2d1e0f9a88";
@@ -45,7 +45,14 @@ describe("startAgent", () => {
     const { opts, recorded } = setup();
     const run = startAgent(opts);
     const outcome = await run.wait();
-    expect(outcome).toMatchObject({ failed: false, exitCode: 0, signal: null, resultText: "Hello! The build passes on main.", sessionId: SESSION, costUsd: 0.0412 });
+    expect(outcome).toMatchObject({
+      failed: false,
+      exitCode: 0,
+      signal: null,
+      resultText: "Hello! The build passes on main.",
+      sessionId: SESSION,
+      costUsd: 0.0412,
+    });
     expect(outcome.usage?.completion_tokens).toBe(14);
     expect(recorded()[0]?.argv).toEqual(["-p", "say hello", "--output-format", "stream-json", "--verbose", "--model", "sonnet", "--session-id", SESSION]);
   });
@@ -89,7 +96,9 @@ describe("startAgent", () => {
 
   it("skips garbage lines between events", async () => {
     const { dir, opts } = setup();
-    const lines = readFileSync(join(import.meta.dir, "../../../test/fixtures/claude-stream-json/text-only.jsonl"), "utf8").trim().split("\n");
+    const lines = readFileSync(join(import.meta.dir, "../../../test/fixtures/claude-stream-json/text-only.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     const file = join(dir, "garbage.jsonl");
     writeFileSync(file, ["Update available: 9.9.9", lines[0], "{not json", ...lines.slice(1)].join("\n"));
     const outcome = await startAgent({ ...opts, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: file } }).wait();
@@ -103,7 +112,11 @@ describe("startAgent", () => {
     run.cancel();
     const outcome = await run.wait();
     expect(outcome).toMatchObject({ cancelled: true, failed: true, error: "cancelled", exitCode: 143 });
-    expect(recorded().filter((r) => r.event === "signal").map((r) => r.signal)).toEqual(["SIGTERM"]);
+    expect(
+      recorded()
+        .filter((r) => r.event === "signal")
+        .map((r) => r.signal),
+    ).toEqual(["SIGTERM"]);
   });
 
   it("sends SIGKILL when SIGTERM is ignored past the grace period", async () => {
@@ -116,7 +129,11 @@ describe("startAgent", () => {
     const outcome = await run.wait();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
     expect(outcome).toMatchObject({ cancelled: true, signal: "SIGKILL", exitCode: null });
-    expect(recorded().filter((r) => r.event === "signal").map((r) => r.signal)).toEqual(["SIGTERM"]);
+    expect(
+      recorded()
+        .filter((r) => r.event === "signal")
+        .map((r) => r.signal),
+    ).toEqual(["SIGTERM"]);
   });
 
   it("stops the tools the agent started, not only the agent", async () => {
@@ -160,10 +177,24 @@ describe("startAgent", () => {
   it("stops a run at once when the CLI starts retrying a refused key (api_retry 401), and says why", async () => {
     const { dir, opts, recorded } = setup({ FAKE_CLAUDE_HANG: "1" });
     const scenario = join(dir, "refused.jsonl");
-    writeFileSync(scenario, [
-      JSON.stringify({ type: "system", subtype: "init", session_id: SESSION }),
-      JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 540, error_status: 401, error: "authentication_failed", session_id: SESSION }),
-    ].map((l) => `${l}\n`).join(""));
+    writeFileSync(
+      scenario,
+      [
+        JSON.stringify({ type: "system", subtype: "init", session_id: SESSION }),
+        JSON.stringify({
+          type: "system",
+          subtype: "api_retry",
+          attempt: 1,
+          max_retries: 10,
+          retry_delay_ms: 540,
+          error_status: 401,
+          error: "authentication_failed",
+          session_id: SESSION,
+        }),
+      ]
+        .map((l) => `${l}\n`)
+        .join(""),
+    );
     const t0 = Date.now();
     const outcome = await startAgent({ ...opts, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: scenario } }).wait();
     expect(Date.now() - t0).toBeLessThan(3000);
@@ -176,8 +207,14 @@ describe("startAgent", () => {
   it("keeps a run going while the CLI retries an overload (api_retry 529)", async () => {
     const { dir, opts } = setup();
     const scenario = join(dir, "overloaded.jsonl");
-    const lines = readFileSync(join(import.meta.dir, "../../../test/fixtures/claude-stream-json/text-only.jsonl"), "utf8").trim().split("\n");
-    lines.splice(1, 0, JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 500, error_status: 529, error: "overloaded" }));
+    const lines = readFileSync(join(import.meta.dir, "../../../test/fixtures/claude-stream-json/text-only.jsonl"), "utf8")
+      .trim()
+      .split("\n");
+    lines.splice(
+      1,
+      0,
+      JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 500, error_status: 529, error: "overloaded" }),
+    );
     writeFileSync(scenario, `${lines.join("\n")}\n`);
     const outcome = await startAgent({ ...opts, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: scenario } }).wait();
     expect(outcome).toMatchObject({ failed: false, exitCode: 0, lastRetry: { error_status: 529, error: "overloaded" } });

@@ -3,9 +3,9 @@
 // timeout send SIGTERM to the group, then SIGKILL once the grace period is over.
 import type { Subprocess } from "bun";
 import { log } from "../../common/logger";
-import { buildAgentArgv, type AgentArgs } from "./argv";
-import { OutcomeCollector, type AgentOutcome } from "./outcome";
-import { parseAgentLine, readLineBatches, type AgentEvent } from "./stream-json";
+import { type AgentArgs, buildAgentArgv } from "./argv";
+import { type AgentOutcome, OutcomeCollector } from "./outcome";
+import { type AgentEvent, parseAgentLine, readLineBatches } from "./stream-json";
 
 const logger = log("agent");
 

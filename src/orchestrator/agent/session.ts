@@ -8,8 +8,8 @@ import { existsSync } from "node:fs";
 import { copyFile, mkdir, readdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DomainError } from "../../common/domain-error";
-import { claudeDir, transcriptPath } from "../telemetry/transcript";
 import type { OrchestratorConfig } from "../config";
+import { claudeDir, transcriptPath } from "../telemetry/transcript";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { OutcomeCollector } from "./outcome";
-import { parseAgentLine, readLines, type AgentEvent } from "./stream-json";
+import { type AgentEvent, parseAgentLine, readLines } from "./stream-json";
 
 const SCENARIOS = join(import.meta.dir, "../../../test/fixtures/claude-stream-json");
 const scenario = (name: string): AgentEvent[] =>
@@ -20,7 +20,9 @@ const outcomeOf = (name: string, exitCode = 0) => {
 describe("parseAgentLine", () => {
   it("types every line of every recorded scenario, none unknown", () => {
     for (const file of readdirSync(SCENARIOS).filter((f) => f.endsWith(".jsonl"))) {
-      const lines = readFileSync(join(SCENARIOS, file), "utf8").split("\n").filter((l) => l.trim() !== "");
+      const lines = readFileSync(join(SCENARIOS, file), "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "");
       const events = lines.map(parseAgentLine);
       expect(events.every((e) => e !== undefined && e.type !== "unknown")).toBe(true);
     }
@@ -28,7 +30,14 @@ describe("parseAgentLine", () => {
 
   it("reads the result line: subtype, is_error, text, usage, cost, session", () => {
     const result = scenario("text-only").find((e) => e.type === "result");
-    expect(result).toMatchObject({ type: "result", subtype: "success", is_error: false, result: "Hello! The build passes on main.", total_cost_usd: 0.0412, session_id: "6f1c2a9e-3b7d-4e2a-9c1f-2d8e5b7a4c10" });
+    expect(result).toMatchObject({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "Hello! The build passes on main.",
+      total_cost_usd: 0.0412,
+      session_id: "6f1c2a9e-3b7d-4e2a-9c1f-2d8e5b7a4c10",
+    });
   });
 
   it("reads the result line's counts as whole numbers, and drops ones that are not counts", () => {

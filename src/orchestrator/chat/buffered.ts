@@ -4,7 +4,7 @@
 // rather than a normal-looking answer.
 import { DomainError } from "../../common/domain-error";
 import type { ChatOpening } from "./service";
-import { ZERO_USAGE, type ChatUsage } from "./usage";
+import { type ChatUsage, ZERO_USAGE } from "./usage";
 
 export interface BufferedReply {
   /** The final answer (or, for a slash-token reply, the visibility config as JSON text). */

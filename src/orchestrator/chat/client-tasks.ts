@@ -9,7 +9,7 @@
 // image prompts all do), the chat history embedded in it; Open WebUI's own request marker,
 // `metadata.task` (e.g. "title_generation"), is stripped by its OpenAI connector but kept by
 // pipelines and direct callers, so it counts too.
-import { messageText, type ChatMessage } from "./messages";
+import { type ChatMessage, messageText } from "./messages";
 
 const TASK_PREFIX = "### Task:";
 

@@ -35,9 +35,7 @@ export function firstTurnPrompt(messages: ChatMessage[], lastText: string): stri
   const parts: string[] = [];
   if (system.length > 0) parts.push(`<client_instructions>\n${system.join("\n\n")}\n</client_instructions>`);
   if (history.length > 0) {
-    parts.push(
-      `<conversation_so_far>\n${history.map((m) => `${m.role === "user" ? "User" : "Assistant"}: ${m.text}`).join("\n\n")}\n</conversation_so_far>`,
-    );
+    parts.push(`<conversation_so_far>\n${history.map((m) => `${m.role === "user" ? "User" : "Assistant"}: ${m.text}`).join("\n\n")}\n</conversation_so_far>`);
   }
   parts.push(lastText);
   return parts.join("\n\n");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { contentHash, conversationKey, resolveConversation, type ResolutionInput } from "./resolution";
+import { contentHash, conversationKey, type ResolutionInput, resolveConversation } from "./resolution";
 
 const base = (over: Partial<ResolutionInput> & { headers?: Record<string, string> } = {}): ResolutionInput => ({
   agentId: "helper",

@@ -11,7 +11,7 @@
 // - live text → a message item per text block, its deltas as they arrive.
 import { fenced, pretty, visible, withParagraphEnd } from "./openai-chunks";
 import type { TurnEvent } from "./turn-events";
-import { responsesUsage, ZERO_USAGE, type ChatUsage } from "./usage";
+import { type ChatUsage, responsesUsage, ZERO_USAGE } from "./usage";
 import type { Visibility } from "./visibility";
 
 export interface ResponseContext {
@@ -89,7 +89,12 @@ export class ResponseBuilder {
       case "thinking":
         if (this.current?.item.type !== "reasoning") this.openReasoning();
         this.current!.text += ev.text;
-        this.send("response.reasoning_summary_text.delta", { item_id: this.current!.item.id, output_index: this.current!.index, summary_index: 0, delta: ev.text });
+        this.send("response.reasoning_summary_text.delta", {
+          item_id: this.current!.item.id,
+          output_index: this.current!.index,
+          summary_index: 0,
+          delta: ev.text,
+        });
         break;
       case "text_delta": {
         if (ev.blockStart || !this.current?.live) this.openMessage(undefined, true);
@@ -190,11 +195,23 @@ export class ResponseBuilder {
   private openMessage(phase: Phase | undefined, live: boolean): void {
     this.close();
     const index = this.output.length;
-    const item: MessageItem = { id: `msg_${this.ctx.hex}_${index}`, type: "message", status: "in_progress", role: "assistant", content: [], ...(phase ? { phase } : {}) };
+    const item: MessageItem = {
+      id: `msg_${this.ctx.hex}_${index}`,
+      type: "message",
+      status: "in_progress",
+      role: "assistant",
+      content: [],
+      ...(phase ? { phase } : {}),
+    };
     this.output.push(item);
     this.current = { item, index, text: "", live };
     this.send("response.output_item.added", { output_index: index, item: { ...item, content: [] } });
-    this.send("response.content_part.added", { item_id: item.id, output_index: index, content_index: 0, part: { type: "output_text", text: "", annotations: [], logprobs: [] } });
+    this.send("response.content_part.added", {
+      item_id: item.id,
+      output_index: index,
+      content_index: 0,
+      part: { type: "output_text", text: "", annotations: [], logprobs: [] },
+    });
   }
 
   private openReasoning(): void {

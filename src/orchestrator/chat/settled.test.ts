@@ -9,7 +9,16 @@ function turn() {
     state.drained = true;
   })();
   const batches = (async function* () {})();
-  const opening = { kind: "turn", visibility: {} as never, info: {} as never, events, batches, cancel: () => { state.cancelled = true; } } as ChatOpening;
+  const opening = {
+    kind: "turn",
+    visibility: {} as never,
+    info: {} as never,
+    events,
+    batches,
+    cancel: () => {
+      state.cancelled = true;
+    },
+  } as ChatOpening;
   return { opening, state };
 }
 

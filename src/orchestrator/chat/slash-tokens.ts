@@ -38,7 +38,14 @@ export function parseSlashTokens(text: string): ParsedTokens {
   });
   if (tokens.length === 0) return { tokens, text };
   // Tidy only around where tokens were: runs of spaces on one line, and the ends.
-  return { tokens, text: stripped.replace(/[ \t]{2,}/g, " ").replace(/[ \t]+\n/g, "\n").replace(/\n[ \t]+/g, "\n").trim() };
+  return {
+    tokens,
+    text: stripped
+      .replace(/[ \t]{2,}/g, " ")
+      .replace(/[ \t]+\n/g, "\n")
+      .replace(/\n[ \t]+/g, "\n")
+      .trim(),
+  };
 }
 
 /** The config after the toggles, in order (a later token wins over an earlier one). */

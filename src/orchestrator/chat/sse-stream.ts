@@ -3,11 +3,12 @@
 // (common/http/sse.ts) keeps the connection alive while the agent is silent; eventStream() is the
 // writer both this and the Responses API's typed events (responses-stream.ts) use. Whatever
 // happens, the stream ends with stop and [DONE]; a client that goes away cancels the agent.
-import { chunkRenderer, errorChunk, roleChunk, stopChunk, streamConfigChunk, usageChunk, type Chunk, type ChunkContext } from "./openai-chunks";
-import type { ChatOpening } from "./service";
-import { ZERO_USAGE, type ChatUsage } from "./usage";
+
+import { sseStream as commonSseStream, DEFAULT_KEEP_ALIVE_MS, SSE_HEADERS } from "../../common/http/sse";
 import { log } from "../../common/logger";
-import { DEFAULT_KEEP_ALIVE_MS, SSE_HEADERS, sseStream as commonSseStream } from "../../common/http/sse";
+import { type Chunk, type ChunkContext, chunkRenderer, errorChunk, roleChunk, stopChunk, streamConfigChunk, usageChunk } from "./openai-chunks";
+import type { ChatOpening } from "./service";
+import { type ChatUsage, ZERO_USAGE } from "./usage";
 
 const logger = log("chat");
 

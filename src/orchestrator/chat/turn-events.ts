@@ -35,4 +35,3 @@ export type TurnEvent =
   | { type: "usage"; usage: ChatUsage; costUsd?: number; sessionId?: string; numTurns?: number };
 
 export type TurnEventType = TurnEvent["type"];
-

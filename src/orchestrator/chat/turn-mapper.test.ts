@@ -84,7 +84,18 @@ describe("TurnMapper", () => {
   it("tool results: a list of text parts joined, is_error only when true", () => {
     const line = JSON.stringify({
       type: "user",
-      message: { content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }] },
+      message: {
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "t1",
+            content: [
+              { type: "text", text: "a" },
+              { type: "text", text: "b" },
+            ],
+          },
+        ],
+      },
       parent_tool_use_id: null,
     });
     expect(map([line], false)).toEqual([{ type: "tool_result", toolUseId: "t1", content: "a\nb", isError: false, parentToolUseId: null }]);
@@ -113,7 +124,16 @@ describe("TurnMapper", () => {
 
   it("ends a turn stopped on a refused key with the refusal's code", () => {
     const m = new TurnMapper();
-    const out = m.end({ failed: true, error: "the model API refused the agent's credentials", errorCode: "authentication_failed", exitCode: 143, signal: null, garbageLines: 0, cancelled: false, timedOut: false });
+    const out = m.end({
+      failed: true,
+      error: "the model API refused the agent's credentials",
+      errorCode: "authentication_failed",
+      exitCode: 143,
+      signal: null,
+      garbageLines: 0,
+      cancelled: false,
+      timedOut: false,
+    });
     expect(out[0]).toEqual({ type: "error", code: "authentication_failed", message: "the model API refused the agent's credentials" });
   });
 });
@@ -121,7 +141,10 @@ describe("TurnMapper", () => {
 describe("TurnMapper without partial messages (background jobs)", () => {
   it("maps the assistant frames of a recorded turn to the same events, a block at a time", () => {
     const file = `${import.meta.dir}/../../../test/fixtures/claude-stream-json/thinking-tool-final.jsonl`;
-    const lines = require("node:fs").readFileSync(file, "utf8").split("\n").filter((l: string) => l.trim() !== "" && !l.includes('"type":"stream_event"'));
+    const lines = require("node:fs")
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l: string) => l.trim() !== "" && !l.includes('"type":"stream_event"'));
     const events = map(lines, true, true);
     expect(events.map((e) => e.type)).toEqual(["thinking", "narration", "tool_call", "tool_result", "final", "usage"]);
     // The chat stream keeps the spec's legacy text for a run without partial messages.

@@ -56,7 +56,8 @@ export interface VisibilityStore {
 }
 
 /** A name safe as one file name: the agent id as-is when it is plain, else percent-encoded. */
-export const safeFileName = (id: string): string => (/^[A-Za-z0-9._-]+$/.test(id) && id !== "." && id !== ".." ? id : encodeURIComponent(id).replaceAll(".", "%2E"));
+export const safeFileName = (id: string): string =>
+  /^[A-Za-z0-9._-]+$/.test(id) && id !== "." && id !== ".." ? id : encodeURIComponent(id).replaceAll(".", "%2E");
 
 /** The scope of one end user's config for an agent: `{agent}:{user}`, the user escaped so it cannot reach another scope. */
 export function userScope(agentId: string, user: string): string {

@@ -10,17 +10,16 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
-import { apiRetryOf, isUnrecoverable, retryText, type ApiRetry } from "../agent/api-retry";
+import { type ApiRetry, apiRetryOf, isUnrecoverable, retryText } from "../agent/api-retry";
 import { buildAgentEnv } from "../agent/env";
 import type { TokenUsage } from "../agent/outcome";
-import { startAgent, type AgentRun } from "../agent/process";
+import { type AgentRun, startAgent } from "../agent/process";
 import { chooseSession } from "../agent/session";
-import { writeLoopSettings } from "../loop/job-loop";
 import type { AgentEvent } from "../agent/stream-json";
 import type { OrchestratorConfig } from "../config";
+import { writeLoopSettings } from "../loop/job-loop";
 import type { Profile } from "../profiles/profile";
-import type { ExecutionJob } from "./executor";
-import { ensureClone, type CachedRepo } from "../repos/clone-cache";
+import { type CachedRepo, ensureClone } from "../repos/clone-cache";
 import { gitAuthFor, resolveGitCredentials } from "../repos/credentials";
 import type { GitAuth } from "../repos/git";
 import { openPullRequest } from "../repos/pr";
@@ -29,6 +28,7 @@ import { parseRepoUrl } from "../repos/url";
 import { addWorktree, assertJobId, removeWorktree, type Worktree } from "../repos/worktree";
 import { telemetryEnv } from "../telemetry/otel-env";
 import { shipTranscript, tracingEnabled } from "../telemetry/transcript";
+import type { ExecutionJob } from "./executor";
 
 const logger = log("execute");
 
@@ -216,7 +216,15 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
           name: `job ${profile.name}`,
           input: job.task,
           output: result.output,
-          metadata: { profile: profile.name, model: profile.model, status: result.status, exit_code: result.exit_code, repo_url: job.repo_url, pod: config.podName, pr_url: result.pr_url },
+          metadata: {
+            profile: profile.name,
+            model: profile.model,
+            status: result.status,
+            exit_code: result.exit_code,
+            repo_url: job.repo_url,
+            pod: config.podName,
+            pr_url: result.pr_url,
+          },
           tags: ["brain-stack", `profile:${profile.name}`],
         },
       });
@@ -228,10 +236,11 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
     if (signal.aborted) return cancelled();
     const message = redact(err instanceof Error ? err.message : String(err), secrets);
     logger.warn(`job ${job.id}: failed: ${message}`);
-    const code = err instanceof DomainError ? err.code : typeof (err as { code?: unknown }).code === "string" ? ((err as { code: string }).code) : undefined;
+    const code = err instanceof DomainError ? err.code : typeof (err as { code?: unknown }).code === "string" ? (err as { code: string }).code : undefined;
     return { status: "failed", exit_code: null, output: "", error: message, ...(code && { error_code: code }), ...(branch && { branch }) };
   } finally {
-    if (cached && worktree) await removeWorktree(cached, worktree.path, env).catch((err) => logger.warn(`job ${job.id}: worktree not removed: ${(err as Error).message}`));
+    if (cached && worktree)
+      await removeWorktree(cached, worktree.path, env).catch((err) => logger.warn(`job ${job.id}: worktree not removed: ${(err as Error).message}`));
     if (scratch) await rm(scratch, { recursive: true, force: true }).catch(() => {});
     await loopSettings?.remove().catch(() => {});
   }

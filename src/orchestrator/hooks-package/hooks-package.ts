@@ -10,15 +10,26 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { log } from "../../common/logger";
 import type { OrchestratorConfig } from "../config";
-import { companionParent, createCompanionSync, type SyncResult } from "../repos/companions";
 import { dirFromUrl } from "../profiles/load";
+import { companionParent, createCompanionSync, type SyncResult } from "../repos/companions";
 
 const logger = log("hooks");
 const INIT_TIMEOUT_MS = 120_000;
 
 export type HooksConfig = Pick<
   OrchestratorConfig,
-  "hooksUrl" | "hooksPath" | "hooksBranch" | "hooksBundleUrl" | "hooksProfile" | "hubUrl" | "cloneRoot" | "sharedFsRoot" | "stateDir" | "githostToken" | "githostApiUrl" | "githostUrl"
+  | "hooksUrl"
+  | "hooksPath"
+  | "hooksBranch"
+  | "hooksBundleUrl"
+  | "hooksProfile"
+  | "hubUrl"
+  | "cloneRoot"
+  | "sharedFsRoot"
+  | "stateDir"
+  | "githostToken"
+  | "githostApiUrl"
+  | "githostUrl"
 >;
 
 function hooksDir(c: HooksConfig): string | undefined {
@@ -40,7 +51,10 @@ async function ensureHooksPackage(c: HooksConfig): Promise<SyncResult[]> {
 }
 
 /** Runs the package's init; false when no hooks package is configured (or it has no bin/init). Throws when init fails. */
-export async function runHooksInit(c: HooksConfig, opts: { mcpCategories?: string[]; target?: string; env?: Record<string, string | undefined> } = {}): Promise<boolean> {
+export async function runHooksInit(
+  c: HooksConfig,
+  opts: { mcpCategories?: string[]; target?: string; env?: Record<string, string | undefined> } = {},
+): Promise<boolean> {
   const dir = hooksDir(c);
   if (!dir) return false;
   const init = join(dir, "bin", "init");
@@ -49,8 +63,21 @@ export async function runHooksInit(c: HooksConfig, opts: { mcpCategories?: strin
     return false;
   }
   const bundle = bundleDir(c);
-  const args = ["--profile", c.hooksProfile, ...(bundle ? ["--bundle", bundle] : []), ...(opts.mcpCategories ? ["--mcp-categories", opts.mcpCategories.join(",")] : []), ...(opts.target ? ["--target", opts.target] : [])];
-  const proc = Bun.spawn([init, ...args], { cwd: dir, env: { ...(opts.env ?? process.env), HOOKS_PROFILE: c.hooksProfile }, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: INIT_TIMEOUT_MS });
+  const args = [
+    "--profile",
+    c.hooksProfile,
+    ...(bundle ? ["--bundle", bundle] : []),
+    ...(opts.mcpCategories ? ["--mcp-categories", opts.mcpCategories.join(",")] : []),
+    ...(opts.target ? ["--target", opts.target] : []),
+  ];
+  const proc = Bun.spawn([init, ...args], {
+    cwd: dir,
+    env: { ...(opts.env ?? process.env), HOOKS_PROFILE: c.hooksProfile },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: INIT_TIMEOUT_MS,
+  });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`hooks init (${init}) exited ${code}: ${(err.trim() || out.trim()).split("\n").slice(-3).join(" ")}`);
   return true;

@@ -12,7 +12,7 @@
 // Beside the queue: a heartbeat key per pod (`{prefix}:pods:{pod}`, renewed every third of the
 // lock, expiring after one lock), and a pub/sub channel (`{prefix}:jobs:cancel`) on which a
 // cancel reaches the pod that runs the job.
-import { Queue, WaitingError, Worker, createNodeRedisClient } from "bullmq";
+import { createNodeRedisClient, Queue, WaitingError, Worker } from "bullmq";
 import { createClient } from "redis";
 import { withDeadline } from "../../common/deadline";
 import { maskRedisUrl } from "../../common/kv/redis-store";
@@ -84,10 +84,14 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
   subscriber.on("error", () => {}); // reported by the main connection
   const subscribed = subscriber
     .connect()
-    .then(() => subscriber.subscribe(cancelChannel, (id: string) => {
-          for (const l of cancelListeners) l(id);
-        }))
-    .catch((err: Error) => logger.warn(`cannot listen for cancels from other pods (${err.message}); they are still seen within seconds through the job records`));
+    .then(() =>
+      subscriber.subscribe(cancelChannel, (id: string) => {
+        for (const l of cancelListeners) l(id);
+      }),
+    )
+    .catch((err: Error) =>
+      logger.warn(`cannot listen for cancels from other pods (${err.message}); they are still seen within seconds through the job records`),
+    );
   void beat();
 
   return {
@@ -128,7 +132,9 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
         const state = old ? await timed("a job state", () => old.getState()) : "unknown";
         if (old && (state === "completed" || state === "failed")) await timed("removing a job", () => old.remove());
       }
-      await timed("adding a job", () => queue.add("job", { id }, { jobId: id, removeOnComplete: { age: opts.keepSeconds }, removeOnFail: { age: opts.keepSeconds } }));
+      await timed("adding a job", () =>
+        queue.add("job", { id }, { jobId: id, removeOnComplete: { age: opts.keepSeconds }, removeOnFail: { age: opts.keepSeconds } }),
+      );
     },
     async remove(id) {
       const job = await timed("a job lookup", () => queue.getJob(id)).catch(() => undefined);

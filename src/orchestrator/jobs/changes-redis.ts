@@ -1,7 +1,7 @@
 // The job change feed through Redis pub/sub (changes.ts), loaded only when REDIS_URL is set.
 import { createClient } from "redis";
 import { maskRedisUrl } from "../../common/kv/redis-store";
-import { Listeners, logger, type JobChangeFeed } from "./changes";
+import { type JobChangeFeed, Listeners, logger } from "./changes";
 
 export function redisJobChangeFeed(opts: { url: string; keyPrefix: string }): JobChangeFeed {
   const channel = `${opts.keyPrefix}:job-changes`;

@@ -8,7 +8,7 @@
 import { withDeadline } from "../../common/deadline";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
-import { scanJobs, type JobStore } from "./store";
+import { type JobStore, scanJobs } from "./store";
 
 const logger = log("drain");
 

@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import { isTempFileName, writeFileAtomic } from "../../common/atomic-write";
 import { log } from "../../common/logger";
 import { safeJson } from "./kv-store";
-import { Job, isJobId } from "./schema";
+import { isJobId, Job } from "./schema";
 import type { JobStore } from "./store";
 
 const logger = log("jobs");

@@ -2,7 +2,7 @@
 // REDIS_KEY_PREFIX, the record as JSON, expiring SERVICE_JOB_TTL seconds after its last write.
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
-import { Job, isJobId } from "./schema";
+import { isJobId, Job } from "./schema";
 import type { JobStore } from "./store";
 
 const logger = log("jobs");

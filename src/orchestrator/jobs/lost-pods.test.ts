@@ -3,11 +3,11 @@
 // alone; queued jobs the queue lost are queued again; a submit no store takes is refused 503.
 // The queue is an in-test JobQueue that says what BullMQ would (stalled ids, heartbeats).
 import { afterEach, describe, expect, it } from "bun:test";
+import { type ServiceHarness, serviceHarness, type TestProfile, testProfiles } from "../../../test/support/job-service";
+import { until } from "../../../test/support/until";
 import { httpErrorOf } from "../../common/http-error";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
-import { JobSubmission, type Job } from "./schema";
-import { serviceHarness, testProfiles, type ServiceHarness, type TestProfile } from "../../../test/support/job-service";
-import { until } from "../../../test/support/until";
+import { type Job, JobSubmission } from "./schema";
 
 /** The embedded queue, reporting itself shared, with pods alive as the test says and stalls on demand. */
 function sharedQueue(alive: Set<string>) {
@@ -42,9 +42,30 @@ const withRetries = (retries: number) => ({
 function runningOn(pod: string): Job {
   const at = new Date().toISOString();
   return {
-    id: Bun.randomUUIDv7(), status: "running", profile: "code", task: "t", repo_url: null, base_ref: null, session_id: null, exit_code: null,
-    pr_url: null, branch: null, error: null, output: null, pod_name: pod, created_at: at, started_at: at, finished_at: null, updated_at: at,
-    usage: null, cost_usd: null, api_retry: null, total_cost_usd: null, num_turns: null, duration_ms: null, max_budget_usd: null,
+    id: Bun.randomUUIDv7(),
+    status: "running",
+    profile: "code",
+    task: "t",
+    repo_url: null,
+    base_ref: null,
+    session_id: null,
+    exit_code: null,
+    pr_url: null,
+    branch: null,
+    error: null,
+    output: null,
+    pod_name: pod,
+    created_at: at,
+    started_at: at,
+    finished_at: null,
+    updated_at: at,
+    usage: null,
+    cost_usd: null,
+    api_retry: null,
+    total_cost_usd: null,
+    num_turns: null,
+    duration_ms: null,
+    max_budget_usd: null,
   };
 }
 

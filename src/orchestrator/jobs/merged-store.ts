@@ -7,7 +7,7 @@
 // to the files during an outage reads as its latest state once Redis is back.
 import { withDeadline } from "../../common/deadline";
 import { log } from "../../common/logger";
-import { newer, type JobStore } from "./store";
+import { type JobStore, newer } from "./store";
 
 const logger = log("jobs");
 /** A primary that has not answered by then counts as down for that call. */

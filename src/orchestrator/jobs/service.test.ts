@@ -2,11 +2,11 @@
 import { afterEach, describe, expect, it } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type HttpError, httpErrorOf } from "../../common/http-error";
-import { JobSubmission, type Job } from "./schema";
-import { CANCELLED_BY_REQUEST, INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "./transitions";
-import { serviceHarness, succeeded, type ServiceHarness } from "../../../test/support/job-service";
+import { type ServiceHarness, serviceHarness, succeeded } from "../../../test/support/job-service";
 import { until } from "../../../test/support/until";
+import { type HttpError, httpErrorOf } from "../../common/http-error";
+import { type Job, JobSubmission } from "./schema";
+import { CANCELLED_BY_REQUEST, INTERRUPTED_BY_RESTART, INTERRUPTED_BY_STOP } from "./transitions";
 
 const submission = (task: string, extra: Record<string, unknown> = {}) => JobSubmission.parse({ task, ...extra });
 
@@ -30,9 +30,31 @@ async function rejection(p: Promise<unknown>): Promise<HttpError> {
 function storedJob(id: string, fields: Partial<Job>): Job {
   const at = new Date().toISOString();
   return {
-    id, status: "queued", profile: "code", task: "t", repo_url: null, base_ref: null, session_id: null, exit_code: null,
-    pr_url: null, branch: null, error: null, output: null, pod_name: "pod-a", created_at: at, started_at: null,
-    finished_at: null, updated_at: at, usage: null, cost_usd: null, total_cost_usd: null, num_turns: null, duration_ms: null, max_budget_usd: null, api_retry: null, ...fields,
+    id,
+    status: "queued",
+    profile: "code",
+    task: "t",
+    repo_url: null,
+    base_ref: null,
+    session_id: null,
+    exit_code: null,
+    pr_url: null,
+    branch: null,
+    error: null,
+    output: null,
+    pod_name: "pod-a",
+    created_at: at,
+    started_at: null,
+    finished_at: null,
+    updated_at: at,
+    usage: null,
+    cost_usd: null,
+    total_cost_usd: null,
+    num_turns: null,
+    duration_ms: null,
+    max_budget_usd: null,
+    api_retry: null,
+    ...fields,
   };
 }
 
@@ -40,10 +62,41 @@ describe("submit", () => {
   it("stores a queued job with every documented field and writes {id}.json", async () => {
     h = await serviceHarness();
     const job = await h.service.submit(submission("Fix the parser", { repo_url: "https://github.com/acme/w.git", base_ref: "main" }));
-    expect(job).toMatchObject({ status: "queued", profile: "code", task: "Fix the parser", repo_url: "https://github.com/acme/w.git", base_ref: "main", pod_name: "pod-a" });
+    expect(job).toMatchObject({
+      status: "queued",
+      profile: "code",
+      task: "Fix the parser",
+      repo_url: "https://github.com/acme/w.git",
+      base_ref: "main",
+      pod_name: "pod-a",
+    });
     expect(Object.keys(job).sort()).toEqual(
-      ["id", "status", "profile", "task", "repo_url", "base_ref", "session_id", "exit_code", "pr_url", "branch", "error", "output",
-        "pod_name", "created_at", "started_at", "finished_at", "updated_at", "usage", "cost_usd", "total_cost_usd", "num_turns", "duration_ms", "max_budget_usd", "api_retry"].sort(),
+      [
+        "id",
+        "status",
+        "profile",
+        "task",
+        "repo_url",
+        "base_ref",
+        "session_id",
+        "exit_code",
+        "pr_url",
+        "branch",
+        "error",
+        "output",
+        "pod_name",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "updated_at",
+        "usage",
+        "cost_usd",
+        "total_cost_usd",
+        "num_turns",
+        "duration_ms",
+        "max_budget_usd",
+        "api_retry",
+      ].sort(),
     );
     const file = join(h.dir, "jobs", `${job.id}.json`);
     expect(existsSync(file)).toBe(true);
@@ -68,13 +121,28 @@ describe("submit", () => {
     h = await serviceHarness();
     const job = await h.service.submit(submission("do it", { session_id: "6f1c1f0e-5b0a-4c1e-9d43-2f5f8e0b7a11" }));
     await until(() => h.executor.isRunning(job.id));
-    expect(h.executor.requests.get(job.id)!.job).toEqual({ id: job.id, task: "do it", repo_url: undefined, base_ref: undefined, session_id: "6f1c1f0e-5b0a-4c1e-9d43-2f5f8e0b7a11", created_at: job.created_at });
+    expect(h.executor.requests.get(job.id)!.job).toEqual({
+      id: job.id,
+      task: "do it",
+      repo_url: undefined,
+      base_ref: undefined,
+      session_id: "6f1c1f0e-5b0a-4c1e-9d43-2f5f8e0b7a11",
+      created_at: job.created_at,
+    });
     const running = await h.service.get(job.id);
     expect(running.status).toBe("running");
     expect(running.started_at).not.toBeNull();
     h.executor.finish(job.id, { ...succeeded("all good"), pr_url: "https://github.com/acme/w/pull/1", branch: "service/x" });
     const done = await h.service.wait(job.id);
-    expect(done).toMatchObject({ status: "succeeded", exit_code: 0, output: "all good", pr_url: "https://github.com/acme/w/pull/1", branch: "service/x", cost_usd: 0.01, error: null });
+    expect(done).toMatchObject({
+      status: "succeeded",
+      exit_code: 0,
+      output: "all good",
+      pr_url: "https://github.com/acme/w/pull/1",
+      branch: "service/x",
+      cost_usd: 0.01,
+      error: null,
+    });
     expect(done.usage).toEqual({ input_tokens: 10, output_tokens: 5 });
     expect(done.finished_at! >= done.started_at!).toBe(true);
   });
@@ -86,7 +154,11 @@ describe("submit", () => {
     h.executor.finish(a.id, { status: "failed", exit_code: 2, output: "", error: "timed out after 3600 s", timed_out: true });
     expect(await h.service.wait(a.id)).toMatchObject({ status: "failed", exit_code: 2, error: "timed out after 3600 s" });
 
-    const throwing = await serviceHarness({ execute: async () => { throw new Error("boom"); } });
+    const throwing = await serviceHarness({
+      execute: async () => {
+        throw new Error("boom");
+      },
+    });
     try {
       const b = await throwing.service.submit(submission("b"));
       expect(await throwing.service.wait(b.id)).toMatchObject({ status: "failed", error: "the job runner failed: boom" });

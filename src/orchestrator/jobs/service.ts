@@ -2,30 +2,31 @@
 // in the JobStore (the source of truth); which process runs a job, and when, is the JobQueue's
 // (queue.ts: in this process without Redis, BullMQ shared by every pod with it), which calls
 // back here with at most SERVICE_MAX_PARALLEL_JOBS at once. Every state change is written through.
-import type { JobChangeFeed } from "./changes";
+
 import { DomainError } from "../../common/domain-error";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
-import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
-import { DRAIN_RETRY_AFTER_SECONDS, drainPod, isDraining, undrainPod, type DrainResult } from "./drain";
 import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
-import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
-import { listJobs, scanJobs, type JobQuery, type JobStore } from "./store";
-import { createEmbeddedQueue, type JobQueue } from "./queue";
-import { Waiters } from "./waiters";
+import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
+import type { JobChangeFeed } from "./changes";
+import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult, drainPod, isDraining, undrainPod } from "./drain";
 import type { JobEventLog, JobProgress } from "./events";
+import { createEmbeddedQueue, type JobQueue } from "./queue";
+import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
+import { type JobQuery, type JobStore, listJobs, scanJobs } from "./store";
 import {
+  type AbortReason,
   CANCELLED_BY_REQUEST,
+  type FinalStatus,
+  finished,
   INTERRUPTED_BY_RESTART,
   INTERRUPTED_BY_STOP,
-  ownerLost,
-  finished,
   laterThan,
   newJob,
+  ownerLost,
   withResult,
-  type AbortReason,
-  type FinalStatus,
 } from "./transitions";
+import { Waiters } from "./waiters";
 
 const logger = log("jobs");
 /** Seconds a client is told to wait when no store could record its job. */

@@ -4,14 +4,14 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeWithRedis, openRedisStore, type Harness } from "../../../test/support/kv";
+import { describeWithRedis, type Harness, openRedisStore } from "../../../test/support/kv";
+import { until } from "../../../test/support/until";
+import { connectRedisLazily } from "../../common/kv/redis-connect";
 import { createFileJobStore } from "./file-store";
 import { createKvJobStore } from "./kv-store";
 import { createMergedJobStore } from "./merged-store";
-import { connectRedisLazily } from "../../common/kv/redis-connect";
 import type { Job } from "./schema";
-import { listJobs, scanJobs, type JobStore } from "./store";
-import { until } from "../../../test/support/until";
+import { type JobStore, listJobs, scanJobs } from "./store";
 
 const dirs: string[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -29,9 +29,31 @@ async function tempDir(): Promise<string> {
 function job(fields: Partial<Job> = {}): Job {
   const at = new Date().toISOString();
   return {
-    id: Bun.randomUUIDv7(), status: "queued", profile: "code", task: "t", repo_url: null, base_ref: null, session_id: null,
-    exit_code: null, pr_url: null, branch: null, error: null, output: null, pod_name: "p", created_at: at, started_at: null,
-    finished_at: null, updated_at: at, usage: null, cost_usd: null, total_cost_usd: null, num_turns: null, duration_ms: null, max_budget_usd: null, api_retry: null, ...fields,
+    id: Bun.randomUUIDv7(),
+    status: "queued",
+    profile: "code",
+    task: "t",
+    repo_url: null,
+    base_ref: null,
+    session_id: null,
+    exit_code: null,
+    pr_url: null,
+    branch: null,
+    error: null,
+    output: null,
+    pod_name: "p",
+    created_at: at,
+    started_at: null,
+    finished_at: null,
+    updated_at: at,
+    usage: null,
+    cost_usd: null,
+    total_cost_usd: null,
+    num_turns: null,
+    duration_ms: null,
+    max_budget_usd: null,
+    api_retry: null,
+    ...fields,
   };
 }
 
@@ -68,7 +90,10 @@ function contract(name: string, open: (ttlSeconds: number) => Promise<JobStore>)
       const newest = [...jobs].reverse();
       expect((await listJobs(store, { limit: 20 })).map((j) => j.task)).toEqual(newest.slice(0, 20).map((j) => j.task));
       expect((await listJobs(store, { limit: 5, status: "failed" })).map((j) => j.task)).toEqual(
-        newest.filter((j) => j.status === "failed").slice(0, 5).map((j) => j.task),
+        newest
+          .filter((j) => j.status === "failed")
+          .slice(0, 5)
+          .map((j) => j.task),
       );
       expect(await listJobs(store, { limit: 5, status: "running" })).toEqual([]);
       expect((await scanJobs(store, (j) => j.status === "failed")).length).toBe(10);
@@ -162,10 +187,12 @@ describeWithRedis("Redis job store", () => {
 /** A store that fails every call while `down` is true, like Redis during an outage. */
 function flaky(inner: JobStore) {
   const state = { down: false };
-  const guard = <A extends unknown[], R>(fn: (...a: A) => Promise<R>) => async (...a: A) => {
-    if (state.down) throw new Error("connection refused");
-    return fn(...a);
-  };
+  const guard =
+    <A extends unknown[], R>(fn: (...a: A) => Promise<R>) =>
+    async (...a: A) => {
+      if (state.down) throw new Error("connection refused");
+      return fn(...a);
+    };
   const store: JobStore = {
     kind: "redis",
     get: guard(inner.get),
@@ -213,7 +240,10 @@ describe("Redis + files when Redis is down", () => {
     // Redis still holds the older copy of a; the file copy is newer and wins.
     expect((await primary.get(a.id))!.status).toBe("queued");
     expect((await store.get(a.id))!.status).toBe("running");
-    expect((await listJobs(store, { limit: 10 })).map((j) => [j.task, j.status])).toEqual([["b", "queued"], ["a", "running"]]);
+    expect((await listJobs(store, { limit: 10 })).map((j) => [j.task, j.status])).toEqual([
+      ["b", "queued"],
+      ["a", "running"],
+    ]);
     // A later write reaches Redis again and wins over the file copy.
     const done = { ...runningInFiles, status: "succeeded" as const, updated_at: new Date(Date.now() + 20).toISOString() };
     await store.put(done);

@@ -46,7 +46,10 @@ export class Waiters {
       set.add(onFinish);
       const timer = setTimeout(giveUp, opts.boundMs);
       const poll = setInterval(() => {
-        void opts.read().then((job) => isFinished(job.status) && this.settledHere(id) && done(job), () => {});
+        void opts.read().then(
+          (job) => isFinished(job.status) && this.settledHere(id) && done(job),
+          () => {},
+        );
       }, opts.pollMs ?? 1_000);
       opts.signal?.addEventListener("abort", giveUp, { once: true });
     });

@@ -12,7 +12,7 @@ import { writeFileAtomic } from "../../common/atomic-write";
 import { log } from "../../common/logger";
 import { mintScopedToken } from "../../common/scoped-token";
 import { RouterClient } from "../../router/client";
-import { bufferMarker, replayOutbox, ReplayInterrupted } from "../../router/outbox/outbox";
+import { bufferMarker, ReplayInterrupted, replayOutbox } from "../../router/outbox/outbox";
 import type { OrchestratorConfig } from "../config";
 
 const logger = log("loop");
@@ -107,7 +107,9 @@ async function postJobMilestone(c: LoopConfig, job: JobEnd, at = new Date()): Pr
     await client.marker(marker, { idempotencyKey: key });
   } catch (err) {
     logger.warn(`job ${job.id}: milestone not recorded now (${(err as Error).message}); it waits in ${serviceOutbox(c)}`);
-    await bufferMarker(serviceOutbox(c), { ...marker, idempotency_key: key }).catch((e) => logger.error(`job ${job.id}: milestone not buffered: ${(e as Error).message}`));
+    await bufferMarker(serviceOutbox(c), { ...marker, idempotency_key: key }).catch((e) =>
+      logger.error(`job ${job.id}: milestone not buffered: ${(e as Error).message}`),
+    );
     return "buffered";
   }
   // The router answers: what earlier jobs (and agents' hooks) left in the outbox goes now.
@@ -123,6 +125,15 @@ export async function recordJobEnd<R extends { status: string; pr_url?: string; 
   req: { job: { id: string; task: string; repo_url?: string }; profile: { name: string } },
   result: R,
 ): Promise<R> {
-  await postJobMilestone(c, { id: req.job.id, task: req.job.task, repo_url: req.job.repo_url, profile: req.profile.name, status: result.status, pr_url: result.pr_url, cost_usd: result.cost_usd, error: result.error });
+  await postJobMilestone(c, {
+    id: req.job.id,
+    task: req.job.task,
+    repo_url: req.job.repo_url,
+    profile: req.profile.name,
+    status: result.status,
+    pr_url: result.pr_url,
+    cost_usd: result.cost_usd,
+    error: result.error,
+  });
   return result;
 }

@@ -6,10 +6,10 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toolErrorOf } from "../../common/mcp/tool-error";
 import { VERSION } from "../../common/version";
-import type { ProfileList } from "../profiles/listing";
+import { flatten, type JobEventStore } from "../jobs/events";
 import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JobStatus, JobSubmission } from "../jobs/schema";
 import type { JobService } from "../jobs/service";
-import { flatten, type JobEventStore } from "../jobs/events";
+import type { ProfileList } from "../profiles/listing";
 
 export interface McpDeps {
   jobs: JobService;
@@ -114,7 +114,13 @@ export function createMcpServer(deps: McpDeps): McpServer {
       title: "List jobs",
       description: "Recent jobs, newest first.",
       inputSchema: {
-        limit: z.number().int().min(1).max(JOB_LIST_MAX).default(JOB_LIST_DEFAULT).describe(`At most this many (1–${JOB_LIST_MAX}, default ${JOB_LIST_DEFAULT})`),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(JOB_LIST_MAX)
+          .default(JOB_LIST_DEFAULT)
+          .describe(`At most this many (1–${JOB_LIST_MAX}, default ${JOB_LIST_DEFAULT})`),
         status: JobStatus.optional().describe("Only jobs in this status"),
       },
       annotations: { readOnlyHint: true },

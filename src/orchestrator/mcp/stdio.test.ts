@@ -14,7 +14,12 @@ afterEach(async () => {
 
 async function connect(): Promise<{ client: Client; transport: StdioClientTransport }> {
   // LOG_LEVEL 3: info lines are logged, and must not reach stdout.
-  const transport = new StdioClientTransport({ command: process.execPath, args: [FIXTURE], env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "3" }, stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [FIXTURE],
+    env: { PATH: process.env.PATH ?? "", LOG_LEVEL: "3" },
+    stderr: "pipe",
+  });
   client = new Client({ name: "test", version: "1.0.0" });
   await client.connect(transport);
   return { client, transport };
@@ -36,7 +41,10 @@ describe("serveMcpStdio", () => {
     expect(got.structuredContent.id).toBe(id);
     const listed = (await client.callTool({ name: "list_jobs", arguments: {} })) as unknown as { structuredContent: { jobs: Job[] } };
     expect(listed.structuredContent.jobs.map((j) => j.id)).toEqual([id]);
-    const cancel = (await client.callTool({ name: "cancel_job", arguments: { job_id: id } })) as unknown as { isError: boolean; content: Array<{ text: string }> };
+    const cancel = (await client.callTool({ name: "cancel_job", arguments: { job_id: id } })) as unknown as {
+      isError: boolean;
+      content: Array<{ text: string }>;
+    };
     expect(cancel.isError).toBe(true);
     expect(cancel.content[0]!.text).toContain("job_finished");
     const profiles = (await client.callTool({ name: "list_profiles", arguments: {} })) as unknown as { structuredContent: { profiles: unknown[] } };

@@ -25,4 +25,3 @@ export async function serveMcpStdio(deps: McpDeps, opts: StdioOptions = {}): Pro
   await server.connect(transport);
   await closed;
 }
-

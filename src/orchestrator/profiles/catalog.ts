@@ -1,11 +1,11 @@
 // The profiles (bundled, user, hooks package, shared root) as the job service's catalog and
 // GET /profiles' listing. Read at start-up and again on every listing.
 import type { OrchestratorConfig } from "../config";
+import type { ProfileCatalog, ProfileLike } from "../execution/executor";
+import type { ProfileList } from "./listing";
 import { loadProfiles } from "./load";
 import type { Profile } from "./profile";
 import { UnknownProfileError } from "./select";
-import type { ProfileCatalog, ProfileLike } from "../execution/executor";
-import type { ProfileList } from "./listing";
 
 export type ListedProfileCatalog<P extends ProfileLike> = ProfileCatalog<P> & { list(): ProfileList | Promise<ProfileList> };
 
@@ -42,4 +42,3 @@ export async function profileCatalog(config: OrchestratorConfig): Promise<Listed
     },
   };
 }
-

@@ -8,7 +8,7 @@ import { basename, join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { log } from "../../common/logger";
 import type { OrchestratorConfig } from "../config";
-import { AUTO, BUNDLED_PROFILES, PROFILE_NAME, ProfileFile, type Profile, type ProfileSource } from "./profile";
+import { AUTO, BUNDLED_PROFILES, PROFILE_NAME, type Profile, ProfileFile, type ProfileSource } from "./profile";
 import { selectProfile } from "./select";
 
 const logger = log("profiles");
@@ -35,7 +35,11 @@ const PROFILE_FILES = ["profile.yml", "profile.yaml"];
 
 /** The repository's directory name from its URL: …/agentihooks.git → agentihooks. */
 export function dirFromUrl(url: string): string {
-  const last = url.replace(/[/\\]+$/, "").split(/[/:\\]/).pop() ?? "";
+  const last =
+    url
+      .replace(/[/\\]+$/, "")
+      .split(/[/:\\]/)
+      .pop() ?? "";
   return last.replace(/\.git$/, "").replace(/[^A-Za-z0-9._-]/g, "-") || "repo";
 }
 
@@ -67,7 +71,8 @@ export async function loadProfiles(config: ProfilesConfig): Promise<ProfileSet> 
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") errors.push({ name: basename(dir), path: dir, message: `cannot read the directory: ${(err as Error).message}` });
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT")
+        errors.push({ name: basename(dir), path: dir, message: `cannot read the directory: ${(err as Error).message}` });
       continue;
     }
     for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
@@ -78,7 +83,10 @@ export async function loadProfiles(config: ProfilesConfig): Promise<ProfileSet> 
     }
   }
   for (const e of errors) logger.warn(`profile ${e.name} skipped (${e.path}): ${e.message}`);
-  return makeProfileSet([...byName.values()].sort((a, b) => a.name.localeCompare(b.name)), errors);
+  return makeProfileSet(
+    [...byName.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    errors,
+  );
 }
 
 function makeProfileSet(profiles: Profile[], errors: ProfileError[] = []): ProfileSet {

@@ -44,7 +44,12 @@ export const ProfileFile = z.object({
   max_turns: z.number().int().min(1).max(10_000),
   auto_pr: z.boolean().default(false),
   permission_mode: z.enum(PERMISSION_MODES).default("default"),
-  timeout_seconds: z.number().int().min(1).max(7 * 86400).optional(),
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 86400)
+    .optional(),
   retries: z.number().int().min(0).max(10).optional(),
   append_system_prompt: z.string().optional(),
   allowed_tools: z.array(z.string().min(1)).optional(),

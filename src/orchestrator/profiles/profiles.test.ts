@@ -8,7 +8,14 @@ import { autoProfileName, UnknownProfileError } from "./select";
 
 const setup = (extra: Partial<ProfilesConfig> = {}) => {
   const home = mkdtempSync(join(tmpdir(), "profiles-"));
-  const config: ProfilesConfig = { stateDir: join(home, ".service"), hooksPath: "", hooksUrl: "", cloneRoot: "", sharedFsRoot: undefined as unknown as string, ...extra };
+  const config: ProfilesConfig = {
+    stateDir: join(home, ".service"),
+    hooksPath: "",
+    hooksUrl: "",
+    cloneRoot: "",
+    sharedFsRoot: undefined as unknown as string,
+    ...extra,
+  };
   const write = (root: string, name: string, yaml: string, file = "profile.yml") => {
     mkdirSync(join(root, name), { recursive: true });
     writeFileSync(join(root, name, file), yaml);
@@ -28,12 +35,25 @@ describe("profiles", () => {
 
   it("reads user profiles from ~/.service/profiles/*/profile.yml, overriding a bundled one by name", async () => {
     const { config, user, write } = setup();
-    write(user, "docs", "description: Writes docs\nmodel: opus\nmax_turns: 15\nauto_pr: true\npermission_mode: acceptEdits\ntimeout_seconds: 600\nallowed_tools: [Read, Edit]\nappend_system_prompt: Write plainly.\n");
+    write(
+      user,
+      "docs",
+      "description: Writes docs\nmodel: opus\nmax_turns: 15\nauto_pr: true\npermission_mode: acceptEdits\ntimeout_seconds: 600\nallowed_tools: [Read, Edit]\nappend_system_prompt: Write plainly.\n",
+    );
     write(user, "code", "model: opus\nmax_turns: 120\nauto_pr: true\n");
     const set = await loadProfiles(config);
     expect(set.get("docs")).toMatchObject({
-      name: "docs", description: "Writes docs", model: "opus", max_turns: 15, auto_pr: true, permission_mode: "acceptEdits",
-      timeout_seconds: 600, allowed_tools: ["Read", "Edit"], append_system_prompt: "Write plainly.", source: "user", dir: join(user, "docs"),
+      name: "docs",
+      description: "Writes docs",
+      model: "opus",
+      max_turns: 15,
+      auto_pr: true,
+      permission_mode: "acceptEdits",
+      timeout_seconds: 600,
+      allowed_tools: ["Read", "Edit"],
+      append_system_prompt: "Write plainly.",
+      source: "user",
+      dir: join(user, "docs"),
     });
     expect(set.get("code")).toMatchObject({ model: "opus", max_turns: 120, source: "user", permission_mode: "default" });
   });

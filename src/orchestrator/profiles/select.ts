@@ -7,7 +7,10 @@ import { AUTO, type Profile } from "./profile";
 
 /** An asked-for profile that does not exist: the caller's mistake (invalid). */
 export class UnknownProfileError extends DomainError {
-  constructor(readonly profile: string, known: string[]) {
+  constructor(
+    readonly profile: string,
+    known: string[],
+  ) {
     super("invalid", "unknown_profile", `no profile named ${JSON.stringify(profile)}: use one of ${[AUTO, ...known].join(", ")}`);
     this.name = "UnknownProfileError";
   }
@@ -36,6 +39,10 @@ export function selectProfile(task: string, requested: string | undefined, profi
   const name = requested?.trim().toLowerCase() ?? "";
   const wanted = name === "" || name === AUTO ? autoProfileName(task) : name;
   const profile = profiles.get(wanted);
-  if (!profile) throw new UnknownProfileError(requested ?? wanted, profiles.profiles.map((p) => p.name));
+  if (!profile)
+    throw new UnknownProfileError(
+      requested ?? wanted,
+      profiles.profiles.map((p) => p.name),
+    );
   return profile;
 }

@@ -33,7 +33,11 @@ export async function fileRelayLog(dir: string): Promise<RelayLog> {
     const text = await readFile(`${base(id)}.jsonl`, "utf8").catch(() => undefined);
     if (text === undefined) return undefined;
     // A line still being written has no newline yet: leave it for the next read.
-    const lines = text.slice(0, text.lastIndexOf("\n") + 1).split("\n").filter(Boolean).slice(-RELAY_MAX_ENTRIES);
+    const lines = text
+      .slice(0, text.lastIndexOf("\n") + 1)
+      .split("\n")
+      .filter(Boolean)
+      .slice(-RELAY_MAX_ENTRIES);
     return lines.flatMap((l) => {
       try {
         const e = JSON.parse(l) as Omit<RelayEntry, "id">;
@@ -90,7 +94,10 @@ export async function fileRelayLog(dir: string): Promise<RelayLog> {
         async next(c, waitMs) {
           const deadline = Date.now() + waitMs;
           for (;;) {
-            const now = await stat(`${base(id)}.jsonl`).then((s) => s.size, () => -1);
+            const now = await stat(`${base(id)}.jsonl`).then(
+              (s) => s.size,
+              () => -1,
+            );
             if (now !== size) {
               size = now;
               const found = after((await entries(id)) ?? [], c);

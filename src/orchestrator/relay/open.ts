@@ -11,7 +11,10 @@ import { EventRelay, RELAY_DONE_TTL_SECONDS } from "./relay";
 
 const logger = log("relay");
 
-export async function openEventRelay(config: Pick<OrchestratorConfig, "redisUrl" | "redisKeyPrefix" | "stateDir" | "claudeTimeout">, useRedis: boolean): Promise<EventRelay> {
+export async function openEventRelay(
+  config: Pick<OrchestratorConfig, "redisUrl" | "redisKeyPrefix" | "stateDir" | "claudeTimeout">,
+  useRedis: boolean,
+): Promise<EventRelay> {
   const liveTtl = config.claudeTimeout + RELAY_DONE_TTL_SECONDS;
   if (useRedis && config.redisUrl) {
     try {

@@ -29,7 +29,11 @@ export function redisRelayLog(streams: RedisStreams): RelayLog {
   return {
     kind: "redis",
     async append(correlationId, entry, ttlSeconds) {
-      await streams.add(key(correlationId), { seq: String(entry.seq), event: entry.event, data: JSON.stringify(entry.data ?? null) }, { max: RELAY_MAX_ENTRIES, ttlSeconds });
+      await streams.add(
+        key(correlationId),
+        { seq: String(entry.seq), event: entry.event, data: JSON.stringify(entry.data ?? null) },
+        { max: RELAY_MAX_ENTRIES, ttlSeconds },
+      );
     },
     async read(correlationId, after) {
       const entries = await range(correlationId, after);
@@ -48,7 +52,10 @@ export function redisRelayLog(streams: RedisStreams): RelayLog {
             if (later.length > 0) return later;
             from = kept.at(-1)?.id ?? "0";
           }
-          return afterSeq((await follower.read(key(correlationId), from, Math.max(1, waitMs))).flatMap((e) => toEntry(e) ?? []), after);
+          return afterSeq(
+            (await follower.read(key(correlationId), from, Math.max(1, waitMs))).flatMap((e) => toEntry(e) ?? []),
+            after,
+          );
         },
         close: () => follower.close(),
       };

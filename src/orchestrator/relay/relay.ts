@@ -138,7 +138,8 @@ export class EventRelay {
       );
     }
     const first = await this.read(correlationId, after);
-    if (!first.known) throw new DomainError("not_found", "relay_not_found", `no turn with correlation id ${correlationId} (none ran, or it ended over an hour ago)`);
+    if (!first.known)
+      throw new DomainError("not_found", "relay_not_found", `no turn with correlation id ${correlationId} (none ran, or it ended over an hour ago)`);
     const relay = this;
     let follower: Awaited<ReturnType<RelayLog["follow"]>> | undefined;
     let closed = false;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { httpErrorOf } from "../../common/http-error";
 import { startDumbGitServer } from "../../../test/fixtures/dumb-git-server";
 import { gitEnv, gitSync, makeRemote } from "../../../test/fixtures/git-remote";
+import { httpErrorOf } from "../../common/http-error";
 import { ensureClone } from "./clone-cache";
 import { gitAuthFor } from "./credentials";
 import { GitError } from "./git";
@@ -69,7 +69,11 @@ describe("clone cache", () => {
     const submitted = Date.now() - 1;
     const results = await Promise.all(Array.from({ length: 5 }, () => ensureClone(repo, { root, env: { ...env, GIT_TRACE: trace }, freshAfter: submitted })));
     expect(results.map((r) => r.action).sort()).toEqual(["fetched", "fresh", "fresh", "fresh", "fresh"]);
-    expect(readFileSync(trace, "utf8").split("\n").filter((l) => /built-in: git fetch /.test(l))).toHaveLength(1);
+    expect(
+      readFileSync(trace, "utf8")
+        .split("\n")
+        .filter((l) => /built-in: git fetch /.test(l)),
+    ).toHaveLength(1);
     expect(gitSync(["rev-parse", "origin/main"], results[0]!.dir, env)).toBe(sha);
   });
 
@@ -101,7 +105,9 @@ describe("clone cache", () => {
     const actions = await Promise.all(readers.map(rest));
     await Promise.all(procs.map((p) => p.exited));
     expect(actions.sort()).toEqual(["action:cloned", "action:fetched"]);
-    const clones = readFileSync(trace, "utf8").split("\n").filter((l) => /built-in: git clone /.test(l));
+    const clones = readFileSync(trace, "utf8")
+      .split("\n")
+      .filter((l) => /built-in: git clone /.test(l));
     expect(clones).toHaveLength(1);
   });
 
@@ -159,7 +165,12 @@ describe("worktrees", () => {
     const { remote, env, root, worktrees } = setup({ defaultBranch: "trunk" });
     const cached = await ensureClone(parseRepoUrl(remote.url), { root, env });
     const wt = await addWorktree(cached, { jobId: "00000001-0000-4000-8000-00003f2a9c1e", root: worktrees, env });
-    expect(wt).toMatchObject({ path: join(worktrees, "00000001-0000-4000-8000-00003f2a9c1e"), branch: "agent/3f2a9c1e", base: "origin/trunk", baseBranch: "trunk" });
+    expect(wt).toMatchObject({
+      path: join(worktrees, "00000001-0000-4000-8000-00003f2a9c1e"),
+      branch: "agent/3f2a9c1e",
+      base: "origin/trunk",
+      baseBranch: "trunk",
+    });
     expect(gitSync(["branch", "--show-current"], wt.path, env)).toBe("agent/3f2a9c1e");
     expect(existsSync(join(wt.path, "README.md"))).toBe(true);
 

@@ -12,8 +12,8 @@ import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { withFileLock } from "../../common/file-lock";
 import { log } from "../../common/logger";
-import { git, type GitAuth } from "./git";
-import { repoHash, type RepoUrl } from "./url";
+import { type GitAuth, git } from "./git";
+import { type RepoUrl, repoHash } from "./url";
 
 const logger = log("repos");
 

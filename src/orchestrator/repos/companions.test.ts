@@ -13,7 +13,12 @@ afterEach(async () => {
 });
 
 async function git(args: string[], cwd?: string): Promise<string> {
-  const proc = Bun.spawn(["git", ...args], { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" } });
+  const proc = Bun.spawn(["git", ...args], {
+    cwd,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@t", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@t" },
+  });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`git ${args.join(" ")}: ${err}`);
   return out.trim();
@@ -50,7 +55,11 @@ describe("companion repo sync", () => {
   it("clones each configured repo to <clone root>/<dir-from-url> and skips the rest", async () => {
     const { sync, cloneRoot } = await setup();
     const results = await sync.sync("all");
-    expect(results.map((r) => [r.target, r.status])).toEqual([["agentihooks", "synced"], ["bundle", "skipped"], ["agentihub", "synced"]]);
+    expect(results.map((r) => [r.target, r.status])).toEqual([
+      ["agentihooks", "synced"],
+      ["bundle", "skipped"],
+      ["agentihub", "synced"],
+    ]);
     expect(results[1]!.detail).toContain("SERVICE_HOOKS_BUNDLE_URL");
     expect(readFileSync(join(cloneRoot, "agentihooks", "README.md"), "utf8")).toBe("hooks v1");
     expect(readFileSync(join(cloneRoot, "agentihub", "README.md"), "utf8")).toBe("hub v1");
@@ -71,7 +80,10 @@ describe("companion repo sync", () => {
     const { root } = await setup();
     const hooks = await remote(join(root), "hooks-branchy", "main text");
     await hooks.commit("release text", "release");
-    const config = loadOrchestratorConfig({ SERVICE_HOOKS_URL: hooks.url, SERVICE_HOOKS_BRANCH: "release", SERVICE_CLONE_ROOT: join(root, "c2") }, join(root, "home"));
+    const config = loadOrchestratorConfig(
+      { SERVICE_HOOKS_URL: hooks.url, SERVICE_HOOKS_BRANCH: "release", SERVICE_CLONE_ROOT: join(root, "c2") },
+      join(root, "home"),
+    );
     const sync = createCompanionSync(config);
     expect((await sync.sync("agentihooks"))[0]!.status).toBe("synced");
     expect(readFileSync(join(root, "c2", "hooks-branchy", "README.md"), "utf8")).toBe("release text");

@@ -11,7 +11,7 @@ import { withFileLock } from "../../common/file-lock";
 import type { OrchestratorConfig } from "../config";
 import { dirFromUrl } from "../profiles/load";
 import { gitAuthFor, gitOrigin } from "./credentials";
-import { gitEnv, type GitAuth } from "./git";
+import { type GitAuth, gitEnv } from "./git";
 import { parseRepoUrl } from "./url";
 
 export const SYNC_TARGETS = ["agentihooks", "bundle", "agentihub"] as const;
@@ -25,7 +25,17 @@ export interface SyncResult {
 
 type CompanionConfig = Pick<
   OrchestratorConfig,
-  "hooksUrl" | "hooksPath" | "hooksBranch" | "hooksBundleUrl" | "hubUrl" | "cloneRoot" | "sharedFsRoot" | "stateDir" | "githostToken" | "githostApiUrl" | "githostUrl"
+  | "hooksUrl"
+  | "hooksPath"
+  | "hooksBranch"
+  | "hooksBundleUrl"
+  | "hubUrl"
+  | "cloneRoot"
+  | "sharedFsRoot"
+  | "stateDir"
+  | "githostToken"
+  | "githostApiUrl"
+  | "githostUrl"
 >;
 
 interface Source {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { jwtVerify } from "jose";
-import { clearTokenCache, gitAuthFor, resolveGitCredentials, type CredentialsConfig } from "./credentials";
+import { type CredentialsConfig, clearTokenCache, gitAuthFor, resolveGitCredentials } from "./credentials";
 import { parseRepoUrl } from "./url";
 
 const none = undefined as unknown as string;
@@ -77,7 +77,12 @@ describe("git host credentials", () => {
   });
 
   it("uses GITHOST_TOKEN without an app, and nothing without either", async () => {
-    expect(await resolveGitCredentials(config({ githostToken: "ghp_pat", githostApiUrl: "https://api.github.com" }))).toEqual({ token: "ghp_pat", source: "pat", hostname: "github.com", origin: "https://github.com/" });
+    expect(await resolveGitCredentials(config({ githostToken: "ghp_pat", githostApiUrl: "https://api.github.com" }))).toEqual({
+      token: "ghp_pat",
+      source: "pat",
+      hostname: "github.com",
+      origin: "https://github.com/",
+    });
     expect(await resolveGitCredentials(config({}))).toBeUndefined();
   });
 

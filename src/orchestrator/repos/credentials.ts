@@ -86,7 +86,10 @@ function privateKey(c: CredentialsConfig): KeyObject {
     } catch (err) {
       throw new GitCredentialsError(`cannot read GITHOST_APP_PRIVATE_KEY_PATH ${c.githostAppPrivateKeyPath}: ${(err as Error).message}`);
     }
-  } else throw new GitCredentialsError("the GitHub App identity needs a private key: set GITHOST_APP_PRIVATE_KEY_PATH, GITHOST_APP_PRIVATE_KEY or GITHOST_APP_PRIVATE_KEY_BASE64");
+  } else
+    throw new GitCredentialsError(
+      "the GitHub App identity needs a private key: set GITHOST_APP_PRIVATE_KEY_PATH, GITHOST_APP_PRIVATE_KEY or GITHOST_APP_PRIVATE_KEY_BASE64",
+    );
   try {
     // PKCS#1 (GitHub's download) and PKCS#8 both load here; jose's importPKCS8 takes only the latter.
     return createPrivateKey(pem);
@@ -132,7 +135,9 @@ async function installationToken(c: CredentialsConfig, now: () => number): Promi
   }
   const body = (await res.json().catch(() => ({}))) as { token?: unknown; expires_at?: unknown; message?: unknown };
   if (!res.ok || typeof body.token !== "string") {
-    throw new GitCredentialsError(`${url} answered ${res.status} for a GitHub App installation token${typeof body.message === "string" ? `: ${body.message}` : ""}`);
+    throw new GitCredentialsError(
+      `${url} answered ${res.status} for a GitHub App installation token${typeof body.message === "string" ? `: ${body.message}` : ""}`,
+    );
   }
   const expiresAt = typeof body.expires_at === "string" ? Date.parse(body.expires_at) : now() + 60 * 60_000;
   cache.set(cacheKey, { token: body.token, expiresAt: Number.isNaN(expiresAt) ? now() + 60 * 60_000 : expiresAt });

@@ -3,8 +3,8 @@
 // and read its URL from gh's stdout. A failing step is reported (stderr redacted) and the
 // branch stays in the clone cache, so nothing the agent did is lost.
 import { log } from "../../common/logger";
+import { type GitAuth, GitError, git } from "./git";
 import { redact } from "./redact";
-import { git, GitError, type GitAuth } from "./git";
 import type { Worktree } from "./worktree";
 
 const logger = log("auto-pr");
@@ -81,13 +81,24 @@ async function ghPrCreate(input: AutoPrInput, secrets: readonly string[]): Promi
   let stderr: string;
   let code: number;
   try {
-    const proc = Bun.spawn(["gh", ...args], { cwd: wt.path, env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: GH_TIMEOUT_MS, signal: input.signal });
+    const proc = Bun.spawn(["gh", ...args], {
+      cwd: wt.path,
+      env,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: GH_TIMEOUT_MS,
+      signal: input.signal,
+    });
     [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   } catch (err) {
     return { error: `auto-PR: the branch ${wt.branch} was pushed but gh could not run: ${(err as Error).message}; install the GitHub CLI (gh)` };
   }
   if (code !== 0) {
-    const why = redact(stderr.trim() || stdout.trim(), secrets).split("\n").slice(-5).join(" | ");
+    const why = redact(stderr.trim() || stdout.trim(), secrets)
+      .split("\n")
+      .slice(-5)
+      .join(" | ");
     logger.warn(`gh pr create for ${wt.branch} failed (exit ${code}): ${why}`);
     return { error: `auto-PR: the branch ${wt.branch} was pushed but gh pr create failed (exit ${code}): ${why}` };
   }

@@ -1,7 +1,7 @@
 // Keeps secrets out of anything a job records (git and gh stderr, agent errors): every
 // configured secret, in plain, basic-auth and URL-encoded forms, and any credentials written
 // into a URL, become ***.
-import { orchestratorSettings, type OrchestratorConfig } from "../config";
+import { type OrchestratorConfig, orchestratorSettings } from "../config";
 
 const MIN_SECRET_LENGTH = 4;
 

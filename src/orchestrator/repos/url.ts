@@ -55,7 +55,9 @@ export function parseRepoUrl(input: string): RepoUrl {
   try {
     parsed = new URL(url);
   } catch {
-    throw new InvalidRepoUrlError(`${JSON.stringify(url)} is not a URL: use https://host/owner/repo(.git), git@host:owner/repo.git, ssh://, file:// or an absolute path`);
+    throw new InvalidRepoUrlError(
+      `${JSON.stringify(url)} is not a URL: use https://host/owner/repo(.git), git@host:owner/repo.git, ssh://, file:// or an absolute path`,
+    );
   }
   const scheme = parsed.protocol.replace(/:$/, "");
   if (scheme !== "file") noOptionHost(parsed.hostname);
@@ -93,7 +95,9 @@ export function parseRepoUrl(input: string): RepoUrl {
       return local(decodeURIComponent(parsed.pathname), url);
     }
     default:
-      throw new InvalidRepoUrlError(`scheme ${scheme}: is not supported: use https://, ssh://, user@host:path, git:// (file:// or an absolute path with SERVICE_ALLOW_LOCAL_REPOS=1)`);
+      throw new InvalidRepoUrlError(
+        `scheme ${scheme}: is not supported: use https://, ssh://, user@host:path, git:// (file:// or an absolute path with SERVICE_ALLOW_LOCAL_REPOS=1)`,
+      );
   }
 }
 
@@ -104,7 +108,9 @@ function noOptionHost(host: string): void {
 /** file:// URLs and local paths only when the service allows them (SERVICE_ALLOW_LOCAL_REPOS=1). */
 export function assertRepoAllowed(repo: RepoUrl, allowLocal: boolean): void {
   if (repo.kind === "file" && !allowLocal) {
-    throw new InvalidRepoUrlError("is a local path or file:// URL, which this service does not clone: use https://, ssh:// or git://, or set SERVICE_ALLOW_LOCAL_REPOS=1");
+    throw new InvalidRepoUrlError(
+      "is a local path or file:// URL, which this service does not clone: use https://, ssh:// or git://, or set SERVICE_ALLOW_LOCAL_REPOS=1",
+    );
   }
 }
 

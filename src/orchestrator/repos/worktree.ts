@@ -5,8 +5,8 @@ import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { DomainError } from "../../common/domain-error";
-import { withRepoLock, type CachedRepo } from "./clone-cache";
-import { git, GitError } from "./git";
+import { type CachedRepo, withRepoLock } from "./clone-cache";
+import { GitError, git } from "./git";
 
 export class InvalidBaseRefError extends DomainError {
   constructor(message: string) {

@@ -27,6 +27,9 @@ export function registerAdminStatus(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
     const { jobs, config } = c.env.deps;
     const stats = jobs.stats();
-    return c.json({ pod_name: config.podName, draining: await jobs.isDraining(), running: stats.running, queued: stats.queued, max_parallel: stats.maxParallel }, 200);
+    return c.json(
+      { pod_name: config.podName, draining: await jobs.isDraining(), running: stats.running, queued: stats.queued, max_parallel: stats.maxParallel },
+      200,
+    );
   });
 }

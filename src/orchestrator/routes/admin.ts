@@ -3,10 +3,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./schemas";
-import { SYNC_TARGETS } from "../repos/companions";
 import { DRAIN_DEFAULT_SECONDS } from "../jobs/drain";
+import { SYNC_TARGETS } from "../repos/companions";
 import { keepOpen } from "./keep-open";
+import { authResponses } from "./schemas";
 
 const SyncQuery = z.object({
   target: z
@@ -36,7 +36,11 @@ const DrainQuery = z.object({
     .min(0)
     .max(86_400)
     .default(DRAIN_DEFAULT_SECONDS)
-    .openapi({ param: { name: "timeout", in: "query" }, description: `Seconds to wait for running jobs (default ${DRAIN_DEFAULT_SECONDS})`, example: DRAIN_DEFAULT_SECONDS }),
+    .openapi({
+      param: { name: "timeout", in: "query" },
+      description: `Seconds to wait for running jobs (default ${DRAIN_DEFAULT_SECONDS})`,
+      example: DRAIN_DEFAULT_SECONDS,
+    }),
 });
 
 export const DrainResponse = z

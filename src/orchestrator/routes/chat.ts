@@ -8,7 +8,7 @@ import type { OrchestratorApp } from "../app";
 import { bufferReply, chatCompletion } from "../chat/buffered";
 import { newChunkContext } from "../chat/openai-chunks";
 import { correlationIdOf } from "../chat/request-headers";
-import { CORRELATION_ENV, type ChatOpening } from "../chat/service";
+import { type ChatOpening, CORRELATION_ENV } from "../chat/service";
 import { settled } from "../chat/settled";
 import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
 import { keepOpen } from "./keep-open";
@@ -26,14 +26,20 @@ export const ChatMessage = z
 
 export const ChatCompletionRequest = z
   .object({
-    model: z.string().optional().openapi({ description: "The agent's id (GET /v1/models); any value is answered by this pod's agent", example: "deploy-helper" }),
+    model: z
+      .string()
+      .optional()
+      .openapi({ description: "The agent's id (GET /v1/models); any value is answered by this pod's agent", example: "deploy-helper" }),
     stream: z.boolean().optional().default(false),
     messages: z.array(ChatMessage).min(1, "at least one message is required"),
     metadata: z
       .object({ conversation_id: z.string().optional().openapi({ description: "Conversation id (tier 2 of conversation resolution)" }) })
       .loose()
       .nullish(),
-    user: z.string().nullish().openapi({ description: "End-user id (scopes sessions and the visibility config); a UUID-shaped value is taken as the conversation id (tier 2)" }),
+    user: z
+      .string()
+      .nullish()
+      .openapi({ description: "End-user id (scopes sessions and the visibility config); a UUID-shaped value is taken as the conversation id (tier 2)" }),
     stream_options: z
       .object({ include_usage: z.boolean().optional().openapi({ description: "Usage in its own last chunk (choices: []), usage: null on the others" }) })
       .loose()
@@ -137,7 +143,9 @@ export function registerChat(app: OrchestratorApp, deps: AgentModeDeps | undefin
       // The turn may be silent for minutes: no idle timeout for this request; keep-alives cover proxies.
       keepOpen(c);
       return settled(opening, () => {
-        const stream = sseStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), { keepAliveMs: deps.keepAliveMs });
+        const stream = sseStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), {
+          keepAliveMs: deps.keepAliveMs,
+        });
         return new Response(stream, { status: 200, headers: { ...SSE_HEADERS, ...turnHeaders(opening) } });
       }) as never;
     }

@@ -1,8 +1,8 @@
 // The REST surface of jobs, profiles and admin over real HTTP, with the in-test executor.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
-import type { Job } from "../jobs/schema";
-import { until } from "../../../test/support/until";
 import { startTestServer, type TestServer } from "../../../test/support/orchestrator-routes";
+import { until } from "../../../test/support/until";
+import type { Job } from "../jobs/schema";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -19,7 +19,14 @@ describe("POST /jobs", () => {
     expect(res.status).toBe(202);
     const job = (await res.json()) as Job;
     expect(res.headers.get("location")).toBe(`/jobs/${job.id}`);
-    expect(job).toMatchObject({ status: "queued", task: "Add a flag", profile: "code", repo_url: "https://github.com/acme/widgets.git", base_ref: "main", pod_name: "pod-a" });
+    expect(job).toMatchObject({
+      status: "queued",
+      task: "Add a flag",
+      profile: "code",
+      repo_url: "https://github.com/acme/widgets.git",
+      base_ref: "main",
+      pod_name: "pod-a",
+    });
     await until(() => s.h.executor.isRunning(job.id));
     s.h.executor.finish(job.id);
   });
@@ -129,7 +136,7 @@ describe("GET /jobs/{job_id} and DELETE /jobs/{job_id}", () => {
     expect(((await q.json()) as Job).status).toBe("cancelled");
     const r = await s.call(`/jobs/${running.id}`, { method: "DELETE" });
     expect(r.status).toBe(200);
-    expect(((await r.json()) as Job)).toMatchObject({ status: "cancelled", error: "cancelled by request" });
+    expect((await r.json()) as Job).toMatchObject({ status: "cancelled", error: "cancelled by request" });
     expect(s.h.executor.requests.get(running.id)!.signal.aborted).toBe(true);
     const again = await s.call(`/jobs/${running.id}`, { method: "DELETE" });
     expect(again.status).toBe(409);
@@ -153,7 +160,11 @@ describe("POST /admin/sync", () => {
     const res = await s.call("/admin/sync", { method: "POST" });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { results: Array<{ target: string; status: string; detail: string }> };
-    expect(body.results.map((r) => [r.target, r.status])).toEqual([["agentihooks", "skipped"], ["bundle", "skipped"], ["agentihub", "skipped"]]);
+    expect(body.results.map((r) => [r.target, r.status])).toEqual([
+      ["agentihooks", "skipped"],
+      ["bundle", "skipped"],
+      ["agentihub", "skipped"],
+    ]);
     expect(body.results[2]!.detail).toContain("SERVICE_HUB_URL");
   });
 

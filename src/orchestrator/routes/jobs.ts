@@ -3,9 +3,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./schemas";
-import { Job, JobList, JobListQuery, JobSubmission, isFinished } from "../jobs/schema";
+import { isFinished, Job, JobList, JobListQuery, JobSubmission } from "../jobs/schema";
 import { keepOpen } from "./keep-open";
+import { authResponses } from "./schemas";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
@@ -44,7 +44,8 @@ const list = createRoute({
   operationId: "listJobs",
   tags: ["jobs"],
   summary: "List jobs",
-  description: "Newest first (order=asc: oldest first); since= keeps jobs created at or after a time. Jobs expire SERVICE_JOB_TTL seconds after their last change.",
+  description:
+    "Newest first (order=asc: oldest first); since= keeps jobs created at or after a time. Jobs expire SERVICE_JOB_TTL seconds after their last change.",
   security: [{ bearer: [] }],
   request: { query: JobListQuery },
   responses: {

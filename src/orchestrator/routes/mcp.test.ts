@@ -5,9 +5,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { Job } from "../jobs/schema";
-import { until } from "../../../test/support/until";
 import { AUTH, startTestServer, type TestServer } from "../../../test/support/orchestrator-routes";
+import { until } from "../../../test/support/until";
+import type { Job } from "../jobs/schema";
 
 let s: TestServer;
 beforeAll(async () => {
@@ -34,8 +34,7 @@ async function connect(make: (url: string) => Transport): Promise<Client> {
 }
 
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }>; structuredContent?: Record<string, unknown> };
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
-  (await client.callTool({ name, arguments: args })) as ToolResult;
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as ToolResult;
 const textOf = (r: ToolResult) => r.content.map((c) => c.text ?? "").join("");
 
 for (const [name, make] of Object.entries(transports)) {
@@ -101,7 +100,10 @@ for (const [name, make] of Object.entries(transports)) {
       const empty = await call(client, "run_task", { task: "" }).catch((err: Error) => ({ isError: true, content: [{ type: "text", text: err.message }] }));
       expect(empty.isError).toBe(true);
       expect(textOf(empty)).toContain("task");
-      const url = await call(client, "run_task", { task: "x", repo_url: "ftp://nope" }).catch((err: Error) => ({ isError: true, content: [{ type: "text", text: err.message }] }));
+      const url = await call(client, "run_task", { task: "x", repo_url: "ftp://nope" }).catch((err: Error) => ({
+        isError: true,
+        content: [{ type: "text", text: err.message }],
+      }));
       expect(url.isError).toBe(true);
       expect(textOf(url)).toContain("repo_url");
     });

@@ -5,9 +5,10 @@
 //                    headers (what an SSE-only client sends), then POST /mcp/messages?sessionId=…
 // An SSE session lives in the process that opened it: behind a load balancer, SSE clients need
 // sticky sessions; Streamable HTTP clients do not.
+
+import { DEFAULT_KEEP_ALIVE_MS } from "../../common/http/sse";
 import { mountMcp } from "../../common/mcp/http";
 import { McpSessions } from "../../common/mcp/sessions";
-import { DEFAULT_KEEP_ALIVE_MS } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
 import { createMcpServer, type McpDeps } from "../mcp/server";
 

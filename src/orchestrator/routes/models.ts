@@ -24,7 +24,10 @@ const list = createRoute({
   tags: ["agent mode"],
   summary: "List models (the agent)",
   security: [{ bearer: [] }],
-  responses: { 200: { description: "The agent, as the only model (an empty list when agent mode is off)", content: { "application/json": { schema: ModelList } } }, ...openAiAuthResponses },
+  responses: {
+    200: { description: "The agent, as the only model (an empty list when agent mode is off)", content: { "application/json": { schema: ModelList } } },
+    ...openAiAuthResponses,
+  },
 });
 
 const get = createRoute({

@@ -19,7 +19,10 @@ const InputPart = z.object({ type: z.string(), text: z.string().optional() }).lo
 
 const InputItem = z
   .object({
-    type: z.string().optional().openapi({ description: "message (default), or item_reference (an earlier output item of ours: continues its conversation); other items are ignored" }),
+    type: z
+      .string()
+      .optional()
+      .openapi({ description: "message (default), or item_reference (an earlier output item of ours: continues its conversation); other items are ignored" }),
     role: z.string().optional(),
     content: z.union([z.string(), z.array(InputPart), z.null()]).optional(),
     id: z.string().optional(),
@@ -51,9 +54,17 @@ const OutputItem = z
       status: z.string(),
       role: z.literal("assistant"),
       content: z.array(OutputText),
-      phase: z.enum(["commentary", "final_answer"]).optional().openapi({ description: "commentary: narration, tool calls and results; final_answer: the answer" }),
+      phase: z
+        .enum(["commentary", "final_answer"])
+        .optional()
+        .openapi({ description: "commentary: narration, tool calls and results; final_answer: the answer" }),
     }),
-    z.object({ id: z.string(), type: z.literal("reasoning"), status: z.string(), summary: z.array(z.object({ type: z.literal("summary_text"), text: z.string() })) }),
+    z.object({
+      id: z.string(),
+      type: z.literal("reasoning"),
+      status: z.string(),
+      summary: z.array(z.object({ type: z.literal("summary_text"), text: z.string() })),
+    }),
   ])
   .openapi("ResponseOutputItem");
 
@@ -122,12 +133,10 @@ export function registerResponses(app: OrchestratorApp, deps: AgentModeDeps | un
     const body = c.req.valid("json");
     const { id, hex } = newResponseId();
     const correlationId = correlationIdOf((name) => c.req.header(name), { stream: body.stream });
-    const opening = await openResponse(
-      { chat: deps.chat, links: deps.responseLinks, hashFallback: deps.hashFallback },
-      body,
-      id,
-      { header: (name) => c.req.header(name), correlationId },
-    );
+    const opening = await openResponse({ chat: deps.chat, links: deps.responseLinks, hashFallback: deps.hashFallback }, body, id, {
+      header: (name) => c.req.header(name),
+      correlationId,
+    });
     const ctx: ResponseContext = {
       id,
       hex,

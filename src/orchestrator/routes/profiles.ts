@@ -1,8 +1,8 @@
 // GET /profiles (spec: job-orchestrator, Endpoints; Profile).
 import { createRoute } from "@hono/zod-openapi";
 import type { OrchestratorApp } from "../app";
-import { authResponses } from "./schemas";
 import { ProfileList } from "../profiles/listing";
+import { authResponses } from "./schemas";
 
 const route = createRoute({
   method: "get",
@@ -20,5 +20,4 @@ const route = createRoute({
   },
 });
 
-export const registerProfiles = (app: OrchestratorApp) =>
-  app.openapi(route, async (c) => c.json(await c.env.deps.profiles.list(), 200));
+export const registerProfiles = (app: OrchestratorApp) => app.openapi(route, async (c) => c.json(await c.env.deps.profiles.list(), 200));

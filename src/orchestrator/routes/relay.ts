@@ -26,8 +26,12 @@ const route = createRoute({
     "when older ones were dropped before the reader saw them, the stream first says so: `event: truncated`, data `{max_entries, first_seq, missed?}`.",
   security: [{ bearer: [] }],
   request: {
-    params: z.object({ correlation_id: z.string().regex(CORRELATION_ID, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }) }),
-    headers: z.object({ "last-event-id": z.string().regex(CURSOR_PATTERN, "an event id from this stream (a stream entry id <ms>-<n>, or a sequence number)").optional() }),
+    params: z.object({
+      correlation_id: z.string().regex(CORRELATION_ID, "a correlation id (letters, digits, . _ : -)").openapi({ description: "the turn's X-Correlation-Id" }),
+    }),
+    headers: z.object({
+      "last-event-id": z.string().regex(CURSOR_PATTERN, "an event id from this stream (a stream entry id <ms>-<n>, or a sequence number)").optional(),
+    }),
   },
   responses: {
     200: { description: "text/event-stream", content: { "text/event-stream": { schema: z.string() } } },

@@ -5,9 +5,9 @@
 // ignores — because the platform retries a webhook that is slow to answer.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { HttpError, errorResponse } from "../../common/errors";
-import type { Authorize } from "../../common/middleware/bearer-auth";
+import { errorResponse, HttpError } from "../../common/errors";
 import { log } from "../../common/logger";
+import type { Authorize } from "../../common/middleware/bearer-auth";
 import type { OrchestratorApp } from "../app";
 import { ServiceUrlRejected } from "../teamchat/cloud";
 import type { TeamChatDeps } from "../teamchat/deps";
@@ -34,7 +34,11 @@ const BotActivity = z
       .optional(),
     text: z.string().optional(),
     attachments: z
-      .array(z.object({ contentType: z.string().optional(), contentUrl: z.string().optional(), content: z.unknown().optional(), name: z.string().optional() }).loose())
+      .array(
+        z
+          .object({ contentType: z.string().optional(), contentUrl: z.string().optional(), content: z.unknown().optional(), name: z.string().optional() })
+          .loose(),
+      )
       .optional(),
   })
   .loose()

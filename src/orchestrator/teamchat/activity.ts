@@ -81,7 +81,7 @@ export function audioAttachments(a: Activity): AudioAttachment[] {
       out.push({ url: att.contentUrl, mimeType: type, name: att.name, preauthorised: false });
     } else if (type === "application/vnd.microsoft.teams.file.download.info") {
       const c = (att.content ?? {}) as { downloadUrl?: unknown; fileType?: unknown };
-      const ext = typeof c.fileType === "string" ? c.fileType.toLowerCase() : (att.name ?? "").split(".").pop()?.toLowerCase() ?? "";
+      const ext = typeof c.fileType === "string" ? c.fileType.toLowerCase() : ((att.name ?? "").split(".").pop()?.toLowerCase() ?? "");
       if (typeof c.downloadUrl === "string" && AUDIO_TYPES[ext]) {
         out.push({ url: c.downloadUrl, mimeType: AUDIO_TYPES[ext]!, name: att.name, preauthorised: true });
       }

@@ -22,7 +22,7 @@ import type { ChatMessage, ChatOpening, ChatRequest } from "../chat/service";
 import { parseSlashTokens } from "../chat/slash-tokens";
 import type { VoiceClient } from "../voice";
 import { VoiceError } from "../voice";
-import { audioAttachments, conversationKind, messageText, replyTo, type Activity } from "./activity";
+import { type Activity, audioAttachments, conversationKind, messageText, replyTo } from "./activity";
 import { checkServiceUrl } from "./cloud";
 import type { Connector, OutgoingActivity } from "./connector";
 import type { TeamChatHistory } from "./history";
@@ -96,7 +96,8 @@ export class TeamChatBot {
     if (typeof a.serviceUrl === "string" || a.type === "message") checkServiceUrl(a.serviceUrl, this.deps.allowedHosts);
     if (a.type !== "message") return "ignored";
     // Shutting down: the platform delivers it again (to this pod once it is back, or another).
-    if (this.closing) throw new DomainError("unavailable", "shutting_down", "the service is shutting down; deliver the activity again", { retryAfterSeconds: 5 });
+    if (this.closing)
+      throw new DomainError("unavailable", "shutting_down", "the service is shutting down; deliver the activity again", { retryAfterSeconds: 5 });
     const conversationId = a.conversation?.id;
     if (!conversationId) throw new DomainError("invalid", "invalid_request", "conversation.id: a message activity names its conversation");
     if (this.isDuplicate(a.id)) return "duplicate";

@@ -52,9 +52,7 @@ export function createTeamChatDeps(
 ): TeamChatDeps | undefined {
   if (!teamChatEnabled(config)) {
     if (config.teamchatAppId || config.teamchatAppPassword) {
-      logger.warn(
-        `team chat is off: ${config.teamchatAppId ? "TEAMCHAT_APP_PASSWORD" : "TEAMCHAT_APP_ID"} is not set (POST /api/messages needs both)`,
-      );
+      logger.warn(`team chat is off: ${config.teamchatAppId ? "TEAMCHAT_APP_PASSWORD" : "TEAMCHAT_APP_ID"} is not set (POST /api/messages needs both)`);
     }
     return undefined;
   }

@@ -3,9 +3,9 @@
 // signed by a key from the platform's OpenID metadata (endorsed for the activity's channel when
 // the key says so), and its serviceurl claim equal to the activity's serviceUrl, so a valid token
 // cannot be replayed to make the bot send its own token somewhere else.
-import { errors, jwtVerify, type JWTPayload } from "jose";
+import { errors, type JWTPayload, jwtVerify } from "jose";
 import { bearerFrom } from "../../common/middleware/bearer-auth";
-import { SigningKeysUnavailable, UnknownSigningKey, type SigningKeys } from "./signing-keys";
+import { type SigningKeys, SigningKeysUnavailable, UnknownSigningKey } from "./signing-keys";
 
 /** Clock skew the platform's tokens are allowed (its own SDKs allow 5 minutes). */
 const CLOCK_TOLERANCE_SECONDS = 300;

@@ -38,13 +38,25 @@ describe("TeamChatRenderer", () => {
   });
 
   it("flushes a long block once it passes flushChars", () => {
-    const out = render(Array.from({ length: 10 }, () => think("abcdefghij")), ALL, 25);
+    const out = render(
+      Array.from({ length: 10 }, () => think("abcdefghij")),
+      ALL,
+      25,
+    );
     expect(out).toEqual(["abcdefghij".repeat(3), "abcdefghij".repeat(3), "abcdefghij".repeat(3), "abcdefghij"].map((t) => `**Reasoning:**\n\n${t}`));
   });
 
   it("labels sub-agent events and keeps them apart from the main thread's thinking", () => {
-    const out = render([think("main"), think("sub", "toolu_1"), { type: "tool_call", id: "x", name: "Read", input: { file: "a" }, parentToolUseId: "toolu_1" }]);
-    expect(out).toEqual(["**Reasoning:**\n\nmain", "**Reasoning:** _(sub-agent)_\n\nsub", '**Tool call:** Read _(sub-agent)_\n\n```json\n{\n  "file": "a"\n}\n```']);
+    const out = render([
+      think("main"),
+      think("sub", "toolu_1"),
+      { type: "tool_call", id: "x", name: "Read", input: { file: "a" }, parentToolUseId: "toolu_1" },
+    ]);
+    expect(out).toEqual([
+      "**Reasoning:**\n\nmain",
+      "**Reasoning:** _(sub-agent)_\n\nsub",
+      '**Tool call:** Read _(sub-agent)_\n\n```json\n{\n  "file": "a"\n}\n```',
+    ]);
   });
 
   it("truncates tool results and uses a fence longer than any backtick run inside", () => {

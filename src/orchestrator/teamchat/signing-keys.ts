@@ -2,7 +2,7 @@
 // with the channels it is endorsed for) are cached, fetched again after a day, and at once when a
 // token names a kid the cache lacks (the platform rotates keys) — at most once per cooldown, so a
 // stream of made-up kids cannot turn into a stream of fetches.
-import { importJWK, type CryptoKey, type JWK } from "jose";
+import { type CryptoKey, importJWK, type JWK } from "jose";
 import { log } from "../../common/logger";
 import { hostOf, isSovereignHost } from "./cloud";
 

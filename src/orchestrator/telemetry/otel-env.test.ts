@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { telemetryEnv, type OtelConfig } from "./otel-env";
+import { type OtelConfig, telemetryEnv } from "./otel-env";
 
 // Optional settings are typed as their parsed value; unset means undefined at run time.
 const none = undefined as unknown as string;

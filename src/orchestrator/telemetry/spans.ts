@@ -68,7 +68,12 @@ export function createJobTracing(config: SpanConfig): JobTracing {
       });
       try {
         const result = await execute(req);
-        span.setAttributes({ "job.status": result.status, "job.exit_code": result.exit_code ?? -1, "job.pr_url": result.pr_url ?? "", "job.timed_out": result.timed_out ?? false });
+        span.setAttributes({
+          "job.status": result.status,
+          "job.exit_code": result.exit_code ?? -1,
+          "job.pr_url": result.pr_url ?? "",
+          "job.timed_out": result.timed_out ?? false,
+        });
         span.setStatus(result.status === "failed" ? { code: SpanStatusCode.ERROR, message: result.error?.slice(0, 200) } : { code: SpanStatusCode.OK });
         return result;
       } catch (err) {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { startTracingBackend, type TracingBackend } from "../../../test/fixtures/tracing-backend";
-import { encodeProjectDir, shipTranscript, transcriptPath, type TranscriptConfig } from "./transcript";
+import { encodeProjectDir, shipTranscript, type TranscriptConfig, transcriptPath } from "./transcript";
 
 // Optional settings are typed as their parsed value; unset means undefined at run time.
 const none = undefined as unknown as string;
@@ -12,10 +12,40 @@ const SESSION = "6f1c2a9e-3b7d-4e2a-9c1f-2d8e5b7a4c10";
 const line = (o: object) => `${JSON.stringify(o)}\n`;
 const TRANSCRIPT =
   line({ type: "user", message: { role: "user", content: "what broke?" }, uuid: "u1", timestamp: "2026-01-01T10:00:00.000Z" }) +
-  line({ type: "assistant", message: { id: "msg_1", model: "claude-sonnet-4-5", content: [{ type: "text", text: "Looking." }], usage: { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 5 } }, uuid: "a1", timestamp: "2026-01-01T10:00:01.000Z" }) +
-  line({ type: "assistant", message: { id: "msg_1", model: "claude-sonnet-4-5", content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }], usage: { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 9 } }, uuid: "a2", timestamp: "2026-01-01T10:00:02.000Z" }) +
-  line({ type: "user", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] }, uuid: "u2", timestamp: "2026-01-01T10:00:03.000Z" }) +
-  line({ type: "assistant", message: { id: "msg_2", model: "claude-sonnet-4-5", content: [{ type: "text", text: "The build." }], usage: { input_tokens: 20, output_tokens: 3 } }, uuid: "a3", timestamp: "2026-01-01T10:00:04.000Z" }) +
+  line({
+    type: "assistant",
+    message: {
+      id: "msg_1",
+      model: "claude-sonnet-4-5",
+      content: [{ type: "text", text: "Looking." }],
+      usage: { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 5 },
+    },
+    uuid: "a1",
+    timestamp: "2026-01-01T10:00:01.000Z",
+  }) +
+  line({
+    type: "assistant",
+    message: {
+      id: "msg_1",
+      model: "claude-sonnet-4-5",
+      content: [{ type: "tool_use", id: "t1", name: "Bash", input: {} }],
+      usage: { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 9 },
+    },
+    uuid: "a2",
+    timestamp: "2026-01-01T10:00:02.000Z",
+  }) +
+  line({
+    type: "user",
+    message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+    uuid: "u2",
+    timestamp: "2026-01-01T10:00:03.000Z",
+  }) +
+  line({
+    type: "assistant",
+    message: { id: "msg_2", model: "claude-sonnet-4-5", content: [{ type: "text", text: "The build." }], usage: { input_tokens: 20, output_tokens: 3 } },
+    uuid: "a3",
+    timestamp: "2026-01-01T10:00:04.000Z",
+  }) +
   '{"type":"assistant","torn';
 
 let backend: TracingBackend | undefined;
@@ -77,7 +107,12 @@ describe("transcript shipping", () => {
 
   it("does nothing without keys, and never throws on a missing transcript", async () => {
     const { config, cwd } = setup("http://127.0.0.1:1");
-    expect((await shipTranscript({ config: { ...config, tracingSecretKey: none }, cwd, sessionId: SESSION, trace: { id: "j", name: "j" } })).shipped).toBe(false);
-    expect(await shipTranscript({ config, cwd: "/elsewhere", sessionId: SESSION, trace: { id: "j", name: "j" } })).toMatchObject({ shipped: false, reason: "no transcript" });
+    expect((await shipTranscript({ config: { ...config, tracingSecretKey: none }, cwd, sessionId: SESSION, trace: { id: "j", name: "j" } })).shipped).toBe(
+      false,
+    );
+    expect(await shipTranscript({ config, cwd: "/elsewhere", sessionId: SESSION, trace: { id: "j", name: "j" } })).toMatchObject({
+      shipped: false,
+      reason: "no transcript",
+    });
   });
 });

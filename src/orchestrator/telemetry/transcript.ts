@@ -10,10 +10,7 @@ import type { OrchestratorConfig } from "../config";
 
 const logger = log("tracing");
 
-export type TranscriptConfig = Pick<
-  OrchestratorConfig,
-  "tracingHost" | "tracingPublicKey" | "tracingSecretKey" | "claudeHomeDir" | "claudeConfigDir"
->;
+export type TranscriptConfig = Pick<OrchestratorConfig, "tracingHost" | "tracingPublicKey" | "tracingSecretKey" | "claudeHomeDir" | "claudeConfigDir">;
 
 const DEFAULT_SHIP_TIMEOUT_MS = 10_000;
 const MAX_FIELD_CHARS = 20_000;
@@ -158,14 +155,23 @@ function transcriptEvents(text: string, trace: TraceInfo, sessionId: string): In
   // An assistant message is written as several lines (one per content block) sharing its id.
   let lastInput: unknown;
   let lastInputAt: string | undefined;
-  const generations = new Map<string, { start?: string; end?: string; model?: string; input: unknown; content: unknown[]; usage?: Record<string, unknown>; sidechain: boolean }>();
+  const generations = new Map<
+    string,
+    { start?: string; end?: string; model?: string; input: unknown; content: unknown[]; usage?: Record<string, unknown>; sidechain: boolean }
+  >();
   for (const l of lines) {
     if (l.type === "user" && l.message) {
       lastInput = l.message.content;
       lastInputAt = l.timestamp;
     } else if (l.type === "assistant" && l.message) {
       const id = l.message.id ?? l.uuid ?? randomUUID();
-      const g = generations.get(id) ?? { start: lastInputAt ?? l.timestamp, model: l.message.model, input: lastInput, content: [], sidechain: l.isSidechain === true };
+      const g = generations.get(id) ?? {
+        start: lastInputAt ?? l.timestamp,
+        model: l.message.model,
+        input: lastInput,
+        content: [],
+        sidechain: l.isSidechain === true,
+      };
       if (Array.isArray(l.message.content)) g.content.push(...l.message.content);
       g.end = l.timestamp ?? g.end;
       g.usage = l.message.usage ?? g.usage;

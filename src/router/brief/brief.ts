@@ -1,9 +1,9 @@
 // POST /brief's domain: the top hits plus a digest. With a chat model configured the digest
 // is written by the model, citing hits as [1], [2] …; without one it is extractive, built
 // from the hits themselves, and says so.
-import { SNIPPET_MARK, type SearchHit } from "../index/types";
-import { chat, chatStream, type ChatEndpoint, type ChatMessage } from "../llm";
-import { search, type SearchDeps, type SearchMode } from "../search/search";
+import { type SearchHit, SNIPPET_MARK } from "../index/types";
+import { type ChatEndpoint, type ChatMessage, chat, chatStream } from "../llm";
+import { type SearchDeps, type SearchMode, search } from "../search/search";
 
 const BRIEF_HITS = 8;
 
@@ -77,7 +77,16 @@ export async function briefStream(deps: BriefDeps, query: string) {
   const citations = citationsOf(hits);
   if (!deps.chat || hits.length === 0) {
     const text = extractiveDigest(query, hits);
-    return { hits, citations, mode, synthesis: "extractive" as const, model: undefined, deltas: (async function* () { yield text; })() };
+    return {
+      hits,
+      citations,
+      mode,
+      synthesis: "extractive" as const,
+      model: undefined,
+      deltas: (async function* () {
+        yield text;
+      })(),
+    };
   }
   const stream = chatStream(deps.chat, briefMessages(query, hits));
   // Pull the first delta now, so a gateway that refuses fails the request (an upstream or

@@ -1,8 +1,9 @@
 // Where dispatch bundles are kept: the vault's bundles/ folder, or an S3-compatible object
 // store (Bun's S3 client) when S3 settings are given.
-import { S3Client } from "bun";
+
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { S3Client } from "bun";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { safeVaultPath } from "../vault/safe-path";

@@ -2,7 +2,7 @@
 // sources), keep it, and submit it to the job orchestrator as a job. The bundle is stored
 // before the submission, so an unreachable orchestrator loses nothing.
 import { DomainError } from "../../common/domain-error";
-import { brief, type BriefDeps } from "../brief/brief";
+import { type BriefDeps, brief } from "../brief/brief";
 import type { NotesDeps } from "../notes/file";
 import type { BundleStore } from "./bundle-store";
 import { linkedNotes, renderLinked } from "./linked";
@@ -38,11 +38,19 @@ export interface DispatchDeps extends BriefDeps {
 }
 
 function bundleId(now: Date): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   return `${stamp}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-function renderBundle(task: string, context: { text: string; synthesis: string; query: string }, sources: Array<{ n: number; path: string; title: string }>, linked = ""): string {
+function renderBundle(
+  task: string,
+  context: { text: string; synthesis: string; query: string },
+  sources: Array<{ n: number; path: string; title: string }>,
+  linked = "",
+): string {
   const list = sources.map((s) => `- [${s.n}] ${s.title} (${s.path})`).join("\n") || "- (none)";
   return [
     "# Task",
@@ -65,7 +73,13 @@ export async function dispatch(deps: DispatchDeps, req: DispatchRequest): Promis
   const query = req.query?.trim() || req.task;
   const context = await brief(deps, query);
   const id = bundleId((deps.now ?? (() => new Date()))());
-  const linked = req.include_linked && deps.notes ? await linkedNotes(deps.notes, context.citations.map((c) => c.path)) : [];
+  const linked =
+    req.include_linked && deps.notes
+      ? await linkedNotes(
+          deps.notes,
+          context.citations.map((c) => c.path),
+        )
+      : [];
   const markdown = renderBundle(req.task, context, context.citations, renderLinked(linked, context.citations));
   const where = await deps.bundles.put(id, markdown);
 
@@ -79,16 +93,33 @@ export async function dispatch(deps: DispatchDeps, req: DispatchRequest): Promis
       signal: AbortSignal.timeout(deps.timeoutMs),
     });
   } catch (err) {
-    throw new DomainError("upstream", "orchestrator_unreachable", `the job orchestrator at ${deps.orchestratorUrl} did not answer (${(err as Error).message}); bundle ${id} is kept at ${where}`, { details: { bundle_id: id, bundle: where } });
+    throw new DomainError(
+      "upstream",
+      "orchestrator_unreachable",
+      `the job orchestrator at ${deps.orchestratorUrl} did not answer (${(err as Error).message}); bundle ${id} is kept at ${where}`,
+      { details: { bundle_id: id, bundle: where } },
+    );
   }
   const answer = (await res.json().catch(() => null)) as { id?: string; status?: string; error?: { code?: string; message?: string } } | null;
   if (!res.ok || !answer?.id) {
     const why = answer?.error?.message ?? `status ${res.status}`;
     // The caller's input was wrong (bad repo URL, unknown profile): say so with the same status.
     const rejected = res.status === 400 || res.status === 422;
-    throw new DomainError(rejected ? "invalid" : "upstream", rejected ? "job_rejected" : "orchestrator_error", `the job orchestrator answered ${res.status}: ${why}; bundle ${id} is kept at ${where}`, {
-      details: { bundle_id: id, bundle: where, orchestrator_status: res.status },
-    });
+    throw new DomainError(
+      rejected ? "invalid" : "upstream",
+      rejected ? "job_rejected" : "orchestrator_error",
+      `the job orchestrator answered ${res.status}: ${why}; bundle ${id} is kept at ${where}`,
+      {
+        details: { bundle_id: id, bundle: where, orchestrator_status: res.status },
+      },
+    );
   }
-  return { bundle_id: id, bundle: where, job_id: answer.id, status: answer.status ?? "queued", sources: context.citations.map((c) => c.path), ...(req.include_linked ? { linked: linked.map((l) => l.path) } : {}) };
+  return {
+    bundle_id: id,
+    bundle: where,
+    job_id: answer.id,
+    status: answer.status ?? "queued",
+    sources: context.citations.map((c) => c.path),
+    ...(req.include_linked ? { linked: linked.map((l) => l.path) } : {}),
+  };
 }

@@ -72,7 +72,10 @@ export function parseFeedEntry(path: string, text: string, mtimeMs: number): Fee
 
 export const isExpired = (e: FeedEntry, now: Date) => e.expires_at !== null && Date.parse(e.expires_at) <= now.getTime();
 
-export function feedEntryMarkdown(e: { id: string; title: string; priority: number; ttl: number; severity: string; created: Date; kind?: string }, body: string): string {
+export function feedEntryMarkdown(
+  e: { id: string; title: string; priority: number; ttl: number; severity: string; created: Date; kind?: string },
+  body: string,
+): string {
   return withFrontmatter(
     { id: e.id, title: e.title, priority: e.priority, ttl: e.ttl, severity: e.severity, created: e.created.toISOString(), kind: e.kind, generator: "tick" },
     body,

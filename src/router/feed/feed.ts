@@ -6,10 +6,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { hashContent } from "../index/document";
 import { compareSignals, isLive, readSignals, severityRank } from "../signals/signal-files";
-import { HOT_ARCS_FILE, parseHotArcs, type HotArcRow } from "../tick/arc-files";
+import { HOT_ARCS_FILE, type HotArcRow, parseHotArcs } from "../tick/arc-files";
 import { walk } from "../vault/walk";
-import { FEED_DIR, isExpired, parseFeedEntry, type FeedEntry } from "./entry";
-import { newestLessons, type LessonEntry } from "./lessons";
+import { FEED_DIR, type FeedEntry, isExpired, parseFeedEntry } from "./entry";
+import { type LessonEntry, newestLessons } from "./lessons";
 
 export interface FeedDeps {
   vault: string;

@@ -1,9 +1,9 @@
 // Lesson logs (left/reference/lessons-YYYY-MM-DD.md, written by vault/records.ts) read back as
 // entries: each `## <iso> — <source> — <session_id>` heading and the text under it.
-import { readFile, readdir } from "node:fs/promises";
-import { containedNames } from "../vault/contained";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { splitFrontmatter } from "../index/document";
+import { containedNames } from "../vault/contained";
 import { unescapeEntryHeadings } from "../vault/records";
 
 export interface LessonEntry {

@@ -15,7 +15,7 @@ import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { storedDimension } from "../index/migrate";
 import { SQLITE_INDEX_FILE } from "../index/sqlite";
-import { chat, embeddingsRoute, type ChatEndpoint, type EmbeddingsEndpoint } from "../llm";
+import { type ChatEndpoint, chat, type EmbeddingsEndpoint, embeddingsRoute } from "../llm";
 
 export type ProbeVerdict = "ok" | "fail" | "skipped";
 
@@ -100,7 +100,11 @@ async function embeddingsProbe(deps: DeepDeps) {
     body: JSON.stringify({ model: ep.model, input: [PROBE_TEXT] }),
     signal: AbortSignal.timeout(deps.timeoutMs),
   }).catch((err: Error) => {
-    throw new Error(err.name === "TimeoutError" ? `the embeddings service did not answer within ${deps.timeoutMs} ms` : `the embeddings service is unreachable: ${err.message}`);
+    throw new Error(
+      err.name === "TimeoutError"
+        ? `the embeddings service did not answer within ${deps.timeoutMs} ms`
+        : `the embeddings service is unreachable: ${err.message}`,
+    );
   });
   if (!res.ok) {
     const text = (await res.text().catch(() => "")).slice(0, 200);
@@ -111,7 +115,10 @@ async function embeddingsProbe(deps: DeepDeps) {
   const vector = body?.data?.[0]?.embedding;
   if (!Array.isArray(vector)) return { verdict: "fail" as const, message: "the embeddings service answered without data[0].embedding" };
   if (vector.length !== dim) {
-    return { verdict: "fail" as const, message: `model ${ep.model} returns ${vector.length} dimensions but the index's vector column holds ${dim} (${where}): configure the model the index was built with, or rebuild the index` };
+    return {
+      verdict: "fail" as const,
+      message: `model ${ep.model} returns ${vector.length} dimensions but the index's vector column holds ${dim} (${where}): configure the model the index was built with, or rebuild the index`,
+    };
   }
   return { verdict: "ok" as const, message: `model ${ep.model} returned ${vector.length} dimensions, matching the index's vector column (${where})` };
 }
@@ -120,11 +127,14 @@ async function completionProbe(deps: DeepDeps) {
   const ep = deps.chat;
   if (!ep) return { verdict: "skipped" as const, message: "neither LLM_API_BASE nor INFERENCE_URL is set: no gateway to probe (briefs are extractive)" };
   try {
-    const answer = await chat({ ...ep, timeoutMs: Math.min(ep.timeoutMs, deps.timeoutMs) }, [{ role: "user", content: "Answer with one word: ok" }], { maxTokens: 1 });
+    const answer = await chat({ ...ep, timeoutMs: Math.min(ep.timeoutMs, deps.timeoutMs) }, [{ role: "user", content: "Answer with one word: ok" }], {
+      maxTokens: 1,
+    });
     return { verdict: "ok" as const, message: `model ${answer.model} answered a one-token completion at ${ep.baseUrl}` };
   } catch (err) {
     const status = err instanceof DomainError ? (err.details as { gateway_status?: number } | undefined)?.gateway_status : undefined;
-    if (status === 401 || status === 403) return { verdict: "fail" as const, message: `the gateway rejected the configured key (${status}): ${(err as Error).message}` };
+    if (status === 401 || status === 403)
+      return { verdict: "fail" as const, message: `the gateway rejected the configured key (${status}): ${(err as Error).message}` };
     throw err;
   }
 }

@@ -4,8 +4,8 @@
 // directory scan draws on one budget (PIPELINE_SCAN_LIMIT entries), so a huge vault cannot
 // make the report slow; a stage whose scan ran out says so in its evidence.
 import type { IndexStore } from "../index/types";
-import { arcsStage, drainStage, feedStage, indexStage, ingestStage, lessonsStage, signalsStage } from "./stages";
 import { overall, ScanBudget, STAGE_NAMES, type StageReport, type Verdict } from "./report";
+import { arcsStage, drainStage, feedStage, indexStage, ingestStage, lessonsStage, signalsStage } from "./stages";
 
 export interface PipelineDeps {
   vault: string;
@@ -36,12 +36,16 @@ export async function pipelineReport(deps: PipelineDeps): Promise<PipelineReport
   const stages: StageReport[] = [];
   // In order, one after another: the budget is spent where data enters first.
   for (const stage of [ingestStage, drainStage, arcsStage, lessonsStage, signalsStage, feedStage, indexStage]) {
-    stages.push(await stage(ctx).catch((err: Error): StageReport => ({
-      name: STAGE_NAMES[stages.length]!,
-      verdict: "fail",
-      evidence: { error: err.message },
-      message: `the check itself failed: ${err.message}`,
-    })));
+    stages.push(
+      await stage(ctx).catch(
+        (err: Error): StageReport => ({
+          name: STAGE_NAMES[stages.length]!,
+          verdict: "fail",
+          evidence: { error: err.message },
+          message: `the check itself failed: ${err.message}`,
+        }),
+      ),
+    );
   }
   return {
     status: overall(stages.map((s) => s.verdict)),

@@ -1,15 +1,15 @@
 // The seven pipeline stages (spec: "/health/pipeline" table), one function each. Each reads
 // only what its rule needs, through the report's scan budget.
-import { readFile, readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { splitFrontmatter } from "../index/document";
-import { PRODUCERS, type IndexStore, type Producer } from "../index/types";
-import { FEED_DIR, isExpired, parseFeedEntry, type FeedEntry } from "../feed/entry";
+import { FEED_DIR, type FeedEntry, isExpired, parseFeedEntry } from "../feed/entry";
 import { LESSONS_DIR, lessonLogs, newestLessons } from "../feed/lessons";
+import { splitFrontmatter } from "../index/document";
+import { type IndexStore, PRODUCERS, type Producer } from "../index/types";
 import { lastJournalRecord } from "../markers/journal";
 import { parseSignalFile, severityRank } from "../signals/signal-files";
 import { ARCS_DIR, HOT_ARCS_FILE } from "../tick/arc-files";
-import { TICK_ENTRIES, SIGNALS_FILE } from "../tick/feed-entries";
+import { SIGNALS_FILE, TICK_ENTRIES } from "../tick/feed-entries";
 import { readRecord, TICK_FOLDERS, type TickRecord } from "../tick/queue";
 import { PRODUCER_SOURCES } from "../tick/sources";
 import { walk } from "../vault/walk";
@@ -47,18 +47,39 @@ async function names(ctx: StageContext, rel: string): Promise<{ names: string[];
   return { names: visible.slice(0, room).sort(), truncated: visible.length > room };
 }
 
-const mtimeOf = async (path: string) => (await Bun.file(path).stat().catch(() => null))?.mtime ?? null;
+const mtimeOf = async (path: string) =>
+  (
+    await Bun.file(path)
+      .stat()
+      .catch(() => null)
+  )?.mtime ?? null;
 
 // spec: ingest — never fails; warns when no marker was written for PIPELINE_MARKER_QUIET_HOURS.
 export async function ingestStage(ctx: StageContext): Promise<StageReport> {
   const last = await lastJournalRecord(ctx.vault);
   if (!last) {
-    return { name: "ingest", verdict: "ok", evidence: { last_marker_at: null, quiet_hours: ctx.markerQuietHours }, message: "no marker recorded yet (nothing to check)" };
+    return {
+      name: "ingest",
+      verdict: "ok",
+      evidence: { last_marker_at: null, quiet_hours: ctx.markerQuietHours },
+      message: "no marker recorded yet (nothing to check)",
+    };
   }
   const since = hoursBetween(new Date(last.received_at), ctx.now);
-  const evidence = { last_marker_at: last.received_at, last_marker_type: last.type, last_marker_source: last.source, hours_since: since, quiet_hours: ctx.markerQuietHours };
+  const evidence = {
+    last_marker_at: last.received_at,
+    last_marker_type: last.type,
+    last_marker_source: last.source,
+    hours_since: since,
+    quiet_hours: ctx.markerQuietHours,
+  };
   if (since > ctx.markerQuietHours) {
-    return { name: "ingest", verdict: "warn", evidence, message: `no marker for ${since} h (PIPELINE_MARKER_QUIET_HOURS is ${ctx.markerQuietHours}): are the agents' hooks still posting to /marker?` };
+    return {
+      name: "ingest",
+      verdict: "warn",
+      evidence,
+      message: `no marker for ${since} h (PIPELINE_MARKER_QUIET_HOURS is ${ctx.markerQuietHours}): are the agents' hooks still posting to /marker?`,
+    };
   }
   return { name: "ingest", verdict: "ok", evidence, message: `last marker ${since} h ago` };
 }
@@ -77,7 +98,10 @@ export async function drainStage(ctx: StageContext): Promise<StageReport> {
   const head = files[0] ? await readRecord(join(ctx.vault, TICK_FOLDERS.requested, files[0])) : undefined;
   const runningTick = head?.status === "running" ? head : undefined;
   const waiting = runningTick ? files.slice(1) : files;
-  const oldest = waiting.map(stampOf).filter((d): d is Date => d !== undefined).sort((a, b) => a.getTime() - b.getTime())[0];
+  const oldest = waiting
+    .map(stampOf)
+    .filter((d): d is Date => d !== undefined)
+    .sort((a, b) => a.getTime() - b.getTime())[0];
   const waitingMinutes = oldest ? Math.round((ctx.now.getTime() - oldest.getTime()) / 60_000) : null;
   const runningSince = runningTick?.started_at ? new Date(runningTick.started_at) : undefined;
   const runningMinutes = runningSince ? Math.round((ctx.now.getTime() - runningSince.getTime()) / 60_000) : null;
@@ -118,8 +142,19 @@ export async function drainStage(ctx: StageContext): Promise<StageReport> {
       message: `tick ${runningTick.tick_id} has been running for ${runningMinutes} min (longer than PIPELINE_DRAIN_STALE_MINUTES, ${ctx.drainStaleMinutes}); ${waiting.length} request(s) wait behind it`,
     };
   }
-  if (!last) return { name: "drain", verdict: "ok", evidence, message: waiting.length ? `${waiting.length} tick request(s) waiting; none finished yet` : "no tick has run yet (nothing to check)" };
-  return { name: "drain", verdict: "ok", evidence, message: `the most recent tick (${last.tick_id}) succeeded at ${last.finished_at}; ${waiting.length} waiting` };
+  if (!last)
+    return {
+      name: "drain",
+      verdict: "ok",
+      evidence,
+      message: waiting.length ? `${waiting.length} tick request(s) waiting; none finished yet` : "no tick has run yet (nothing to check)",
+    };
+  return {
+    name: "drain",
+    verdict: "ok",
+    evidence,
+    message: `the most recent tick (${last.tick_id}) succeeded at ${last.finished_at}; ${waiting.length} waiting`,
+  };
 }
 
 // spec: arcs — fails when arcs exist but hot-arcs.md was never written.
@@ -127,13 +162,27 @@ export async function arcsStage(ctx: StageContext): Promise<StageReport> {
   const { names: list, truncated } = await names(ctx, ARCS_DIR);
   const arcs = list.filter((n) => n.endsWith(".md"));
   const hot = await mtimeOf(join(ctx.vault, HOT_ARCS_FILE));
-  const evidence = { arc_records: arcs.length, examples: arcs.slice(0, 3).map((n) => `${ARCS_DIR}/${n}`), hot_arcs_md: hot ? { exists: true, modified: hot.toISOString() } : { exists: false }, truncated };
-  if (arcs.length === 0) return { name: "arcs", verdict: "ok", evidence, message: hot ? "no arc records; hot-arcs.md is there" : "no arcs yet (nothing to check)" };
-  if (!hot) return { name: "arcs", verdict: "fail", evidence, message: `${arcs.length} arc record(s) exist in ${ARCS_DIR}/ but ${HOT_ARCS_FILE} was never written: run a tick, and check its record if it fails` };
+  const evidence = {
+    arc_records: arcs.length,
+    examples: arcs.slice(0, 3).map((n) => `${ARCS_DIR}/${n}`),
+    hot_arcs_md: hot ? { exists: true, modified: hot.toISOString() } : { exists: false },
+    truncated,
+  };
+  if (arcs.length === 0)
+    return { name: "arcs", verdict: "ok", evidence, message: hot ? "no arc records; hot-arcs.md is there" : "no arcs yet (nothing to check)" };
+  if (!hot)
+    return {
+      name: "arcs",
+      verdict: "fail",
+      evidence,
+      message: `${arcs.length} arc record(s) exist in ${ARCS_DIR}/ but ${HOT_ARCS_FILE} was never written: run a tick, and check its record if it fails`,
+    };
   return { name: "arcs", verdict: "ok", evidence, message: `${arcs.length} arc record(s); ${HOT_ARCS_FILE} written ${hot.toISOString()}` };
 }
 
-async function feedEntries(ctx: StageContext): Promise<{ entries: FeedEntry[]; invalid: Array<{ path: string; why: string }>; files: number; truncated: boolean }> {
+async function feedEntries(
+  ctx: StageContext,
+): Promise<{ entries: FeedEntry[]; invalid: Array<{ path: string; why: string }>; files: number; truncated: boolean }> {
   const { files, truncated, entries: read } = await walk(ctx.vault, FEED_DIR, { recursive: false, filter: (p) => /\.md$/i.test(p), limit: ctx.budget.left });
   ctx.budget.take(read);
   const entries: FeedEntry[] = [];
@@ -174,7 +223,12 @@ export async function lessonsStage(ctx: StageContext): Promise<StageReport> {
     symlinks_skipped: { count: scan.skippedLinks.length, examples: scan.skippedLinks.slice(0, LISTED) },
   };
   if (misplaced.length > 0) {
-    return { name: "lessons", verdict: "fail", evidence, message: `${misplaced.length} lesson log(s) sit outside ${LESSONS_DIR}/ (the only place they may sit): ${misplaced.slice(0, 3).join(", ")}` };
+    return {
+      name: "lessons",
+      verdict: "fail",
+      evidence,
+      message: `${misplaced.length} lesson log(s) sit outside ${LESSONS_DIR}/ (the only place they may sit): ${misplaced.slice(0, 3).join(", ")}`,
+    };
   }
   if (logs.length === 0) return { name: "lessons", verdict: "ok", evidence, message: "no lessons yet (nothing to check)" };
   if (!entry) {
@@ -192,7 +246,12 @@ export async function lessonsStage(ctx: StageContext): Promise<StageReport> {
         message: `${logs.length} lesson log(s) wait for the next tick to reach the feed: ${due ? `it is due at ${due.toISOString()}` : "no tick is scheduled (TICK_INTERVAL_SECONDS=0): run router-cli tick"}`,
       };
     }
-    return { name: "lessons", verdict: "fail", evidence, message: `${logs.length} lesson log(s) exist but the feed is missing: no lessons entry in ${FEED_DIR}/ (a tick writes ${TICK_ENTRIES.lessons})` };
+    return {
+      name: "lessons",
+      verdict: "fail",
+      evidence,
+      message: `${logs.length} lesson log(s) exist but the feed is missing: no lessons entry in ${FEED_DIR}/ (a tick writes ${TICK_ENTRIES.lessons})`,
+    };
   }
   if (recent && (items === 0 || expired)) {
     return {
@@ -231,12 +290,28 @@ export async function signalsStage(ctx: StageContext): Promise<StageReport> {
     truncated,
   };
   if (files.length === 0) return { name: "signals", verdict: "ok", evidence, message: md === null ? "no signals yet (nothing to check)" : "no signal files" };
-  if (md === null) return { name: "signals", verdict: "fail", evidence, message: `${files.length} signal file(s) exist in amygdala/ but ${SIGNALS_FILE} was never written: run a tick` };
+  if (md === null)
+    return {
+      name: "signals",
+      verdict: "fail",
+      evidence,
+      message: `${files.length} signal file(s) exist in amygdala/ but ${SIGNALS_FILE} was never written: run a tick`,
+    };
   if (!swept || hoursBetween(swept, ctx.now) > ctx.signalTtlHours) {
-    return { name: "signals", verdict: "warn", evidence, message: `${SIGNALS_FILE} is stale: last swept ${swept ? `${hoursBetween(swept, ctx.now)} h ago` : "never"}, longer than SIGNAL_TTL_HOURS (${ctx.signalTtlHours})` };
+    return {
+      name: "signals",
+      verdict: "warn",
+      evidence,
+      message: `${SIGNALS_FILE} is stale: last swept ${swept ? `${hoursBetween(swept, ctx.now)} h ago` : "never"}, longer than SIGNAL_TTL_HOURS (${ctx.signalTtlHours})`,
+    };
   }
   if (overdue.length > 0) {
-    return { name: "signals", verdict: "warn", evidence, message: `${SIGNALS_FILE} is stale: ${overdue.length} open signal(s) are past SIGNAL_TTL_HOURS (${ctx.signalTtlHours}) and the TTL sweep has not run since` };
+    return {
+      name: "signals",
+      verdict: "warn",
+      evidence,
+      message: `${SIGNALS_FILE} is stale: ${overdue.length} open signal(s) are past SIGNAL_TTL_HOURS (${ctx.signalTtlHours}) and the TTL sweep has not run since`,
+    };
   }
   return { name: "signals", verdict: "ok", evidence, message: `${open} open signal(s); ${SIGNALS_FILE} swept ${swept.toISOString()}` };
 }
@@ -248,10 +323,26 @@ export async function feedStage(ctx: StageContext): Promise<StageReport> {
   const evidence = { files: feed.files, parsed: feed.entries.length, live, invalid: feed.invalid.slice(0, LISTED), truncated: feed.truncated };
   if (feed.files === 0) return { name: "feed", verdict: "ok", evidence, message: `no feed entries in ${FEED_DIR}/ yet (nothing to check)` };
   if (feed.entries.length === 0) {
-    return { name: "feed", verdict: "fail", evidence, message: `${FEED_DIR}/ holds ${feed.files} file(s) but none parse as a feed entry (frontmatter id, title, priority, ttl, severity and a body): ${feed.invalid.slice(0, 3).map((i) => `${i.path}: ${i.why}`).join("; ")}` };
+    return {
+      name: "feed",
+      verdict: "fail",
+      evidence,
+      message: `${FEED_DIR}/ holds ${feed.files} file(s) but none parse as a feed entry (frontmatter id, title, priority, ttl, severity and a body): ${feed.invalid
+        .slice(0, 3)
+        .map((i) => `${i.path}: ${i.why}`)
+        .join("; ")}`,
+    };
   }
   if (feed.invalid.length > 0) {
-    return { name: "feed", verdict: "warn", evidence, message: `${feed.invalid.length} of ${feed.files} file(s) in ${FEED_DIR}/ do not parse as feed entries: ${feed.invalid.slice(0, 3).map((i) => `${i.path}: ${i.why}`).join("; ")}` };
+    return {
+      name: "feed",
+      verdict: "warn",
+      evidence,
+      message: `${feed.invalid.length} of ${feed.files} file(s) in ${FEED_DIR}/ do not parse as feed entries: ${feed.invalid
+        .slice(0, 3)
+        .map((i) => `${i.path}: ${i.why}`)
+        .join("; ")}`,
+    };
   }
   return { name: "feed", verdict: "ok", evidence, message: `${feed.entries.length} feed entr${feed.entries.length === 1 ? "y" : "ies"}, ${live} live` };
 }
@@ -262,7 +353,12 @@ export async function indexStage(ctx: StageContext): Promise<StageReport> {
   try {
     rows = await ctx.index.countByProducer();
   } catch (err) {
-    return { name: "index", verdict: "fail", evidence: { index: ctx.index.kind, error: (err as Error).message }, message: `the ${ctx.index.kind} index does not answer: ${(err as Error).message}` };
+    return {
+      name: "index",
+      verdict: "fail",
+      evidence: { index: ctx.index.kind, error: (err as Error).message },
+      message: `the ${ctx.index.kind} index does not answer: ${(err as Error).message}`,
+    };
   }
   const withFiles: Producer[] = [];
   let truncated = false;
@@ -287,9 +383,21 @@ export async function indexStage(ctx: StageContext): Promise<StageReport> {
   const links = await ctx.index.linkCounts().catch((err: Error) => ({ error: err.message }));
   const evidence = { index: ctx.index.kind, rows, producers_with_files: withFiles, missing, truncated, links };
   if (missing.length > 0) {
-    return { name: "index", verdict: "fail", evidence, message: `source files exist for ${missing.join(", ")} but the index holds no rows for ${missing.length === 1 ? "it" : "them"}: run a tick (it refreshes the index)` };
+    return {
+      name: "index",
+      verdict: "fail",
+      evidence,
+      message: `source files exist for ${missing.join(", ")} but the index holds no rows for ${missing.length === 1 ? "it" : "them"}: run a tick (it refreshes the index)`,
+    };
   }
   const total = PRODUCERS.reduce((n, p) => n + (rows[p] ?? 0), 0);
   const linkLine = "links" in links && links.links > 0 ? `; ${links.links} link(s), ${links.dangling} dangling` : "";
-  return { name: "index", verdict: "ok", evidence, message: withFiles.length ? `${total} indexed document(s) across ${withFiles.length} producer(s) with files${linkLine}` : "no source files yet (nothing to check)" };
+  return {
+    name: "index",
+    verdict: "ok",
+    evidence,
+    message: withFiles.length
+      ? `${total} indexed document(s) across ${withFiles.length} producer(s) with files${linkLine}`
+      : "no source files yet (nothing to check)",
+  };
 }

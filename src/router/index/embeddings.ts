@@ -24,7 +24,11 @@ export async function resolveEmbeddings(
 /** A vector the index can store or compare: the configured length, finite numbers. */
 export function checkVector(vector: number[], dim: number): void {
   if (vector.length !== dim) {
-    throw new DimensionMismatchError(dim, vector.length, "the embedding model's dimension differs from the index's; configure the model the index was built with");
+    throw new DimensionMismatchError(
+      dim,
+      vector.length,
+      "the embedding model's dimension differs from the index's; configure the model the index was built with",
+    );
   }
   if (!vector.every(Number.isFinite)) throw new RangeError("an embedding holds a value that is not a finite number");
 }

@@ -13,8 +13,14 @@ describe("extractLinks", () => {
   });
 
   it("resolves relative markdown links against the note's folder, and drops urls, anchors and escapes", () => {
-    const body = "[a](../runbooks/deploy.md) [b](<sub dir/x%20y.md>) [c](https://example.com/x.md) [d](#top) [e](../../../../etc/passwd.md) [f](notes) [g](img.png) [h](/raw/top.md#s)";
-    expect(targets("raw/notes/today.md", body)).toEqual(["path:raw/runbooks/deploy.md", "path:raw/notes/sub dir/x y.md", "path:raw/notes/notes.md", "path:raw/top.md"]);
+    const body =
+      "[a](../runbooks/deploy.md) [b](<sub dir/x%20y.md>) [c](https://example.com/x.md) [d](#top) [e](../../../../etc/passwd.md) [f](notes) [g](img.png) [h](/raw/top.md#s)";
+    expect(targets("raw/notes/today.md", body)).toEqual([
+      "path:raw/runbooks/deploy.md",
+      "path:raw/notes/sub dir/x y.md",
+      "path:raw/notes/notes.md",
+      "path:raw/top.md",
+    ]);
   });
 
   it("ignores links inside code", () => {

@@ -37,9 +37,7 @@ export async function migrate(sql: Sql, opts: MigrateOptions = {}): Promise<Migr
     await conn`SELECT pg_advisory_lock(hashtext(${`brain-stack index migrations ${schema}`}))`;
     try {
       await conn.unsafe(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-      await conn.unsafe(
-        `CREATE TABLE IF NOT EXISTS ${s}.index_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
+      await conn.unsafe(`CREATE TABLE IF NOT EXISTS ${s}.index_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
       const done = new Set((await conn.unsafe<{ version: string }[]>(`SELECT version FROM ${s}.index_migrations`)).map((r) => r.version));
       const applied: string[] = [];
       for (const m of MIGRATIONS) {
@@ -89,9 +87,7 @@ async function ensureVectorColumn(conn: ReservedSql, schema: string, dim: number
     await inTransaction(conn, async () => {
       await conn.unsafe(`ALTER TABLE ${s}.index_chunks ADD COLUMN embedding ${v}.vector(${dim})`);
       if (dim <= HNSW_MAX_DIM) {
-        await conn.unsafe(
-          `CREATE INDEX index_chunks_embedding ON ${s}.index_chunks USING hnsw (embedding ${v}.vector_cosine_ops)`,
-        );
+        await conn.unsafe(`CREATE INDEX index_chunks_embedding ON ${s}.index_chunks USING hnsw (embedding ${v}.vector_cosine_ops)`);
       }
     });
   }

@@ -5,8 +5,8 @@ import { afterAll } from "bun:test";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
-import { describeIndexStore } from "../../../test/support/index-search-suite.ts";
 import { postgresLab } from "../../../test/support/index-postgres.ts";
+import { describeIndexStore } from "../../../test/support/index-search-suite.ts";
 
 const db = await PGlite.create({ extensions: { vector } });
 // port 0: the OS picks a free loopback port.

@@ -5,17 +5,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { corpus, PARITY_QUERIES } from "../../../test/fixtures/index-corpus.ts";
+import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
+import { describeWithPostgres, PG_URL, postgresLab, randomSchema } from "../../../test/support/index-postgres.ts";
+import { describeIndexStore } from "../../../test/support/index-search-suite.ts";
 import { chunkDocument } from "./chunk.ts";
 import { documentFromFile } from "./document.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
-import { parseQuery } from "./query.ts";
-import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
-import { describeIndexStore } from "../../../test/support/index-search-suite.ts";
 import { openPostgresIndex } from "./postgres.ts";
+import { parseQuery } from "./query.ts";
 import { openSqliteIndex } from "./sqlite.ts";
-import { describeWithPostgres, PG_URL, postgresLab, randomSchema } from "../../../test/support/index-postgres.ts";
 import type { IndexStore } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {
@@ -123,7 +123,9 @@ describeWithPostgres("Postgres index", () => {
         await store.upsert(documentFromFile({ path: "raw/b.md", producer: "raw", content: "b", mtimeMs: 5 }));
         expect(await store.upsert(documentFromFile({ path: "raw/a.md", producer: "raw", content: "see [[b]]", mtimeMs: 5 }))).toBe(false);
         expect(await store.linksFrom(["raw/a.md"])).toEqual([{ source: "raw/a.md", kind: "wiki", target: "b", name: "b" }]);
-        expect([...(await sql.unsafe(`SELECT name, mtime_ms FROM "${schema}".index_docs WHERE path = 'raw/a.md'`))]).toEqual([{ name: "a", mtime_ms: 5 }] as never);
+        expect([...(await sql.unsafe(`SELECT name, mtime_ms FROM "${schema}".index_docs WHERE path = 'raw/a.md'`))]).toEqual([
+          { name: "a", mtime_ms: 5 },
+        ] as never);
       } finally {
         await store.close();
       }

@@ -7,23 +7,23 @@ import { chunkDocument, embeddingInputs } from "./chunk.ts";
 import { checkVector, resolveEmbeddings } from "./embeddings.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
-import { extractLinks, noteName, type DocLink } from "./links.ts";
+import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { migrate, quoteSchema } from "./migrate.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import {
-  PRODUCERS,
-  SNIPPET_MARK,
   type Fingerprint,
   type HitSnippet,
   type IndexDoc,
   type IndexStore,
   type LinkCounts,
   type NoteMeta,
+  PRODUCERS,
   type Producer,
   type RecentQuery,
   type SearchFilters,
   type SearchHit,
   type SearchOptions,
+  SNIPPET_MARK,
   type StoredLink,
   type UpsertOptions,
 } from "./types.ts";
@@ -135,9 +135,7 @@ class PostgresIndexStore implements IndexStore {
     }
     const links = extractLinks(doc.path, doc.body);
     const chunks = chunkDocument(doc);
-    const embeddings = await resolveEmbeddings(opts, chunks.length, this.hasVectors ? this.embeddingDim : undefined, () =>
-      embeddingInputs(doc),
-    );
+    const embeddings = await resolveEmbeddings(opts, chunks.length, this.hasVectors ? this.embeddingDim : undefined, () => embeddingInputs(doc));
     await sql.begin(async (tx) => {
       const bodies = chunks.map((c) => clean(c.text));
       const [row] = await tx<{ id: string }[]>`
@@ -274,11 +272,11 @@ class PostgresIndexStore implements IndexStore {
       FROM ${sql.unsafe(this.links)} l JOIN ${sql.unsafe(this.docs)} d ON d.id = l.doc_id
      WHERE CASE l.kind WHEN 'path' THEN NOT EXISTS (SELECT 1 FROM ${sql.unsafe(this.docs)} t WHERE t.path = l.target)
                        ELSE NOT EXISTS (SELECT 1 FROM ${sql.unsafe(this.docs)} t WHERE t.name = l.name) END`;
-    const [[{ n }], [{ m }], examples] = await Promise.all([
+    const [[{ n }], [{ m }], examples] = (await Promise.all([
       sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${sql.unsafe(this.links)}`,
       sql<{ m: number }[]>`SELECT count(*)::int AS m ${dangling}`,
       sql<{ source: string; target: string }[]>`SELECT d.path AS source, l.target ${dangling} ORDER BY d.path COLLATE "C" LIMIT 5`,
-    ]) as unknown as [[{ n: number }], [{ m: number }], Array<{ source: string; target: string }>];
+    ])) as unknown as [[{ n: number }], [{ m: number }], Array<{ source: string; target: string }>];
     return { links: n, dangling: m, examples: [...examples] };
   }
 

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "bun:test";
+import { HOSTILE_QUERIES } from "../../../test/fixtures/index-corpus.ts";
 import { httpErrorOf } from "../../common/http-error.ts";
 import { QueryError } from "./errors.ts";
-import { HOSTILE_QUERIES } from "../../../test/fixtures/index-corpus.ts";
 import { clauses, MAX_QUERY_WORDS, parseQuery } from "./query.ts";
-
 
 describe("parseQuery", () => {
   it("splits loose words", () => {

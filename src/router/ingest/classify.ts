@@ -11,10 +11,21 @@ export interface Classification {
 }
 
 const TAG_KINDS: Record<string, Kind> = {
-  lesson: "lesson", lessons: "lesson", "lesson-learned": "lesson", til: "lesson",
-  decision: "decision", decisions: "decision", adr: "decision",
-  signal: "signal", alert: "signal", emergency: "signal", incident: "signal",
-  milestone: "milestone", milestones: "milestone", shipped: "milestone", release: "milestone",
+  lesson: "lesson",
+  lessons: "lesson",
+  "lesson-learned": "lesson",
+  til: "lesson",
+  decision: "decision",
+  decisions: "decision",
+  adr: "decision",
+  signal: "signal",
+  alert: "signal",
+  emergency: "signal",
+  incident: "signal",
+  milestone: "milestone",
+  milestones: "milestone",
+  shipped: "milestone",
+  release: "milestone",
   note: "note",
 };
 
@@ -39,6 +50,9 @@ export function classify(input: { tags: string[]; frontmatter: Record<string, un
 }
 
 export function parseKind(text: string): Kind | undefined {
-  const word = text.trim().toLowerCase().replace(/[^a-z]/g, "");
+  const word = text
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z]/g, "");
   return isKind(word) ? word : undefined;
 }

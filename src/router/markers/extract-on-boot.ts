@@ -5,7 +5,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../common/logger";
-import { recordMarker, type MarkerDeps } from "./marker";
+import { type MarkerDeps, recordMarker } from "./marker";
 import { harvestTranscript } from "./transcript";
 import { markerType } from "./types";
 
@@ -31,7 +31,12 @@ export async function extractTranscripts(deps: MarkerDeps, dir: string): Promise
         const type = markerType(m.type);
         if (!type) continue;
         try {
-          const r = await recordMarker(deps, { type, content: m.content, attrs: m.attrs }, { key: `header:${m.idempotency_key}`, source: "inline" }, { origin: "inline", defaultSource: "claude-code" });
+          const r = await recordMarker(
+            deps,
+            { type, content: m.content, attrs: m.attrs },
+            { key: `header:${m.idempotency_key}`, source: "inline" },
+            { origin: "inline", defaultSource: "claude-code" },
+          );
           if (r.replayed) counts.known++;
           else counts.recorded++;
         } catch (err) {

@@ -14,10 +14,7 @@ export interface InlineMarker {
   offset: number;
 }
 
-const BLOCK = new RegExp(
-  `<!--\\s*@(${MARKER_TYPES.join("|")})\\b([^>]*?)-->([\\s\\S]*?)<!--\\s*@\\/\\1\\s*-->`,
-  "gi",
-);
+const BLOCK = new RegExp(`<!--\\s*@(${MARKER_TYPES.join("|")})\\b([^>]*?)-->([\\s\\S]*?)<!--\\s*@\\/\\1\\s*-->`, "gi");
 const ATTR = /([A-Za-z_][\w.-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|(\S+))/g;
 
 export function parseAttrs(text: string): Record<string, string> {

@@ -4,7 +4,7 @@
 // write (a whole-file rewrite per marker would cost O(n²)): appends from this process queue
 // one behind the other, and on a local filesystem another process's appends land whole
 // between them. A reader skips a torn last line (a crash mid-write).
-import { appendFile, mkdir, readFile, readdir } from "node:fs/promises";
+import { appendFile, mkdir, readdir, readFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { safeVaultPath } from "../vault/safe-path";
 import { isoDate } from "../vault/slug";
@@ -75,7 +75,10 @@ export async function lastJournalRecord(vault: string): Promise<MarkerRecord | u
   for (const d of await journalDays(vault)) {
     const file = Bun.file(join(vault, JOURNAL_DIR, `${d}.jsonl`));
     const start = Math.max(0, file.size - TAIL_BYTES);
-    let text = await file.slice(start).text().catch(() => "");
+    let text = await file
+      .slice(start)
+      .text()
+      .catch(() => "");
     if (start > 0) text = text.slice(text.indexOf("\n") + 1);
     const records = parseJournal(text);
     if (records.length) return records.reduce((a, b) => (b.received_at > a.received_at ? b : a));

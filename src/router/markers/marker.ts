@@ -8,13 +8,13 @@ import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
 import type { SignalHub } from "../signals/hub";
-import { appendLesson, appendMilestone, writeDecision, writeSignal, type RecordInput, type RecordWrite } from "../vault/records";
-import { slugify } from "../vault/slug";
-import { withVaultLock } from "../vault/vault-lock";
 import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
+import { appendLesson, appendMilestone, type RecordInput, type RecordWrite, writeDecision, writeSignal } from "../vault/records";
+import { slugify } from "../vault/slug";
+import { withVaultLock } from "../vault/vault-lock";
 import { appendJournal } from "./journal";
-import { MARKER_MAX_CHARS, markerType, type MarkerInput, type MarkerOrigin, type MarkerRecord, type MarkerType } from "./types";
+import { MARKER_MAX_CHARS, type MarkerInput, type MarkerOrigin, type MarkerRecord, type MarkerType, markerType } from "./types";
 
 export interface MarkerDeps {
   vault: string;
@@ -100,7 +100,8 @@ export async function recordMarker(
   if (chars > MARKER_MAX_CHARS) {
     throw new DomainError("too_large", "content_too_large", `content is ${chars} characters; a marker holds at most ${MARKER_MAX_CHARS}`);
   }
-  if (input.content.trim().length === 0) throw new DomainError("invalid", "invalid_request", "content is empty", { details: [{ path: "content", message: "empty" }] });
+  if (input.content.trim().length === 0)
+    throw new DomainError("invalid", "invalid_request", "content is empty", { details: [{ path: "content", message: "empty" }] });
   const receivedAt = opts.receivedAt ?? (deps.now ?? (() => new Date()))();
   const ts = markerTime(input.attrs.ts, opts.fallbackTs ?? receivedAt);
   const id = markerId(key.key);
@@ -108,7 +109,10 @@ export async function recordMarker(
   await mkdir(dirname(ledger), { recursive: true });
 
   return withVaultLock(ledger, async () => {
-    const seen = await readFile(ledger, "utf8").then((t) => JSON.parse(t) as MarkerRecord, () => null);
+    const seen = await readFile(ledger, "utf8").then(
+      (t) => JSON.parse(t) as MarkerRecord,
+      () => null,
+    );
     if (seen) return { record: seen, replayed: true };
 
     const a = input.attrs;

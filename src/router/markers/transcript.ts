@@ -32,13 +32,18 @@ function writtenTexts(entry: Entry): string[] {
     if (block?.type === "tool_use" && block.input && typeof block.input === "object") {
       const input = block.input as Record<string, unknown>;
       for (const k of ["content", "new_string"]) if (typeof input[k] === "string") out.push(input[k] as string);
-      if (Array.isArray(input.edits)) for (const e of input.edits as Array<Record<string, unknown>>) if (typeof e?.new_string === "string") out.push(e.new_string);
+      if (Array.isArray(input.edits))
+        for (const e of input.edits as Array<Record<string, unknown>>) if (typeof e?.new_string === "string") out.push(e.new_string);
     }
   }
   return out;
 }
 
-export async function harvestTranscript(path: string, fromOffset: number, sessionId: string | undefined): Promise<{ markers: HarvestedMarker[]; offset: number }> {
+export async function harvestTranscript(
+  path: string,
+  fromOffset: number,
+  sessionId: string | undefined,
+): Promise<{ markers: HarvestedMarker[]; offset: number }> {
   const file = await open(path, "r");
   try {
     const size = (await file.stat()).size;
@@ -68,7 +73,12 @@ export async function harvestTranscript(path: string, fromOffset: number, sessio
           markers.push({
             type: m.type,
             content: m.content,
-            attrs: { ...m.attrs, source: m.attrs.source ?? "claude-code", ...(sid ? { session_id: m.attrs.session_id ?? sid } : {}), ts: m.attrs.ts ?? entry.timestamp ?? new Date().toISOString() },
+            attrs: {
+              ...m.attrs,
+              source: m.attrs.source ?? "claude-code",
+              ...(sid ? { session_id: m.attrs.session_id ?? sid } : {}),
+              ts: m.attrs.ts ?? entry.timestamp ?? new Date().toISOString(),
+            },
             // The entry's uuid is unique across sessions (a resumed session keeps it): the key.
             idempotency_key: `claude-code:${entry.uuid ?? `${sid ?? "-"}@${at}`}:${t}:${i}`,
           });

@@ -47,7 +47,8 @@ export function registerNoteTools(server: McpServer, deps: RouterDeps): void {
   server.registerTool(
     "recent",
     {
-      description: "Notes changed since a time (ISO 8601), newest first, a page at a time (pass next_cursor back as cursor). Filters: producer, tag, path prefix.",
+      description:
+        "Notes changed since a time (ISO 8601), newest first, a page at a time (pass next_cursor back as cursor). Filters: producer, tag, path prefix.",
       inputSchema: {
         since: z.union([z.string().datetime({ offset: true }), z.string().date()]).optional(),
         producer: z.enum(PRODUCERS).optional(),

@@ -73,7 +73,10 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     ({ type, content, attrs, idempotency_key }) =>
       answer(async () => {
         const key = markerKey(idempotency_key, { type, content, attrs });
-        const { record, replayed } = await recordMarker(deps.markers, { type: requireMarkerType(type), content, attrs }, key, { origin: "mcp", defaultSource: "mcp" });
+        const { record, replayed } = await recordMarker(deps.markers, { type: requireMarkerType(type), content, attrs }, key, {
+          origin: "mcp",
+          defaultSource: "mcp",
+        });
         return { ...record, replayed };
       }),
   );

@@ -4,9 +4,9 @@
 // basic-memory's build_context, over the index's links.
 import { splitFrontmatter } from "../index/document";
 import type { NoteMeta } from "../index/types";
-import { readNoteFile, type NotesDeps } from "./file";
+import { type NotesDeps, readNoteFile } from "./file";
 import { backlinksOf, outgoingOf, outgoingOfText } from "./graph";
-import { cutBody, noteRef, type NoteRef } from "./view";
+import { cutBody, type NoteRef, noteRef } from "./view";
 
 export const CONTEXT_DEPTH = { default: 1, max: 3 } as const;
 export const CONTEXT_CHARS = { default: 20_000, min: 200, max: 200_000 } as const;
@@ -73,7 +73,14 @@ export async function noteContext(deps: NotesDeps, path: string, opts: { depth?:
   }
 
   const meta = new Map((await deps.index.notes([...reached.keys()])).map((n) => [n.path, n]));
-  const rootMeta: NoteMeta = meta.get(root.path) ?? { path: root.path, producer: root.producer, title: root.path, tags: [], updatedAt: new Date(root.mtimeMs), hash: root.hash };
+  const rootMeta: NoteMeta = meta.get(root.path) ?? {
+    path: root.path,
+    producer: root.producer,
+    title: root.path,
+    tags: [],
+    updatedAt: new Date(root.mtimeMs),
+    hash: root.hash,
+  };
   const ranked = [...reached]
     .filter(([p]) => p === root.path || meta.has(p))
     .map(([p, r]) => ({ meta: p === root.path ? rootMeta : meta.get(p)!, ...r }))
@@ -88,7 +95,13 @@ export async function noteContext(deps: NotesDeps, path: string, opts: { depth?:
       result.left_out.push({ ...ref, reason: "max_chars" });
       continue;
     }
-    const body = r.distance === 0 ? rootBody : await readNoteFile(deps.vault, r.meta.path).then((f) => splitFrontmatter(f.content).body, () => null);
+    const body =
+      r.distance === 0
+        ? rootBody
+        : await readNoteFile(deps.vault, r.meta.path).then(
+            (f) => splitFrontmatter(f.content).body,
+            () => null,
+          );
     if (body === null) {
       result.left_out.push({ ...ref, reason: "unreadable" });
       continue;

@@ -3,7 +3,7 @@
 // only what the index covers — a producer's file (tick/sources.ts), no dot-entry, not larger
 // than the index takes. Everything else is refused or not found, never read.
 import { constants } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
 import { MAX_INDEXED_FILE_BYTES } from "../index/refresh";
@@ -30,7 +30,11 @@ export interface NoteFile {
 }
 
 export const noteNotFound = (path: string, why = "no such note") =>
-  new DomainError("not_found", "note_not_found", `${why}: ${JSON.stringify(path)} (notes are the vault files the index covers, e.g. raw/…, ingest/…, left/decisions/…)`);
+  new DomainError(
+    "not_found",
+    "note_not_found",
+    `${why}: ${JSON.stringify(path)} (notes are the vault files the index covers, e.g. raw/…, ingest/…, left/decisions/…)`,
+  );
 
 /** The vault path a request names, normalised (forward slashes, no "./"); throws PathEscapeError. */
 export function notePath(path: string): string {
@@ -56,7 +60,10 @@ export async function readNoteOpening(vault: string, path: string, maxBytes: num
     const buf = Buffer.alloc(maxBytes);
     const { bytesRead } = await handle.read(buf, 0, maxBytes, 0);
     // A cut may split a character: drop a trailing replacement character.
-    return buf.subarray(0, bytesRead).toString("utf8").replace(/\uFFFD$/, "");
+    return buf
+      .subarray(0, bytesRead)
+      .toString("utf8")
+      .replace(/\uFFFD$/, "");
   });
 }
 

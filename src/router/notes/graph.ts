@@ -1,7 +1,7 @@
 // The link graph over the index's stored links (index/links.ts): each note's outgoing links
 // resolved to notes (or dangling), and the notes linking to a set of notes. Resolution runs
 // here, once, for both index stores; a few batched index queries per call, whatever the count.
-import { extractLinks, noteName, resolveLink, type DocLink } from "../index/links";
+import { type DocLink, extractLinks, noteName, resolveLink } from "../index/links";
 import type { IndexStore, NoteMeta, StoredLink } from "../index/types";
 
 export interface ResolvedLink {
@@ -13,7 +13,10 @@ export interface ResolvedLink {
 }
 
 /** Resolves links (of any sources) against the index's notes. */
-export async function resolveLinks<T extends Pick<DocLink, "kind" | "target" | "name">>(index: IndexStore, links: T[]): Promise<Array<T & { note?: NoteMeta }>> {
+export async function resolveLinks<T extends Pick<DocLink, "kind" | "target" | "name">>(
+  index: IndexStore,
+  links: T[],
+): Promise<Array<T & { note?: NoteMeta }>> {
   const byName = groupByName(await index.notesNamed([...new Set(links.map((l) => l.name))]));
   return links.map((l) => ({ ...l, note: resolveLink(l, byName.get(l.name) ?? []) }));
 }

@@ -2,8 +2,8 @@
 // or a glob (POST /notes/batch, MCP `multi_get`), bounded in count and in total size, with
 // what was left out said.
 import { DomainError } from "../../common/domain-error";
-import { notePath, readNoteFile, type NoteFile, type NotesDeps } from "./file";
-import { noteViews, type NoteView, type ViewOptions } from "./view";
+import { type NoteFile, type NotesDeps, notePath, readNoteFile } from "./file";
+import { type NoteView, noteViews, type ViewOptions } from "./view";
 
 /** Ceiling of one note's body characters (GET /notes/{path} and the MCP get tool's max_chars). */
 export const NOTE_MAX_CHARS = 1_000_000;
@@ -60,7 +60,8 @@ export async function getNotes(deps: NotesDeps, req: BatchRequest): Promise<Batc
     paths = await globPaths(deps, req.glob);
     result.matched = paths.length;
   } else {
-    if (req.paths!.length > MAX_BATCH_PATHS) throw new DomainError("invalid", "too_many_paths", `at most ${MAX_BATCH_PATHS} paths per batch (got ${req.paths!.length})`);
+    if (req.paths!.length > MAX_BATCH_PATHS)
+      throw new DomainError("invalid", "too_many_paths", `at most ${MAX_BATCH_PATHS} paths per batch (got ${req.paths!.length})`);
     paths = [...new Set(req.paths)];
   }
 

@@ -2,7 +2,7 @@
 // first (updated_at, then path, both descending), a page at a time behind an opaque cursor.
 import { DomainError } from "../../common/domain-error";
 import type { IndexStore, Producer } from "../index/types";
-import { noteRef, type NoteRef } from "./view";
+import { type NoteRef, noteRef } from "./view";
 
 export const RECENT_LIMIT = { default: 50, max: 500 } as const;
 /** Longest tag filter, and longest cursor (next_cursor as returned), in characters. */

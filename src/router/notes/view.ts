@@ -2,9 +2,9 @@
 // frontmatter, title, tags and body (whole, a line range, or cut at max_chars, the cut said),
 // its content hash, its outgoing links resolved to notes and the notes linking to it.
 import { deriveTitle, frontmatterTags, splitFrontmatter } from "../index/document";
+import { extractLinks } from "../index/links";
 import type { NoteMeta, Producer } from "../index/types";
 import type { NoteFile, NotesDeps } from "./file";
-import { extractLinks } from "../index/links";
 import { backlinksOf, resolveLinks } from "./graph";
 
 export interface LineRange {
@@ -77,7 +77,11 @@ export async function noteViews(deps: NotesDeps, files: NoteFile[], opts: (file:
   const paths = files.map((f) => f.path);
   // Every file's links resolved in one go: a batch of 50 notes costs the index one lookup.
   const extracted = parsed.map((p) => extractLinks(p.file.path, p.body));
-  const [resolved, backlinks, indexed] = await Promise.all([resolveLinks(deps.index, extracted.flat()), backlinksOf(deps.index, paths), deps.index.notes(paths)]);
+  const [resolved, backlinks, indexed] = await Promise.all([
+    resolveLinks(deps.index, extracted.flat()),
+    backlinksOf(deps.index, paths),
+    deps.index.notes(paths),
+  ]);
   let at = 0;
   const outgoing = extracted.map((links) => {
     const mine = resolved.slice(at, at + links.length);
@@ -125,5 +129,13 @@ export function cutBody(body: string, opts: ViewOptions = {}): BodyCut {
     last = from + (text.match(/\n/g)?.length ?? 0) - (text.endsWith("\n") ? 1 : 0);
     truncatedBy = "max_chars";
   }
-  return { body: text, from_line: from, to_line: Math.max(from - 1, last), total_lines: total, total_chars: body.length, truncated: truncatedBy !== null, truncated_by: truncatedBy };
+  return {
+    body: text,
+    from_line: from,
+    to_line: Math.max(from - 1, last),
+    total_lines: total,
+    total_chars: body.length,
+    truncated: truncatedBy !== null,
+    truncated_by: truncatedBy,
+  };
 }

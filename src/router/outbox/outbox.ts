@@ -4,7 +4,7 @@
 // job). A replay posts each file with its original time (attrs.ts) and idempotency key, so a
 // marker replayed twice is recorded once; accepted files move to <sent>, refused ones to
 // <rejected> with the reason beside them.
-import { access, mkdir, readFile, readdir, rename, stat, writeFile } from "node:fs/promises";
+import { access, mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { ApiError, ConnectionError, type MarkerInput, type RouterClient } from "../client";
 
@@ -69,7 +69,10 @@ export async function replayOutbox(client: RouterClient, opts: ReplayOptions): P
         continue;
       }
       // The original time travels with the marker: attrs.ts, else when the file was written.
-      const mtime = await stat(path).then((s) => s.mtimeMs, () => Date.now());
+      const mtime = await stat(path).then(
+        (s) => s.mtimeMs,
+        () => Date.now(),
+      );
       const ts = marker.attrs?.ts ?? new Date(mtime).toISOString();
       const attrs = { ...marker.attrs, ts, ...(marker.session_id && !marker.attrs?.session_id ? { session_id: marker.session_id } : {}) };
       const key = typeof marker.idempotency_key === "string" && marker.idempotency_key ? marker.idempotency_key : undefined;
@@ -101,7 +104,15 @@ async function moveAside(path: string, dir: string, reason?: string): Promise<vo
   await mkdir(dir, { recursive: true });
   const name = basename(path);
   let target = join(dir, name);
-  for (let n = 1; await access(target).then(() => true, () => false); n++) target = join(dir, name.replace(/(\.json)?$/, `.${n}$1`));
+  for (
+    let n = 1;
+    await access(target).then(
+      () => true,
+      () => false,
+    );
+    n++
+  )
+    target = join(dir, name.replace(/(\.json)?$/, `.${n}$1`));
   try {
     await rename(path, target);
   } catch (err) {

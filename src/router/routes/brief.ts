@@ -1,9 +1,9 @@
 // POST /brief: top hits plus a cited digest (model-written, or extractive without a model);
 // `stream: true` answers with server-sent events instead.
 import { createRoute, z } from "@hono/zod-openapi";
-import { HttpError, errorBody, errorResponse } from "../../common/errors";
-import { httpErrorOf } from "../../common/http-error";
+import { errorBody, errorResponse, HttpError } from "../../common/errors";
 import { keepOpen, sseResponse, sseStream } from "../../common/http/sse";
+import { httpErrorOf } from "../../common/http-error";
 import type { RouterApp } from "../app";
 import { brief, briefStream } from "../brief/brief";
 import { QUERY_MAX_CHARS } from "../search/limits";

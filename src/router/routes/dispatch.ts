@@ -2,9 +2,9 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
-import { authResponses } from "./schemas";
 import { dispatch } from "../dispatch/dispatch";
 import { QUERY_MAX_CHARS } from "../search/limits";
+import { authResponses } from "./schemas";
 
 export const DispatchRequest = z
   .object({
@@ -17,7 +17,10 @@ export const DispatchRequest = z
     query: z.string().max(QUERY_MAX_CHARS).optional().openapi({ description: "what to search the vault for (default: the task)" }),
     repo_url: z.string().optional(),
     profile: z.string().optional(),
-    include_linked: z.boolean().default(false).openapi({ description: "also bundle the notes the top 3 sources link to and are linked from (one hop, 12,000 characters at most)" }),
+    include_linked: z
+      .boolean()
+      .default(false)
+      .openapi({ description: "also bundle the notes the top 3 sources link to and are linked from (one hop, 12,000 characters at most)" }),
   })
   .openapi("DispatchRequest");
 
@@ -49,5 +52,4 @@ const route = createRoute({
   },
 });
 
-export const registerDispatch = (app: RouterApp) =>
-  app.openapi(route, async (c) => c.json(await dispatch(c.env.deps.dispatch, c.req.valid("json")), 202));
+export const registerDispatch = (app: RouterApp) => app.openapi(route, async (c) => c.json(await dispatch(c.env.deps.dispatch, c.req.valid("json")), 202));

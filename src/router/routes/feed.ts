@@ -1,14 +1,12 @@
 // GET /feed: the session-start injection payload.
 import { createRoute, z } from "@hono/zod-openapi";
+import { errorResponse } from "../../common/errors";
 import { etagMatches, etagOf } from "../../common/http/etag";
 import type { RouterApp } from "../app";
 import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { authResponses } from "./schemas";
-import { errorResponse } from "../../common/errors";
 
-const HotArc = z
-  .object({ id: z.string(), heat: z.number(), region: z.string(), status: z.string(), title: z.string(), summary: z.string() })
-  .openapi("HotArc");
+const HotArc = z.object({ id: z.string(), heat: z.number(), region: z.string(), status: z.string(), title: z.string(), summary: z.string() }).openapi("HotArc");
 
 const FeedEntry = z
   .object({
@@ -25,9 +23,7 @@ const FeedEntry = z
   })
   .openapi("FeedEntry");
 
-const Lesson = z
-  .object({ ts: z.string(), source: z.string(), session_id: z.string().nullable(), text: z.string(), path: z.string() })
-  .openapi("FeedLesson");
+const Lesson = z.object({ ts: z.string(), source: z.string(), session_id: z.string().nullable(), text: z.string(), path: z.string() }).openapi("FeedLesson");
 
 const Signal = z
   .object({ path: z.string(), severity: z.string(), source: z.string(), title: z.string(), created: z.string(), last_seen: z.string(), count: z.number() })
@@ -36,7 +32,9 @@ const Signal = z
 export const Feed = z
   .object({
     hot_arcs: z.array(HotArc).openapi({ description: "rows of hot-arcs.md (hot and warm arcs, hottest first)" }),
-    inject_blocks: z.array(z.string()).openapi({ description: "`## title\\n\\nbody` per live entry by priority, within max_chars (the last may be cut, ending in …)" }),
+    inject_blocks: z
+      .array(z.string())
+      .openapi({ description: "`## title\\n\\nbody` per live entry by priority, within max_chars (the last may be cut, ending in …)" }),
     entries: z.array(FeedEntry).openapi({ description: "live (unexpired) feed entries from brain-feed/, by priority" }),
     lessons: z.array(Lesson).openapi({ description: "the 10 newest lessons from the lesson logs" }),
     signals: z.array(Signal).openapi({ description: "live signals now (open; within SIGNAL_TTL_HOURS unless critical), most urgent first, at most 20" }),
@@ -58,11 +56,23 @@ const route = createRoute({
   summary: "Session-start injection payload",
   security: [{ bearer: [] }],
   request: {
-    query: z.object({ max_chars: z.coerce.number().int().min(FEED_CHARS.min).max(FEED_CHARS.max).optional().openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }) }),
+    query: z.object({
+      max_chars: z.coerce
+        .number()
+        .int()
+        .min(FEED_CHARS.min)
+        .max(FEED_CHARS.max)
+        .optional()
+        .openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }),
+    }),
     headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "a previous hash (ETag): 304 when unchanged" }) }),
   },
   responses: {
-    200: { description: "The feed", headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } }, content: { "application/json": { schema: Feed } } },
+    200: {
+      description: "The feed",
+      headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } },
+      content: { "application/json": { schema: Feed } },
+    },
     304: { description: "Unchanged since the If-None-Match hash" },
     400: errorResponse("Bad max_chars"),
     ...authResponses,

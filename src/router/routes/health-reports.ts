@@ -51,7 +51,10 @@ const pipelineRoute = createRoute({
   tags: ["health"],
   summary: "Seven-stage pipeline report",
   security: [{ bearer: [] }],
-  responses: { 200: { description: "The report (200 whatever the verdicts; read status)", content: { "application/json": { schema: PipelineReport } } }, ...authResponses },
+  responses: {
+    200: { description: "The report (200 whatever the verdicts; read status)", content: { "application/json": { schema: PipelineReport } } },
+    ...authResponses,
+  },
 });
 
 const deepRoute = createRoute({
@@ -64,7 +67,10 @@ const deepRoute = createRoute({
     "Three real probes: a vault write round-trip; the index's vector dimension read from its database and a real embedding call checked against it; " +
     "a one-token completion through the gateway. A missing server token is a hard failure: like every router path this answers 503 server_token_unset then.",
   security: [{ bearer: [] }],
-  responses: { 200: { description: "The report (200 whatever the verdicts; read status)", content: { "application/json": { schema: DeepReport } } }, ...authResponses },
+  responses: {
+    200: { description: "The report (200 whatever the verdicts; read status)", content: { "application/json": { schema: DeepReport } } },
+    ...authResponses,
+  },
 });
 
 export function registerHealthReports(app: RouterApp): void {

@@ -21,7 +21,9 @@ export const MarkerAttrs = z
 export const MarkerRequest = z
   .object({
     type: z.enum(MARKER_TYPE_SPELLINGS).openapi({ description: "lesson | milestone | signal | decision, with or without the leading @" }),
-    content: z.string().openapi({ description: `at most ${MARKER_MAX_CHARS} characters; longer → 413`, example: "Pin base image digests; tags move under you." }),
+    content: z
+      .string()
+      .openapi({ description: `at most ${MARKER_MAX_CHARS} characters; longer → 413`, example: "Pin base image digests; tags move under you." }),
     attrs: MarkerAttrs.default({}),
   })
   .openapi("MarkerRequest");
@@ -55,7 +57,9 @@ const route = createRoute({
     "and header Idempotent-Replayed: true; nothing is written twice, concurrent duplicates included.",
   security: [{ bearer: [] }],
   request: {
-    headers: z.object({ "x-idempotency-key": z.string().min(1).max(MARKER_KEY_MAX_CHARS).optional().openapi({ description: "the client's key for this marker" }) }),
+    headers: z.object({
+      "x-idempotency-key": z.string().min(1).max(MARKER_KEY_MAX_CHARS).optional().openapi({ description: "the client's key for this marker" }),
+    }),
     body: { required: true, content: { "application/json": { schema: MarkerRequest } } },
   },
   responses: {
@@ -74,7 +78,10 @@ export const registerMarker = (app: RouterApp) =>
     // The body as the client sent it (before defaults), which the key hashes when no header names one.
     const key = markerKey(header, await c.req.json());
     const type = requireMarkerType(body.type);
-    const { record, replayed } = await recordMarker(c.env.deps.markers, { type, content: body.content, attrs: body.attrs }, key, { origin: "api", defaultSource: "api" });
+    const { record, replayed } = await recordMarker(c.env.deps.markers, { type, content: body.content, attrs: body.attrs }, key, {
+      origin: "api",
+      defaultSource: "api",
+    });
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(record, replayed ? 200 : 201);
   });

@@ -3,10 +3,10 @@
 // The rules live in ../notes/; these routes map HTTP to those calls.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
+import { etagMatches, etagOf } from "../../common/http/etag";
 import type { RouterApp } from "../app";
 import { PRODUCERS } from "../index/types";
 import { CONTEXT_CHARS, CONTEXT_DEPTH, noteContext } from "../notes/context";
-import { etagMatches, etagOf } from "../../common/http/etag";
 import { NOTE_PATH_MAX_CHARS, readNoteFile } from "../notes/file";
 import { BATCH_NOTE_CHARS, BATCH_TOTAL_CHARS, getNotes, MAX_BATCH_PATHS, NOTE_MAX_CHARS } from "../notes/read";
 import { CURSOR_MAX_CHARS, RECENT_LIMIT, RECENT_TAG_MAX_CHARS, recentNotes } from "../notes/recent";
@@ -68,9 +68,14 @@ const GetQuery = z.object({
     }, "lines: the end comes before the start")
     .optional()
     .openapi({ description: "body lines START-END (inclusive), START- or START; 1 is the first line after the frontmatter", example: "10-40" }),
-  max_chars: z.coerce.number().int().min(1).max(NOTE_MAX_CHARS).optional().openapi({ description: "cut the body at this many characters (truncated_by says so)" }),
+  max_chars: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(NOTE_MAX_CHARS)
+    .optional()
+    .openapi({ description: "cut the body at this many characters (truncated_by says so)" }),
 });
-
 
 const getRoute = createRoute({
   method: "get",
@@ -82,7 +87,11 @@ const getRoute = createRoute({
   security: [{ bearer: [] }],
   request: { params: PathParam, query: GetQuery, headers: z.object({ "if-none-match": z.string().optional() }) },
   responses: {
-    200: { description: "The note", headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } }, content: { "application/json": { schema: Note } } },
+    200: {
+      description: "The note",
+      headers: { ETag: { schema: { type: "string" }, description: '"<hash>"' } },
+      content: { "application/json": { schema: Note } },
+    },
     304: { description: "Unchanged since the If-None-Match ETag" },
     400: errorResponse("A path outside the vault, through a symlink, or bad lines / max_chars"),
     404: errorResponse("No such note, or not a file the index covers"),
@@ -122,7 +131,13 @@ const contextRoute = createRoute({
     params: PathParam,
     query: z.object({
       depth: z.coerce.number().int().min(1).max(CONTEXT_DEPTH.max).default(CONTEXT_DEPTH.default).openapi({ description: "link hops to follow, 1–3" }),
-      max_chars: z.coerce.number().int().min(CONTEXT_CHARS.min).max(CONTEXT_CHARS.max).default(CONTEXT_CHARS.default).openapi({ description: "budget for all bodies together" }),
+      max_chars: z.coerce
+        .number()
+        .int()
+        .min(CONTEXT_CHARS.min)
+        .max(CONTEXT_CHARS.max)
+        .default(CONTEXT_CHARS.default)
+        .openapi({ description: "budget for all bodies together" }),
     }),
   },
   responses: {
@@ -135,10 +150,32 @@ const contextRoute = createRoute({
 
 export const NotesBatchRequest = z
   .object({
-    paths: z.array(z.string().min(1).max(NOTE_PATH_MAX_CHARS)).min(1).max(MAX_BATCH_PATHS).optional().openapi({ description: `vault paths, at most ${MAX_BATCH_PATHS}` }),
-    glob: z.string().min(1).max(NOTE_PATH_MAX_CHARS).optional().openapi({ description: "a glob over indexed paths (*, **, ?, [ab], {a,b})", example: "left/decisions/*.md" }),
-    max_chars: z.number().int().min(1).max(BATCH_NOTE_CHARS.max).optional().openapi({ description: `per note (default ${BATCH_NOTE_CHARS.default})` }),
-    max_total_chars: z.number().int().min(1).max(BATCH_TOTAL_CHARS.max).optional().openapi({ description: `all bodies together (default ${BATCH_TOTAL_CHARS.default})` }),
+    paths: z
+      .array(z.string().min(1).max(NOTE_PATH_MAX_CHARS))
+      .min(1)
+      .max(MAX_BATCH_PATHS)
+      .optional()
+      .openapi({ description: `vault paths, at most ${MAX_BATCH_PATHS}` }),
+    glob: z
+      .string()
+      .min(1)
+      .max(NOTE_PATH_MAX_CHARS)
+      .optional()
+      .openapi({ description: "a glob over indexed paths (*, **, ?, [ab], {a,b})", example: "left/decisions/*.md" }),
+    max_chars: z
+      .number()
+      .int()
+      .min(1)
+      .max(BATCH_NOTE_CHARS.max)
+      .optional()
+      .openapi({ description: `per note (default ${BATCH_NOTE_CHARS.default})` }),
+    max_total_chars: z
+      .number()
+      .int()
+      .min(1)
+      .max(BATCH_TOTAL_CHARS.max)
+      .optional()
+      .openapi({ description: `all bodies together (default ${BATCH_TOTAL_CHARS.default})` }),
   })
   .refine((b) => (b.paths === undefined) !== (b.glob === undefined), { message: "give either paths or glob, not both" })
   .openapi("NotesBatchRequest");
@@ -146,8 +183,12 @@ export const NotesBatchRequest = z
 export const NotesBatchResponse = z
   .object({
     notes: z.array(Note),
-    errors: z.array(z.object({ path: z.string(), code: z.string(), message: z.string() })).openapi({ description: "named paths not read (not found, refused)" }),
-    left_out: z.array(z.object({ path: z.string(), reason: z.enum(["max_notes", "max_total_chars"]) })).openapi({ description: "not returned to stay within the limits (first 100)" }),
+    errors: z
+      .array(z.object({ path: z.string(), code: z.string(), message: z.string() }))
+      .openapi({ description: "named paths not read (not found, refused)" }),
+    left_out: z
+      .array(z.object({ path: z.string(), reason: z.enum(["max_notes", "max_total_chars"]) }))
+      .openapi({ description: "not returned to stay within the limits (first 100)" }),
     left_out_count: z.number().int(),
     matched: z.number().int().optional().openapi({ description: "for a glob: indexed notes it matched" }),
   })

@@ -16,7 +16,9 @@ export const SearchHit = z
   })
   .openapi("SearchHit");
 
-export const SearchMode = z.enum(["bm25", "hybrid"]).openapi({ description: "bm25 alone, or BM25 and vector search fused by score (each list scaled to 0–1, 0.5 each)" });
+export const SearchMode = z
+  .enum(["bm25", "hybrid"])
+  .openapi({ description: "bm25 alone, or BM25 and vector search fused by score (each list scaled to 0–1, 0.5 each)" });
 
 /** Shared 401/403/503 responses for the documents of bearer-protected routes. */
 export const authResponses = {

@@ -2,13 +2,17 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app";
-import { search } from "../search/search";
 import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
+import { search } from "../search/search";
 import { authResponses, SearchHit, SearchMode } from "./schemas";
 
 export const SearchRequest = z
   .object({
-    query: z.string().min(1).max(QUERY_MAX_CHARS).openapi({ description: 'words, "quoted phrases", tag:x, producer:x', example: 'rollback "feature flag" tag:deploy' }),
+    query: z
+      .string()
+      .min(1)
+      .max(QUERY_MAX_CHARS)
+      .openapi({ description: 'words, "quoted phrases", tag:x, producer:x', example: 'rollback "feature flag" tag:deploy' }),
     limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default),
     explain: z.boolean().default(false).openapi({ description: "add `explain` to every hit: its BM25, vector, fused and rerank scores and ranks" }),
     rerank: z.boolean().default(true).openapi({ description: "false skips the configured reranker for this request" }),
@@ -19,15 +23,21 @@ const StageScore = z.object({ rank: z.number().int().openapi({ description: "pla
 
 export const HitExplain = z
   .object({
-    bm25: StageScore.nullable().openapi({ description: "rank and BM25 score in the full-text list; null when that list (read 50 deep in hybrid mode) lacks the hit" }),
-    vector: StageScore.nullable().openapi({ description: "rank and cosine similarity among the vector neighbours; null in bm25 mode or beyond the 50 nearest" }),
+    bm25: StageScore.nullable().openapi({
+      description: "rank and BM25 score in the full-text list; null when that list (read 50 deep in hybrid mode) lacks the hit",
+    }),
+    vector: StageScore.nullable().openapi({
+      description: "rank and cosine similarity among the vector neighbours; null in bm25 mode or beyond the 50 nearest",
+    }),
     fused: StageScore.openapi({ description: "rank and score after fusion (in bm25 mode, the BM25 list itself)" }),
     rerank: z
       .object({
         rank: z.number().int().nullable().openapi({ description: "rank by the reranker's score alone; null when its answer left the hit out" }),
         raw_score: z.number().nullable().openapi({ description: "the reranker's score as it answered it" }),
         score: z.number().openapi({ description: "that score scaled 0–1 over the candidates" }),
-        retrieval_weight: z.number().openapi({ description: "retrieval's share of the blend at the hit's fused rank: 0.75 for ranks 1–3, 0.6 for 4–10, 0.4 beyond" }),
+        retrieval_weight: z
+          .number()
+          .openapi({ description: "retrieval's share of the blend at the hit's fused rank: 0.75 for ranks 1–3, 0.6 for 4–10, 0.4 beyond" }),
         blended: z.number().openapi({ description: "retrieval_weight / fused rank + (1 − retrieval_weight) × score: the final order" }),
       })
       .nullable()

@@ -27,9 +27,14 @@ const route = createRoute({
   },
   responses: {
     200: {
-      headers: { "X-Last-Event-Id": { schema: { type: "string" }, description: "the newest event id when the stream opened (0 when none yet): a client resuming can stop reading once it has seen it" } },
+      headers: {
+        "X-Last-Event-Id": {
+          schema: { type: "string" },
+          description: "the newest event id when the stream opened (0 when none yet): a client resuming can stop reading once it has seen it",
+        },
+      },
       description:
-        'text/event-stream. `event: signal`, `id: <n>`, data {marker_id, path, severity, source, session_id, title, content, ts, count, repeat}; repeat is true when an open signal absorbed a duplicate (count went up).',
+        "text/event-stream. `event: signal`, `id: <n>`, data {marker_id, path, severity, source, session_id, title, content, ts, count, repeat}; repeat is true when an open signal absorbed a duplicate (count went up).",
       content: { "text/event-stream": { schema: z.string() } },
     },
     400: errorResponse("Bad Last-Event-ID"),

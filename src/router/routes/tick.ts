@@ -38,13 +38,10 @@ export const TickRecord = z
     finished_at: z.string().nullable(),
     duration_ms: z.number().nullable(),
     counts: Counts.nullable(),
-    phases_ms: z
-      .record(z.string(), z.number())
-      .nullable()
-      .openapi({
-        description:
-          "milliseconds per step: walk, index_raw (raw/ indexed, each changed note read once for it and the harvest), harvest, arcs, signals, feed, apply, index",
-      }),
+    phases_ms: z.record(z.string(), z.number()).nullable().openapi({
+      description:
+        "milliseconds per step: walk, index_raw (raw/ indexed, each changed note read once for it and the harvest), harvest, arcs, signals, feed, apply, index",
+    }),
     warnings: z.array(z.string()),
     plan: z
       .object({ writes: z.array(z.string()), deletes: z.array(z.string()) })

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "bun:test";
-import { blend, rerankRoute, retrievalWeight } from "./rerank";
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SearchHit } from "../index/types";
+import { blend, rerankRoute, retrievalWeight } from "./rerank";
 import { rerankQuery, rerankText } from "./search";
 
 describe("blend (retrieval rank by position + reranker score)", () => {
@@ -53,7 +53,16 @@ describe("rerankRoute and rerankQuery", () => {
 });
 
 describe("rerankText (what the reranker reads of a hit)", () => {
-  const hit = (path: string, snippet: string): SearchHit => ({ id: `${path}#0`, path, producer: "raw", title: "Deploys", snippet, score: 1, tags: [], updated_at: "" });
+  const hit = (path: string, snippet: string): SearchHit => ({
+    id: `${path}#0`,
+    path,
+    producer: "raw",
+    title: "Deploys",
+    snippet,
+    score: 1,
+    tags: [],
+    updated_at: "",
+  });
   const root = mkdtempSync(join(tmpdir(), "rerank-text-"));
   const vault = join(root, "vault");
   mkdirSync(join(vault, "raw"), { recursive: true });

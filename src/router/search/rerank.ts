@@ -4,7 +4,7 @@
 // scores are blended with the retrieval rank by position (blend()), and a reranker that fails,
 // answers nonsense or is slower than RERANK_TIMEOUT_MS leaves the fused order as it was: the
 // search answers anyway and says why (RerankStatus).
-import { chat, type ChatEndpoint } from "../llm";
+import { type ChatEndpoint, chat } from "../llm";
 
 /** Scores `texts` for `query`: one score per text, higher = more relevant; NaN = not scored. */
 export interface Reranker {
@@ -115,7 +115,8 @@ export function parseRerankResponse(json: unknown, n: number): number[] {
     if (typeof index !== "number" || !Number.isInteger(index) || index < 0 || index >= n) {
       throw new RerankError(`the reranker's answer names index ${JSON.stringify(index)} for ${n} documents`);
     }
-    if (typeof score !== "number" || !Number.isFinite(score)) throw new RerankError(`the reranker's answer gives document ${index} the score ${JSON.stringify(score)}`);
+    if (typeof score !== "number" || !Number.isFinite(score))
+      throw new RerankError(`the reranker's answer gives document ${index} the score ${JSON.stringify(score)}`);
     if (!Number.isNaN(scores[index]!)) throw new RerankError(`the reranker's answer scores document ${index} twice`);
     scores[index] = score;
   }
@@ -152,14 +153,23 @@ export function llmReranker(ep: ChatEndpoint, opts: { depth: number; timeoutMs: 
           const i = next++;
           let answer: string;
           try {
-            answer = (await chat(bounded, [
-              { role: "system", content: LLM_RERANK_SYSTEM },
-              { role: "user", content: `Query: ${query}\n\nDocument:\n${texts[i]}\n\nIs the document relevant to the query? Answer yes or no.` },
-            ], { maxTokens: 3 })).text;
+            answer = (
+              await chat(
+                bounded,
+                [
+                  { role: "system", content: LLM_RERANK_SYSTEM },
+                  { role: "user", content: `Query: ${query}\n\nDocument:\n${texts[i]}\n\nIs the document relevant to the query? Answer yes or no.` },
+                ],
+                { maxTokens: 3 },
+              )
+            ).text;
           } catch (err) {
             throw new RerankError((err as Error).message);
           }
-          const word = answer.trim().toLowerCase().match(/^[a-z]+/)?.[0];
+          const word = answer
+            .trim()
+            .toLowerCase()
+            .match(/^[a-z]+/)?.[0];
           if (word === "yes" || word === "no") [scores[i], judged] = [word === "yes" ? 1 : 0, judged + 1];
         }
       };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "bun:test";
-import type { IndexStore, SearchFilters, SearchHit, SearchOptions } from "../index/types";
 import type { ParsedQuery } from "../index/query";
+import type { IndexStore, SearchFilters, SearchHit, SearchOptions } from "../index/types";
 import { fuseRrf, fuseScores, RRF_K, search } from "./search";
 
 const hit = (path: string, score: number, snippet = `${path} text`): SearchHit => ({
@@ -52,7 +52,13 @@ describe("fuseScores (score-aware fusion)", () => {
   });
 
   it("keeps the first list's hit (BM25's marked snippet) and honours the limit", () => {
-    const fused = fuseScores([[hit("a", 5, "<mark>a</mark>"), hit("b", 1)], [hit("a", 0.9, "plain a"), hit("c", 0.8)]], 2);
+    const fused = fuseScores(
+      [
+        [hit("a", 5, "<mark>a</mark>"), hit("b", 1)],
+        [hit("a", 0.9, "plain a"), hit("c", 0.8)],
+      ],
+      2,
+    );
     expect(fused.length).toBe(2);
     expect(fused[0]!.snippet).toBe("<mark>a</mark>");
   });
@@ -65,7 +71,13 @@ describe("fuseScores (score-aware fusion)", () => {
 
 describe("fuseRrf (reciprocal rank fusion)", () => {
   it("sums 1 / (k + rank) over the lists", () => {
-    const fused = fuseRrf([[hit("a", 9), hit("b", 8)], [hit("b", 0.9), hit("c", 0.8)]], 10);
+    const fused = fuseRrf(
+      [
+        [hit("a", 9), hit("b", 8)],
+        [hit("b", 0.9), hit("c", 0.8)],
+      ],
+      10,
+    );
     expect(paths(fused)).toEqual(["b", "a", "c"]);
     expect(fused[0]!.score).toBeCloseTo(1 / (RRF_K + 2) + 1 / (RRF_K + 1), 6);
     expect(fused[1]!.score).toBeCloseTo(1 / (RRF_K + 1), 6);
@@ -111,11 +123,7 @@ describe("search", () => {
     expect(result.mode).toBe("hybrid");
     expect(paths(result.hits)).toEqual(paths(fuseScores([bm25, nearest], 2)));
     expect(paths(result.hits)).toEqual(["clear", "y"]);
-    expect(calls).toEqual([
-      "search deploy 50 no-snippets",
-      `vector 1,0 50 ${JSON.stringify({ tags: ["ops"], producers: [] })}`,
-      "snippets deploy clear,y",
-    ]);
+    expect(calls).toEqual(["search deploy 50 no-snippets", `vector 1,0 50 ${JSON.stringify({ tags: ["ops"], producers: [] })}`, "snippets deploy clear,y"]);
   });
 
   it("cuts snippets only for the BM25 hits that survive fusion; vector-only hits keep their own", async () => {

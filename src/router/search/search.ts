@@ -4,11 +4,12 @@
 // (scripts/bench/relevance.ts) the score-aware fusion ranked better with both embedding
 // fixtures, so hybrid search uses it, as issue 3 allows. An optional rerank stage (rerank.ts)
 // then reorders the top RERANK_DEPTH fused hits, and `explain` shows every stage's scores.
-import { parseQuery, hasText } from "../index/query";
-import { SNIPPET_MARK, type IndexStore, type SearchHit } from "../index/types";
+
 import { splitFrontmatter } from "../index/document";
+import { hasText, parseQuery } from "../index/query";
+import { type IndexStore, type SearchHit, SNIPPET_MARK } from "../index/types";
 import { readNoteOpening } from "../notes/file";
-import { blend, RerankError, RERANK_TEXT_CHARS, retrievalWeight, type Reranker, type RerankStatus } from "./rerank";
+import { blend, RERANK_TEXT_CHARS, RerankError, type Reranker, type RerankStatus, retrievalWeight } from "./rerank";
 
 export type SearchMode = "bm25" | "hybrid";
 
@@ -96,7 +97,10 @@ export async function search(deps: SearchDeps, query: string, limit: number, opt
     nearest = await deps.index.vectorSearch(vector!, listDepth, { tags: parsed.tags, producers: parsed.producers });
     const top = fuseScores([bm25, nearest], depth);
     const fromText = new Set(bm25.map((h) => h.path));
-    const marked = await deps.index.snippets(parsed, top.filter((h) => fromText.has(h.path)).map((h) => h.path));
+    const marked = await deps.index.snippets(
+      parsed,
+      top.filter((h) => fromText.has(h.path)).map((h) => h.path),
+    );
     fused = top.map((h) => ({ ...h, ...marked.get(h.path) }));
   }
   const mode: SearchMode = useVectors ? "hybrid" : "bm25";
@@ -113,7 +117,13 @@ export async function search(deps: SearchDeps, query: string, limit: number, opt
       const head = ranked.map((b) => ({
         hit: { ...fused[b.index]!, score: round(b.blended) },
         fusedRank: b.index + 1,
-        rerank: { rank: b.rerankRank, raw_score: Number.isNaN(outcome.scores![b.index]!) ? null : outcome.scores![b.index]!, score: round(b.rerank), retrieval_weight: b.retrievalWeight, blended: round(b.blended) },
+        rerank: {
+          rank: b.rerankRank,
+          raw_score: Number.isNaN(outcome.scores![b.index]!) ? null : outcome.scores![b.index]!,
+          score: round(b.rerank),
+          retrieval_weight: b.retrievalWeight,
+          blended: round(b.blended),
+        },
       }));
       // Past the depth a hit has no rerank score: the same blend with s = 0 keeps it below every candidate.
       const tail = order.slice(ranked.length).map((o) => ({ ...o, hit: { ...o.hit, score: round(retrievalWeight(o.fusedRank) / o.fusedRank) } }));
@@ -129,7 +139,13 @@ export async function search(deps: SearchDeps, query: string, limit: number, opt
 
 const round = (x: number) => Number(x.toFixed(6));
 
-function explainHits(order: Array<{ hit: SearchHit; fusedRank: number; rerank: HitExplain["rerank"] }>, bm25: SearchHit[], nearest: SearchHit[], fused: SearchHit[], mode: SearchMode): ExplainedHit[] {
+function explainHits(
+  order: Array<{ hit: SearchHit; fusedRank: number; rerank: HitExplain["rerank"] }>,
+  bm25: SearchHit[],
+  nearest: SearchHit[],
+  fused: SearchHit[],
+  mode: SearchMode,
+): ExplainedHit[] {
   const place = (list: SearchHit[]) => new Map(list.map((h, i) => [h.path, { rank: i + 1, score: h.score }]));
   const lexical = place(bm25);
   const vector = place(nearest);
@@ -179,7 +195,10 @@ async function rerankStage(deps: SearchDeps, reranker: Reranker, query: string, 
 
 /** The query as typed, less its tag:/producer: filters (a reranker reads language, not syntax). */
 export function rerankQuery(query: string): string {
-  return query.split(/\s+/).filter((w) => w !== "" && !/^(tag|producer):/i.test(w)).join(" ");
+  return query
+    .split(/\s+/)
+    .filter((w) => w !== "" && !/^(tag|producer):/i.test(w))
+    .join(" ");
 }
 
 const unmark = (s: string) => s.replaceAll(SNIPPET_MARK.open, "").replaceAll(SNIPPET_MARK.close, "");

@@ -105,7 +105,13 @@ export function journalLog(path: string, opts: { keep: number; pollMs?: number }
   async function compact(): Promise<void> {
     const events = parseLines(await readFile(path, "utf8"));
     if (events.length <= opts.keep * 2) return;
-    await writeFileAtomic(path, `${events.slice(-opts.keep).map((e) => JSON.stringify(e)).join("\n")}\n`);
+    await writeFileAtomic(
+      path,
+      `${events
+        .slice(-opts.keep)
+        .map((e) => JSON.stringify(e))
+        .join("\n")}\n`,
+    );
   }
 
   return {

@@ -30,7 +30,11 @@ function toEvent(entry: Entry): SignalEvent | null {
 
 /** Connects (rejects when Redis is not there) and resolves to the log. */
 export async function redisLog(opts: { url: string; keyPrefix: string; keep: number }): Promise<SignalLog> {
-  const client = createClient({ url: opts.url, disableOfflineQueue: true, socket: { connectTimeout: 5_000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 2_000) } });
+  const client = createClient({
+    url: opts.url,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: 5_000, reconnectStrategy: (n) => Math.min(100 * 2 ** n, 2_000) },
+  });
   client.on("error", (err: Error) => logger.debug(`signal stream: ${err.message}`));
   await client.connect();
   const stream = `${opts.keyPrefix}:signals`;

@@ -1,10 +1,10 @@
 // Signal files (amygdala/<YYYYMMDDTHHMMSSZ>-<severity>-<slug>.md, written by vault/records.ts)
 // read back: severity ranks, liveness under SIGNAL_TTL_HOURS, and the one-line form that
 // signals.md and the feed use.
-import { readFile, readdir, stat } from "node:fs/promises";
-import { containedNames } from "../vault/contained";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { splitFrontmatter } from "../index/document";
+import { containedNames } from "../vault/contained";
 
 /** Known severities, most urgent first; anything else ranks as medium. */
 export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
@@ -69,9 +69,7 @@ export function isLive(sig: SignalFile, asOf: Date, ttlHours: number): boolean {
 /** Most urgent first, then the most recently seen, then by path. */
 export function compareSignals(a: SignalFile, b: SignalFile): number {
   return (
-    severityRank(a.severity) - severityRank(b.severity) ||
-    b.last_seen.getTime() - a.last_seen.getTime() ||
-    (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+    severityRank(a.severity) - severityRank(b.severity) || b.last_seen.getTime() - a.last_seen.getTime() || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
   );
 }
 
@@ -98,9 +96,12 @@ export async function readSignals(vault: string, opts: ReadSignalsOptions = {}):
   const live = opts.liveAt;
   const read = await Promise.all(
     names.map((name) =>
-      readSignalFile(join(dir, name), `amygdala/${name}`, (mtimeMs) =>
-        // Cannot be live: not critical, and not written (nor absorbed into) within the TTL.
-        live !== undefined && !/^\d{8}T\d{6}Z-critical-/.test(name) && live.asOf.getTime() - mtimeMs > live.ttlHours * 3_600_000,
+      readSignalFile(
+        join(dir, name),
+        `amygdala/${name}`,
+        (mtimeMs) =>
+          // Cannot be live: not critical, and not written (nor absorbed into) within the TTL.
+          live !== undefined && !/^\d{8}T\d{6}Z-critical-/.test(name) && live.asOf.getTime() - mtimeMs > live.ttlHours * 3_600_000,
       ),
     ),
   );

@@ -16,7 +16,10 @@ export async function writeSignalsMdNow(vault: string, ttlHours: number, asOf: D
     const all = await readSignals(vault);
     const live = all.filter((s) => isLive(s, asOf, ttlHours)).sort(compareSignals);
     const overdue = all.some((s) => s.status === "open" && !isLive(s, asOf, ttlHours));
-    const previous = await readFile(path, "utf8").then((t) => splitFrontmatter(t).data.swept, () => undefined);
+    const previous = await readFile(path, "utf8").then(
+      (t) => splitFrontmatter(t).data.swept,
+      () => undefined,
+    );
     const swept = overdue ? (typeof previous === "string" ? new Date(previous) : undefined) : asOf;
     await writeFileAtomic(path, signalsMarkdown(live, { asOf, ttlHours, swept }));
   });

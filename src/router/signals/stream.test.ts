@@ -1,8 +1,8 @@
 // The GET /signal pump on an in-memory hub: replay after Last-Event-ID, the gap event, the
 // min_severity filter, and the end when the client goes.
 import { describe, expect, it } from "bun:test";
-import type { SseEvent, SseSink } from "../../common/http/sse";
 import { until } from "../../../test/support/until";
+import type { SseEvent, SseSink } from "../../common/http/sse";
 import { SignalHub } from "./hub";
 import { signalPump } from "./stream";
 
@@ -39,7 +39,13 @@ describe("signalPump", () => {
 
   it("leaves out signals below min_severity", async () => {
     const h = await hub();
-    for (const [sev, t] of [["info", "a"], ["critical", "b"], ["medium", "c"], ["high", "d"]]) await h.publish("signal", signal(sev!, t!));
+    for (const [sev, t] of [
+      ["info", "a"],
+      ["critical", "b"],
+      ["medium", "c"],
+      ["high", "d"],
+    ])
+      await h.publish("signal", signal(sev!, t!));
     const out = sink();
     const pump = signalPump(h, { lastId: 0, minSeverity: "high" });
     const running = pump.run(out);

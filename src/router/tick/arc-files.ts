@@ -2,7 +2,7 @@
 // frontmatter) and hot-arcs.md, the table sessions read (Arc ID | Heat | Region | Status |
 // What it is). Both are parsed back here for the next tick (its hysteresis), GET /feed and
 // the pipeline report.
-import { readFile, readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { splitFrontmatter } from "../index/document";
 import { withFrontmatter } from "../vault/frontmatter";
@@ -39,7 +39,10 @@ export function arcRecord(arc: Arc): string {
   const lines = arc.items
     .slice(-ITEMS_LISTED)
     .reverse()
-    .map((i) => `- ${i.ts.toISOString()} @${i.kind}${i.severity && i.kind === "signal" ? `[${i.severity}]` : ""} (${i.source}) ${i.text.replace(/\s+/g, " ").trim().slice(0, 160)}`);
+    .map(
+      (i) =>
+        `- ${i.ts.toISOString()} @${i.kind}${i.severity && i.kind === "signal" ? `[${i.severity}]` : ""} (${i.source}) ${i.text.replace(/\s+/g, " ").trim().slice(0, 160)}`,
+    );
   const more = arc.items.length > ITEMS_LISTED ? `\n\n…and ${arc.items.length - ITEMS_LISTED} earlier items.` : "";
   return withFrontmatter(fm, `# ${arc.title}\n\n${arc.summary}\n\n## Items (newest first)\n\n${lines.join("\n")}${more}`);
 }

@@ -4,8 +4,8 @@
 // — signals must still be swept when the gateway is down.
 import type { ChatEndpoint } from "../llm";
 import { chat } from "../llm";
-import type { Arc } from "./arcs";
 import { listedArcs } from "./arc-files";
+import type { Arc } from "./arcs";
 
 const MODEL_ARCS = 8;
 const PROMPT_CHARS = 3000;
@@ -15,7 +15,11 @@ const SYSTEM =
   'Answer with JSON only: {"title": "<at most 8 words>", "summary": "<one sentence, at most 30 words>"}.';
 
 export async function titleArcsWithModel(ep: ChatEndpoint, arcs: Arc[], warnings: string[]): Promise<Arc[]> {
-  const chosen = new Set(listedArcs(arcs).slice(0, MODEL_ARCS).map((a) => a.id));
+  const chosen = new Set(
+    listedArcs(arcs)
+      .slice(0, MODEL_ARCS)
+      .map((a) => a.id),
+  );
   const out: Arc[] = [];
   for (const arc of arcs) {
     if (!chosen.has(arc.id)) {
@@ -28,10 +32,14 @@ export async function titleArcsWithModel(ep: ChatEndpoint, arcs: Arc[], warnings
       .join("\n")
       .slice(0, PROMPT_CHARS);
     try {
-      const answer = await chat(ep, [
-        { role: "system", content: SYSTEM },
-        { role: "user", content: `Region: ${arc.region}\nItems:\n${material}` },
-      ], { maxTokens: 120 });
+      const answer = await chat(
+        ep,
+        [
+          { role: "system", content: SYSTEM },
+          { role: "user", content: `Region: ${arc.region}\nItems:\n${material}` },
+        ],
+        { maxTokens: 120 },
+      );
       const parsed = parseTitle(answer.text);
       if (!parsed) throw new Error(`the model's answer is not {"title","summary"} JSON: ${answer.text.slice(0, 120)}`);
       out.push({ ...arc, title: parsed.title, summary: parsed.summary, generator: "model" });

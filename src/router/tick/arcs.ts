@@ -12,9 +12,10 @@
 //   4. arcs whose times lie within 24 h of each other and whose top terms overlap by at least
 //      MERGE_SIMILARITY merge.
 // Heat and status: see heatOf() and statusOf().
+
+import { hashContent } from "../index/document";
 import { words } from "../index/query";
 import { STOP_WORDS } from "../index/stopwords";
-import { hashContent } from "../index/document";
 import { severityRank } from "../signals/signal-files";
 import { slugify } from "../vault/slug";
 
@@ -102,7 +103,10 @@ function termsOf(text: string): Map<string, number> {
 }
 
 const topTerms = (counts: Map<string, number>, n = TOP_TERMS) =>
-  [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n).map(([t]) => t);
+  [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, n)
+    .map(([t]) => t);
 
 function jaccard(a: Iterable<string>, b: Iterable<string>): number {
   const A = new Set(a);
@@ -186,7 +190,13 @@ export function clusterArcs(input: ArcItem[], asOf: Date, previous: ReadonlyMap<
     for (let i = clusters.length - 1; i >= 0; i--) {
       const c = clusters[i]!;
       if (item.ts.getTime() - c.end.getTime() > GAP_HOURS.loose * HOUR) continue;
-      const sim = jaccard(loose, top(c)) + 0.5 * jaccard(item.tags.map((t) => t.toLowerCase()), c.tags);
+      const sim =
+        jaccard(loose, top(c)) +
+        0.5 *
+          jaccard(
+            item.tags.map((t) => t.toLowerCase()),
+            c.tags,
+          );
       if (sim > bestSim) [best, bestSim] = [c, sim];
     }
     if (best && bestSim >= JOIN_SIMILARITY) add(best, item);

@@ -1,12 +1,12 @@
 // What the tick writes for sessions to read: signals.md (live signals after the TTL sweep)
 // and its feed entries under brain-feed/ (tick-signals.md, tick-arcs.md, tick-lessons.md,
 // tick-decisions.md). An entry with nothing to say is removed rather than left empty.
-import { readFile, readdir } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { splitFrontmatter } from "../index/document";
-import { feedEntryMarkdown, FEED_DIR } from "../feed/entry";
+import { FEED_DIR, feedEntryMarkdown } from "../feed/entry";
 import type { LessonEntry } from "../feed/lessons";
-import { signalLine, SEVERITIES, severityRank, type SignalFile } from "../signals/signal-files";
+import { splitFrontmatter } from "../index/document";
+import { SEVERITIES, type SignalFile, severityRank, signalLine } from "../signals/signal-files";
 import { withFrontmatter } from "../vault/frontmatter";
 import type { Arc } from "./arcs";
 
@@ -61,7 +61,15 @@ export async function feedEntries(
     live.length === 0
       ? null
       : feedEntryMarkdown(
-          { id: "tick-signals", title: "Live signals", priority: 1, ttl: opts.signalTtlHours * 3600, severity: SEVERITIES[Math.min(...live.map((s) => severityRank(s.severity)))] ?? "medium", created, kind: "signals" },
+          {
+            id: "tick-signals",
+            title: "Live signals",
+            priority: 1,
+            ttl: opts.signalTtlHours * 3600,
+            severity: SEVERITIES[Math.min(...live.map((s) => severityRank(s.severity)))] ?? "medium",
+            created,
+            kind: "signals",
+          },
           live.map(signalLine).join("\n") + (opts.live.length > live.length ? `\n\n…and ${opts.live.length - live.length} more in signals.md.` : ""),
         ),
   );
@@ -73,7 +81,9 @@ export async function feedEntries(
       ? null
       : feedEntryMarkdown(
           { id: "tick-arcs", title: "Hot arcs", priority: 2, ttl, severity: "info", created, kind: "arcs" },
-          arcs.map((a) => `- **${oneLine(a.title, 100)}** (${a.id}, heat ${a.heat.toFixed(1)}, ${a.status}, ${a.region}) — ${oneLine(a.summary, 240)}`).join("\n"),
+          arcs
+            .map((a) => `- **${oneLine(a.title, 100)}** (${a.id}, heat ${a.heat.toFixed(1)}, ${a.status}, ${a.region}) — ${oneLine(a.summary, 240)}`)
+            .join("\n"),
         ),
   );
 
@@ -95,7 +105,10 @@ export async function feedEntries(
       ? null
       : feedEntryMarkdown(
           { id: "tick-decisions", title: "Open decisions", priority: 4, ttl, severity: "info", created, kind: "decisions" },
-          decisions.slice(0, LISTED.decisions).map((d) => `- ${d.id} ${oneLine(d.title, 160)} (${d.status}, ${d.path})`).join("\n"),
+          decisions
+            .slice(0, LISTED.decisions)
+            .map((d) => `- ${d.id} ${oneLine(d.title, 160)} (${d.status}, ${d.path})`)
+            .join("\n"),
         ),
   );
   return out;
@@ -111,7 +124,10 @@ interface DecisionRow {
 
 /** ADRs still `proposed`, created within the window, newest first. */
 async function proposedDecisions(vault: string, since: Date, asOf: Date): Promise<DecisionRow[]> {
-  const names = (await readdir(join(vault, "left/decisions")).catch(() => [] as string[])).filter((n) => /^ADR-\d{4}-.*\.md$/.test(n)).sort().reverse();
+  const names = (await readdir(join(vault, "left/decisions")).catch(() => [] as string[]))
+    .filter((n) => /^ADR-\d{4}-.*\.md$/.test(n))
+    .sort()
+    .reverse();
   const out: DecisionRow[] = [];
   for (const name of names.slice(0, 200)) {
     const path = `left/decisions/${name}`;

@@ -5,7 +5,7 @@ import { describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TICK_FOLDERS, TICK_WAIT_MS, TickQueue, tickWaitMs, type TickRecord } from "./queue";
+import { TICK_FOLDERS, TICK_WAIT_MS, TickQueue, type TickRecord, tickWaitMs } from "./queue";
 
 const outcome = { counts: { arcs: 0, markers_harvested: 0 }, phases_ms: {}, warnings: [], plan: null } as never;
 
@@ -37,7 +37,20 @@ describe("TickQueue files", () => {
   it("on start, removes the request of a tick whose final record was already written, and keeps its outcome", async () => {
     const v = vault();
     const name = "20260501T120000Z-abcdef012345.json";
-    const base = { tick_id: "abcdef012345", trigger: "api", dry_run: false, no_ai: false, as_of: "2026-05-01T12:00:00.000Z", requested_at: "2026-05-01T12:00:00.000Z", started_at: "2026-05-01T12:00:01.000Z", counts: null, phases_ms: null, warnings: [], plan: null, error_tail: null };
+    const base = {
+      tick_id: "abcdef012345",
+      trigger: "api",
+      dry_run: false,
+      no_ai: false,
+      as_of: "2026-05-01T12:00:00.000Z",
+      requested_at: "2026-05-01T12:00:00.000Z",
+      started_at: "2026-05-01T12:00:01.000Z",
+      counts: null,
+      phases_ms: null,
+      warnings: [],
+      plan: null,
+      error_tail: null,
+    };
     writeFileSync(join(v, TICK_FOLDERS.requested, name), JSON.stringify({ ...base, status: "running", finished_at: null, duration_ms: null }));
     const done = { ...base, status: "succeeded", finished_at: "2026-05-01T12:00:02.000Z", duration_ms: 1000 };
     writeFileSync(join(v, TICK_FOLDERS.completed, name), JSON.stringify(done));
@@ -67,10 +80,13 @@ describe("waiting for a tick", () => {
   it("answers with the running tick's record once a short wait is up, and with the final record when it finishes in time", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const q = new TickQueue({ vault: vault(), run: async () => {
+    const q = new TickQueue({
+      vault: vault(),
+      run: async () => {
         await gate;
         return outcome;
-      } });
+      },
+    });
     await q.start();
     const queued = await q.enqueue({});
     const early = await q.wait(queued.tick_id, 20);

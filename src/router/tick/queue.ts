@@ -4,7 +4,7 @@
 // a time: requests run in the order they were requested, each under a cross-process lock. Dry runs never
 // touch the vault, so their records live in memory only. Requests found at start-up run;
 // one left "running" by a process that died is failed with that reason.
-import { mkdir, readFile, readdir, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
@@ -99,18 +99,27 @@ export class TickQueue {
   /** Creates the folders, fails ticks a dead process left running, runs waiting requests. */
   async start(): Promise<void> {
     for (const dir of Object.values(TICK_FOLDERS)) await mkdir(join(this.deps.vault, dir), { recursive: true });
-    await withFileLock(this.lockPath(), async () => {
-      for (const { name, record } of await this.listRequested()) {
-        if (record?.status !== "running") continue;
-        // Killed after its final record was written: only the request is left to remove.
-        if (await this.finishedElsewhere(name)) {
-          await unlink(join(this.deps.vault, TICK_FOLDERS.requested, name)).catch(() => {});
-          continue;
+    await withFileLock(
+      this.lockPath(),
+      async () => {
+        for (const { name, record } of await this.listRequested()) {
+          if (record?.status !== "running") continue;
+          // Killed after its final record was written: only the request is left to remove.
+          if (await this.finishedElsewhere(name)) {
+            await unlink(join(this.deps.vault, TICK_FOLDERS.requested, name)).catch(() => {});
+            continue;
+          }
+          const failed: TickRecord = {
+            ...record,
+            status: "failed",
+            finished_at: this.now().toISOString(),
+            error_tail: "the router stopped while this tick was running",
+          };
+          await this.finish(name, failed);
         }
-        const failed: TickRecord = { ...record, status: "failed", finished_at: this.now().toISOString(), error_tail: "the router stopped while this tick was running" };
-        await this.finish(name, failed);
-      }
-    }, { timeoutMs: 5_000 }).catch((err) => logger.warn(`tick recovery skipped: ${(err as Error).message}`));
+      },
+      { timeoutMs: 5_000 },
+    ).catch((err) => logger.warn(`tick recovery skipped: ${(err as Error).message}`));
     this.kick();
   }
 
@@ -163,7 +172,11 @@ export class TickQueue {
     return new Promise((resolve) => {
       const timer = setTimeout(async () => {
         const list = this.waiters.get(id);
-        if (list) this.waiters.set(id, list.filter((f) => f !== done));
+        if (list)
+          this.waiters.set(
+            id,
+            list.filter((f) => f !== done),
+          );
         resolve(await this.get(id));
       }, tickWaitMs(timeoutMs));
       const done = (r: TickRecord) => {
@@ -241,11 +254,26 @@ export class TickQueue {
       try {
         const outcome = await this.deps.run({ dryRun: record.dry_run, noAi: record.no_ai, asOf: new Date(record.as_of) });
         const finished = this.now();
-        running = { ...running, status: "succeeded", finished_at: finished.toISOString(), duration_ms: finished.getTime() - started.getTime(), counts: outcome.counts, phases_ms: outcome.phases_ms, warnings: outcome.warnings, plan: outcome.plan };
+        running = {
+          ...running,
+          status: "succeeded",
+          finished_at: finished.toISOString(),
+          duration_ms: finished.getTime() - started.getTime(),
+          counts: outcome.counts,
+          phases_ms: outcome.phases_ms,
+          warnings: outcome.warnings,
+          plan: outcome.plan,
+        };
         logger.info(`tick ${record.tick_id} succeeded in ${running.duration_ms} ms`);
       } catch (err) {
         const finished = this.now();
-        running = { ...running, status: "failed", finished_at: finished.toISOString(), duration_ms: finished.getTime() - started.getTime(), error_tail: errorTail(err) };
+        running = {
+          ...running,
+          status: "failed",
+          finished_at: finished.toISOString(),
+          duration_ms: finished.getTime() - started.getTime(),
+          error_tail: errorTail(err),
+        };
         logger.error(`tick ${record.tick_id} failed: ${(err as Error).message}`);
       }
       await finishWith(running);

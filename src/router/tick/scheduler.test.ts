@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { until } from "../../../test/support/until";
 import { TICK_FOLDERS, type TickQueue, type TickRequest } from "./queue";
 import { TickScheduler } from "./scheduler";
-import { until } from "../../../test/support/until";
 
 const NOW = new Date("2026-05-01T12:00:00Z");
 const running: TickScheduler[] = [];
@@ -19,7 +19,10 @@ function vaultWithTick(folder: keyof typeof TICK_FOLDERS | undefined, requestedA
   const vault = mkdtempSync(join(tmpdir(), "scheduler-"));
   for (const dir of Object.values(TICK_FOLDERS)) mkdirSync(join(vault, dir), { recursive: true });
   if (folder && requestedAt) {
-    const stamp = requestedAt.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+    const stamp = requestedAt
+      .toISOString()
+      .replace(/[-:]/g, "")
+      .replace(/\.\d+Z$/, "Z");
     writeFileSync(join(vault, TICK_FOLDERS[folder], `${stamp}-abcdef012345.json`), "{}");
   }
   return vault;

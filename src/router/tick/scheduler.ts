@@ -15,9 +15,7 @@ export class TickScheduler {
   private stopped = false;
   private due: number | undefined;
 
-  constructor(
-    private readonly opts: { vault: string; intervalSeconds: number; queue: TickQueue; now?: () => Date },
-  ) {}
+  constructor(private readonly opts: { vault: string; intervalSeconds: number; queue: TickQueue; now?: () => Date }) {}
 
   async start(): Promise<void> {
     if (this.opts.intervalSeconds <= 0) return;

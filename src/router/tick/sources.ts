@@ -24,8 +24,7 @@ export const PRODUCER_SOURCES: readonly ProducerSources[] = [
   {
     producer: "markers",
     roots: ["left/decisions", "daily", "projects"],
-    matches: (p) =>
-      (topLevel("left/decisions")(p) && isMarkdown(p)) || (under("daily")(p) && isMarkdown(p)) || /^projects\/[^/]+\/BLOCKS\.md$/.test(p),
+    matches: (p) => (topLevel("left/decisions")(p) && isMarkdown(p)) || (under("daily")(p) && isMarkdown(p)) || /^projects\/[^/]+\/BLOCKS\.md$/.test(p),
   },
 ];
 

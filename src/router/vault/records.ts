@@ -5,10 +5,10 @@
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
+import { splitFrontmatter } from "../index/document";
 import { withFrontmatter } from "./frontmatter";
 import { safeVaultPath } from "./safe-path";
 import { compactStamp, isoDate, slugify } from "./slug";
-import { splitFrontmatter } from "../index/document";
 import { withVaultLock } from "./vault-lock";
 
 export interface RecordInput {
@@ -69,7 +69,12 @@ async function parsedFiles(dir: string, names: string[]): Promise<Array<{ name: 
   return out.filter((x): x is { name: string; data: Record<string, unknown>; body: string } => x !== null);
 }
 
-const firstLine = (s: string) => s.trim().split("\n")[0]?.replace(/^#+\s*/, "").slice(0, 80) || "untitled";
+const firstLine = (s: string) =>
+  s
+    .trim()
+    .split("\n")[0]
+    ?.replace(/^#+\s*/, "")
+    .slice(0, 80) || "untitled";
 
 /** lesson → left/reference/lessons-YYYY-MM-DD.md; an identical entry the same day is dropped. */
 export async function appendLesson(vault: string, r: RecordInput): Promise<RecordWrite> {
@@ -79,8 +84,7 @@ export async function appendLesson(vault: string, r: RecordInput): Promise<Recor
     const current = await readFile(abs, "utf8").catch(() => null);
     const body = r.content.trim();
     const base =
-      current ??
-      withFrontmatter({ id: `lessons-${date}`, title: `Lessons ${date}`, type: "lesson-log", created: r.ts.toISOString() }, `# Lessons ${date}`);
+      current ?? withFrontmatter({ id: `lessons-${date}`, title: `Lessons ${date}`, type: "lesson-log", created: r.ts.toISOString() }, `# Lessons ${date}`);
     if (current !== null && lessonBodies(current).includes(body)) return { path: rel, written: false };
     const entry = `\n## ${r.ts.toISOString()} — ${r.source} — ${r.session_id ?? "-"}\n\n${escapeEntryHeadings(body)}\n`;
     await writeFileAtomic(abs, `${base.trimEnd()}\n${entry}`);
@@ -113,7 +117,10 @@ export async function appendMilestone(vault: string, r: RecordInput): Promise<Re
   let rel = `daily/${isoDate(r.ts)}.md`;
   if (r.scope) {
     const project = `projects/${slugify(r.scope, "")}`;
-    const isDir = await stat(await safeVaultPath(vault, project)).then((s) => s.isDirectory(), () => false);
+    const isDir = await stat(await safeVaultPath(vault, project)).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (isDir && slugify(r.scope, "") !== "") rel = `${project}/BLOCKS.md`;
   }
   return locked(vault, rel, async (abs) => {
@@ -145,7 +152,16 @@ export async function writeSignal(vault: string, r: RecordInput): Promise<Record
       }
     }
     const name = `${compactStamp(r.ts)}-${severity}-${slugify(r.title ?? firstLine(body))}.md`;
-    const fm = { type: "signal", severity, status: "open", source: r.source, session_id: r.session_id, created: r.ts.toISOString(), count: 1, title: r.title ?? firstLine(body) };
+    const fm = {
+      type: "signal",
+      severity,
+      status: "open",
+      source: r.source,
+      session_id: r.session_id,
+      created: r.ts.toISOString(),
+      count: 1,
+      title: r.title ?? firstLine(body),
+    };
     await writeFileAtomic(join(dir, name), withFrontmatter(fm, body));
     return { path: `amygdala/${name}`, written: true, count: 1 };
   });
@@ -165,7 +181,15 @@ export async function writeDecision(vault: string, r: RecordInput): Promise<Reco
     const num = String(next).padStart(4, "0");
     const title = r.title ?? firstLine(body);
     const name = `ADR-${num}-${slugify(title)}.md`;
-    const fm = { id: `ADR-${num}`, title, type: "decision", status: r.status ?? "proposed", source: r.source, session_id: r.session_id, created: r.ts.toISOString() };
+    const fm = {
+      id: `ADR-${num}`,
+      title,
+      type: "decision",
+      status: r.status ?? "proposed",
+      source: r.source,
+      session_id: r.session_id,
+      created: r.ts.toISOString(),
+    };
     await writeFileAtomic(join(dir, name), withFrontmatter(fm, body));
     return { path: `left/decisions/${name}`, written: true };
   });

@@ -59,7 +59,10 @@ async function realOf(p: string): Promise<string | null | "gone"> {
     return await realpath(p);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") return null;
-    const still = await lstat(p).then((st) => st, () => null);
+    const still = await lstat(p).then(
+      (st) => st,
+      () => null,
+    );
     // Still there but unresolvable: a dangling symlink, which we refuse.
     return still?.isSymbolicLink() ? null : "gone";
   }

@@ -4,7 +4,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
-import { SCHEMA_FILE, VAULT_FOLDERS, schemaDocument } from "./layout";
+import { SCHEMA_FILE, schemaDocument, VAULT_FOLDERS } from "./layout";
 
 export interface ScaffoldResult {
   created: string[];

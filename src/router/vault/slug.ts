@@ -14,4 +14,8 @@ export function slugify(text: string, fallback = "untitled"): string {
 /** 2026-11-22 */
 export const isoDate = (d: Date) => d.toISOString().slice(0, 10);
 /** 20261122T101500Z */
-export const compactStamp = (d: Date) => d.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+export const compactStamp = (d: Date) =>
+  d
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");

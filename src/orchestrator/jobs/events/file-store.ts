@@ -4,8 +4,8 @@
 import { appendFile, open, readdir, stat, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isJobId } from "../schema";
-import { AppendSignals, DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
 import { jsonOf, parseStored, type StoredJobEvent } from "./schema";
+import { AppendSignals, DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
 
 const SUFFIX = ".events.jsonl";
 /** Line → byte offset checkpoints kept per job (one per reader position). */

@@ -2,7 +2,7 @@
 // store for readers (GET /jobs/{id}/events, get_job, the console).
 import { log } from "../../../common/logger";
 import type { Job } from "../schema";
-import { RunRecorder, type JobProgress } from "./recorder";
+import { type JobProgress, RunRecorder } from "./recorder";
 import type { JobEventStore } from "./store";
 
 const logger = log("job-events");

@@ -1,10 +1,11 @@
 // One run's agent events → the job's event log and running totals (issue 18, parts 1 and 2).
 // The mapping is the chat stream's (TurnMapper); the running usage is summed per model message
 // (frames of one message repeat its usage) until the result line gives the final figures.
+
+import { log } from "../../../common/logger";
 import type { AgentEvent } from "../../agent/stream-json";
 import { TurnMapper } from "../../chat/turn-mapper";
-import { log } from "../../../common/logger";
-import { fromTurnEvent, jsonOf, type JobEvent, type RunningUsage } from "./schema";
+import { fromTurnEvent, type JobEvent, jsonOf, type RunningUsage } from "./schema";
 import type { JobEventStore } from "./store";
 
 const logger = log("job-events");

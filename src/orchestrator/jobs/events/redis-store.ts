@@ -6,8 +6,8 @@
 import { createClient } from "redis";
 import { maskRedisUrl } from "../../../common/kv/redis-store";
 import { log } from "../../../common/logger";
-import { AppendSignals, DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
 import { jsonOf, parseStored, type StoredJobEvent } from "./schema";
+import { AppendSignals, DEFAULT_READ_LIMIT, type JobEventStore } from "./store";
 
 const logger = log("job-events");
 /** Events of this process's last appends kept per job for its own watchers, for this many jobs (the latest). */
