@@ -102,6 +102,34 @@ describe("POST /ingest/batch", () => {
     expect(md).toContain("quagga cache is cold again");
   });
 
+  it("writes a batch's fan-out together as one at a time would: milestones in item order, a repeated signal absorbed", async () => {
+    const signal = (session: string) => ({ content: `---\nsession_id: ${session}\n---\nThe zebrabatch pump failed.`, tags: ["alert"] });
+    const res = await api.call("/ingest/batch", {
+      items: [
+        { content: "Shipped the gnubatch one release.", tags: ["milestone"] },
+        signal("s1"),
+        { content: "Shipped the gnubatch two release.", tags: ["milestone"] },
+        signal("s2"),
+        { content: "Shipped the gnubatch three release.", tags: ["milestone"] },
+      ],
+    });
+    expect(res.body.created).toBe(5);
+    const r = res.body.results;
+    expect(r.map((x: any) => x.kind)).toEqual(["milestone", "signal", "milestone", "signal", "milestone"]);
+    const daily = r[0].paths[1];
+    expect([r[2].paths[1], r[4].paths[1]]).toEqual([daily, daily]);
+    const log = readFileSync(join(vault, daily), "utf8");
+    expect(log.match(/gnubatch \w+/g)).toEqual(["gnubatch one", "gnubatch two", "gnubatch three"]);
+    // The second signal is the first's duplicate: absorbed into its file, counted twice.
+    expect(r[3].paths[1]).toBe(r[1].paths[1]);
+    expect(readFileSync(join(vault, r[1].paths[1]), "utf8")).toContain("count: 2");
+    // A later batch's repeat is absorbed into the same file too.
+    const again = await api.call("/ingest/batch", { items: [signal("s3")] });
+    expect(again.body.results[0].paths[1]).toBe(r[1].paths[1]);
+    expect(readFileSync(join(vault, r[1].paths[1]), "utf8")).toContain("count: 3");
+    expect(readdirSync(join(vault, "amygdala")).filter((n) => n.includes("zebrabatch"))).toHaveLength(1);
+  });
+
   it("answers 400 in the error shape for no items, too many, or a body that is not {items}", async () => {
     for (const body of [{ items: [] }, { items: Array.from({ length: 1001 }, (_, i) => ({ content: `n${i}` })) }, [{ content: "x" }], { content: "x" }]) {
       const res = await api.call("/ingest/batch", body);

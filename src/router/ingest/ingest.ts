@@ -15,7 +15,16 @@ import type { SignalHub } from "../signals/hub";
 import { writeSignalsMdNow } from "../signals/signals-md";
 import { SIGNALS_FILE } from "../tick/feed-entries";
 import { withFrontmatter } from "../vault/frontmatter";
-import { appendLesson, appendMilestone, type RecordInput, type RecordWrite, writeDecision, writeSignal } from "../vault/records";
+import {
+  appendLesson,
+  appendMilestone,
+  appendMilestones,
+  type RecordInput,
+  type RecordWrite,
+  writeDecision,
+  writeSignal,
+  writeSignals,
+} from "../vault/records";
 import { safeVaultPath } from "../vault/safe-path";
 import { isoDate, slugify } from "../vault/slug";
 import { classify, type Kind } from "./classify";
@@ -61,7 +70,14 @@ function ingestId(content: string): string {
   return hashContent(content.trim()).slice(0, 16);
 }
 
-export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signalsMd?: "now" | "caller" } = {}): Promise<IngestResult> {
+interface IngestOptions {
+  /** "caller": the caller rewrites signals.md once for many items (ingestBatch). */
+  signalsMd?: "now" | "caller";
+  /** Writes the kind's own file; default one record at a time (ingestBatch groups them). */
+  fanOut?: (kind: Kind, r: RecordInput) => Promise<RecordWrite | undefined>;
+}
+
+export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestOptions = {}): Promise<IngestResult> {
   const bytes = Buffer.byteLength(req.content, "utf8");
   if (bytes > deps.maxBytes) {
     throw new DomainError("too_large", "content_too_large", `content is ${bytes} bytes; INGEST_MAX_BYTES is ${deps.maxBytes}`);
@@ -121,7 +137,7 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signa
         scope: stringOf(data.scope),
         session_id: stringOf(data.session_id),
       };
-      const fanned = await fanOut(deps.vault, kind, record);
+      const fanned = await (opts.fanOut ?? ((k, r) => fanOut(deps.vault, k, r)))(kind, record);
       if (fanned) {
         paths.push(fanned.path);
         await deps.written?.(fanned.path);
@@ -145,32 +161,39 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: { signa
   });
 }
 
-/** Items of one batch in flight at once: their index rows share the group commit's transactions. */
-const BATCH_IN_FLIGHT = 64;
+/**
+ * Items of one batch in flight at once when each may call a model (refine, embeddings); without
+ * one, every item of the batch is: their index rows then share one transaction and their
+ * fan-out one grouped write (BatchFanOut).
+ */
+const BATCH_IN_FLIGHT_WITH_MODEL = 64;
 
 /** One item's outcome: what POST /ingest would have answered, or the error it would have thrown. */
 export type BatchItemOutcome = { result: IngestResult } | { error: unknown };
 
 /**
  * Ingests many items, each exactly as POST /ingest would (its own claim, note, index row,
- * fan-out and ledger entry: an item is whole or absent, never half-written), up to
- * BATCH_IN_FLIGHT at a time so their index rows share transactions. A failing item does not
- * stop the others; outcomes come back in item order. signals.md is rewritten once, before the
- * answer, when the batch recorded a signal.
+ * fan-out and ledger entry: an item is whole or absent, never half-written), many at a time so
+ * their index rows share transactions and their fan-out is grouped (BatchFanOut). A failing
+ * item does not stop the others; outcomes come back in item order. signals.md is rewritten
+ * once, before the answer, when the batch recorded a signal.
  */
 export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Promise<BatchItemOutcome[]> {
   const outcomes: BatchItemOutcome[] = new Array(items.length);
+  const grouped = new BatchFanOut(deps.vault);
+  const fanOut = grouped.add.bind(grouped);
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < items.length; i = next++) {
       try {
-        outcomes[i] = { result: await ingest(deps, items[i]!, { signalsMd: "caller" }) };
+        outcomes[i] = { result: await ingest(deps, items[i]!, { signalsMd: "caller", fanOut }) };
       } catch (error) {
         outcomes[i] = { error };
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(BATCH_IN_FLIGHT, items.length) }, worker));
+  const inFlight = deps.refine || deps.embed ? BATCH_IN_FLIGHT_WITH_MODEL : items.length;
+  await Promise.all(Array.from({ length: Math.min(inFlight, items.length) }, worker));
   // signals.md once for the batch (it lists every live signal; per signal it was a rewrite each).
   if (deps.signalTtlHours !== undefined && outcomes.some((o) => "result" in o && o.result.kind === "signal" && !o.result.duplicate)) {
     try {
@@ -231,6 +254,46 @@ function removeQuietly(abs: string): void {
   try {
     unlinkSync(abs);
   } catch {}
+}
+
+/**
+ * A batch's fan-out, grouped: the records that reach fan-out in one turn of the event loop (the
+ * items whose index rows one transaction committed) are written together — one rewrite per
+ * daily log or BLOCKS.md, one hold of the signal folder's lock and one scan of it for all the
+ * signals — instead of a locked read-modify-write and a folder scan each. Each record still
+ * gets its own outcome (a failing write fails only the items it would have written), so each
+ * item is still whole or absent.
+ */
+class BatchFanOut {
+  private queue: Array<{ kind: "milestone" | "signal"; r: RecordInput; resolve: (w: RecordWrite) => void; reject: (e: unknown) => void }> = [];
+
+  constructor(private readonly vault: string) {}
+
+  add(kind: Kind, r: RecordInput): Promise<RecordWrite | undefined> {
+    if (kind !== "milestone" && kind !== "signal") return fanOut(this.vault, kind, r);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ kind, r, resolve, reject });
+      if (this.queue.length === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const queued = this.queue.splice(0);
+    const run = async (kind: "milestone" | "signal", write: (vault: string, rs: RecordInput[]) => Promise<Array<RecordWrite | Error>>) => {
+      const mine = queued.filter((q) => q.kind === kind);
+      if (mine.length === 0) return;
+      const written = await write(
+        this.vault,
+        mine.map((q) => q.r),
+      ).catch((err: Error) => mine.map(() => err));
+      mine.forEach((q, i) => {
+        const w = written[i]!;
+        if (w instanceof Error) q.reject(w);
+        else q.resolve(w);
+      });
+    };
+    await Promise.all([run("milestone", appendMilestones), run("signal", writeSignals)]);
+  }
 }
 
 async function fanOut(vault: string, kind: Kind, r: RecordInput): Promise<RecordWrite | undefined> {

@@ -114,22 +114,59 @@ export function lessonBodies(log: string): string[] {
 
 /** milestone → projects/<scope>/BLOCKS.md when that project folder exists, else daily/DATE.md. */
 export async function appendMilestone(vault: string, r: RecordInput): Promise<RecordWrite> {
-  let rel = `daily/${isoDate(r.ts)}.md`;
+  return unwrap((await appendMilestones(vault, [r]))[0]!);
+}
+
+/**
+ * Many milestones (a batch of ingests): one locked rewrite per target file, its lines in the
+ * order given. Each record's outcome in order: its write, or the Error that kept its file from
+ * being written (then none of that file's lines were: the rewrite is one atomic write).
+ */
+export async function appendMilestones(vault: string, rs: RecordInput[]): Promise<Array<RecordWrite | Error>> {
+  const out: Array<RecordWrite | Error> = new Array(rs.length);
+  const byFile = new Map<string, number[]>();
+  const targets = await Promise.all(rs.map((r) => milestoneFile(vault, r).catch((err: Error) => err)));
+  targets.forEach((rel, i) => {
+    if (rel instanceof Error) out[i] = rel;
+    else byFile.set(rel, [...(byFile.get(rel) ?? []), i]);
+  });
+  await Promise.all(
+    [...byFile].map(async ([rel, idx]) => {
+      try {
+        await locked(vault, rel, async (abs) => {
+          const first = rs[idx[0]!]!;
+          const current = await readFile(abs, "utf8").catch(() => null);
+          const head = current ?? (rel.startsWith("daily/") ? `# ${isoDate(first.ts)}\n` : `# Blocks\n`);
+          const lines = idx.map((i) => {
+            const r = rs[i]!;
+            return `- ${r.ts.toISOString()} — milestone — ${r.content.trim().replace(/\n+/g, " ")} (${r.source})\n`;
+          });
+          await writeFileAtomic(abs, `${head.trimEnd()}\n${lines.join("")}`);
+        });
+        for (const i of idx) out[i] = { path: rel, written: true };
+      } catch (err) {
+        for (const i of idx) out[i] = err as Error;
+      }
+    }),
+  );
+  return out;
+}
+
+async function milestoneFile(vault: string, r: RecordInput): Promise<string> {
   if (r.scope) {
     const project = `projects/${slugify(r.scope, "")}`;
     const isDir = await stat(await safeVaultPath(vault, project)).then(
       (s) => s.isDirectory(),
       () => false,
     );
-    if (isDir && slugify(r.scope, "") !== "") rel = `${project}/BLOCKS.md`;
+    if (isDir && slugify(r.scope, "") !== "") return `${project}/BLOCKS.md`;
   }
-  return locked(vault, rel, async (abs) => {
-    const current = await readFile(abs, "utf8").catch(() => null);
-    const head = current ?? (rel.startsWith("daily/") ? `# ${isoDate(r.ts)}\n` : `# Blocks\n`);
-    const line = `- ${r.ts.toISOString()} — milestone — ${r.content.trim().replace(/\n+/g, " ")} (${r.source})\n`;
-    await writeFileAtomic(abs, `${head.trimEnd()}\n${line}`);
-    return { path: rel, written: true };
-  });
+  return `daily/${isoDate(r.ts)}.md`;
+}
+
+function unwrap(w: RecordWrite | Error): RecordWrite {
+  if (w instanceof Error) throw w;
+  return w;
 }
 
 /**
@@ -137,35 +174,71 @@ export async function appendMilestone(vault: string, r: RecordInput): Promise<Re
  * source, severity and body absorbs the duplicate (its `count` goes up).
  */
 export async function writeSignal(vault: string, r: RecordInput): Promise<RecordWrite> {
-  const severity = slugify(r.severity ?? "medium", "medium");
+  return unwrap((await writeSignals(vault, [r]))[0]!);
+}
+
+type Parsed = { name: string; data: Record<string, unknown>; body: string };
+
+/**
+ * Many signals (a batch of ingests) under one hold of the signal folder's lock, with one scan
+ * of it: the open signals are read once into a map (source, severity, body → file), which
+ * this call's own new and absorbed signals keep current, so a duplicate later in the batch is
+ * absorbed as if written one at a time. Each record is its own write: one failing (the Error
+ * in its place) leaves the others, and the map, as they were.
+ */
+export async function writeSignals(vault: string, rs: RecordInput[]): Promise<Array<RecordWrite | Error>> {
   const dir = await safeVaultPath(vault, "amygdala");
   await mkdir(dir, { recursive: true });
   return withVaultLock(join(dir, ".signals"), async () => {
-    const body = r.content.trim();
-    // The severity is in the file name: only those files can hold the duplicate.
-    const candidates = (await readdir(dir)).filter((n) => n.endsWith(".md") && n.includes(`-${severity}-`)).sort();
-    for (const { name, data, body: existing } of await parsedFiles(dir, candidates)) {
-      if (data.status === "open" && data.source === r.source && data.severity === severity && existing.trim() === body) {
-        const count = (typeof data.count === "number" ? data.count : 1) + 1;
-        await writeFileAtomic(join(dir, name), withFrontmatter({ ...data, count, last_seen: r.ts.toISOString() }, body));
-        return { path: `amygdala/${name}`, written: false, count };
+    const severities = [...new Set(rs.map((r) => signalSeverity(r)))];
+    // The severity is in the file name: only those files can hold a duplicate.
+    const candidates = (await readdir(dir)).filter((n) => n.endsWith(".md") && severities.some((s) => n.includes(`-${s}-`))).sort();
+    const open = new Map<string, Parsed>();
+    for (const f of await parsedFiles(dir, candidates)) {
+      const { status, source, severity } = f.data;
+      if (status !== "open" || typeof severity !== "string" || !f.name.includes(`-${severity}-`)) continue;
+      const key = signalKey(source, severity, f.body.trim());
+      if (!open.has(key)) open.set(key, f); // the first in name order, as a one-by-one scan finds
+    }
+    const out: Array<RecordWrite | Error> = [];
+    for (const r of rs) {
+      const severity = signalSeverity(r);
+      const body = r.content.trim();
+      const key = signalKey(r.source, severity, body);
+      try {
+        const hit = open.get(key);
+        if (hit) {
+          const count = (typeof hit.data.count === "number" ? hit.data.count : 1) + 1;
+          const data = { ...hit.data, count, last_seen: r.ts.toISOString() };
+          await writeFileAtomic(join(dir, hit.name), withFrontmatter(data, body));
+          open.set(key, { ...hit, data });
+          out.push({ path: `amygdala/${hit.name}`, written: false, count });
+          continue;
+        }
+        const name = `${compactStamp(r.ts)}-${severity}-${slugify(r.title ?? firstLine(body))}.md`;
+        const fm = {
+          type: "signal",
+          severity,
+          status: "open",
+          source: r.source,
+          session_id: r.session_id,
+          created: r.ts.toISOString(),
+          count: 1,
+          title: r.title ?? firstLine(body),
+        };
+        await writeFileAtomic(join(dir, name), withFrontmatter(fm, body));
+        open.set(key, { name, data: Object.fromEntries(Object.entries(fm).filter(([, v]) => v !== undefined)), body });
+        out.push({ path: `amygdala/${name}`, written: true, count: 1 });
+      } catch (err) {
+        out.push(err as Error);
       }
     }
-    const name = `${compactStamp(r.ts)}-${severity}-${slugify(r.title ?? firstLine(body))}.md`;
-    const fm = {
-      type: "signal",
-      severity,
-      status: "open",
-      source: r.source,
-      session_id: r.session_id,
-      created: r.ts.toISOString(),
-      count: 1,
-      title: r.title ?? firstLine(body),
-    };
-    await writeFileAtomic(join(dir, name), withFrontmatter(fm, body));
-    return { path: `amygdala/${name}`, written: true, count: 1 };
+    return out;
   });
 }
+
+const signalSeverity = (r: RecordInput) => slugify(r.severity ?? "medium", "medium");
+const signalKey = (source: unknown, severity: string, body: string) => JSON.stringify([source, severity, body]);
 
 /** decision → left/decisions/ADR-NNNN-slug.md with status proposed, or the one given (NNNN = next number). */
 export async function writeDecision(vault: string, r: RecordInput): Promise<RecordWrite> {
