@@ -165,6 +165,18 @@ describe("POST /ingest/batch", () => {
     expect(res.status).toBe(201);
     expect(existsSync(join(dir, `${id}.json.claim`))).toBe(false);
   });
+
+  it("ingests content again whose ledger entry a crash left torn, and writes the entry whole", async () => {
+    const content = "# Torn\nA tornokapi note whose ledger entry was cut short.";
+    const id = createHash("sha256").update(content.trim()).digest("hex").slice(0, 16);
+    const dir = join(vault, ".brain", "ingested");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${id}.json`), '{"id":"');
+    const res = await api.call("/ingest/batch", { items: [{ content }] });
+    expect(res.body.results[0]).toMatchObject({ status: 201, id });
+    expect(JSON.parse(readFileSync(join(dir, `${id}.json`), "utf8"))).toMatchObject({ id, duplicate: false });
+    expect((await api.call("/ingest/batch", { items: [{ content }] })).body.results[0].status).toBe(200);
+  });
 });
 
 describe("router-cli import", () => {

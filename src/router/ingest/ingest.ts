@@ -2,9 +2,9 @@
 // same content a second time. Order matters for "nothing half-written": the document is
 // indexed (embeddings included) before any file is written, files are written atomically,
 // and the ledger entry that marks the content as ingested comes last.
-import { mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { writeFileAtomicSync } from "../../common/atomic-write";
 import { withClaim } from "../../common/claim";
 import { DomainError } from "../../common/domain-error";
@@ -155,8 +155,10 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
       throw err;
     }
     const result: IngestResult = { id, kind, paths, indexed: true, duplicate: false };
-    // 3. Last, the ledger: from now on the same content is recognised.
-    writeFileAtomicSync(ledger, JSON.stringify(result), { mkdir: true });
+    // 3. Last, the ledger: from now on the same content is recognised. One plain write, not a
+    // temp file and a rename: the entry is only ever read under this claim, so no reader sees
+    // it half-written, and one torn by a crash mid-write reads as absent (readLedger).
+    writeLedger(ledger, JSON.stringify(result));
     return result;
   });
 }
@@ -218,6 +220,7 @@ function ledgerPath(dataDir: string, id: string): string {
 }
 const madeDirs = new Set<string>();
 
+/** The entry, or null when there is none — or only a torn one, left by a crash mid-write. */
 function readLedger(path: string): IngestResult | null {
   let text: string;
   try {
@@ -225,7 +228,24 @@ function readLedger(path: string): IngestResult | null {
   } catch {
     return null;
   }
-  return JSON.parse(text) as IngestResult;
+  try {
+    const entry = JSON.parse(text) as IngestResult;
+    return entry && typeof entry === "object" && typeof entry.id === "string" ? entry : null;
+  } catch {
+    logger.warn(`ledger entry ${path} is torn (a crash while it was written): ingesting its content again`);
+    return null;
+  }
+}
+
+/** Writes the entry (replacing a torn one); its folder is made again if it was removed. */
+function writeLedger(path: string, text: string): void {
+  try {
+    writeFileSync(path, text);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+  }
 }
 
 /**
