@@ -4,7 +4,7 @@
 // cross-process file lock) so concurrent writers lose nothing.
 import { mkdir, readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { writeFileAtomic } from "../../common/atomic-write";
+import { writeFileAtomic, writeFileAtomicSync } from "../../common/atomic-write";
 import { splitFrontmatter } from "../index/document";
 import { withFrontmatter } from "./frontmatter";
 import { safeVaultPath } from "./safe-path";
@@ -141,7 +141,7 @@ export async function appendMilestones(vault: string, rs: RecordInput[]): Promis
             const r = rs[i]!;
             return `- ${r.ts.toISOString()} — milestone — ${r.content.trim().replace(/\n+/g, " ")} (${r.source})\n`;
           });
-          await writeFileAtomic(abs, `${head.trimEnd()}\n${lines.join("")}`);
+          writeFileAtomicSync(abs, `${head.trimEnd()}\n${lines.join("")}`);
         });
         for (const i of idx) out[i] = { path: rel, written: true };
       } catch (err) {
@@ -210,7 +210,7 @@ export async function writeSignals(vault: string, rs: RecordInput[]): Promise<Ar
         if (hit) {
           const count = (typeof hit.data.count === "number" ? hit.data.count : 1) + 1;
           const data = { ...hit.data, count, last_seen: r.ts.toISOString() };
-          await writeFileAtomic(join(dir, hit.name), withFrontmatter(data, body));
+          writeFileAtomicSync(join(dir, hit.name), withFrontmatter(data, body));
           open.set(key, { ...hit, data });
           out.push({ path: `amygdala/${hit.name}`, written: false, count });
           continue;
@@ -226,7 +226,7 @@ export async function writeSignals(vault: string, rs: RecordInput[]): Promise<Ar
           count: 1,
           title: r.title ?? firstLine(body),
         };
-        await writeFileAtomic(join(dir, name), withFrontmatter(fm, body));
+        writeFileAtomicSync(join(dir, name), withFrontmatter(fm, body));
         open.set(key, { name, data: Object.fromEntries(Object.entries(fm).filter(([, v]) => v !== undefined)), body });
         out.push({ path: `amygdala/${name}`, written: true, count: 1 });
       } catch (err) {
