@@ -155,7 +155,8 @@ describe("POST /ingest/batch", () => {
     await dead.exited;
     const dir = join(vault, ".brain", "ingested");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${id}.json.claim`), JSON.stringify({ pid: dead.pid, host: hostname() }));
+    // The ledger entry is its own claim: a crash leaves the entry holding the dead owner.
+    writeFileSync(join(dir, `${id}.json`), JSON.stringify({ claim: { pid: dead.pid, host: hostname() } }));
     const res = await fetch(`${main.routerUrl}/ingest`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
@@ -163,10 +164,10 @@ describe("POST /ingest/batch", () => {
       signal: AbortSignal.timeout(4_000),
     });
     expect(res.status).toBe(201);
-    expect(existsSync(join(dir, `${id}.json.claim`))).toBe(false);
+    expect(JSON.parse(readFileSync(join(dir, `${id}.json`), "utf8"))).toMatchObject({ id, duplicate: false });
   });
 
-  it("ingests content again whose ledger entry a crash left torn, and writes the entry whole", async () => {
+  it("ingests content again whose ledger entry a crash left torn (once it is a second old), and writes the entry whole", async () => {
     const content = "# Torn\nA tornokapi note whose ledger entry was cut short.";
     const id = createHash("sha256").update(content.trim()).digest("hex").slice(0, 16);
     const dir = join(vault, ".brain", "ingested");

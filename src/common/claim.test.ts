@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { withClaim } from "./claim.ts";
+import { withClaim, withRecordClaim } from "./claim.ts";
 import { cleanCrashLeftovers } from "./crash-leftovers.ts";
 import { FileLockTimeoutError } from "./file-lock.ts";
 
@@ -101,5 +101,44 @@ describe("withClaim", () => {
     } finally {
       holder.kill();
     }
+  });
+});
+
+describe("withRecordClaim", () => {
+  const seen = (text: string) => `seen ${JSON.parse(text).v}`;
+
+  it("runs the first caller of a key; the others find its record, and the file holds the record (padded, parseable)", async () => {
+    const path = join(dir, "k.json");
+    let runs = 0;
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        withRecordClaim(path, seen, async () => {
+          runs++;
+          await Promise.resolve();
+          return { value: "made", record: JSON.stringify({ v: 1 }) };
+        }),
+      ),
+    );
+    expect(results).toEqual(["made", "seen 1", "seen 1", "seen 1", "seen 1"]);
+    expect(runs).toBe(1);
+    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ v: 1 });
+    expect(readdirSync(dir)).toEqual(["k.json"]);
+  });
+
+  it("leaves no file when the work fails, so the next caller runs", async () => {
+    const path = join(dir, "k.json");
+    await expect(withRecordClaim(path, seen, () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(existsSync(path)).toBe(false);
+    expect(await withRecordClaim(path, seen, async () => ({ value: "made", record: '{"v":2}' }))).toBe("made");
+  });
+
+  it("takes over a dead process's claim, and waits for a live one's", async () => {
+    const path = join(dir, "k.json");
+    writeFileSync(path, JSON.stringify({ claim: { pid: await deadPid(), host: hostname() } }));
+    expect(await withRecordClaim(path, seen, async () => ({ value: "made", record: '{"v":3}' }))).toBe("made");
+    const live = join(dir, "live.json");
+    writeFileSync(live, JSON.stringify({ claim: { pid: process.ppid, host: hostname() } }));
+    await expect(withRecordClaim(live, seen, async () => ({ value: "made", record: "{}" }), { timeoutMs: 100 })).rejects.toBeInstanceOf(FileLockTimeoutError);
+    expect(JSON.parse(readFileSync(live, "utf8")).claim.pid).toBe(process.ppid);
   });
 });

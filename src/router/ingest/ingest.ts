@@ -2,11 +2,11 @@
 // same content a second time. Order matters for "nothing half-written": the document is
 // indexed (embeddings included) before any file is written, files are written atomically,
 // and the ledger entry that marks the content as ingested comes last.
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, unlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { writeFileAtomicSync } from "../../common/atomic-write";
-import { withClaim } from "../../common/claim";
+import { withRecordClaim } from "../../common/claim";
 import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
 import { deriveTitle, documentFromFile, frontmatterTags, hashContent, splitFrontmatter } from "../index/document";
@@ -86,12 +86,12 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
 
   const id = ingestId(req.content);
   const ledger = ledgerPath(deps.dataDir, id);
-  // Same content at once: callers of this process queue on the claim, other processes (the MCP
-  // listener on the same vault) wait for its file; the ledger is read under it.
-  return withClaim(`${ledger}.claim`, async () => {
-    const seen = readLedger(ledger);
-    if (seen) return { ...seen, duplicate: true };
-
+  // The ledger entry is its own claim (withRecordClaim): one exclusive create finds content
+  // ingested before (its entry answers) or claims it, so the same content at once waits —
+  // callers of this process on a queue, other processes (the MCP listener on the same vault)
+  // on the file — and a failure removes the claim, leaving the content not ingested.
+  const seen = (text: string): IngestResult => ({ ...(JSON.parse(text) as IngestResult), duplicate: true });
+  return withRecordClaim(ledger, seen, async () => {
     const now = (deps.now ?? (() => new Date()))();
     const { data, body } = splitFrontmatter(req.content);
     const tags = [...new Set([...frontmatterTags(data), ...req.tags.map((t) => t.trim()).filter(Boolean)])];
@@ -155,11 +155,8 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
       throw err;
     }
     const result: IngestResult = { id, kind, paths, indexed: true, duplicate: false };
-    // 3. Last, the ledger: from now on the same content is recognised. One plain write, not a
-    // temp file and a rename: the entry is only ever read under this claim, so no reader sees
-    // it half-written, and one torn by a crash mid-write reads as absent (readLedger).
-    writeLedger(ledger, JSON.stringify(result));
-    return result;
+    // 3. Last, the ledger entry is written over the claim: from now on the content is recognised.
+    return { value: result, record: JSON.stringify(result) };
   });
 }
 
@@ -219,34 +216,6 @@ function ledgerPath(dataDir: string, id: string): string {
   return join(dir, `${id}.json`);
 }
 const madeDirs = new Set<string>();
-
-/** The entry, or null when there is none — or only a torn one, left by a crash mid-write. */
-function readLedger(path: string): IngestResult | null {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch {
-    return null;
-  }
-  try {
-    const entry = JSON.parse(text) as IngestResult;
-    return entry && typeof entry === "object" && typeof entry.id === "string" ? entry : null;
-  } catch {
-    logger.warn(`ledger entry ${path} is torn (a crash while it was written): ingesting its content again`);
-    return null;
-  }
-}
-
-/** Writes the entry (replacing a torn one); its folder is made again if it was removed. */
-function writeLedger(path: string, text: string): void {
-  try {
-    writeFileSync(path, text);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, text);
-  }
-}
 
 /**
  * The absolute path of a vault folder ingest writes into, created and checked (safeVaultPath:
