@@ -95,7 +95,7 @@ export async function importFolder(client: RouterClient, dir: string, opts: Impo
         const names = files.slice(next, next + Math.min(READ_AHEAD, batchSize - batch.items.length));
         next += names.length;
         const read = await Promise.all(names.map((f) => readFile(join(dir, f), "utf8").catch((err: Error) => err)));
-        names.forEach((file, i) => ahead.push({ file, content: read[i]! }));
+        for (const [i, file] of names.entries()) ahead.push({ file, content: read[i]! });
       }
       const { file, content } = ahead[0]!;
       if (content instanceof Error) {
