@@ -8,7 +8,7 @@
 //   filesystem) once its mtime is older than staleMs — a live holder refreshes it every
 //   staleMs/2 while it holds the claim.
 // - A claim left by a crash is removed at start-up too (crash-leftovers.ts, removeDeadClaim).
-import { mkdirSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, utimesSync, writeFileSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { FileLockTimeoutError, processAlive } from "./file-lock";
@@ -181,8 +181,9 @@ export function withRecordClaim<T>(
 ): Promise<T> {
   const run = async (): Promise<T> => {
     const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
-    const existing = await acquireRecord(path, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, staleMs);
-    if (existing !== undefined) return seen(existing);
+    const got = await acquireRecord(path, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, staleMs);
+    if (typeof got === "string") return seen(got);
+    const fd = got.fd;
     const refresh = setInterval(() => {
       try {
         const now = new Date();
@@ -200,10 +201,12 @@ export function withRecordClaim<T>(
         } catch {}
         throw err;
       }
-      writeFileSync(path, done.record.padEnd(RECORD_CLAIM.length), { flag: "r+" });
+      // Through the claim's own descriptor, kept open: no second lookup of the path.
+      writeSync(fd, done.record.padEnd(RECORD_CLAIM.length), 0);
       return done.value;
     } finally {
       clearInterval(refresh);
+      closeSync(fd);
     }
   };
   const prior = queues.get(path);
@@ -223,20 +226,33 @@ const RECORD_CLAIM = JSON.stringify({ claim: { pid: process.pid, host: HOST } })
 
 type Found = { state: "gone" } | { state: "record"; text: string } | { state: "torn" } | { state: "owner"; pid?: number; host?: string };
 
-/** Creates the claim, or returns the record already there; waits (jittered backoff) while a live holder has it. */
-async function acquireRecord(path: string, timeoutMs: number, staleMs: number): Promise<string | undefined> {
+/**
+ * Creates the claim (its descriptor returned, still open), or returns the record already
+ * there; waits (jittered backoff) while a live holder has it.
+ */
+async function acquireRecord(path: string, timeoutMs: number, staleMs: number): Promise<string | { fd: number }> {
   const deadline = Date.now() + timeoutMs;
   let wait = 2;
   for (let takeovers = 0; ; ) {
     try {
+      let fd: number;
       try {
-        writeFileSync(path, RECORD_CLAIM, { flag: "wx" });
+        fd = openSync(path, "wx");
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
         mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, RECORD_CLAIM, { flag: "wx" });
+        fd = openSync(path, "wx");
       }
-      return undefined;
+      try {
+        writeSync(fd, RECORD_CLAIM, 0);
+      } catch (err) {
+        closeSync(fd);
+        try {
+          unlinkSync(path);
+        } catch {}
+        throw err;
+      }
+      return { fd };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
