@@ -8,7 +8,7 @@
 // access log). Each phase uses fresh documents (no duplicates) from a loader in its own process.
 //
 //   bun run bench ingest
-//   BENCH_INGEST_DOCS=2000 BENCH_ROUNDS=2 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=1 bun scripts/bench/ingest.ts
+//   BENCH_INGEST_DOCS=2000 BENCH_ROUNDS=2 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=2 bun scripts/bench/ingest.ts
 //
 // The import folder is the search bench's generated vault (lib/vault-gen.ts): notes with
 // frontmatter tags, ~6 % of which classify as signals and ~6 % as milestones, so the import
@@ -35,7 +35,7 @@ const settings = {
   docs: envNum("BENCH_INGEST_DOCS", 2_000),
   importNotes: envNum("BENCH_IMPORT_NOTES", 10_000),
   rounds: envNum("BENCH_ROUNDS", 2),
-  importRounds: envNum("BENCH_IMPORT_ROUNDS", 1),
+  importRounds: envNum("BENCH_IMPORT_ROUNDS", 2),
 };
 const CONNECTIONS = [1, 8] as const;
 const TARGET = { ratio: 0.7, importRate: 5_000 };
@@ -107,6 +107,25 @@ async function startRouter(): Promise<{ base: string; server: Started }> {
   return { base: `http://127.0.0.1:${port}`, server };
 }
 
+/**
+ * A server's CPU time so far (user + system, ms), from /proc: on a shared machine wall-clock
+ * rates swing with other processes' load and I/O, CPU time per document much less.
+ */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in 1/100 s
+  } catch {
+    return Number.NaN;
+  }
+}
+/** Runs `work` and returns its result with the server's CPU µs per document meanwhile. */
+async function withCpu<T>(pid: number, docs: number, work: () => Promise<T>): Promise<[T, number]> {
+  const c0 = cpuMs(pid);
+  const out = await work();
+  return [out, ((cpuMs(pid) - c0) * 1000) / docs];
+}
+
 const created = (r: PostResult) => (r.statuses["201"] ?? 0) / r.seconds;
 const failures = (r: PostResult) => r.requests - (r.statuses["201"] ?? 0) + r.errors;
 
@@ -147,7 +166,7 @@ const ingest: Record<number, { floor: number[]; router: number[]; p50: number[] 
   1: { floor: [], router: [], p50: [] },
   8: { floor: [], router: [], p50: [] },
 };
-const imports = { floor: [] as number[], router: [] as number[] };
+const imports = { floor: [] as number[], router: [] as number[], floorCpu: [] as number[], routerCpu: [] as number[] };
 try {
   console.log(`ingest: ${settings.docs} new notes per run, ${settings.rounds} round(s) at 1 and 8 connections; import of ${settings.importNotes} notes`);
   const floor = await startFloor();
@@ -172,9 +191,13 @@ try {
     // A fresh seed per round, so no note is a duplicate of an earlier round's.
     writeVault(dir, settings.importNotes, 100 + round);
     const files = [...new Bun.Glob("**/*.md").scanSync(dir)].sort();
-    imports.floor.push(await floorImport(floor.base, dir, files, 500));
-    imports.router.push(await routerImport(router.base, dir));
-    console.log(`  round ${round + 1}: floor ${num(imports.floor.at(-1)!)} docs/s, router-cli import ${num(imports.router.at(-1)!)} docs/s`);
+    const [f, fCpu] = await withCpu(floor.server.pid, files.length, () => floorImport(floor.base, dir, files, 500));
+    const [r, rCpu] = await withCpu(router.server.pid, files.length, () => routerImport(router.base, dir));
+    imports.floor.push(f);
+    imports.router.push(r);
+    imports.floorCpu.push(fCpu);
+    imports.routerCpu.push(rCpu);
+    console.log(`  round ${round + 1}: floor ${num(f)} docs/s (${num(fCpu)} µs server CPU a note), router-cli import ${num(r)} docs/s (${num(rCpu)} µs)`);
   }
   for (const s of [floor.server, router.server]) {
     if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`a server exited during the run\n${logTail(s.logPath)}`);
@@ -209,6 +232,9 @@ rows.push([
   `≥ ${num(TARGET.importRate)}/s ${ri >= TARGET.importRate ? "ok" : "MISS"}`,
 ]);
 console.log(`\n${table(rows)}`);
+console.log(
+  `import, server CPU a note (user + system; steadier than docs/s on a busy machine): brain-stack ${num(median(imports.routerCpu))} µs, floor ${num(median(imports.floorCpu))} µs (${num(median(imports.routerCpu) / median(imports.floorCpu), 2)}×)`,
+);
 console.log(`medians of ${settings.rounds} round(s) (import: ${settings.importRounds}); POST /ingest p50 at 1 connection ${num(median(ingest[1]!.p50), 2)} ms`);
 console.log(
   `load average: ${loadStart.map((x) => x.toFixed(2)).join(" ")} at start, ${loadavg()
