@@ -191,8 +191,20 @@ try {
     // A fresh seed per round, so no note is a duplicate of an earlier round's.
     writeVault(dir, settings.importNotes, 100 + round);
     const files = [...new Bun.Glob("**/*.md").scanSync(dir)].sort();
-    const [f, fCpu] = await withCpu(floor.server.pid, files.length, () => floorImport(floor.base, dir, files, 500));
-    const [r, rCpu] = await withCpu(router.server.pid, files.length, () => routerImport(router.base, dir));
+    // Each import leaves the disk busy writing its files back: the order alternates, so neither
+    // side always runs in the other's wake.
+    const runFloor = () => withCpu(floor.server.pid, files.length, () => floorImport(floor.base, dir, files, 500));
+    const runRouter = () => withCpu(router.server.pid, files.length, () => routerImport(router.base, dir));
+    let floorRun: [number, number];
+    let routerRun: [number, number];
+    if (round % 2 === 0) {
+      floorRun = await runFloor();
+      routerRun = await runRouter();
+    } else {
+      routerRun = await runRouter();
+      floorRun = await runFloor();
+    }
+    const [[f, fCpu], [r, rCpu]] = [floorRun, routerRun];
     imports.floor.push(f);
     imports.router.push(r);
     imports.floorCpu.push(fCpu);
