@@ -100,34 +100,45 @@ export function bestChunk(chunks: string[]): { seq: number; marked: string } {
  * A snippet of a highlighted chunk, cut the way FTS5's snippet() cuts one: the window of
  * SNIPPET_TOKENS words holding the most distinct matched terms (then the most matches, then
  * the earliest), its matches centred, "…" where text was cut, marks as SNIPPET_MARK.
+ * One pass over the character codes finds the words (split at \s, as /\s+/ splits) and the
+ * marks in them; only the window's words are ever copied out.
  */
 export function markedSnippet(marked: string): string {
-  const words = marked.split(/\s+/).filter((w) => w !== "");
-  const n = words.length;
-  const width = Math.min(SNIPPET_TOKENS, n);
+  const starts: number[] = []; // each word's first character
+  const ends: number[] = []; // and one past its last
   const opened: boolean[] = []; // a mark is open where the word starts
   const matched: string[][] = []; // terms whose mark closes in the word
   const hits: number[] = []; // marks the word opens
   let open = false;
-  let term = "";
-  for (const word of words) {
+  let termStart = 0; // where the open mark's text begins
+  const length = marked.length;
+  for (let i = 0; i < length; ) {
+    while (i < length && isSpace(marked.charCodeAt(i))) i++;
+    if (i === length) break;
+    starts.push(i);
     opened.push(open);
-    if (!open && !word.includes(MARK_OPEN)) {
-      matched.push(NONE);
-      hits.push(0);
-      continue;
-    }
-    const closed: string[] = [];
+    let closed = NONE;
     let count = 0;
-    for (const ch of word) {
-      if (ch === MARK_OPEN) [open, term, count] = [true, "", count + 1];
-      else if (ch === MARK_CLOSE) [open, closed[closed.length]] = [false, term.toLowerCase()];
-      else if (open) term += ch;
+    for (; i < length; i++) {
+      const c = marked.charCodeAt(i);
+      if (c === OPEN_CODE) {
+        open = true;
+        termStart = i + 1;
+        count++;
+      } else if (c === CLOSE_CODE) {
+        if (open) {
+          if (closed === NONE) closed = [];
+          closed.push(termText(marked, termStart, i));
+        }
+        open = false;
+      } else if (isSpace(c)) break;
     }
-    if (open) term += " ";
+    ends.push(i);
     matched.push(closed);
     hits.push(count);
   }
+  const n = starts.length;
+  const width = Math.min(SNIPPET_TOKENS, n);
   // Slide the window, keeping each matched term's count inside it.
   const inWindow = new Map<string, number>();
   const enter = (i: number, by: number) => {
@@ -145,9 +156,9 @@ export function markedSnippet(marked: string): string {
   let start = 0;
   let bestScore = inWindow.size * 1_000 + count;
   for (let s = 1; s + width <= n; s++) {
-    enter(s - 1, -1);
+    if (matched[s - 1] !== NONE) enter(s - 1, -1);
     count -= hits[s - 1]!;
-    enter(s + width - 1, 1);
+    if (matched[s + width - 1] !== NONE) enter(s + width - 1, 1);
     count += hits[s + width - 1]!;
     const score = inWindow.size * 1_000 + count;
     if (score > bestScore) [start, bestScore] = [s, score];
@@ -162,12 +173,35 @@ export function markedSnippet(marked: string): string {
     }
   }
   if (first !== -1) start = Math.max(0, Math.min(n - width, first - Math.floor((width - (last - first + 1)) / 2)));
-  let text = words.slice(start, start + width).join(" ");
+  let text = width === 0 ? "" : marked.slice(starts[start], ends[start + width - 1]).replace(SPACES, " ");
   if (start < n && opened[start]) text = MARK_OPEN + text;
   if (start + width < n ? opened[start + width] : open) text += MARK_CLOSE;
   if (start > 0) text = `…${text}`;
   if (start + width < n) text += "…";
   return text.replaceAll(MARK_OPEN, SNIPPET_MARK.open).replaceAll(MARK_CLOSE, SNIPPET_MARK.close);
+}
+
+const OPEN_CODE = MARK_OPEN.charCodeAt(0);
+const CLOSE_CODE = MARK_CLOSE.charCodeAt(0);
+const SPACES = /\s+/g;
+
+/** A marked term as one lower-cased string, its words one space apart (marks inside dropped). */
+function termText(marked: string, from: number, to: number): string {
+  const raw = marked.slice(from, to);
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === OPEN_CODE || c === CLOSE_CODE || isSpace(c)) return raw.replace(SPACES, " ").replaceAll(MARK_OPEN, "").replaceAll(MARK_CLOSE, "").toLowerCase();
+  }
+  return raw.toLowerCase();
+}
+
+/** What /\s/ matches: ASCII and Unicode white space, line terminators and U+FEFF. */
+function isSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 160) return false;
+  return (
+    c === 160 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+  );
 }
 
 const NONE: string[] = [];
