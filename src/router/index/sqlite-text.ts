@@ -100,31 +100,30 @@ export function bestChunk(chunks: string[]): { seq: number; marked: string } {
  * A snippet of a highlighted chunk, cut the way FTS5's snippet() cuts one: the window of
  * SNIPPET_TOKENS words holding the most distinct matched terms (then the most matches, then
  * the earliest), its matches centred, "…" where text was cut, marks as SNIPPET_MARK.
- * One pass over the character codes finds the words (split at \s, as /\s+/ splits) and the
- * marks in them; only the window's words are ever copied out.
+ * One pass over the character codes finds the words (split at \s, as /\s+/ splits) and keeps
+ * only those a mark touches; a window's score changes only where one of them enters or leaves
+ * it, so only those starts are scored, and only the window's words are copied out.
  */
 export function markedSnippet(marked: string): string {
-  const starts: number[] = []; // each word's first character
-  const ends: number[] = []; // and one past its last
-  const opened: boolean[] = []; // a mark is open where the word starts
-  const matched: string[][] = []; // terms whose mark closes in the word
-  const hits: number[] = []; // marks the word opens
+  const length = marked.length;
+  if (starts.length < length + 1) [starts, ends] = [new Int32Array(length + 64), new Int32Array(length + 64)];
+  const marks: MarkedWord[] = []; // the words a mark opens, closes or spans, in order
+  let n = 0;
   let open = false;
   let termStart = 0; // where the open mark's text begins
-  const length = marked.length;
   for (let i = 0; i < length; ) {
     while (i < length && isSpace(marked.charCodeAt(i))) i++;
     if (i === length) break;
-    starts.push(i);
-    opened.push(open);
+    starts[n] = i;
+    const opened = open;
     let closed = NONE;
-    let count = 0;
+    let hits = 0;
     for (; i < length; i++) {
       const c = marked.charCodeAt(i);
       if (c === OPEN_CODE) {
         open = true;
         termStart = i + 1;
-        count++;
+        hits++;
       } else if (c === CLOSE_CODE) {
         if (open) {
           if (closed === NONE) closed = [];
@@ -133,53 +132,65 @@ export function markedSnippet(marked: string): string {
         open = false;
       } else if (isSpace(c)) break;
     }
-    ends.push(i);
-    matched.push(closed);
-    hits.push(count);
+    ends[n] = i;
+    if (opened || hits > 0) marks.push({ word: n, opened, closed, hits });
+    n++;
   }
-  const n = starts.length;
   const width = Math.min(SNIPPET_TOKENS, n);
-  // Slide the window, keeping each matched term's count inside it.
-  const inWindow = new Map<string, number>();
-  const enter = (i: number, by: number) => {
-    for (const t of matched[i]!) {
-      const c = (inWindow.get(t) ?? 0) + by;
-      if (c === 0) inWindow.delete(t);
-      else inWindow.set(t, c);
-    }
-  };
-  let count = 0;
-  for (let i = 0; i < width; i++) {
-    enter(i, 1);
-    count += hits[i]!;
-  }
+  // The earliest of the best windows starts at 0 or where a marked word enters or leaves one.
   let start = 0;
-  let bestScore = inWindow.size * 1_000 + count;
-  for (let s = 1; s + width <= n; s++) {
-    if (matched[s - 1] !== NONE) enter(s - 1, -1);
-    count -= hits[s - 1]!;
-    if (matched[s + width - 1] !== NONE) enter(s + width - 1, 1);
-    count += hits[s + width - 1]!;
-    const score = inWindow.size * 1_000 + count;
+  let bestScore = -1;
+  const candidates = [0];
+  for (const m of marks) candidates.push(m.word - width + 1, m.word + 1);
+  candidates.sort((a, b) => a - b);
+  let previous = -1;
+  for (const s of candidates) {
+    if (s === previous || s < 0 || s > n - width) continue;
+    previous = s;
+    const terms = new Set<string>();
+    let count = 0;
+    for (const m of marks) {
+      if (m.word < s) continue;
+      if (m.word >= s + width) break;
+      for (const t of m.closed) terms.add(t);
+      count += m.hits;
+    }
+    const score = terms.size * 1_000 + count;
     if (score > bestScore) [start, bestScore] = [s, score];
   }
   // Centre what the window matched, so a match is not its first or last word.
   let first = -1;
   let last = -1;
-  for (let i = start; i < start + width; i++) {
-    if (hits[i]! > 0 || opened[i]) {
-      if (first === -1) first = i;
-      last = i;
-    }
+  for (const m of marks) {
+    if (m.word < start) continue;
+    if (m.word >= start + width) break;
+    if (first === -1) first = m.word;
+    last = m.word;
   }
   if (first !== -1) start = Math.max(0, Math.min(n - width, first - Math.floor((width - (last - first + 1)) / 2)));
+  const openedAt = (word: number) => marks.some((m) => m.word === word && m.opened);
   let text = width === 0 ? "" : marked.slice(starts[start], ends[start + width - 1]).replace(SPACES, " ");
-  if (start < n && opened[start]) text = MARK_OPEN + text;
-  if (start + width < n ? opened[start + width] : open) text += MARK_CLOSE;
+  if (start < n && openedAt(start)) text = MARK_OPEN + text;
+  if (start + width < n ? openedAt(start + width) : open) text += MARK_CLOSE;
   if (start > 0) text = `…${text}`;
   if (start + width < n) text += "…";
   return text.replaceAll(MARK_OPEN, SNIPPET_MARK.open).replaceAll(MARK_CLOSE, SNIPPET_MARK.close);
 }
+
+/** A word of markedSnippet's chunk that a mark touches. */
+interface MarkedWord {
+  word: number;
+  /** A mark is open where the word starts. */
+  opened: boolean;
+  /** The terms whose mark closes in the word. */
+  closed: string[];
+  /** The marks the word opens. */
+  hits: number;
+}
+
+/** Each word's first character and one past its last, reused from call to call. */
+let starts = new Int32Array(4096);
+let ends = new Int32Array(4096);
 
 const OPEN_CODE = MARK_OPEN.charCodeAt(0);
 const CLOSE_CODE = MARK_CLOSE.charCodeAt(0);
