@@ -137,26 +137,35 @@ export function markedSnippet(marked: string): string {
     n++;
   }
   const width = Math.min(SNIPPET_TOKENS, n);
-  // The earliest of the best windows starts at 0 or where a marked word enters or leaves one.
+  // The earliest of the best windows starts at 0 or where a marked word enters or leaves one:
+  // those starts, in order (two ascending streams merged), with the marks inside kept counted.
   let start = 0;
   let bestScore = -1;
-  const candidates = [0];
-  for (const m of marks) candidates.push(m.word - width + 1, m.word + 1);
-  candidates.sort((a, b) => a - b);
-  let previous = -1;
-  for (const s of candidates) {
-    if (s === previous || s < 0 || s > n - width) continue;
-    previous = s;
-    const terms = new Set<string>();
-    let count = 0;
-    for (const m of marks) {
-      if (m.word < s) continue;
-      if (m.word >= s + width) break;
-      for (const t of m.closed) terms.add(t);
-      count += m.hits;
+  const inWindow = new Map<string, number>();
+  const enter = (m: MarkedWord, by: number) => {
+    for (const t of m.closed) {
+      const c = (inWindow.get(t) ?? 0) + by;
+      if (c === 0) inWindow.delete(t);
+      else inWindow.set(t, c);
     }
-    const score = terms.size * 1_000 + count;
+    count += by * m.hits;
+  };
+  let count = 0;
+  let lo = 0; // the first mark still in the window
+  let hi = 0; // the first mark not yet entered
+  let entering = 0; // the next mark whose word a window would gain as its last
+  let leaving = 0; // the next mark whose word a window would lose as its first
+  for (let s = 0; s <= n - width; ) {
+    while (hi < marks.length && marks[hi]!.word < s + width) enter(marks[hi++]!, 1);
+    while (lo < hi && marks[lo]!.word < s) enter(marks[lo++]!, -1);
+    const score = inWindow.size * 1_000 + count;
     if (score > bestScore) [start, bestScore] = [s, score];
+    let next = Infinity;
+    while (entering < marks.length && marks[entering]!.word - width + 1 <= s) entering++;
+    while (leaving < marks.length && marks[leaving]!.word + 1 <= s) leaving++;
+    if (entering < marks.length) next = marks[entering]!.word - width + 1;
+    if (leaving < marks.length) next = Math.min(next, marks[leaving]!.word + 1);
+    s = next;
   }
   // Centre what the window matched, so a match is not its first or last word.
   let first = -1;
