@@ -106,7 +106,19 @@ export function bestChunk(chunks: string[]): { seq: number; marked: string } {
  */
 export function markedSnippet(marked: string): string {
   const length = marked.length;
-  if (starts.length < length + 1) [starts, ends] = [new Int32Array(length + 64), new Int32Array(length + 64)];
+  // Words are one character apart at least, so there are at most half as many (rounded up).
+  const most = (length + 1) >> 1;
+  if (most > starts.length) {
+    const grown = [new Int32Array(most), new Int32Array(most)] as const;
+    if (most > KEPT_WORDS) return cutSnippet(marked, grown[0], grown[1]);
+    [starts, ends] = grown;
+  }
+  return cutSnippet(marked, starts, ends);
+}
+
+/** markedSnippet with `starts` and `ends` long enough for every word of `marked`. */
+function cutSnippet(marked: string, starts: Int32Array, ends: Int32Array): string {
+  const length = marked.length;
   const marks: MarkedWord[] = []; // the words a mark opens, closes or spans, in order
   let n = 0;
   let open = false;
@@ -141,6 +153,7 @@ export function markedSnippet(marked: string): string {
   // those starts, in order (two ascending streams merged), with the marks inside kept counted.
   let start = 0;
   let bestScore = -1;
+  let count = 0;
   const inWindow = new Map<string, number>();
   const enter = (m: MarkedWord, by: number) => {
     for (const t of m.closed) {
@@ -150,7 +163,6 @@ export function markedSnippet(marked: string): string {
     }
     count += by * m.hits;
   };
-  let count = 0;
   let lo = 0; // the first mark still in the window
   let hi = 0; // the first mark not yet entered
   let entering = 0; // the next mark whose word a window would gain as its last
@@ -197,9 +209,10 @@ interface MarkedWord {
   hits: number;
 }
 
-/** Each word's first character and one past its last, reused from call to call. */
+/** Each word's first character and one past its last, reused from call to call up to KEPT_WORDS words. */
 let starts = new Int32Array(4096);
 let ends = new Int32Array(4096);
+const KEPT_WORDS = 65_536;
 
 const OPEN_CODE = MARK_OPEN.charCodeAt(0);
 const CLOSE_CODE = MARK_CLOSE.charCodeAt(0);
