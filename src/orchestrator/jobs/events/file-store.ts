@@ -52,7 +52,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
   };
 
   /** Appends text to the job's log with write(2) on its open O_APPEND descriptor. */
-  function appendText(id: string, text: string): void {
+  function appendText(id: string, text: string, bytes: number): void {
     let o = open_.get(id);
     if (o) o.timer.refresh();
     else {
@@ -62,9 +62,13 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
       o = { fd, timer };
       open_.set(id, o);
     }
-    const buf = Buffer.from(text);
     try {
-      for (let off = 0; off < buf.length; ) off += writeSync(o.fd, buf, off, buf.length - off);
+      // One write(2) of the text; a short write (a full disk) goes on from where it stopped.
+      const wrote = writeSync(o.fd, text);
+      if (wrote < bytes) {
+        const buf = Buffer.from(text);
+        for (let off = wrote; off < buf.length; ) off += writeSync(o.fd, buf, off, buf.length - off);
+      }
     } catch (err) {
       closeLog(id);
       throw err;
@@ -167,10 +171,11 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
       const prev = chains.get(id) ?? Promise.resolve();
       const next = prev.then(async () => {
         const t = await tailOf(id);
-        appendText(id, text);
+        const bytes = Buffer.byteLength(text);
+        appendText(id, text, bytes);
         for (const event of events) t.events.push({ id: ++t.last, event });
         if (t.events.length > TAIL_EVENTS) t.events.splice(0, t.events.length - TAIL_EVENTS);
-        t.size += Buffer.byteLength(text);
+        t.size += bytes;
       });
       const tail = next.catch(() => {});
       chains.set(id, tail);
