@@ -15,7 +15,9 @@
 // the RSS it is left with); and POST /search against lib/search-floor-server.ts, a bare
 // Bun.serve running the same FTS5 expression, bm25 weights and a snippet over the same index
 // file, under the same wrk load. The build runs at refreshFolder's default batch (256 files a
-// transaction), what the router's tick uses (BENCH_BUILD_CONCURRENCY overrides it).
+// transaction), what the router's tick uses (BENCH_BUILD_CONCURRENCY overrides it). Beside
+// req/s, each server's CPU time per request in the 1-connection run (from /proc): on a machine
+// others share, the req/s ratio swings with their load, the CPU a request costs much less.
 //
 //   bun run bench search                       # 10k notes
 //   bun scripts/bench/search.ts --large        # 10k and 100k (or BENCH_LARGE=1)
@@ -36,7 +38,7 @@ import { type LoadResult, loadTool } from "./lib/load.ts";
 import { type NotesLatency, timeNotesEndpoints } from "./lib/notes-latency.ts";
 import { freePort } from "./lib/ports.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
-import { logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
+import { cpuMs, logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
 import { type RefreshResult, refreshRaw } from "./lib/raw-index.ts";
 import { ensureRipgrep, type RgTiming, timeRipgrep } from "./lib/ripgrep.ts";
 import { median } from "./lib/stats.ts";
@@ -94,6 +96,9 @@ interface Cell {
   buildRssMb?: number;
   /** The bare search server under the same load (SQLite cells). */
   floorLatency?: LoadResult;
+  /** CPU time the server process spent per request in the 1-connection run (µs; /proc, 10 ms ticks): less skewed by other work than req/s. */
+  cpuUsPerReq?: number;
+  floorCpuUsPerReq?: number;
   floorThroughput?: LoadResult;
   refreshSource?: string;
   refreshMs: number[];
@@ -245,7 +250,9 @@ async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promi
   try {
     const load = { baseUrl: base, path: "/search", bodies, headers: {}, threads: 1 };
     await runWrkPost({ ...load, seconds: settings.warmupSeconds, connections: settings.connections });
+    const cpu0 = cpuMs(server.pid);
     cell.floorLatency = await runWrkPost({ ...load, seconds: settings.seconds, connections: 1 });
+    cell.floorCpuUsPerReq = ((cpuMs(server.pid) - cpu0) * 1000) / cell.floorLatency.requests;
     cell.floorThroughput = await runWrkPost({ ...load, seconds: settings.seconds, connections: settings.connections });
   } finally {
     await server.stop();
@@ -297,7 +304,9 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     const load = { baseUrl: base, path: "/search", bodies, headers: AUTH, threads: 1 };
     console.log(`  /search: warm-up, latency (1 connection), throughput (${settings.connections} connections)…`);
     await runWrkPost({ ...load, seconds: settings.warmupSeconds, connections: settings.connections });
+    const cpu0 = cpuMs(server.pid);
     cell.latency = await runWrkPost({ ...load, seconds: settings.seconds, connections: 1 });
+    cell.cpuUsPerReq = ((cpuMs(server.pid) - cpu0) * 1000) / cell.latency.requests;
     cell.throughput = await runWrkPost({ ...load, seconds: settings.seconds, connections: settings.connections });
     cell.rssAfterSearchMb = rssMb(server.pid);
     if (cell.backend === "sqlite") {
@@ -390,6 +399,15 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
       (v) => v >= 0.85,
     ),
     row("  floor p50, 1 connection (ms)", (c) => c.floorLatency?.p50Ms ?? NA, 2, "(floor)"),
+    row("POST /search server CPU per request, 1 connection (µs)", (c) => c.cpuUsPerReq ?? NA, 0, "—"),
+    row("  floor CPU per request (µs)", (c) => c.floorCpuUsPerReq ?? NA, 0, "(floor)"),
+    row(
+      "  floor CPU ÷ brain-stack's",
+      (c) => (c.floorCpuUsPerReq ?? NA) / (c.cpuUsPerReq ?? NA),
+      2,
+      "≥ 0.85",
+      (v) => v >= 0.85,
+    ),
     row(`POST /search req/s, ${settings.connections} connections`, (c) => c.throughput?.rps ?? NA, 0, "—"),
     row(`  floor req/s, ${settings.connections} connections`, (c) => c.floorThroughput?.rps ?? NA, 0, "(floor)"),
     row(

@@ -26,6 +26,8 @@ export interface StartAgentOptions {
   killGraceMs?: number;
   /** Aborting it cancels the run (same as cancel()). */
   signal?: AbortSignal;
+  /** How long a burst of output gathers before it is read (default 1 ms; see readLineBatches). */
+  readGatherMs?: number;
 }
 
 /**
@@ -111,7 +113,7 @@ class Run implements AgentRun {
     readonly argv: readonly string[],
   ) {
     this.pid = proc.pid;
-    this.lines = readLineBatches(proc.stdout, { gatherMs: READ_GATHER_MS });
+    this.lines = readLineBatches(proc.stdout, { gatherMs: opts.readGatherMs ?? READ_GATHER_MS });
     this.collector = new OutcomeCollector(opts.args.resume ?? opts.args.sessionId);
     this.stderr = tail(proc.stderr, STDERR_TAIL_BYTES);
     if (opts.timeoutMs !== undefined) {

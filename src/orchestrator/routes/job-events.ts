@@ -63,9 +63,14 @@ const watchRoute = createRoute({
   },
 });
 
-// The event's JSON as the log keeps it (made once, by the recorder): JSON text holds no line
-// break, so it is one data line; the type is one of the schema's names.
-const frame = (e: StoredJobEvent) => `event: ${e.event.type}\nid: ${e.id}\ndata: ${jsonOf(e.event)}\n\n`;
+// A batch of events as SSE text, one string: each event's JSON as the log keeps it (made once, by
+// the recorder; JSON text holds no line break, so it is one data line); the type is one of the
+// schema's names.
+function frames(batch: StoredJobEvent[]): string {
+  let text = "";
+  for (const e of batch) text += `event: ${e.event.type}\nid: ${e.id}\ndata: ${jsonOf(e.event)}\n\n`;
+  return text;
+}
 
 /** GET /jobs/events; registered before GET /jobs/{job_id} (a job id is a UUID, never "events"). */
 export function registerJobWatch(app: OrchestratorApp): void {
@@ -107,7 +112,7 @@ export function registerJobEvents(app: OrchestratorApp): void {
         // One write per batch: a fast agent's burst goes out as one chunk.
         for await (const batch of events) {
           if (sink.closed) break;
-          sink.write(batch.map(frame).join(""));
+          sink.write(frames(batch));
         }
       },
     });

@@ -104,6 +104,8 @@ export async function search(deps: SearchDeps, query: string, limit: number, opt
     fused = top.map((h) => ({ ...h, ...marked.get(h.path) }));
   }
   const mode: SearchMode = useVectors ? "hybrid" : "bm25";
+  // No rerank stage and no explain: the fused list is the answer, nothing more to build.
+  if (reranker === undefined && !opts.explain) return { mode, hits: fused.length > limit ? fused.slice(0, limit) : fused };
 
   let status: RerankStatus | undefined;
   let order: Array<{ hit: SearchHit; fusedRank: number; rerank: HitExplain["rerank"] }> = fused.map((hit, i) => ({ hit, fusedRank: i + 1, rerank: null }));

@@ -1,7 +1,14 @@
 // Job events as JSONL beside the job file: SERVICE_JOBS_DIR/{id}.events.jsonl, one event a line,
 // appended (O_APPEND: pods sharing the directory never interleave a line). A reader that follows
 // a job keeps where it stopped (line → byte offset), so a live watcher reads only what is new.
-import { appendFile, open, readdir, stat, unlink } from "node:fs/promises";
+//
+// The hot path is synchronous, as writeFileAtomicSync's is: a running job's log stays open
+// (closed after IDLE_CLOSE_MS without an append), one append per recorder tick is one write(2)
+// of that tick's lines, and a same-process watcher's check that nobody else appended is one
+// stat(2). Each was a thread-pool round trip (open, write, close; stat) per tick before, on the
+// path from the agent's line to the watcher.
+import { closeSync, openSync, statSync, writeSync } from "node:fs";
+import { open, readdir, stat, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isJobId } from "../schema";
 import { jsonOf, parseStored, type StoredJobEvent } from "./schema";
@@ -12,6 +19,8 @@ const SUFFIX = ".events.jsonl";
 const MAX_CHECKPOINTS = 64;
 /** What this process appended last, per job, served to its own live readers without touching the disk. */
 const TAIL_EVENTS = 4096;
+/** A job's log file stays open this long after its last append. */
+const IDLE_CLOSE_MS = 2_000;
 
 interface Tail {
   /** Id of the last line in the file, as this process knows it. */
@@ -29,6 +38,42 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
   const chains = new Map<string, Promise<void>>();
   const checkpoints = new Map<string, Map<number, number>>();
   const tails = new Map<string, Tail>();
+  /** Open logs (O_APPEND) of the jobs appended to lately, each closed when idle. */
+  const open_ = new Map<string, { fd: number; timer: ReturnType<typeof setTimeout> }>();
+
+  const closeLog = (id: string) => {
+    const o = open_.get(id);
+    if (!o) return;
+    open_.delete(id);
+    clearTimeout(o.timer);
+    try {
+      closeSync(o.fd);
+    } catch {}
+  };
+
+  /** Appends text to the job's log with write(2) on its open O_APPEND descriptor. */
+  function appendText(id: string, text: string, bytes: number): void {
+    let o = open_.get(id);
+    if (o) o.timer.refresh();
+    else {
+      const fd = openSync(pathOf(id), "a", 0o600);
+      const timer = setTimeout(() => closeLog(id), IDLE_CLOSE_MS);
+      timer.unref?.();
+      o = { fd, timer };
+      open_.set(id, o);
+    }
+    try {
+      // One write(2) of the text; a short write (a full disk) goes on from where it stopped.
+      const wrote = writeSync(o.fd, text);
+      if (wrote < bytes) {
+        const buf = Buffer.from(text);
+        for (let off = wrote; off < buf.length; ) off += writeSync(o.fd, buf, off, buf.length - off);
+      }
+    } catch (err) {
+      closeLog(id);
+      throw err;
+    }
+  }
 
   /** Counts the lines already in the file (once per job and process, at its first append here). */
   async function tailOf(id: string): Promise<Tail> {
@@ -46,17 +91,16 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
   }
 
   /** The events after `after` from this process's tail, when it is current and reaches back that far. */
-  async function fromTail(id: string, after: number, limit: number): Promise<StoredJobEvent[] | undefined> {
-    if (!tails.has(id)) return undefined;
-    const size = await stat(pathOf(id)).then(
-      (s) => s.size,
-      () => -1,
-    );
+  function fromTail(id: string, after: number, limit: number): StoredJobEvent[] | undefined {
     const t = tails.get(id);
     if (!t) return undefined;
+    let size = -1;
+    try {
+      size = statSync(pathOf(id)).size;
+    } catch {}
     if (size !== t.size) {
-      // Another process appended (the file is the truth from now on), or our own append is between
-      // its write and its bookkeeping (then the file answers this once).
+      // Another process appended (the file is the truth from now on), or our own first append is
+      // between counting the file's lines and its write (then the file answers this once).
       if (!chains.has(id)) tails.delete(id);
       return undefined;
     }
@@ -78,7 +122,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
 
   async function read(id: string, after: number, limit = DEFAULT_READ_LIMIT): Promise<StoredJobEvent[]> {
     if (!isJobId(id)) return [];
-    const cached = await fromTail(id, after, limit);
+    const cached = fromTail(id, after, limit);
     if (cached) return cached;
     let handle;
     try {
@@ -127,10 +171,11 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
       const prev = chains.get(id) ?? Promise.resolve();
       const next = prev.then(async () => {
         const t = await tailOf(id);
-        await appendFile(pathOf(id), text, { mode: 0o600 });
+        const bytes = Buffer.byteLength(text);
+        appendText(id, text, bytes);
         for (const event of events) t.events.push({ id: ++t.last, event });
         if (t.events.length > TAIL_EVENTS) t.events.splice(0, t.events.length - TAIL_EVENTS);
-        t.size += Buffer.byteLength(text);
+        t.size += bytes;
       });
       const tail = next.catch(() => {});
       chains.set(id, tail);
@@ -152,6 +197,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
         // A log written in the last TTL may belong to a job whose record is still on its way.
         const info = await stat(join(dir, name)).catch(() => null);
         if (info && info.mtimeMs + opts.ttlSeconds * 1000 > now()) continue;
+        closeLog(id);
         await unlink(join(dir, name)).catch(() => {});
         checkpoints.delete(id);
         tails.delete(id);
@@ -161,6 +207,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
     },
     async close() {
       await Promise.all([...chains.values()]);
+      for (const id of [...open_.keys()]) closeLog(id);
     },
   };
 }

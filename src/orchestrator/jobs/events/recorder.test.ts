@@ -49,6 +49,62 @@ describe("the job's event log", () => {
     expect((await store.read(id, 0, 2)).map((e) => e.id)).toEqual([1, 2]);
     expect(await store.read(Bun.randomUUIDv7(), 0)).toEqual([]);
   });
+
+  it("keeps every position right when two pods share the directory and append in turn", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "events-"));
+    const here = createFileJobEventStore({ dir, ttlSeconds: 60 });
+    const there = createFileJobEventStore({ dir, ttlSeconds: 60 });
+    const id = Bun.randomUUIDv7();
+    const at = new Date().toISOString();
+    const ev = (message: string) => ({ type: "error" as const, at, code: "c", message });
+    try {
+      await here.append(id, [ev("h1"), ev("h2")]);
+      // A watcher here, caught up from memory, then the other pod's append, then ours again.
+      expect((await here.read(id, 0)).map((e) => e.id)).toEqual([1, 2]);
+      await there.append(id, [{ type: "status", at, status: "cancelled" }]);
+      expect((await here.read(id, 2)).map((e) => [e.id, e.event.type])).toEqual([[3, "status"]]);
+      await here.append(id, [ev("h3")]);
+      for (const store of [here, there]) {
+        expect((await store.read(id, 0)).map((e) => [e.id, e.event.type === "error" ? e.event.message : e.event.type])).toEqual([
+          [1, "h1"],
+          [2, "h2"],
+          [3, "status"],
+          [4, "h3"],
+        ]);
+      }
+      // Whole lines on disk, in that order.
+      expect(
+        readFileSync(join(dir, `${id}.events.jsonl`), "utf8")
+          .trimEnd()
+          .split("\n")
+          .map((l) => JSON.parse(l).message ?? JSON.parse(l).type),
+      ).toEqual(["h1", "h2", "status", "h3"]);
+    } finally {
+      await Promise.all([here.close(), there.close()]);
+    }
+  });
+
+  it("appends the run's last events when the result line comes, not a tick later", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "events-"));
+    const store = createFileJobEventStore({ dir, ttlSeconds: 60 });
+    const id = Bun.randomUUIDv7();
+    // A tick far longer than the test: only the result line can have written the events.
+    const r = new RunRecorder({ store, jobId: id, maxBytes: 1 << 20, onProgress: () => {}, writeTickMs: 600_000 });
+    const lines = frames();
+    for (const ev of lines.slice(0, -1)) r.push(ev);
+    expect(lines.at(-1)!.type).toBe("result");
+    r.push(lines.at(-1)!);
+    const events = await until(
+      async () => {
+        const all = await store.read(id, 0);
+        return all.some((e) => e.event.type === "text" && e.event.final) ? all : undefined;
+      },
+      { what: "the final text in the log" },
+    );
+    expect(events.map((e) => e.event.type)).toContain("tool_use");
+    await r.finish({ status: "succeeded", exit_code: 0 });
+    await store.close();
+  });
 });
 
 describeWithRedis("the job's event log in Redis, with two pods appending", () => {

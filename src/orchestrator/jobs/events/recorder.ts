@@ -115,6 +115,8 @@ export class RunRecorder {
       this.dirty = true;
       this.progress(ev.type === "result");
     }
+    // The result line is the run's last: its events go now, not a tick later.
+    if (ev.type === "result") this.writeNow();
   };
 
   /** After the agent has exited: what the mapper still holds, the end's error, the last totals; resolves when written. */
@@ -215,6 +217,13 @@ export class RunRecorder {
     }, this.opts.writeTickMs ?? WRITE_TICK_MS);
   }
 
+  /** The pending events in the next append, without waiting for the tick. */
+  private writeNow(): void {
+    if (this.tick) clearTimeout(this.tick);
+    this.tick = undefined;
+    this.writing = this.writing.then(() => this.write());
+  }
+
   private async write(): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
@@ -227,9 +236,7 @@ export class RunRecorder {
   }
 
   private async flushNow(): Promise<void> {
-    if (this.tick) clearTimeout(this.tick);
-    this.tick = undefined;
+    this.writeNow();
     await this.writing;
-    await this.write();
   }
 }
