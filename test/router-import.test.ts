@@ -4,7 +4,7 @@
 // notes through it, with progress lines when piped and the exit codes of the other commands.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { type MainProcess, REPO, startMain, tempDir } from "./support/main-process";
@@ -128,6 +128,35 @@ describe("POST /ingest/batch", () => {
     expect(again.body.results[0].paths[1]).toBe(r[1].paths[1]);
     expect(readFileSync(join(vault, r[1].paths[1]), "utf8")).toContain("count: 3");
     expect(readdirSync(join(vault, "amygdala")).filter((n) => n.includes("zebrabatch"))).toHaveLength(1);
+  });
+
+  it("fails only the items whose grouped fan-out could not be written, and leaves nothing of them", async () => {
+    const dailyDir = join(vault, "daily");
+    const daily = join(dailyDir, `${new Date().toISOString().slice(0, 10)}.md`);
+    const saved = existsSync(daily) ? readFileSync(daily, "utf8") : null;
+    rmSync(daily, { force: true });
+    mkdirSync(join(daily, "blocker"), { recursive: true }); // a folder where the daily log goes
+    try {
+      const before = ingestedFiles().length;
+      const res = await api.call("/ingest/batch", {
+        items: [
+          { content: "Shipped the elandbatch one release.", tags: ["milestone"] },
+          { content: "# Eland notes\nA plain elandbatch note." },
+          { content: "Shipped the elandbatch two release.", tags: ["milestone"] },
+        ],
+      });
+      expect(res.body.results.map((r: any) => r.status)).toEqual([500, 201, 500]);
+      expect(ingestedFiles().length - before).toBe(1);
+      const found = await api.search("elandbatch producer:ingest");
+      expect(found.body.hits.map((h: any) => h.path)).toEqual([res.body.results[1].paths[0]]);
+    } finally {
+      rmSync(daily, { recursive: true, force: true });
+      if (saved !== null) writeFileSync(daily, saved);
+    }
+    // Nothing was recorded as ingested: once the log can be written, the same items go in.
+    const retry = await api.call("/ingest/batch", { items: [{ content: "Shipped the elandbatch one release.", tags: ["milestone"] }] });
+    expect(retry.body.results[0].status).toBe(201);
+    expect(readFileSync(daily, "utf8")).toContain("elandbatch one");
   });
 
   it("answers 400 in the error shape for no items, too many, or a body that is not {items}", async () => {
