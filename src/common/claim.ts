@@ -34,15 +34,20 @@ const queues = new Map<string, Promise<unknown>>();
 
 /** Runs `fn` holding the claim on `path` (the claim file itself, e.g. `<ledger>.claim`). */
 export function withClaim<T>(path: string, fn: () => Promise<T>, opts: ClaimOptions = {}): Promise<T> {
-  const prior = queues.get(path);
-  const run = prior ? prior.then(() => held(path, fn, opts)) : held(path, fn, opts);
+  return queued(path, () => held(path, fn, opts));
+}
+
+/** Runs `fn` once every earlier caller of this process queued on `key` has finished. */
+function queued<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const prior = queues.get(key);
+  const run = prior ? prior.then(fn) : fn();
   const tail = run.then(
     () => {},
     () => {},
   );
-  queues.set(path, tail);
+  queues.set(key, tail);
   void tail.then(() => {
-    if (queues.get(path) === tail) queues.delete(path);
+    if (queues.get(key) === tail) queues.delete(key);
   });
   return run;
 }
@@ -209,17 +214,7 @@ export function withRecordClaim<T>(
       closeSync(fd);
     }
   };
-  const prior = queues.get(path);
-  const result = prior ? prior.then(run) : run();
-  const tail = result.then(
-    () => {},
-    () => {},
-  );
-  queues.set(path, tail);
-  void tail.then(() => {
-    if (queues.get(path) === tail) queues.delete(path);
-  });
-  return result;
+  return queued(path, run);
 }
 
 const RECORD_CLAIM = JSON.stringify({ claim: { pid: process.pid, host: HOST } });
