@@ -57,6 +57,17 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
       expect(tools.map((t) => t.name).sort()).toEqual(["brief", "context", "feed", "get", "ingest", "marker", "multi_get", "recent", "search", "tick"]);
     });
 
+    it("records what it ingests as from mcp unless a source is named, a blank one included", async () => {
+      const client = await connect();
+      for (const [source, expected] of [[undefined, "mcp"], ["   ", "mcp"], ["retro", "retro"]] as const) {
+        const content = `Source check ${name} ${expected} ${JSON.stringify(source)}`;
+        const ingested = await tool(client, "ingest", { content, ...(source === undefined ? {} : { source }) });
+        expect(ingested.isError).toBeFalsy();
+        const note = await tool(client, "get", { path: ingested.structuredContent!.paths[0] });
+        expect(note.structuredContent!.frontmatter.source).toBe(expected);
+      }
+    });
+
     it("ingests, then finds it with search and brief", async () => {
       const client = await connect();
       const word = `quokka${name.replace(/\W/g, "").toLowerCase()}`;

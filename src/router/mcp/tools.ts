@@ -56,7 +56,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
         source: z.string().max(INGEST_SOURCE_MAX_CHARS).optional(),
       },
     },
-    (args) => answer(() => ingest(deps.ingest, { ...args, source: args.source ?? "mcp" })),
+    (args) => answer(() => ingest(deps.ingest, { ...args, source: args.source?.trim() || "mcp" })),
   );
 
   server.registerTool(
