@@ -59,7 +59,11 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
 
     it("records what it ingests as from mcp unless a source is named, a blank one included", async () => {
       const client = await connect();
-      for (const [source, expected] of [[undefined, "mcp"], ["   ", "mcp"], ["retro", "retro"]] as const) {
+      for (const [source, expected] of [
+        [undefined, "mcp"],
+        ["   ", "mcp"],
+        ["retro", "retro"],
+      ] as const) {
         const content = `Source check ${name} ${expected} ${JSON.stringify(source)}`;
         const ingested = await tool(client, "ingest", { content, ...(source === undefined ? {} : { source }) });
         expect(ingested.isError).toBeFalsy();
