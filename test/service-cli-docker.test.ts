@@ -47,14 +47,20 @@ beforeAll(async () => {
 }, 120_000);
 
 describe("agent", () => {
-  it("--build / -b builds brain-stack:latest from the Dockerfile found walking up", async () => {
+  it("--build / -b builds brain-stack:local (the name compose.yml runs) from the Dockerfile found walking up", async () => {
     const s = setup();
     expect((await cli(s, "agent", "--build")).code).toBe(0);
     expect((await cli(s, "agent", "-b")).code).toBe(0);
     expect(calls(s)).toEqual([
-      ["build", "-t", "brain-stack:latest", s.repo],
-      ["build", "-t", "brain-stack:latest", s.repo],
+      ["build", "-t", "brain-stack:local", s.repo],
+      ["build", "-t", "brain-stack:local", s.repo],
     ]);
+  });
+
+  it("--build builds the image BRAIN_IMAGE names instead, as compose.yml would run it", async () => {
+    const s = setup({ BRAIN_IMAGE: "brain-stack:0.1.0" });
+    expect((await cli(s, "agent", "--build")).code).toBe(0);
+    expect(calls(s)).toEqual([["build", "-t", "brain-stack:0.1.0", s.repo]]);
   });
 
   it("--run / -r starts it detached, port 8200 on 127.0.0.1, with the .env found walking up", async () => {
@@ -75,7 +81,7 @@ describe("agent", () => {
         join(s.repo, ".env"),
         "-e",
         "SERVICE_ALLOW_NO_AUTH=1",
-        "brain-stack:latest",
+        "brain-stack:local",
         "--only",
         "orchestrator",
       ],
@@ -102,7 +108,7 @@ describe("agent", () => {
         join(s.home, ".service", ".env"),
         "-e",
         "SERVICE_ALLOW_NO_AUTH=1",
-        "brain-stack:latest",
+        "brain-stack:local",
         "--only",
         "orchestrator",
       ],

@@ -5,9 +5,13 @@ import { dirname, join, resolve } from "node:path";
 import { consola } from "consola";
 import { usage } from "../_errors";
 
-/** The image `agent --build` makes and `agent --run` starts; `push` tags it under DOCKER_REGISTRY. */
+/** The repository name `push` tags under DOCKER_REGISTRY. */
 export const IMAGE_NAME = "brain-stack";
-export const LOCAL_IMAGE = `${IMAGE_NAME}:latest`;
+/**
+ * The image `agent --build` makes and `agent --run` starts: BRAIN_IMAGE, else the local name
+ * compose.yml and `router-cli install` build and run (`brain-stack:local`), so one build serves all three.
+ */
+export const LOCAL_IMAGE = process.env.BRAIN_IMAGE || `${IMAGE_NAME}:local`;
 export const AGENT_CONTAINER = "brain-stack-agent";
 /** The compose service of the orchestrator in compose.yml. */
 export const COMPOSE_SERVICE = "orchestrator";
