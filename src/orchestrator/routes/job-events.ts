@@ -4,7 +4,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
 import { eventIdOf, sseResponse, sseStream } from "../../common/http/sse";
 import type { OrchestratorApp } from "../app";
-import { followJobEvents, jsonOf, type StoredJobEvent } from "../jobs/events";
+import { followJobEvents, type StoredJobEvent } from "../jobs/events";
 import { JobListQuery } from "../jobs/schema";
 import { watchJobs } from "../jobs/watch";
 import { keepOpen } from "./keep-open";
@@ -68,7 +68,7 @@ const watchRoute = createRoute({
 // schema's names.
 function frames(batch: StoredJobEvent[]): string {
   let text = "";
-  for (const e of batch) text += `event: ${e.event.type}\nid: ${e.id}\ndata: ${jsonOf(e.event)}\n\n`;
+  for (const e of batch) text += `event: ${e.event.type}\nid: ${e.id}\ndata: ${e.json}\n\n`;
   return text;
 }
 

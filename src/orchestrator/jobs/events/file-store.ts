@@ -148,7 +148,7 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
         line++;
         if (line > after) {
           try {
-            out.push({ id: line, event: parseStored(buf.subarray(start, nl).toString("utf8")) });
+            out.push(parseStored(line, buf.subarray(start, nl).toString("utf8")));
           } catch {
             // a damaged line keeps its number, so ids stay positions
           }
@@ -164,16 +164,17 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
 
   return {
     kind: "file",
-    append(id, events) {
+    append(id, events, json) {
       if (!isJobId(id)) return Promise.reject(new Error(`not a job id: ${JSON.stringify(id)}`));
       if (events.length === 0) return Promise.resolve();
-      const text = `${events.map(jsonOf).join("\n")}\n`;
+      const texts = json ?? events.map(jsonOf);
+      const text = `${texts.join("\n")}\n`;
       const prev = chains.get(id) ?? Promise.resolve();
       const next = prev.then(async () => {
         const t = await tailOf(id);
         const bytes = Buffer.byteLength(text);
         appendText(id, text, bytes);
-        for (const event of events) t.events.push({ id: ++t.last, event });
+        for (let i = 0; i < events.length; i++) t.events.push({ id: ++t.last, event: events[i]!, json: texts[i]! });
         if (t.events.length > TAIL_EVENTS) t.events.splice(0, t.events.length - TAIL_EVENTS);
         t.size += bytes;
       });

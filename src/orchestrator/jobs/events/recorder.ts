@@ -58,6 +58,8 @@ export class RunRecorder {
   private bytes = 0;
   private cut = false;
   private pending: JobEvent[] = [];
+  /** The pending events' JSON, made once here (to measure each) and handed to the store. */
+  private pendingJson: string[] = [];
   private writing: Promise<void> = Promise.resolve();
   private lastProgress = 0;
   private failures = 0;
@@ -186,20 +188,24 @@ export class RunRecorder {
 
   private add(e: JobEvent): void {
     if (this.cut && !KEPT_AFTER_CUT.has(e.type)) return;
-    const size = jsonOf(e).length + 1;
+    const json = jsonOf(e);
+    const size = json.length + 1;
     if (!this.cut && this.bytes + size > this.opts.maxBytes && !KEPT_AFTER_CUT.has(e.type)) {
       this.cut = true;
-      this.pending.push({
+      const cut: JobEvent = {
         type: "cut",
         at: e.at,
         limit_bytes: this.opts.maxBytes,
         message: `the event log reached its limit (${this.opts.maxBytes} bytes): later text, thinking and tool events are not kept; status, usage and errors still are`,
-      });
+      };
+      this.pending.push(cut);
+      this.pendingJson.push(jsonOf(cut));
       this.schedule();
       return;
     }
     this.bytes += size;
     this.pending.push(e);
+    this.pendingJson.push(json);
     this.schedule();
   }
 
@@ -227,9 +233,11 @@ export class RunRecorder {
   private async write(): Promise<void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
+    const json = this.pendingJson;
     this.pending = [];
+    this.pendingJson = [];
     try {
-      await this.opts.store.append(this.opts.jobId, batch);
+      await this.opts.store.append(this.opts.jobId, batch, json);
     } catch (err) {
       if (this.failures++ === 0) logger.warn(`job ${this.opts.jobId}: events not kept: ${(err as Error).message}`);
     }

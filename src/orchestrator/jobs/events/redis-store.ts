@@ -50,7 +50,7 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
   const chains = new Map<string, Promise<void>>();
   /** Per job: this process's last appends, contiguous positions (the first is events[0].id). */
   const tails = new Map<string, StoredJobEvent[]>();
-  const remember = (id: string, length: number, events: StoredJobEvent["event"][]) => {
+  const remember = (id: string, length: number, events: StoredJobEvent["event"][], texts: readonly string[]) => {
     const first = length - events.length + 1;
     let t = tails.get(id);
     const last = t?.[t.length - 1]?.id;
@@ -59,19 +59,24 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
     tails.delete(id);
     tails.set(id, t);
     if (tails.size > TAIL_JOBS) tails.delete(tails.keys().next().value!);
-    for (let i = 0; i < events.length; i++) t.push({ id: first + i, event: events[i]! });
+    for (let i = 0; i < events.length; i++) t.push({ id: first + i, event: events[i]!, json: texts[i]! });
     if (t.length > TAIL_EVENTS) t.splice(0, t.length - TAIL_EVENTS);
   };
 
   return {
     kind: "redis",
-    append(id, events) {
+    append(id, events, json) {
       if (events.length === 0) return Promise.resolve();
+      const texts = json ?? events.map(jsonOf);
       const prev = chains.get(id) ?? Promise.resolve();
       const next = prev.then(async () => {
         const c = await ready();
-        const [length] = await c.multi().rPush(key(id), events.map(jsonOf)).expire(key(id), opts.ttlSeconds).exec();
-        if (typeof length === "number") remember(id, length, events);
+        const [length] = await c
+          .multi()
+          .rPush(key(id), [...texts])
+          .expire(key(id), opts.ttlSeconds)
+          .exec();
+        if (typeof length === "number") remember(id, length, events, texts);
         else tails.delete(id);
       });
       const tail = next.catch(() => {});
@@ -102,7 +107,7 @@ export function createRedisJobEventStore(opts: { url: string; keyPrefix: string;
       const out: StoredJobEvent[] = [];
       rows.forEach((row, i) => {
         try {
-          out.push({ id: after + i + 1, event: parseStored(row) });
+          out.push(parseStored(after + i + 1, row));
         } catch {
           // keeps its position
         }

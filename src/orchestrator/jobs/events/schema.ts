@@ -24,32 +24,28 @@ export type JobEvent =
 
 export type JobEventType = JobEvent["type"];
 
-/** One event as kept: its id is its position in the job's log (1, 2, …), the SSE id. */
+/**
+ * One event as kept: its id is its position in the job's log (1, 2, …), the SSE id; `json` is its
+ * text as the log keeps it, which the stream sends as it is.
+ */
 export interface StoredJobEvent {
   id: number;
   event: JobEvent;
+  json: string;
 }
 
 /**
- * An event's JSON, made once: the recorder measures it, the store writes it and the stream sends
- * it (each event would otherwise be serialised three times on the hot path). Events are never
- * changed after they are made, so the cached text stays theirs.
+ * An event's JSON. It is made once per event: the recorder makes it (to measure the event against
+ * the log's bound) and hands it to the store with the event, the store writes it and keeps it
+ * beside the event, and the stream sends it. It travels with the event, not in a WeakMap keyed by
+ * it: a WeakMap set and get cost more than the JSON.stringify itself (~0.6 µs an event, and weak
+ * entries for the collector to clear).
  */
-const serialized = new WeakMap<JobEvent, string>();
-export function jsonOf(e: JobEvent): string {
-  let s = serialized.get(e);
-  if (s === undefined) {
-    s = JSON.stringify(e);
-    serialized.set(e, s);
-  }
-  return s;
-}
+export const jsonOf = (e: JobEvent): string => JSON.stringify(e);
 
 /** An event read back from a store: its stored text is its JSON. Throws on a damaged row. */
-export function parseStored(json: string): JobEvent {
-  const e = JSON.parse(json) as JobEvent;
-  serialized.set(e, json);
-  return e;
+export function parseStored(id: number, json: string): StoredJobEvent {
+  return { id, event: JSON.parse(json) as JobEvent, json };
 }
 
 /** Tool results and texts can be huge (a file read); the log keeps the start of each. */

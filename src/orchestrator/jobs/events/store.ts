@@ -5,8 +5,11 @@ import type { JobEvent, StoredJobEvent } from "./schema";
 
 export interface JobEventStore {
   readonly kind: "file" | "redis";
-  /** Appends in order; one writer per job (the pod that runs it), plus status events. */
-  append(jobId: string, events: JobEvent[]): Promise<void>;
+  /**
+   * Appends in order; one writer per job (the pod that runs it), plus status events. `json[i]`,
+   * when given, is events[i]'s JSON (jsonOf) made already by the caller.
+   */
+  append(jobId: string, events: JobEvent[], json?: readonly string[]): Promise<void>;
   /** Events with id > after, oldest first, at most `limit`. */
   read(jobId: string, after: number, limit?: number): Promise<StoredJobEvent[]>;
   /** The last `n` events (fewer when the log is shorter). */
