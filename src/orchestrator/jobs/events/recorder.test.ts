@@ -50,6 +50,26 @@ describe("the job's event log", () => {
     expect(await store.read(Bun.randomUUIDv7(), 0)).toEqual([]);
   });
 
+  it("gives every reader each event's text as the log holds it, the same event it parses to", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "events-"));
+    const here = createFileJobEventStore({ dir, ttlSeconds: 60 });
+    const there = createFileJobEventStore({ dir, ttlSeconds: 60 });
+    const id = Bun.randomUUIDv7();
+    const r = new RunRecorder({ store: here, jobId: id, maxBytes: 1 << 20, onProgress: () => {} });
+    for (const ev of frames()) r.push(ev);
+    await r.finish({ status: "succeeded", exit_code: 0 });
+    const lines = readFileSync(join(dir, `${id}.events.jsonl`), "utf8")
+      .split("\n")
+      .filter((l) => l !== "");
+    expect(lines.length).toBeGreaterThan(3);
+    // This pod's readers are served from memory, another pod's from the file: the same text either way.
+    for (const store of [here, there]) {
+      const read = await store.read(id, 0);
+      expect(read.map((e) => e.json)).toEqual(lines);
+      for (const e of read) expect(JSON.parse(e.json)).toEqual(e.event);
+    }
+  });
+
   it("keeps every position right when two pods share the directory and append in turn", async () => {
     const dir = mkdtempSync(join(tmpdir(), "events-"));
     const here = createFileJobEventStore({ dir, ttlSeconds: 60 });
