@@ -10,6 +10,7 @@ import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
+import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-champions.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
 import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
@@ -38,6 +39,8 @@ export interface SqliteIndexOptions {
   embeddingDim?: number;
   /** Load sqlite-vec for vector distances (default true); false forces the JS scan. */
   sqliteVec?: boolean;
+  /** The searches' first pass (sqlite-champions.ts); `{ depth: 0 }` turns it off. */
+  champions?: ChampionOptions;
 }
 
 export const SQLITE_INDEX_FILE = "index.sqlite";
@@ -53,6 +56,10 @@ const MATCH_PLAIN = `SELECT t.rank, NULL AS marked, d.* FROM (SELECT rowid AS id
   JOIN docs d ON d.id = t.id`;
 const MATCH_MARKED = `SELECT t.rank, (SELECT highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts WHERE docs_fts MATCH ?3 AND rowid = t.id) AS marked, d.*
   FROM (SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2) t JOIN docs d ON d.id = t.id`;
+/** The rows of documents the first pass ranked (?1, JSON ids), and (MARKED) each body highlighted for the words (?2). */
+const RANKED_PLAIN = "SELECT 0 AS rank, NULL AS marked, d.* FROM docs d WHERE d.id IN (SELECT value FROM json_each(?1))";
+const RANKED_MARKED = `SELECT 0 AS rank, (SELECT highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts WHERE docs_fts MATCH ?2 AND rowid = d.id) AS marked, d.*
+  FROM docs d WHERE d.id IN (SELECT value FROM json_each(?1))`;
 
 interface DocRow {
   id: number;
@@ -95,6 +102,8 @@ export class SqliteIndexStore implements IndexStore {
   private readonly sqliteVec: boolean;
   private vectors: SqliteVectors | undefined;
   private readonly writes: GroupCommit;
+  /** The searches' first pass: per-clause champion lists while the index is still. */
+  readonly champions: ChampionLists;
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
@@ -114,6 +123,7 @@ export class SqliteIndexStore implements IndexStore {
     // use, not speed. 16 MiB keeps the hot FTS5 structure pages and the docs b-tree in process.
     this.db.run("PRAGMA cache_size = -16384");
     this.writes = new GroupCommit(this.db);
+    this.champions = new ChampionLists(this.db, DOC_RANK, opts.champions);
   }
 
   /** The write path's statements, prepared once (after migrate(): they name v5's tables). */
@@ -220,8 +230,8 @@ export class SqliteIndexStore implements IndexStore {
     if (!hasText(query)) return this.browse(query, limit);
     const parts = clauses(query);
     const snippets = opts.snippets ?? true;
-    let hits = this.match(ftsExpression(parts, "AND"), query, limit, snippets);
-    if (hits.length === 0 && parts.length > 1) hits = this.match(ftsExpression(parts, "OR"), query, limit, snippets);
+    let hits = this.match(parts, "AND", query, limit, snippets);
+    if (hits.length === 0 && parts.length > 1) hits = this.match(parts, "OR", query, limit, snippets);
     return hits;
   }
 
@@ -375,10 +385,19 @@ export class SqliteIndexStore implements IndexStore {
    * ORDER BY … LIMIT keeps only the best `limit`. Then, for those documents alone (and only
    * when `snippets`), each hit's best chunk and snippet (bestChunks).
    */
-  private match(text: string, filters: SearchFilters, limit: number, snippets: boolean): SearchHit[] {
-    const rows = snippets
-      ? this.db.query<DocRow & { rank: number; marked: string | null }, [string, number, string]>(MATCH_MARKED).all(docExpression(text, filters), limit, text)
-      : this.db.query<DocRow & { rank: number; marked: null }, [string, number]>(MATCH_PLAIN).all(docExpression(text, filters), limit);
+  private match(parts: string[][], op: "AND" | "OR", filters: SearchFilters, limit: number, snippets: boolean): SearchHit[] {
+    const text = ftsExpression(parts, op);
+    const ranked = this.champions.topK(
+      parts.map((p) => ftsExpression([p], "AND")),
+      op,
+      limit,
+      filters.tags.length || filters.producers.length ? (ids) => this.passingFilters(ids, filters) : undefined,
+    );
+    const rows = ranked
+      ? this.rankedRows(ranked, text, snippets)
+      : snippets
+        ? this.db.query<DocRow & { rank: number; marked: string | null }, [string, number, string]>(MATCH_MARKED).all(docExpression(text, filters), limit, text)
+        : this.db.query<DocRow & { rank: number; marked: null }, [string, number]>(MATCH_PLAIN).all(docExpression(text, filters), limit);
     const hits = rows.map((row) => {
       if (row.marked === null) return { row, seq: 0, snippet: "" };
       const chunk = bestChunk(splitMarked(row.marked, row.chunk_lengths === null ? [] : (JSON.parse(row.chunk_lengths) as number[])));
@@ -388,6 +407,26 @@ export class SqliteIndexStore implements IndexStore {
     return hits
       .sort((a, b) => a.row.rank - b.row.rank || (a.row.path < b.row.path ? -1 : a.row.path > b.row.path ? 1 : 0))
       .map((h) => docHit({ ...h.row, seq: h.seq }, -h.row.rank, h.snippet));
+  }
+
+  /** The rows of the documents the first pass ranked, their rank its score (as bm25: lower is better). */
+  private rankedRows(ranked: RankedId[], text: string, snippets: boolean): Array<DocRow & { rank: number; marked: string | null }> {
+    const ids = JSON.stringify(ranked.map((r) => r.id));
+    const rows = snippets
+      ? this.db.query<DocRow & { rank: number; marked: string | null }, [string, string]>(RANKED_MARKED).all(ids, text)
+      : this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
+    const score = new Map(ranked.map((r) => [r.id, r.score]));
+    for (const row of rows) row.rank = -(score.get(row.id) ?? 0);
+    return rows;
+  }
+
+  /** Which of these documents pass the tag and producer filters. */
+  private passingFilters(ids: number[], filters: SearchFilters): Set<number> {
+    const filter = filterSql(filters);
+    const rows = this.db
+      .query(`SELECT d.id FROM docs d WHERE d.id IN (SELECT value FROM json_each(?))${filter.sql}`)
+      .values(JSON.stringify(ids), ...filter.params);
+    return new Set(rows.map((r) => r[0] as number));
   }
 
   /**

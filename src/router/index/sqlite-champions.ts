@@ -1,0 +1,217 @@
+// A first pass for the SQLite index's searches that skips FTS5's scoring of every match
+// (issue 21): champion lists (Manning, Raghavan & Schütze, §7.1.3) with a threshold check
+// (Fagin's threshold algorithm), answering only where the answer is provably the exact bm25
+// top-k, and falling back to the full FTS5 query everywhere else.
+//
+// FTS5's bm25 of a query is a sum over its phrases of idf(phrase) · g(weighted count, row
+// length), with the table's row count and average length shared by all: so a query's score
+// of a document is the sum of the scores each clause (word or phrase) would get alone, and a
+// filter phrase (weighted 0) adds nothing. A clause's list is the best DEPTH documents of that
+// clause alone, by FTS5's own bm25, and the score of its last one (θ): no document outside the
+// list scores more than θ on that clause. A query's candidates are the union of its clauses'
+// lists; a candidate found in every list has its exact score, any other document at most the
+// sum of what it is known to score and the θ of each list it is missing from. When the k-th
+// best exact score (among those passing the tag and producer filters) beats every such bound,
+// those k are the full query's top k, in the full query's order. A list holding every match
+// of its clause (fewer than DEPTH) is complete: a document missing from it does not hold the
+// clause (an AND query leaves it out; an OR query adds 0).
+//
+// The lists are built on first use of a clause, by one FTS5 query of that clause alone, and
+// kept in memory while the index does not change: any write (this connection's, counted by
+// total_changes(), or another's, by PRAGMA data_version) changes every clause's idf and the
+// average length, so it drops them all. They are only built while the index is still: the
+// first search after a write uses the full query and builds nothing, so a vault being written
+// to as fast as it is searched pays one cheap check per search, not a list build.
+import type { Database, Statement } from "bun:sqlite";
+
+/** A clause's list: its best documents by the clause's bm25 alone (higher is better). */
+interface ChampionList {
+  /** Document ids, best first. */
+  ids: Float64Array;
+  /** Each one's score (−bm25), in the same order. */
+  scores: Float64Array;
+  /** Positions into ids/scores in ascending id order (for merging lists). */
+  byId: Int32Array;
+  /** No document outside the list scores more on this clause (0 when complete). */
+  theta: number;
+  /** The list holds every document that matches the clause. */
+  complete: boolean;
+}
+
+export interface RankedId {
+  id: number;
+  /** −bm25: higher is better. */
+  score: number;
+}
+
+export interface ChampionOptions {
+  /** Documents kept per clause (default 4,096); 0 turns the first pass off. */
+  depth?: number;
+  /** Entries kept over all clauses before the least recently used lists go (default 524,288: ~8 MB). */
+  maxEntries?: number;
+}
+
+export class ChampionLists {
+  readonly depth: number;
+  private readonly maxEntries: number;
+  private readonly lists = new Map<string, ChampionList>();
+  private entries = 0;
+  private state = "";
+  private stateQuery: Statement<{ s: string }, []> | undefined;
+  private clauseQuery: Statement<[number, number], [string, number]> | undefined;
+  /** Searches answered by the lists, and those that fell back to the full query. */
+  readonly counts = { answered: 0, fellBack: 0 };
+
+  constructor(
+    private readonly db: Database,
+    private readonly rank: string,
+    opts: ChampionOptions = {},
+  ) {
+    this.depth = opts.depth ?? 4096;
+    this.maxEntries = opts.maxEntries ?? 524_288;
+  }
+
+  /**
+   * The exact top `k` of the query whose clauses are `clauses` (each an FTS5 expression of one
+   * word or phrase) joined by `op`, keeping only documents `passes` accepts (the filters) —
+   * or undefined when the lists cannot prove it (the caller runs the full query).
+   */
+  topK(clauses: string[], op: "AND" | "OR", k: number, passes?: (ids: number[]) => Set<number>): RankedId[] | undefined {
+    if (this.depth === 0 || clauses.length === 0 || clauses.length > 32) return undefined;
+    if (!this.still()) return this.fellBack();
+    const lists = clauses.map((c) => this.list(c));
+    const exact: RankedId[] = [];
+    let bound = 0; // no document outside `exact` scores more
+    if (lists.length === 1) {
+      const l = lists[0]!;
+      for (let i = 0; i < l.ids.length; i++) exact.push({ id: l.ids[i]!, score: l.scores[i]! });
+      bound = l.theta;
+    } else {
+      bound = this.merge(lists, op, exact);
+      exact.sort((a, b) => b.score - a.score);
+    }
+    // One more than asked: a tie at the k-th place is the full query's to break (by path).
+    const top = this.passing(exact, k + 1, passes);
+    if (top.length < k) {
+      // Fewer than k: exact only when the lists hold every match.
+      if (!lists.every((l) => l.complete)) return this.fellBack();
+      this.counts.answered++;
+      return top;
+    }
+    const kth = top[k - 1]!.score;
+    // Strictly above the bound and the next (with room for the sums' rounding).
+    if (kth <= bound * (1 + 1e-9) + 1e-12) return this.fellBack();
+    if (top.length > k && top[k]!.score >= kth * (1 - 1e-9)) return this.fellBack();
+    this.counts.answered++;
+    return top.slice(0, k);
+  }
+
+  /** Drops every list (tests, and a caller that knows the index changed). */
+  clear(): void {
+    this.lists.clear();
+    this.entries = 0;
+  }
+
+  private fellBack(): undefined {
+    this.counts.fellBack++;
+    return undefined;
+  }
+
+  /** True when the index is as it was at the previous search; otherwise forgets every list. */
+  private still(): boolean {
+    this.stateQuery ??= this.db.query("SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version()) AS s");
+    const { s } = this.stateQuery.get()!;
+    if (s === this.state) return true;
+    this.state = s;
+    this.clear();
+    return false;
+  }
+
+  private list(clause: string): ChampionList {
+    const cached = this.lists.get(clause);
+    if (cached) {
+      // Most recently used last.
+      this.lists.delete(clause);
+      this.lists.set(clause, cached);
+      return cached;
+    }
+    // Prepared on first use: docs_fts exists once the store has migrated.
+    this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
+    const rows = this.clauseQuery.values(clause, this.depth) as [number, number][];
+    const n = rows.length;
+    const ids = new Float64Array(n);
+    const scores = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      ids[i] = rows[i]![0];
+      scores[i] = -rows[i]![1];
+    }
+    const byId = new Int32Array(n);
+    for (let i = 0; i < n; i++) byId[i] = i;
+    byId.sort((a, b) => ids[a]! - ids[b]!);
+    const complete = n < this.depth;
+    const list: ChampionList = { ids, scores, byId, theta: complete ? 0 : scores[n - 1]!, complete };
+    this.lists.set(clause, list);
+    this.entries += n;
+    for (const [key, old] of this.lists) {
+      if (this.entries <= this.maxEntries || old === list) break;
+      this.lists.delete(key);
+      this.entries -= old.ids.length;
+    }
+    return list;
+  }
+
+  /**
+   * Walks the lists in id order at once: each candidate found where it must be is pushed to
+   * `exact` with its score; returns the most any other document can score.
+   */
+  private merge(lists: ChampionList[], op: "AND" | "OR", exact: RankedId[]): number {
+    const m = lists.length;
+    const at = new Int32Array(m);
+    // A document in no list scores at most the sum of the θs (an AND match must hold every
+    // clause, so none if some list is complete).
+    let unseen = 0;
+    for (const l of lists) {
+      if (op === "AND" && l.complete) {
+        unseen = 0;
+        break;
+      }
+      unseen += l.theta;
+    }
+    let bound = unseen;
+    for (;;) {
+      let id = Infinity;
+      for (let i = 0; i < m; i++) {
+        const l = lists[i]!;
+        if (at[i]! < l.byId.length) id = Math.min(id, l.ids[l.byId[at[i]!]!]!);
+      }
+      if (id === Infinity) return bound;
+      let known = 0;
+      let unknown = 0;
+      let out = false;
+      for (let i = 0; i < m; i++) {
+        const l = lists[i]!;
+        const p = at[i]! < l.byId.length ? l.byId[at[i]!]! : -1;
+        if (p !== -1 && l.ids[p] === id) {
+          known += l.scores[p]!;
+          at[i] = at[i]! + 1;
+        } else if (!l.complete) unknown += l.theta;
+        else if (op === "AND") out = true; // it lacks this clause
+      }
+      if (out) continue;
+      if (unknown === 0) exact.push({ id, score: known });
+      else if (known + unknown > bound) bound = known + unknown;
+    }
+  }
+
+  /** The first `k` of `ranked` (best first) that pass the filters, checked 64 at a time. */
+  private passing(ranked: RankedId[], k: number, passes?: (ids: number[]) => Set<number>): RankedId[] {
+    if (!passes) return ranked.slice(0, k);
+    const out: RankedId[] = [];
+    for (let i = 0; i < ranked.length && out.length < k; i += 64) {
+      const batch = ranked.slice(i, i + 64);
+      const ok = passes(batch.map((r) => r.id));
+      for (const r of batch) if (ok.has(r.id) && out.length < k) out.push(r);
+    }
+    return out;
+  }
+}
