@@ -90,7 +90,7 @@ describe("SQLite search: the champion-list first pass", () => {
       const a = await fast.search(query, limit);
       const b = await full.search(query, limit);
       expect({ q, hits: view(a) }).toEqual({ q, hits: view(b) });
-      a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 9));
+      for (const [i, h] of a.entries()) expect(h.score).toBeCloseTo(b[i]!.score, 9);
     }
   }
 
