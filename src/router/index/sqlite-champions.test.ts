@@ -114,15 +114,24 @@ describe("SQLite search: the champion-list first pass", () => {
     expect(view(hits)).toEqual(view(await full.search(query, 10)));
   });
 
-  it("falls back to the full query when the lists cannot prove the top k", async () => {
-    // Deeper than any list: the lists hold 24 each, and "deploy" matches far more.
-    const query = parseQuery("deploy");
-    await fast.search(query, 30);
-    const before = fast.champions.counts.fellBack;
-    const hits = await fast.search(query, 30);
-    expect(fast.champions.counts.fellBack).toBe(before + 1);
-    expect(hits).toHaveLength(30);
-    expect(view(hits)).toEqual(view(await full.search(query, 30)));
+  it("falls back to the full query when the lists cannot prove the top k, then answers from a list built deeper", async () => {
+    // A store of its own (the other tests' searches deepen the shared one's lists).
+    const store = await openSqliteIndex({ dataDir, champions: { depth: 24 } });
+    try {
+      // Deeper than a first list: they hold 24 each, and "deploy" matches far more.
+      const query = parseQuery("deploy");
+      const expected = view(await full.search(query, 30));
+      await store.search(query, 30);
+      const hits = await store.search(query, 30);
+      expect(store.champions.counts).toEqual({ answered: 0, fellBack: 2 });
+      expect(hits).toHaveLength(30);
+      expect(view(hits)).toEqual(expected);
+      // Its list is now 96 deep: the same query is answered from it, with the same hits.
+      expect(view(await store.search(query, 30))).toEqual(expected);
+      expect(store.champions.counts).toEqual({ answered: 1, fellBack: 2 });
+    } finally {
+      await store.close();
+    }
   });
 
   it("forgets its lists when the index changes, from this store or another connection", async () => {

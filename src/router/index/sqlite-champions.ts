@@ -27,7 +27,7 @@ import type { Database, Statement } from "bun:sqlite";
 /** A clause's list: its best documents by the clause's bm25 alone (higher is better). */
 interface ChampionList {
   /** Document ids, best first. */
-  ids: Float64Array;
+  ids: Int32Array | Float64Array;
   /** Each one's score (−bm25), in the same order. */
   scores: Float64Array;
   /** Positions into ids/scores in ascending id order (for merging lists). */
@@ -36,6 +36,8 @@ interface ChampionList {
   theta: number;
   /** The list holds every document that matches the clause. */
   complete: boolean;
+  /** How many it was asked for. */
+  depth: number;
 }
 
 export interface RankedId {
@@ -44,15 +46,29 @@ export interface RankedId {
   score: number;
 }
 
+/** Candidates checked against the filters before the full query is left to intersect them. */
+const MAX_FILTER_CHECKS = 2048;
+
+/** Ranked documents, read one at a time (a list's own arrays, or a merge's results). */
+interface Ranked {
+  length: number;
+  at: (i: number) => RankedId;
+}
+
 export interface ChampionOptions {
-  /** Documents kept per clause (default 4,096); 0 turns the first pass off. */
+  /** Documents kept per clause at first (default 4,096); 0 turns the first pass off. */
   depth?: number;
-  /** Entries kept over all clauses before the least recently used lists go (default 524,288: ~8 MB). */
+  /** A list too shallow to prove a query's top k is built again 4× deeper, up to this (default 16,384). */
+  maxDepth?: number;
+  /** Entries kept over all clauses before the least recently used lists go (default 786,432: ~12 MB). */
   maxEntries?: number;
 }
 
 export class ChampionLists {
   readonly depth: number;
+  private readonly maxDepth: number;
+  /** Clauses whose next list is to be this deep (a query could not be answered from theirs). */
+  private readonly deeper = new Map<string, number>();
   private readonly maxEntries: number;
   private readonly lists = new Map<string, ChampionList>();
   private entries = 0;
@@ -68,7 +84,8 @@ export class ChampionLists {
     opts: ChampionOptions = {},
   ) {
     this.depth = opts.depth ?? 4096;
-    this.maxEntries = opts.maxEntries ?? 524_288;
+    this.maxDepth = Math.max(this.depth, opts.maxDepth ?? 16_384);
+    this.maxEntries = opts.maxEntries ?? 786_432;
   }
 
   /**
@@ -80,28 +97,31 @@ export class ChampionLists {
     if (this.depth === 0 || clauses.length === 0 || clauses.length > 32) return undefined;
     if (!this.still()) return this.fellBack();
     const lists = clauses.map((c) => this.list(c));
-    const exact: RankedId[] = [];
-    let bound = 0; // no document outside `exact` scores more
+    // The documents whose score is known, best first, and the most any other can score.
+    let exact: Ranked;
+    let bound: number;
     if (lists.length === 1) {
       const l = lists[0]!;
-      for (let i = 0; i < l.ids.length; i++) exact.push({ id: l.ids[i]!, score: l.scores[i]! });
+      exact = { length: l.ids.length, at: (i) => ({ id: l.ids[i]!, score: l.scores[i]! }) };
       bound = l.theta;
     } else {
-      bound = this.merge(lists, op, exact);
-      exact.sort((a, b) => b.score - a.score);
+      const known: RankedId[] = [];
+      bound = this.merge(lists, op, known);
+      known.sort((a, b) => b.score - a.score);
+      exact = { length: known.length, at: (i) => known[i]! };
     }
     // One more than asked: a tie at the k-th place is the full query's to break (by path).
     const top = this.passing(exact, k + 1, passes);
     if (top.length < k) {
       // Fewer than k: exact only when the lists hold every match.
-      if (!lists.every((l) => l.complete)) return this.fellBack();
+      if (!lists.every((l) => l.complete)) return this.fellBack(passes ? [] : clauses, lists);
       this.counts.answered++;
       return top;
     }
     const kth = top[k - 1]!.score;
     // Strictly above the bound and the next (with room for the sums' rounding).
-    if (kth <= bound * (1 + 1e-9) + 1e-12) return this.fellBack();
-    if (top.length > k && top[k]!.score >= kth * (1 - 1e-9)) return this.fellBack();
+    if (kth <= bound * (1 + 1e-9) + 1e-12) return this.fellBack(passes ? [] : clauses, lists);
+    if (top.length > k && top[k]!.score >= kth * (1 - 1e-9)) return this.fellBack(clauses, lists);
     this.counts.answered++;
     return top.slice(0, k);
   }
@@ -109,11 +129,29 @@ export class ChampionLists {
   /** Drops every list (tests, and a caller that knows the index changed). */
   clear(): void {
     this.lists.clear();
+    this.deeper.clear();
     this.entries = 0;
   }
 
-  private fellBack(): undefined {
+  /**
+   * Falls back to the full query; the partial lists that could not prove the answer are built
+   * again 4× deeper on their next use (the best documents of a clause that is common in a
+   * vault are then known further down, where a query's other clauses find theirs) — while the
+   * lists fill at most half the budget, so deeper lists never push out the lists in use.
+   */
+  private fellBack(clauses: string[] = [], lists: ChampionList[] = []): undefined {
     this.counts.fellBack++;
+    lists.forEach((l, i) => {
+      if (l.complete || l.depth >= this.maxDepth) return;
+      const depth = Math.min(this.maxDepth, l.depth * 4);
+      if (this.entries + depth - l.ids.length > this.maxEntries / 2) return;
+      const key = clauses[i];
+      if (key === undefined) return;
+      if (this.lists.get(key) !== l) return;
+      this.lists.delete(key);
+      this.entries -= l.ids.length;
+      this.deeper.set(key, depth);
+    });
     return undefined;
   }
 
@@ -137,9 +175,13 @@ export class ChampionLists {
     }
     // Prepared on first use: docs_fts exists once the store has migrated.
     this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
-    const rows = this.clauseQuery.values(clause, this.depth) as [number, number][];
+    const depth = this.deeper.get(clause) ?? this.depth;
+    this.deeper.delete(clause);
+    const rows = this.clauseQuery.values(clause, depth) as [number, number][];
     const n = rows.length;
-    const ids = new Float64Array(n);
+    let top = 0;
+    for (const row of rows) top = Math.max(top, row[0]);
+    const ids = top < 2 ** 31 ? new Int32Array(n) : new Float64Array(n);
     const scores = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       ids[i] = rows[i]![0];
@@ -148,8 +190,8 @@ export class ChampionLists {
     const byId = new Int32Array(n);
     for (let i = 0; i < n; i++) byId[i] = i;
     byId.sort((a, b) => ids[a]! - ids[b]!);
-    const complete = n < this.depth;
-    const list: ChampionList = { ids, scores, byId, theta: complete ? 0 : scores[n - 1]!, complete };
+    const complete = n < depth;
+    const list: ChampionList = { ids, scores, byId, theta: complete ? 0 : scores[n - 1]!, complete, depth };
     this.lists.set(clause, list);
     this.entries += n;
     for (const [key, old] of this.lists) {
@@ -203,12 +245,17 @@ export class ChampionLists {
     }
   }
 
-  /** The first `k` of `ranked` (best first) that pass the filters, checked 64 at a time. */
-  private passing(ranked: RankedId[], k: number, passes?: (ids: number[]) => Set<number>): RankedId[] {
-    if (!passes) return ranked.slice(0, k);
+  /** The first `k` of `ranked` (best first) that pass the filters, checked 64, 128, 256… at a time. */
+  private passing(ranked: Ranked, k: number, passes?: (ids: number[]) => Set<number>): RankedId[] {
     const out: RankedId[] = [];
-    for (let i = 0; i < ranked.length && out.length < k; i += 64) {
-      const batch = ranked.slice(i, i + 64);
+    if (!passes) {
+      for (let i = 0; i < ranked.length && i < k; i++) out.push(ranked.at(i));
+      return out;
+    }
+    // A filter that few of a clause's best documents pass is the full query's to intersect.
+    for (let i = 0, size = 64; i < ranked.length && i < MAX_FILTER_CHECKS && out.length < k; i += size, size *= 2) {
+      const batch: RankedId[] = [];
+      for (let j = i; j < ranked.length && j < i + size; j++) batch.push(ranked.at(j));
       const ok = passes(batch.map((r) => r.id));
       for (const r of batch) if (ok.has(r.id) && out.length < k) out.push(r);
     }

@@ -420,13 +420,24 @@ export class SqliteIndexStore implements IndexStore {
     return rows;
   }
 
-  /** Which of these documents pass the tag and producer filters. */
+  /** Which of these documents pass the tag and producer filters (each one probed by its key). */
   private passingFilters(ids: number[], filters: SearchFilters): Set<number> {
-    const filter = filterSql(filters);
-    const rows = this.db
-      .query(`SELECT d.id FROM docs d WHERE d.id IN (SELECT value FROM json_each(?))${filter.sql}`)
-      .values(JSON.stringify(ids), ...filter.params);
-    return new Set(rows.map((r) => r[0] as number));
+    let sql = "SELECT d.id FROM docs d WHERE d.id IN (SELECT value FROM json_each(?))";
+    const params: string[] = [JSON.stringify(ids)];
+    if (filters.producers.length) {
+      sql += ` AND d.producer IN (${filters.producers.map(() => "?").join(",")})`;
+      params.push(...filters.producers);
+    }
+    for (const tag of filters.tags) {
+      sql += " AND EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.doc_id = d.id)";
+      params.push(tag.toLowerCase());
+    }
+    return new Set(
+      this.db
+        .query(sql)
+        .values(...params)
+        .map((r) => r[0] as number),
+    );
   }
 
   /**
