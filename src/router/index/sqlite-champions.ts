@@ -72,8 +72,10 @@ export class ChampionLists {
   private readonly maxEntries: number;
   private readonly lists = new Map<string, ChampionList>();
   private entries = 0;
-  private state = "";
-  private stateQuery: Statement<{ s: string }, []> | undefined;
+  /** total_changes() and the data version at the previous search. */
+  private changes = -1;
+  private version = -1;
+  private stateQuery: Statement<{ c: number; v: number }, []> | undefined;
   private clauseQuery: Statement<[number, number], [string, number]> | undefined;
   /** Searches answered by the lists, and those that fell back to the full query. */
   readonly counts = { answered: 0, fellBack: 0 };
@@ -157,12 +159,21 @@ export class ChampionLists {
 
   /** True when the index is as it was at the previous search; otherwise forgets every list. */
   private still(): boolean {
-    this.stateQuery ??= this.db.query("SELECT total_changes() || ':' || (SELECT data_version FROM pragma_data_version()) AS s");
-    const { s } = this.stateQuery.get()!;
-    if (s === this.state) return true;
-    this.state = s;
+    this.stateQuery ??= this.db.query("SELECT total_changes() AS c, (SELECT data_version FROM pragma_data_version()) AS v");
+    const { c, v } = this.stateQuery.get()!;
+    if (c === this.changes && v === this.version) return true;
+    [this.changes, this.version] = [c, v];
     this.clear();
     return false;
+  }
+
+  /**
+   * After a search wrote to this connection's temporary tables (which total_changes() counts
+   * too): those changes are not the index's. Another connection's writes still count: the
+   * data version seen at the search's start is kept.
+   */
+  settle(): void {
+    if (this.stateQuery) this.changes = this.stateQuery.get()!.c;
   }
 
   private list(clause: string): ChampionList {

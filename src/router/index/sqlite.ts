@@ -1,7 +1,7 @@
 // The embedded IndexStore: bun:sqlite with FTS5 (BM25, title weighted 10× the body) in one
 // WAL-mode file under the data directory. Vectors, when a dimension is configured, live in
 // the same file (sqlite-vectors.ts); the FTS5 expressions and what is done with highlight()ed text, in sqlite-text.ts.
-import { Database, type SQLQueryBindings } from "bun:sqlite";
+import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chunkDocument, embeddingInputs } from "./chunk.ts";
@@ -45,6 +45,8 @@ export interface SqliteIndexOptions {
 
 export const SQLITE_INDEX_FILE = "index.sqlite";
 
+/** docs_fts's tokenizer (sqlite-schema.ts), for the temporary table that highlights apart. */
+const DOC_TOKENIZER = "porter unicode61 remove_diacritics 2";
 /** bm25 with the title weighted ten times the body (and the filters column not at all). */
 const DOC_RANK = "bm25(docs_fts, 10.0, 1.0, 0.0)";
 /**
@@ -394,7 +396,7 @@ export class SqliteIndexStore implements IndexStore {
       filters.tags.length || filters.producers.length ? (ids) => this.passingFilters(ids, filters) : undefined,
     );
     const rows = ranked
-      ? this.rankedRows(ranked, text, snippets)
+      ? this.rankedRows(ranked, text, parts.length, snippets)
       : snippets
         ? this.db.query<DocRow & { rank: number; marked: string | null }, [string, number, string]>(MATCH_MARKED).all(docExpression(text, filters), limit, text)
         : this.db.query<DocRow & { rank: number; marked: null }, [string, number]>(MATCH_PLAIN).all(docExpression(text, filters), limit);
@@ -410,15 +412,51 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   /** The rows of the documents the first pass ranked, their rank its score (as bm25: lower is better). */
-  private rankedRows(ranked: RankedId[], text: string, snippets: boolean): Array<DocRow & { rank: number; marked: string | null }> {
+  private rankedRows(ranked: RankedId[], text: string, clauses: number, snippets: boolean): Array<DocRow & { rank: number; marked: string | null }> {
     const ids = JSON.stringify(ranked.map((r) => r.id));
-    const rows = snippets
-      ? this.db.query<DocRow & { rank: number; marked: string | null }, [string, string]>(RANKED_MARKED).all(ids, text)
-      : this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
+    let rows: Array<DocRow & { rank: number; marked: string | null }>;
+    if (snippets && clauses > 1) {
+      rows = this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
+      const marked = this.highlightApart(ids, text);
+      for (const row of rows) row.marked = marked.get(row.id) ?? null;
+    } else if (snippets) rows = this.db.query<DocRow & { rank: number; marked: string | null }, [string, string]>(RANKED_MARKED).all(ids, text);
+    else rows = this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
     const score = new Map(ranked.map((r) => [r.id, r.score]));
     for (const row of rows) row.rank = -(score.get(row.id) ?? 0);
     return rows;
   }
+
+  /**
+   * highlight() of these documents' bodies for `text`, in a temporary FTS5 table holding only
+   * them. The same as highlighting them in docs_fts (the same tokenizer, title and body: a
+   * document matches there as here), but each MATCH there seeks every clause's doclist in every
+   * segment for each document: ~0.25 ms a hit for three common words at 100k notes, against
+   * ~0.1 ms here. A query of one clause seeks once, and stays with docs_fts.
+   */
+  private highlightApart(ids: string, text: string): Map<number, string> {
+    if (!this.apart) {
+      this.db.run("CREATE TEMP TABLE IF NOT EXISTS search_hl_text (title TEXT, body TEXT)");
+      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_hl USING fts5 (title, body, content = 'search_hl_text', tokenize = '${DOC_TOKENIZER}')`);
+      this.apart = {
+        clearIndex: this.db.query("INSERT INTO search_hl (search_hl) VALUES ('delete-all')"),
+        clearText: this.db.query("DELETE FROM search_hl_text"),
+        text: this.db.query(
+          "INSERT INTO search_hl_text (rowid, title, body) SELECT rowid, title, body FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))",
+        ),
+        index: this.db.query("INSERT INTO search_hl (rowid, title, body) SELECT rowid, title, body FROM search_hl_text"),
+        marked: this.db.query(`SELECT rowid, highlight(search_hl, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM search_hl WHERE search_hl MATCH ?`),
+      };
+    }
+    const a = this.apart;
+    a.clearIndex.run();
+    a.clearText.run();
+    a.text.run(ids);
+    a.index.run();
+    const out = new Map(a.marked.values(text) as [number, string][]);
+    this.champions.settle();
+    return out;
+  }
+  private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked", Statement> | undefined;
 
   /** Which of these documents pass the tag and producer filters (each one probed by its key). */
   private passingFilters(ids: number[], filters: SearchFilters): Set<number> {
