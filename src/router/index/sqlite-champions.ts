@@ -69,6 +69,8 @@ export class ChampionLists {
   private readonly maxDepth: number;
   /** Clauses whose next list is to be this deep (a query could not be answered from theirs). */
   private readonly deeper = new Map<string, number>();
+  /** Queries (op, k, clauses) the lists could not prove with every list at its deepest. */
+  private readonly unprovable = new Set<string>();
   private readonly maxEntries: number;
   private readonly lists = new Map<string, ChampionList>();
   private entries = 0;
@@ -98,6 +100,9 @@ export class ChampionLists {
   topK(clauses: string[], op: "AND" | "OR", k: number, passes?: (ids: number[]) => Set<number>): RankedId[] | undefined {
     if (this.depth === 0 || clauses.length === 0 || clauses.length > 32) return undefined;
     if (!this.still()) return this.fellBack();
+    // A query the lists could not prove at their deepest goes to the full query at once.
+    const memo = passes ? undefined : `${op}\u0001${k}\u0001${clauses.join("\u0001")}`;
+    if (memo !== undefined && this.unprovable.has(memo)) return this.fellBack();
     const lists = clauses.map((c) => this.list(c));
     // The documents whose score is known, best first, and the most any other can score.
     let exact: Ranked;
@@ -116,14 +121,14 @@ export class ChampionLists {
     const top = this.passing(exact, k + 1, passes);
     if (top.length < k) {
       // Fewer than k: exact only when the lists hold every match.
-      if (!lists.every((l) => l.complete)) return this.fellBack(passes ? [] : clauses, lists);
+      if (!lists.every((l) => l.complete)) return this.fellBack(passes ? [] : clauses, lists, memo);
       this.counts.answered++;
       return top;
     }
     const kth = top[k - 1]!.score;
     // Strictly above the bound and the next (with room for the sums' rounding).
-    if (kth <= bound * (1 + 1e-9) + 1e-12) return this.fellBack(passes ? [] : clauses, lists);
-    if (top.length > k && top[k]!.score >= kth * (1 - 1e-9)) return this.fellBack(clauses, lists);
+    if (kth <= bound * (1 + 1e-9) + 1e-12) return this.fellBack(passes ? [] : clauses, lists, memo);
+    if (top.length > k && top[k]!.score >= kth * (1 - 1e-9)) return this.fellBack(clauses, lists, memo);
     this.counts.answered++;
     return top.slice(0, k);
   }
@@ -132,6 +137,7 @@ export class ChampionLists {
   clear(): void {
     this.lists.clear();
     this.deeper.clear();
+    this.unprovable.clear();
     this.entries = 0;
   }
 
@@ -141,8 +147,9 @@ export class ChampionLists {
    * vault are then known further down, where a query's other clauses find theirs) — while the
    * lists fill at most half the budget, so deeper lists never push out the lists in use.
    */
-  private fellBack(clauses: string[] = [], lists: ChampionList[] = []): undefined {
+  private fellBack(clauses: string[] = [], lists: ChampionList[] = [], memo?: string): undefined {
     this.counts.fellBack++;
+    if (memo !== undefined && lists.every((l) => l.complete || l.depth >= this.maxDepth) && this.unprovable.size < 4096) this.unprovable.add(memo);
     lists.forEach((l, i) => {
       if (l.complete || l.depth >= this.maxDepth) return;
       const depth = Math.min(this.maxDepth, l.depth * 4);
