@@ -88,8 +88,8 @@ export class ChampionLists {
     opts: ChampionOptions = {},
   ) {
     this.depth = opts.depth ?? 4096;
-    this.maxDepth = Math.max(this.depth, opts.maxDepth ?? 16_384);
-    this.maxEntries = opts.maxEntries ?? 786_432;
+    this.maxDepth = Math.max(this.depth, opts.maxDepth ?? 131_072);
+    this.maxEntries = opts.maxEntries ?? 1_572_864;
   }
 
   /**
@@ -112,9 +112,19 @@ export class ChampionLists {
       exact = { length: l.ids.length, at: (i) => ({ id: l.ids[i]!, score: l.scores[i]! }) };
       bound = l.theta;
     } else {
+      // Without filters only the best k + 1 are needed: kept in order as the merge finds them.
       const known: RankedId[] = [];
-      bound = this.merge(lists, op, known);
-      known.sort((a, b) => b.score - a.score);
+      const keep = k + 1;
+      bound = this.merge(lists, op, (id, score) => {
+        if (passes) known.push({ id, score });
+        else if (known.length < keep || score > known[keep - 1]!.score) {
+          let at = known.length;
+          while (at > 0 && known[at - 1]!.score < score) at--;
+          known.splice(at, 0, { id, score });
+          if (known.length > keep) known.pop();
+        }
+      });
+      if (passes) known.sort((a, b) => b.score - a.score);
       exact = { length: known.length, at: (i) => known[i]! };
     }
     // One more than asked: a tie at the k-th place is the full query's to break (by path).
@@ -221,10 +231,10 @@ export class ChampionLists {
   }
 
   /**
-   * Walks the lists in id order at once: each candidate found where it must be is pushed to
+   * Walks the lists in id order at once: each candidate found where it must be is given to
    * `exact` with its score; returns the most any other document can score.
    */
-  private merge(lists: ChampionList[], op: "AND" | "OR", exact: RankedId[]): number {
+  private merge(lists: ChampionList[], op: "AND" | "OR", exact: (id: number, score: number) => void): number {
     const m = lists.length;
     const at = new Int32Array(m);
     // A document in no list scores at most the sum of the θs (an AND match must hold every
@@ -258,7 +268,7 @@ export class ChampionLists {
         else if (op === "AND") out = true; // it lacks this clause
       }
       if (out) continue;
-      if (unknown === 0) exact.push({ id, score: known });
+      if (unknown === 0) exact(id, known);
       else if (known + unknown > bound) bound = known + unknown;
     }
   }
