@@ -58,9 +58,9 @@ interface Ranked {
 export interface ChampionOptions {
   /** Documents kept per clause at first (default 4,096); 0 turns the first pass off. */
   depth?: number;
-  /** A list too shallow to prove a query's top k is built again 4× deeper, up to this (default 16,384). */
+  /** A list too shallow to prove a query's top k is built again 4× deeper, up to this (default 131,072). */
   maxDepth?: number;
-  /** Entries kept over all clauses before the least recently used lists go (default 786,432: ~12 MB). */
+  /** Entries kept over all clauses before the least recently used lists go (default 1,572,864: ~24 MB). */
   maxEntries?: number;
 }
 
