@@ -68,6 +68,11 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
     else changed.push(file);
   }
 
+  // In path order: a new document's row then lands beside the last one in every index keyed
+  // by its path (the path's own, the fingerprints'), so a batch's commit rewrites a few pages
+  // of them, not one page per document scattered over the whole index (readdir's order is the
+  // directory's hash order).
+  changed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   // Batches: read a batch's files, then issue its upserts together, so SQLite commits them
   // as one transaction (its group commit) and Postgres overlaps them on its pool.
   for (const batch of batches(changed, opts.concurrency ?? 256, BATCH_BYTES)) {

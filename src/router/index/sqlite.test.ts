@@ -92,6 +92,73 @@ describe("GroupCommit", () => {
   });
 });
 
+describe("GroupCommit without a failure", () => {
+  it("runs each write once, then the deferred writes in order, in one transaction", async () => {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+    db.run("CREATE TABLE log (seq INTEGER PRIMARY KEY, what TEXT)");
+    const commits = new GroupCommit(db);
+    let runs = 0;
+    const write = (x: number) =>
+      commits.run(() => {
+        runs++;
+        db.run("INSERT INTO t VALUES (?)", [x]);
+        commits.defer(() => db.run("INSERT INTO log (what) VALUES (?)", [`after ${x}`]));
+        return x * 10;
+      });
+    expect(await Promise.all([write(1), write(2), write(3)])).toEqual([10, 20, 30]);
+    expect(runs).toBe(3);
+    expect(
+      db
+        .query<{ what: string }, []>("SELECT what FROM log ORDER BY seq")
+        .all()
+        .map((r) => r.what),
+    ).toEqual(["after 1", "after 2", "after 3"]);
+    db.close();
+  });
+
+  it("a failing write alone in its batch rejects and leaves nothing of it", async () => {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+    const commits = new GroupCommit(db);
+    await expect(
+      commits.run(() => {
+        db.run("INSERT INTO t VALUES (1)");
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
+    await commits.run(() => db.run("INSERT INTO t VALUES (2)"));
+    expect(
+      db
+        .query<{ x: number }, []>("SELECT x FROM t")
+        .all()
+        .map((r) => r.x),
+    ).toEqual([2]);
+    db.close();
+  });
+
+  it("a failing write drops its deferred writes, the others' run", async () => {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE log (what TEXT)");
+    const commits = new GroupCommit(db);
+    const results = await Promise.allSettled([
+      commits.run(() => commits.defer(() => db.run("INSERT INTO log VALUES ('a')"))),
+      commits.run(() => {
+        commits.defer(() => db.run("INSERT INTO log VALUES ('b')"));
+        throw new Error("boom");
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+    expect(
+      db
+        .query<{ what: string }, []>("SELECT what FROM log")
+        .all()
+        .map((r) => r.what),
+    ).toEqual(["a"]);
+    db.close();
+  });
+});
+
 describe("SQLite document-level index", () => {
   const note = (path: string, tags: string[], body: string, producer: IndexDoc["producer"] = "ingest"): IndexDoc => ({
     path,
