@@ -10,6 +10,7 @@ import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
+import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
 import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
@@ -38,6 +39,12 @@ export interface SqliteIndexOptions {
   embeddingDim?: number;
   /** Load sqlite-vec for vector distances (default true); false forces the JS scan. */
   sqliteVec?: boolean;
+  /**
+   * Checkpoint the WAL in a worker thread, off the event loop (sqlite-checkpointer.ts): the
+   * router's, whose requests commit one note at a time. Default off (a one-off build or a
+   * test has no event loop to spare).
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 export const SQLITE_INDEX_FILE = "index.sqlite";
@@ -95,6 +102,7 @@ export class SqliteIndexStore implements IndexStore {
   private readonly sqliteVec: boolean;
   private vectors: SqliteVectors | undefined;
   private readonly writes: GroupCommit;
+  private readonly checkpointer: BackgroundCheckpointer | undefined;
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
@@ -113,7 +121,12 @@ export class SqliteIndexStore implements IndexStore {
     // of a loaded machine (the OS page cache holds the file), so the larger cache bought memory
     // use, not speed. 16 MiB keeps the hot FTS5 structure pages and the docs b-tree in process.
     this.db.run("PRAGMA cache_size = -16384");
-    this.writes = new GroupCommit(this.db);
+    // Statement journals (a group commit's savepoints) in memory: past 64 KiB one spilled into
+    // a temp file, created and deleted once per commit.
+    this.db.run("PRAGMA temp_store = MEMORY");
+    const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
+    this.checkpointer = checkpointer;
+    this.writes = new GroupCommit(this.db, checkpointer && ((n) => checkpointer.committed(n)));
   }
 
   /** The write path's statements, prepared once (after migrate(): they name v5's tables). */
@@ -329,6 +342,7 @@ export class SqliteIndexStore implements IndexStore {
 
   async close(): Promise<void> {
     this.writes.flush();
+    await this.checkpointer?.close();
     this.db.close();
   }
 
