@@ -90,6 +90,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     embeddingDim: config.embeddingsUrl ? config.embeddingsDim : undefined,
+    // Its requests commit a note at a time: WAL checkpoints (fsyncs) off the event loop.
+    backgroundCheckpoints: true,
   });
   const chatEp = chatEndpoint(config);
   const embedEp = embeddingsEndpoint(config);

@@ -12,9 +12,11 @@ export interface IndexStoreConfig {
   embeddingDim?: number;
   /** Postgres schema for the index's tables; default public. */
   schema?: string;
+  /** SQLite: checkpoint the WAL in a worker thread (the router's index; see sqlite-checkpointer.ts). */
+  backgroundCheckpoints?: boolean;
 }
 
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
-  const { databaseUrl, dataDir, embeddingDim, schema } = config;
-  return databaseUrl ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema }) : openSqliteIndex({ dataDir, embeddingDim });
+  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints } = config;
+  return databaseUrl ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema }) : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints });
 }

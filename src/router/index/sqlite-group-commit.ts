@@ -38,7 +38,11 @@ export class GroupCommit {
   private readonly commit;
   private readonly rollback;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /** Told after each commit, with the number of writes that went in (the background checkpointer). */
+    private readonly committed?: (writes: number) => void,
+  ) {
     // Prepared once: db.transaction() per write re-created its wrapper and statements.
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.savepoint = db.prepare("SAVEPOINT write");
@@ -76,6 +80,10 @@ export class GroupCommit {
       for (const w of batch) w.reject(error);
       return;
     }
+    // The writes that went in (a lone write that failed was rolled back, nothing committed).
+    let written = 0;
+    for (const r of results) if (r.ok) written++;
+    if (written > 0) this.committed?.(written);
     batch.forEach((w, i) => {
       const r = results[i]!;
       if (r.ok) w.resolve(r.value);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
 import { describeIndexStore, type StoreLab } from "../../../test/support/index-search-suite.ts";
+import { until } from "../../../test/support/until.ts";
 import { outgoingOf } from "../notes/graph.ts";
 import { parseQuery } from "./query.ts";
 import { refreshFolder } from "./refresh.ts";
@@ -156,6 +157,66 @@ describe("GroupCommit without a failure", () => {
         .map((r) => r.what),
     ).toEqual(["a"]);
     db.close();
+  });
+});
+
+describe("GroupCommit, one write alone", () => {
+  it("commits it, or rolls it back whole when it fails (no savepoint needed)", async () => {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+    const counts: number[] = [];
+    const commits = new GroupCommit(db, (n) => counts.push(n));
+    await commits.run(() => db.run("INSERT INTO t VALUES (1)"));
+    const failed = commits.run(() => {
+      db.run("INSERT INTO t VALUES (2)");
+      throw new Error("boom");
+    });
+    await expect(failed).rejects.toThrow("boom");
+    expect(db.inTransaction).toBe(false);
+    expect(
+      db
+        .query<{ x: number }, []>("SELECT x FROM t")
+        .all()
+        .map((r) => r.x),
+    ).toEqual([1]);
+    // Told of the commit that happened, not of the rolled-back one.
+    expect(counts).toEqual([1]);
+    db.close();
+  });
+});
+
+describe("SQLite index with background checkpoints", () => {
+  it("copies the WAL into the database file from its own thread, and closes clean", async () => {
+    const lab = await sqliteLab();
+    const store = await openSqliteIndex({ dataDir: lab.dataDir, backgroundCheckpoints: true });
+    try {
+      const before = Bun.file(store.file).size;
+      for (let i = 0; i < 48; i++) {
+        await store.upsert({
+          path: `ingest/n${i}.md`,
+          producer: "ingest",
+          title: `note ${i}`,
+          body: `zebra number ${i} ${"filler words ".repeat(40)}`,
+          tags: ["t"],
+          updatedAt: new Date(),
+          hash: String(i),
+        });
+      }
+      // 48 notes write a few hundred WAL pages: below SQLite's own checkpoint (1,000 pages; the
+      // writer's backstop is 10,000), so the database file grows only by the worker's.
+      await until(() => Bun.file(store.file).size > before + 100_000, { what: "a checkpoint to grow the database file" });
+      expect((await store.search(parseQuery("zebra"), 500)).length).toBe(48);
+    } finally {
+      await store.close();
+    }
+    // Closed (the thread stopped first): a new connection finds every note.
+    const reopened = await openSqliteIndex({ dataDir: lab.dataDir });
+    try {
+      expect((await reopened.search(parseQuery("zebra"), 500)).length).toBe(48);
+    } finally {
+      await reopened.close();
+      await lab.cleanup();
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-champions.ts";
+import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
 import { SCHEMA } from "./sqlite-schema.ts";
 import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
@@ -41,6 +42,12 @@ export interface SqliteIndexOptions {
   sqliteVec?: boolean;
   /** The searches' first pass (sqlite-champions.ts); `{ depth: 0 }` turns it off. */
   champions?: ChampionOptions;
+  /**
+   * Checkpoint the WAL in a worker thread, off the event loop (sqlite-checkpointer.ts): the
+   * router's, whose requests commit one note at a time. Default off (a one-off build or a
+   * test has no event loop to spare).
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 export const SQLITE_INDEX_FILE = "index.sqlite";
@@ -106,6 +113,7 @@ export class SqliteIndexStore implements IndexStore {
   private readonly writes: GroupCommit;
   /** The searches' first pass: per-clause champion lists while the index is still. */
   readonly champions: ChampionLists;
+  private readonly checkpointer: BackgroundCheckpointer | undefined;
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
@@ -124,7 +132,12 @@ export class SqliteIndexStore implements IndexStore {
     // of a loaded machine (the OS page cache holds the file), so the larger cache bought memory
     // use, not speed. 16 MiB keeps the hot FTS5 structure pages and the docs b-tree in process.
     this.db.run("PRAGMA cache_size = -16384");
-    this.writes = new GroupCommit(this.db);
+    // Statement journals (a group commit's savepoints) in memory: past 64 KiB one spilled into
+    // a temp file, created and deleted once per commit.
+    this.db.run("PRAGMA temp_store = MEMORY");
+    const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
+    this.checkpointer = checkpointer;
+    this.writes = new GroupCommit(this.db, checkpointer && ((n) => checkpointer.committed(n)));
     this.champions = new ChampionLists(this.db, DOC_RANK, opts.champions);
   }
 
@@ -341,6 +354,7 @@ export class SqliteIndexStore implements IndexStore {
 
   async close(): Promise<void> {
     this.writes.flush();
+    await this.checkpointer?.close();
     this.db.close();
   }
 

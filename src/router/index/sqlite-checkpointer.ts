@@ -1,0 +1,96 @@
+// WAL checkpoints of the SQLite index off the event loop. SQLite's own checkpoint runs inside
+// the committing call once the WAL holds wal_autocheckpoint pages (1000 by default): it copies
+// them into the database file and fsyncs both files — 10–60 ms on a busy disk, every ~40
+// single-note commits, which for POST /ingest at one connection cost more on average than the
+// commit itself. Here a worker thread with its own connection runs the same PASSIVE checkpoint
+// (the same pages copied, the same fsyncs: the same durability), asked after every
+// WRITES_PER_CHECKPOINT written documents, never while one is running.
+//
+// The writer keeps SQLite's own checkpoint as a backstop at LIMIT_PAGES. Under a load with no
+// pause the WAL never starts over from the worker's checkpoints alone (it restarts only when a
+// write begins with every page already copied, and commits land while the worker copies), so
+// it grows to LIMIT_PAGES; the writer's checkpoint then has only the pages the worker has not
+// copied yet, and the next write restarts the WAL.
+import type { Database } from "bun:sqlite";
+import { log } from "../../common/logger";
+
+const logger = log("index");
+
+/** Written documents (index writes) between two checkpoint requests. */
+const WRITES_PER_CHECKPOINT = 32;
+/** The writer's own checkpoint, past this many WAL pages (~40 MB). */
+const LIMIT_PAGES = 10_000;
+/** close() waits this long for a checkpoint in progress. */
+const CLOSE_WAIT_MS = 10_000;
+
+export type CheckpointRequest = { open: string } | "checkpoint" | "close";
+export type CheckpointReply = "done" | "closed" | { failed: string };
+
+export class BackgroundCheckpointer {
+  private readonly worker: Worker;
+  private writes = 0;
+  private inFlight = false;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Database,
+    file: string,
+  ) {
+    db.run(`PRAGMA wal_autocheckpoint = ${LIMIT_PAGES}`);
+    this.worker = new Worker(new URL("./sqlite-checkpoint-worker.ts", import.meta.url));
+    // Never what keeps the process alive.
+    this.worker.unref();
+    this.worker.addEventListener("message", (event: MessageEvent<CheckpointReply>) => {
+      const reply = event.data;
+      if (reply === "done") {
+        this.inFlight = false;
+        if (this.writes >= WRITES_PER_CHECKPOINT) this.request();
+      } else if (typeof reply === "object") {
+        this.fallBack(`the background checkpoint failed (${reply.failed})`);
+      }
+    });
+    this.worker.addEventListener("error", (event) => this.fallBack(`the checkpoint thread failed (${event.message})`));
+    this.worker.postMessage({ open: file } satisfies CheckpointRequest);
+  }
+
+  /** After each commit: `writes` documents were written. */
+  committed(writes: number): void {
+    this.writes += writes;
+    if (this.writes >= WRITES_PER_CHECKPOINT && !this.inFlight) this.request();
+  }
+
+  private request(): void {
+    if (this.stopped) return;
+    this.writes = 0;
+    this.inFlight = true;
+    this.worker.postMessage("checkpoint" satisfies CheckpointRequest);
+  }
+
+  /** The thread cannot checkpoint: SQLite's own checkpoint takes over at its default limit. */
+  private fallBack(why: string): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    logger.warn(`${why}; the index checkpoints its WAL in the writing call again`);
+    try {
+      this.db.run("PRAGMA wal_autocheckpoint = 1000");
+    } catch {}
+    this.worker.terminate();
+  }
+
+  /** Stops the thread once a checkpoint in progress is done; the writer's close checkpoints the rest. */
+  async close(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    const closed = new Promise<void>((resolve) => {
+      this.worker.addEventListener("message", (event: MessageEvent<CheckpointReply>) => {
+        if (event.data === "closed") resolve();
+      });
+      this.worker.addEventListener("close", () => resolve());
+    });
+    this.worker.postMessage("close" satisfies CheckpointRequest);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
+    this.worker.terminate();
+  }
+}

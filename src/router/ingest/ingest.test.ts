@@ -1,0 +1,62 @@
+import { afterAll, describe, expect, it } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { documentFromFile } from "../index/document";
+import type { IndexDoc, IndexStore } from "../index/types";
+import { ingest } from "./ingest";
+
+const root = mkdtempSync(join(tmpdir(), "ingest-unit-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** A vault whose index records what it is given. */
+function lab() {
+  const dir = mkdtempSync(join(root, "lab-"));
+  const upserted: IndexDoc[] = [];
+  const index = {
+    upsert: async (doc: IndexDoc) => {
+      upserted.push(doc);
+      return true;
+    },
+    remove: async () => true,
+  } as unknown as IndexStore;
+  const deps = { vault: join(dir, "vault"), dataDir: join(dir, "data"), index, maxBytes: 1 << 20, now: () => new Date("2026-03-04T05:06:07Z") };
+  return { deps, upserted };
+}
+
+describe("ingest's index document", () => {
+  // Titles and tags a YAML writer has to quote or might read back as something else, bodies
+  // with frontmatter of their own, and a title cut from a long first line.
+  const cases: Array<{ name: string; content: string; tags?: string[]; title?: string }> = [
+    { name: "a heading", content: "# Deploys\nRoll back with `make rollback`." },
+    { name: "a numeric title", content: "body text", title: "123" },
+    { name: "a boolean title", content: "body text", title: "true" },
+    { name: "a null title", content: "body text", title: "null" },
+    { name: "a title with a colon and quotes", content: "body", title: `a: "b" 'c' #d` },
+    { name: "a title like a list item", content: "body", title: "- item" },
+    { name: "a title of document markers", content: "body", title: "--- ... ---" },
+    { name: "a padded title", content: "body", title: "  padded  " },
+    { name: "unicode", content: "Ärger über Café ☕ 日本語", title: "Café ☕ 日本語" },
+    { name: "a long first line", content: `${"word ".repeat(15)}and more words after the cut ${"x ".repeat(40)}` },
+    { name: "hash and spaced tags", content: "tagged", tags: ["#ops", " spaced ", "ops", "Ops", "#"] },
+    { name: "numeric-looking tags", content: "tagged", tags: ["1", "true", "null", "0x10"] },
+    {
+      name: "its own frontmatter",
+      content: "---\ntitle: From frontmatter\ntags: [a, '#b']\nnote: |\n  line one\n  ---\n  ...\ndate: 2024-01-02\n---\n\nThe body.\n",
+    },
+    { name: "frontmatter with a tag string", content: '---\ntag: x, y\nsummary: "--- not a fence"\n---\nBody\n' },
+    { name: "trailing blank lines", content: "body\n\n\n\n" },
+    { name: "CRLF lines", content: "# Title\r\nline one\r\nline two\r\n" },
+  ];
+  for (const c of cases) {
+    it(`is what indexing the note file gives: ${c.name}`, async () => {
+      const { deps, upserted } = lab();
+      const result = await ingest(deps, { content: c.content, tags: c.tags ?? [], title: c.title });
+      expect(upserted).toHaveLength(1);
+      const doc = upserted[0]!;
+      const file = readFileSync(join(deps.vault, result.paths[0]!), "utf8");
+      // What a refresh of the vault would index for this file (same mtime).
+      expect(doc).toEqual(documentFromFile({ path: result.paths[0]!, producer: "ingest", content: file, mtimeMs: doc.mtimeMs! }));
+    });
+  }
+});
