@@ -7,10 +7,18 @@ import { hookRoutesText, looksScoped, scopedTokenVerifier } from "../scoped-toke
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
+/** The configured tokens' digests, made once per token (not on every request); keyed by the token. */
+const configured = new Map<string, Buffer>();
+function configuredDigest(token: string): Buffer {
+  let d = configured.get(token);
+  if (d === undefined) configured.set(token, (d = digest(token)));
+  return d;
+}
+
 function tokenMatches(presented: string, tokens: readonly string[]): boolean {
   const p = digest(presented);
   let ok = false;
-  for (const t of tokens) ok = timingSafeEqual(p, digest(t)) || ok;
+  for (const t of tokens) ok = timingSafeEqual(p, configuredDigest(t)) || ok;
   return ok;
 }
 
