@@ -11,7 +11,10 @@ const digest = (s: string) => createHash("sha256").update(s).digest();
 const configured = new Map<string, Buffer>();
 function configuredDigest(token: string): Buffer {
   let d = configured.get(token);
-  if (d === undefined) configured.set(token, (d = digest(token)));
+  if (d === undefined) {
+    d = digest(token);
+    configured.set(token, d);
+  }
   return d;
 }
 
