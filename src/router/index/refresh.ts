@@ -42,6 +42,9 @@ export interface RefreshCounts {
 /** What refresh indexes: markdown and plain text. */
 const INDEXED = /\.(md|markdown|txt)$/i;
 /** Larger files are skipped: an index row is for reading, not for dumps. */
+/** A first build of at least this many files runs as the store's bulk load. */
+const BULK_LOAD_FILES = 1000;
+
 export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
@@ -73,24 +76,28 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   // of them, not one page per document scattered over the whole index (readdir's order is the
   // directory's hash order).
   changed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  // Batches: read a batch's files, then issue its upserts together, so SQLite commits them
-  // as one transaction (its group commit) and Postgres overlaps them on its pool.
-  for (const batch of batches(changed, opts.concurrency ?? 256, BATCH_BYTES)) {
-    const contents = await Promise.all(batch.map((f) => readText(f.abs)));
-    await Promise.all(
-      batch.map(async (file, i) => {
-        const content = contents[i];
-        if (content === null || content === undefined) return void seen.delete(file.path); // deleted since the walk
-        opts.onRead?.(file, content);
-        const doc = documentFromFile({ path: file.path, producer, content, mtimeMs: file.mtimeMs });
-        const wrote = await store.upsert(doc, opts.embed ? { embed: opts.embed } : {});
-        if (!wrote)
-          counts.unchanged++; // touched, same content: upsert recorded the new mtime
-        else if (known.has(file.path)) counts.updated++;
-        else counts.added++;
-      }),
-    );
-  }
+  // A first build of many files: the store may defer work to its end (SQLite's bulkLoad).
+  const load = known.size === 0 && changed.length >= BULK_LOAD_FILES && store.bulkLoad ? store.bulkLoad.bind(store) : (f: () => Promise<void>) => f();
+  await load(async () => {
+    // Batches: read a batch's files, then issue its upserts together, so SQLite commits them
+    // as one transaction (its group commit) and Postgres overlaps them on its pool.
+    for (const batch of batches(changed, opts.concurrency ?? 256, BATCH_BYTES)) {
+      const contents = await Promise.all(batch.map((f) => readText(f.abs)));
+      await Promise.all(
+        batch.map(async (file, i) => {
+          const content = contents[i];
+          if (content === null || content === undefined) return void seen.delete(file.path); // deleted since the walk
+          opts.onRead?.(file, content);
+          const doc = documentFromFile({ path: file.path, producer, content, mtimeMs: file.mtimeMs });
+          const wrote = await store.upsert(doc, opts.embed ? { embed: opts.embed } : {});
+          if (!wrote)
+            counts.unchanged++; // touched, same content: upsert recorded the new mtime
+          else if (known.has(file.path)) counts.updated++;
+          else counts.added++;
+        }),
+      );
+    }
+  });
 
   const gone = [...known.keys()].filter((path) => !seen.has(path));
   const size = opts.concurrency ?? 256;

@@ -440,3 +440,84 @@ describe("snippets from highlighted text", () => {
     expect(markedSnippet("")).toBe("");
   });
 });
+
+describe("SQLite index: a first build's deferred b-trees", () => {
+  const indexNames = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db
+        .query<{ name: string }, []>(
+          "SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('docs_fingerprint', 'docs_name', 'docs_updated') ORDER BY name",
+        )
+        .all()
+        .map((r) => r.name);
+    } finally {
+      db.close();
+    }
+  };
+
+  it("builds a first refresh without docs_fingerprint, docs_name and docs_updated, then puts them back; the index answers as before", async () => {
+    const lab = await sqliteLab();
+    const vault = await mkdtemp(join(tmpdir(), "bulk-vault-"));
+    const store = await openSqliteIndex({ dataDir: lab.dataDir });
+    try {
+      await mkdir(join(vault, "raw"), { recursive: true });
+      for (let i = 0; i < 1200; i++) {
+        await writeFile(join(vault, "raw", `note-${i}.md`), `---\ntitle: Note ${i}\ntags: [t${i % 3}]\n---\nword${i} shared body [[note-${(i + 1) % 1200}]]\n`);
+      }
+      let during: string[] | undefined;
+      const load = store.bulkLoad.bind(store);
+      store.bulkLoad = (fn) =>
+        load(async () => {
+          during = indexNames(store.file);
+          return fn();
+        });
+      expect(await refreshFolder(store, { vault })).toMatchObject({ added: 1200 });
+      expect(during).toEqual([]);
+      expect(indexNames(store.file)).toEqual(["docs_fingerprint", "docs_name", "docs_updated"]);
+      expect((await store.fingerprints("raw")).size).toBe(1200);
+      expect((await store.notesNamed(["note-7"])).map((n) => n.path)).toEqual(["raw/note-7.md"]);
+      expect((await store.search(parseQuery("word42"), 10)).map((h) => h.path)).toEqual(["raw/note-42.md"]);
+      // A second refresh with nothing new reads the fingerprints and touches nothing.
+      expect(await refreshFolder(store, { vault })).toMatchObject({ added: 0, updated: 0, unchanged: 1200 });
+    } finally {
+      await store.close();
+      await rm(vault, { recursive: true, force: true });
+      await lab.cleanup();
+    }
+  });
+
+  it("leaves a non-empty index's b-trees in place", async () => {
+    const lab = await sqliteLab();
+    const store = await openSqliteIndex({ dataDir: lab.dataDir });
+    try {
+      await store.upsert({ path: "raw/a.md", producer: "raw", title: "A", body: "alpha", tags: [], updatedAt: new Date(), hash: "h" });
+      const during = await store.bulkLoad(async () => indexNames(store.file));
+      expect(during).toEqual(["docs_fingerprint", "docs_name", "docs_updated"]);
+    } finally {
+      await store.close();
+      await lab.cleanup();
+    }
+  });
+
+  it("puts them back at the next open when a first build stopped half way (a crash)", async () => {
+    const lab = await sqliteLab();
+    const store = await openSqliteIndex({ dataDir: lab.dataDir });
+    const file = store.file;
+    // The state a crash inside bulkLoad leaves: some notes written, the b-trees still dropped.
+    await store.upsert({ path: "raw/a.md", producer: "raw", title: "A", body: "alpha", tags: [], updatedAt: new Date(), hash: "h" });
+    const raw = new Database(file);
+    raw.run("DROP INDEX docs_fingerprint; DROP INDEX docs_name; DROP INDEX docs_updated;");
+    raw.close();
+    await store.close();
+    expect(indexNames(file)).toEqual([]);
+    const reopened = await openSqliteIndex({ dataDir: lab.dataDir });
+    try {
+      expect(indexNames(file)).toEqual(["docs_fingerprint", "docs_name", "docs_updated"]);
+      expect((await reopened.fingerprints("raw")).size).toBe(1);
+    } finally {
+      await reopened.close();
+      await lab.cleanup();
+    }
+  });
+});

@@ -124,6 +124,8 @@ export interface IndexStore {
   migrate(): Promise<void>;
   /** Chunks and (re)writes the document's rows. Returns false when nothing changed. */
   upsert(doc: IndexDoc, opts?: UpsertOptions): Promise<boolean>;
+  /** A first build's writes (refreshFolder on an empty index); a store may defer work to its end (SQLite: three b-trees). */
+  bulkLoad?<T>(load: () => Promise<T>): Promise<T>;
   /** Returns true when the path was indexed. */
   remove(path: string): Promise<boolean>;
   /**
