@@ -2,21 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { prng } from "../../../scripts/bench/lib/vault-gen.ts";
 import { parseQuery } from "./query.ts";
 import { openSqliteIndex, type SqliteIndexStore } from "./sqlite.ts";
 import type { IndexDoc, SearchHit } from "./types.ts";
-
-/** mulberry32, so the corpus is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // Words drawn with a skew: the first few are in most notes (long lists, deeper than the
 // depth the tests give the store), the last in a handful.

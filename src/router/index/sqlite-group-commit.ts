@@ -75,7 +75,7 @@ export class GroupCommit {
     if (batch.length === 0) return;
     let results: Result[];
     try {
-      results = this.bare(batch) ?? this.isolated(batch);
+      results = this.attempt(batch, false) ?? this.attempt(batch, true)!;
     } catch (error) {
       for (const w of batch) w.reject(error);
       return;
@@ -92,50 +92,25 @@ export class GroupCommit {
   }
 
   /**
-   * Every write, then every deferred one, in one transaction without savepoints: the results,
-   * or undefined (rolled back) when one threw and the batch has more writes than that one — a
-   * batch of one is answered here (its failure is its own), a larger one is run again by
-   * isolated().
+   * Every write, then every deferred one, in one transaction. Bare (no savepoints): the
+   * results, or undefined (rolled back) when one threw and the batch has more writes than that
+   * one — a batch of one is answered here (its failure is its own), a larger one is run again
+   * isolated: each write in its own savepoint, so a failing one rejects alone.
    */
-  private bare(batch: Pending[]): Result[] | undefined {
+  private attempt(batch: Pending[], isolated: boolean): Result[] | undefined {
     const results: Result[] = [];
     this.begin.run();
     try {
       const later: Array<() => void> = [];
       for (const w of batch) {
         this.deferred = [];
+        if (isolated) this.savepoint.run();
         try {
           results.push({ ok: true, value: w.fn() });
-        } finally {
-          later.push(...this.deferred);
-          this.deferred = undefined;
-        }
-      }
-      for (const op of later) op();
-      this.commit.run();
-      return results;
-    } catch (error) {
-      if (this.db.inTransaction) this.rollback.run();
-      if (batch.length === 1 && results.length === 0) return [{ ok: false, error }];
-      if (batch.length === 1) throw error; // its deferred write failed: the batch fails, as below
-      return undefined;
-    }
-  }
-
-  /** The batch again, each write in its own savepoint: a failing one rejects alone. */
-  private isolated(batch: Pending[]): Result[] {
-    const results: Result[] = [];
-    this.begin.run();
-    try {
-      const later: Array<() => void> = [];
-      for (const w of batch) {
-        this.deferred = [];
-        this.savepoint.run();
-        try {
-          results.push({ ok: true, value: w.fn() });
-          this.release.run();
+          if (isolated) this.release.run();
           later.push(...this.deferred);
         } catch (error) {
+          if (!isolated) throw error;
           this.rollbackTo.run();
           this.release.run();
           results.push({ ok: false, error });
@@ -148,7 +123,10 @@ export class GroupCommit {
       return results;
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run();
-      throw error;
+      if (isolated) throw error;
+      if (batch.length === 1 && results.length === 0) return [{ ok: false, error }];
+      if (batch.length === 1) throw error; // its deferred write failed: the batch fails, as below
+      return undefined;
     }
   }
 }
