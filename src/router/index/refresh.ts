@@ -41,10 +41,9 @@ export interface RefreshCounts {
 
 /** What refresh indexes: markdown and plain text. */
 const INDEXED = /\.(md|markdown|txt)$/i;
-/** Larger files are skipped: an index row is for reading, not for dumps. */
 /** A first build of at least this many files runs as the store's bulk load. */
 const BULK_LOAD_FILES = 1000;
-
+/** Larger files are skipped: an index row is for reading, not for dumps. */
 export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
@@ -76,9 +75,7 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   // of them, not one page per document scattered over the whole index (readdir's order is the
   // directory's hash order).
   changed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  // A first build of many files: the store may defer work to its end (SQLite's bulkLoad).
-  const load = known.size === 0 && changed.length >= BULK_LOAD_FILES && store.bulkLoad ? store.bulkLoad.bind(store) : (f: () => Promise<void>) => f();
-  await load(async () => {
+  const upsertChanged = async () => {
     // Batches: read a batch's files, then issue its upserts together, so SQLite commits them
     // as one transaction (its group commit) and Postgres overlaps them on its pool.
     for (const batch of batches(changed, opts.concurrency ?? 256, BATCH_BYTES)) {
@@ -97,7 +94,10 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
         }),
       );
     }
-  });
+  };
+  // A first build of many files: the store may defer work to its end (SQLite's bulkLoad).
+  const firstBuild = known.size === 0 && changed.length >= BULK_LOAD_FILES;
+  await (firstBuild && store.bulkLoad ? store.bulkLoad(upsertChanged) : upsertChanged());
 
   const gone = [...known.keys()].filter((path) => !seen.has(path));
   const size = opts.concurrency ?? 256;

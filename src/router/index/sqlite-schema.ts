@@ -8,6 +8,16 @@ const BM25_RANK = "bm25(10.0, 1.0)";
 /** filterToken() (sqlite-text.ts) in SQL, after its U+E000 and letter: hex with A–F spelled g h j k m n. */
 const filterHex = (x: string) => `replace(replace(replace(replace(replace(replace(hex(${x}), 'A', 'g'), 'B', 'h'), 'C', 'j'), 'D', 'k'), 'E', 'm'), 'F', 'n')`;
 
+/**
+ * The docs b-trees that take a scattered insert per note, which a first build defers to its end
+ * (SqliteIndexStore.bulkLoad): the definitions v2 and v4 below create, kept equal to them.
+ */
+export const DEFERRED_INDEXES = [
+  { name: "docs_fingerprint", create: "CREATE INDEX IF NOT EXISTS docs_fingerprint ON docs (producer, path, hash, mtime_ms);" },
+  { name: "docs_name", create: "CREATE INDEX IF NOT EXISTS docs_name ON docs (name);" },
+  { name: "docs_updated", create: "CREATE INDEX IF NOT EXISTS docs_updated ON docs (updated_at, path);" },
+] as const;
+
 export const SCHEMA: Array<string | ((db: Database) => void)> = [
   `CREATE TABLE index_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    CREATE TABLE docs (

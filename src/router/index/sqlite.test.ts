@@ -442,19 +442,19 @@ describe("snippets from highlighted text", () => {
 });
 
 describe("SQLite index: a first build's deferred b-trees", () => {
-  const indexNames = (file: string) => {
+  const indexDefinitions = (file: string) => {
     const db = new Database(file, { readonly: true });
     try {
       return db
-        .query<{ name: string }, []>(
-          "SELECT name FROM sqlite_master WHERE type = 'index' AND name IN ('docs_fingerprint', 'docs_name', 'docs_updated') ORDER BY name",
+        .query<{ name: string; sql: string }, []>(
+          "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ('docs_fingerprint', 'docs_name', 'docs_updated') ORDER BY name",
         )
-        .all()
-        .map((r) => r.name);
+        .all();
     } finally {
       db.close();
     }
   };
+  const indexNames = (file: string) => indexDefinitions(file).map((r) => r.name);
 
   it("builds a first refresh without docs_fingerprint, docs_name and docs_updated, then puts them back; the index answers as before", async () => {
     const lab = await sqliteLab();
@@ -465,6 +465,8 @@ describe("SQLite index: a first build's deferred b-trees", () => {
       for (let i = 0; i < 1200; i++) {
         await writeFile(join(vault, "raw", `note-${i}.md`), `---\ntitle: Note ${i}\ntags: [t${i % 3}]\n---\nword${i} shared body [[note-${(i + 1) % 1200}]]\n`);
       }
+      // As the schema's migrations defined them: what the build must put back.
+      const defined = indexDefinitions(store.file);
       let during: string[] | undefined;
       const load = store.bulkLoad.bind(store);
       store.bulkLoad = (fn) =>
@@ -475,6 +477,7 @@ describe("SQLite index: a first build's deferred b-trees", () => {
       expect(await refreshFolder(store, { vault })).toMatchObject({ added: 1200 });
       expect(during).toEqual([]);
       expect(indexNames(store.file)).toEqual(["docs_fingerprint", "docs_name", "docs_updated"]);
+      expect(indexDefinitions(store.file)).toEqual(defined);
       expect((await store.fingerprints("raw")).size).toBe(1200);
       expect((await store.notesNamed(["note-7"])).map((n) => n.path)).toEqual(["raw/note-7.md"]);
       expect((await store.search(parseQuery("word42"), 10)).map((h) => h.path)).toEqual(["raw/note-42.md"]);

@@ -13,7 +13,7 @@ import { clauses, hasText, type ParsedQuery } from "./query.ts";
 import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-champions.ts";
 import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
-import { SCHEMA } from "./sqlite-schema.ts";
+import { DEFERRED_INDEXES, SCHEMA } from "./sqlite-schema.ts";
 import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import { SqliteVectors } from "./sqlite-vectors.ts";
 import {
@@ -52,11 +52,8 @@ export interface SqliteIndexOptions {
 
 export const SQLITE_INDEX_FILE = "index.sqlite";
 
-/** The docs b-trees a first build defers (bulkLoad): the schema's own definitions (sqlite-schema.ts). */
-const DEFERRED_INDEX_NAMES = ["docs_fingerprint", "docs_name", "docs_updated"] as const;
-const DEFERRED_INDEXES = `CREATE INDEX IF NOT EXISTS docs_fingerprint ON docs (producer, path, hash, mtime_ms);
-  CREATE INDEX IF NOT EXISTS docs_name ON docs (name);
-  CREATE INDEX IF NOT EXISTS docs_updated ON docs (updated_at, path);`;
+/** The b-trees a first build defers (bulkLoad), created if missing. */
+const CREATE_DEFERRED = DEFERRED_INDEXES.map((i) => i.create).join("\n");
 
 /** docs_fts's tokenizer (sqlite-schema.ts), for the temporary table that highlights apart. */
 const DOC_TOKENIZER = "porter unicode61 remove_diacritics 2";
@@ -174,7 +171,7 @@ export class SqliteIndexStore implements IndexStore {
           this.db.run(`PRAGMA user_version = ${v + 1}`);
         }
         // A first build that stopped before it put its deferred indexes back (bulkLoad).
-        this.db.run(DEFERRED_INDEXES);
+        this.db.run(CREATE_DEFERRED);
       })
       .immediate();
     this.configureVectors();
@@ -189,11 +186,11 @@ export class SqliteIndexStore implements IndexStore {
    */
   async bulkLoad<T>(load: () => Promise<T>): Promise<T> {
     if (this.db.query("SELECT 1 FROM docs LIMIT 1").get() !== null) return load();
-    this.db.run(DEFERRED_INDEX_NAMES.map((name) => `DROP INDEX IF EXISTS ${name};`).join("\n"));
+    this.db.run(DEFERRED_INDEXES.map((i) => `DROP INDEX IF EXISTS ${i.name};`).join("\n"));
     try {
       return await load();
     } finally {
-      await this.writes.run(() => this.db.run(DEFERRED_INDEXES));
+      await this.writes.run(() => this.db.run(CREATE_DEFERRED));
     }
   }
 
