@@ -149,4 +149,9 @@ export const SCHEMA: Array<string | ((db: Database) => void)> = [
       DROP INDEX docs_producer;
       DROP INDEX doc_links_name;`);
   },
+  // v6: doc_tags goes. Tag filters read each document's tag tokens in docs_fts's `filters`
+  // column (v3), which every search's MATCH already used; doc_tags and its doc_id index only
+  // served listings by tag, and cost every write a random b-tree insert per tag plus one in
+  // the index — a third of the pages a one-note commit wrote beyond FTS5's own.
+  "DROP TABLE doc_tags;",
 ];

@@ -32,10 +32,17 @@ const FILTER_HEX = { a: "g", b: "h", c: "j", d: "k", e: "m", f: "n" } as const;
 /** The words (an ftsExpression) and every filter required. */
 export function docExpression(text: string, filters: SearchFilters): string {
   let expr = text;
-  for (const tag of filters.tags) expr += ` AND filters : "${filterToken("t", tag.toLowerCase())}"`;
+  for (const tag of filters.tags) expr += ` AND ${tagClause(tag)}`;
   if (filters.producers.length) expr += ` AND filters : (${filters.producers.map((p) => `"${filterToken("p", p)}"`).join(" OR ")})`;
   return expr;
 }
+
+/** A MATCH expression for the documents carrying every one of `tags` (case-insensitive). */
+export function tagExpression(tags: string[]): string {
+  return tags.map(tagClause).join(" AND ");
+}
+
+const tagClause = (tag: string) => `filters : "${filterToken("t", tag.toLowerCase())}"`;
 
 /**
  * A document's highlighted body cut back into its chunks (`lengths`: each chunk's text, in

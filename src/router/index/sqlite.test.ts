@@ -361,6 +361,50 @@ describe("SQLite index: upgrading to the text stored once (v5)", () => {
   });
 });
 
+describe("SQLite index: tags read from the filter tokens (v6)", () => {
+  it("drops a version-5 file's doc_tags and still filters and lists by tag, case-insensitively", async () => {
+    const lab = await sqliteLab();
+    try {
+      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      for (const step of SCHEMA.slice(0, 5)) typeof step === "string" ? db.run(step) : step(db);
+      db.run("PRAGMA user_version = 5");
+      const add = (path: string, tags: string[], body: string, updated: number) => {
+        const { id } = db
+          .query<{ id: number }, [string, string, number, string]>(
+            "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name) VALUES (?, 'raw', 'T', ?, ?, 'h', 0, ?) RETURNING id",
+          )
+          .get(path, JSON.stringify(tags), updated, path.slice(4, -3))!;
+        for (const t of tags) db.query("INSERT INTO doc_tags (tag, doc_id) VALUES (?, ?)").run(t.toLowerCase(), id);
+        const filters = [filterToken("p", "raw"), ...tags.map((t) => filterToken("t", t.toLowerCase()))].join(" ");
+        db.query("INSERT INTO docs_fts (rowid, title, body, filters) VALUES (?, 'T', ?, ?)").run(id, body, filters);
+      };
+      add("raw/a.md", ["Café", "ops"], "rollback of the canary", 3);
+      add("raw/b.md", ["ops"], "rollback by hand", 2);
+      add("raw/c.md", [], "rollback elsewhere", 1);
+      db.close();
+
+      const store = await lab.open();
+      try {
+        const paths = async (q: string) => (await store.search(parseQuery(q), 10)).map((h) => h.path).sort();
+        expect(await paths("tag:CAFÉ rollback")).toEqual(["raw/a.md"]);
+        expect(await paths("tag:ops rollback")).toEqual(["raw/a.md", "raw/b.md"]);
+        expect(await paths("tag:ops")).toEqual(["raw/a.md", "raw/b.md"]);
+        expect((await store.recent({ limit: 10, tag: "Ops" })).map((n) => n.path)).toEqual(["raw/a.md", "raw/b.md"]);
+        // A note written after the upgrade is found by its tags the same way.
+        await store.upsert({ path: "raw/d.md", producer: "raw", title: "D", body: "rollback again", tags: ["OPS"], updatedAt: new Date(10), hash: "d" });
+        expect((await store.recent({ limit: 10, tag: "ops" })).map((n) => n.path)).toEqual(["raw/d.md", "raw/a.md", "raw/b.md"]);
+      } finally {
+        await store.close();
+      }
+      const after = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { readonly: true });
+      expect(after.query("SELECT name FROM sqlite_schema WHERE name LIKE 'doc_tags%'").all()).toEqual([]);
+      after.close();
+    } finally {
+      await lab.cleanup();
+    }
+  });
+});
+
 describe("SQLite index: upgrading to links (v4)", () => {
   it("marks the rows of a version-3 file for a link pass: no name, mtime unknown", async () => {
     const lab = await sqliteLab();

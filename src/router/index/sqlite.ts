@@ -14,7 +14,7 @@ import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-cha
 import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
 import { DEFERRED_INDEXES, SCHEMA } from "./sqlite-schema.ts";
-import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./sqlite-text.ts";
+import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked, tagExpression } from "./sqlite-text.ts";
 import { SqliteVectors } from "./sqlite-vectors.ts";
 import {
   type Fingerprint,
@@ -248,7 +248,6 @@ export class SqliteIndexStore implements IndexStore {
       if (existing) this.deleteDoc(existing.id);
       const { id } = w.doc.get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path), lengths)!;
       this.writes.defer(() => w.fts.run(id, doc.title, body, filters));
-      if (tags.length) w.tags.run(id, JSON.stringify(tags));
       this.insertLinks(id, links);
       if (embeddings && this.vectors) for (const [seq, vector] of embeddings.entries()) this.vectors.put(id, seq, vector);
       return true;
@@ -337,7 +336,7 @@ export class SqliteIndexStore implements IndexStore {
     const params: SQLQueryBindings[] = [];
     if (q.since) [where, params[params.length]] = [`${where} AND d.updated_at >= ?`, q.since.getTime()];
     if (q.producer) [where, params[params.length]] = [`${where} AND d.producer = ?`, q.producer];
-    if (q.tag) [where, params[params.length]] = [`${where} AND d.id IN (SELECT doc_id FROM doc_tags WHERE tag = ?)`, q.tag.toLowerCase()];
+    if (q.tag) [where, params[params.length]] = [`${where} AND d.id IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)`, tagExpression([q.tag])];
     if (q.prefix) {
       where += " AND d.path >= ? AND d.path < ?";
       params.push(q.prefix, q.prefix + MAX_CHAR);
@@ -494,24 +493,23 @@ export class SqliteIndexStore implements IndexStore {
   }
   private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked", Statement> | undefined;
 
-  /** Which of these documents pass the tag and producer filters (each one probed by its key). */
+  /** Which of these documents pass the tag and producer filters (each one's row read by its key). */
   private passingFilters(ids: number[], filters: SearchFilters): Set<number> {
-    let sql = "SELECT d.id FROM docs d WHERE d.id IN (SELECT value FROM json_each(?))";
-    const params: string[] = [JSON.stringify(ids)];
-    if (filters.producers.length) {
-      sql += ` AND d.producer IN (${filters.producers.map(() => "?").join(",")})`;
-      params.push(...filters.producers);
+    const producers = new Set<string>(filters.producers);
+    const wanted = tagsOf({ tags: filters.tags });
+    const rows = this.db.query("SELECT id, producer, tags FROM docs WHERE id IN (SELECT value FROM json_each(?))").values(JSON.stringify(ids)) as [
+      number,
+      string,
+      string,
+    ][];
+    const out = new Set<number>();
+    for (const [id, producer, tagsJson] of rows) {
+      if (producers.size && !producers.has(producer)) continue;
+      // The same lower-casing the filter tokens had when the document was indexed (tagsOf).
+      const has = new Set(tagsOf({ tags: JSON.parse(tagsJson) as string[] }));
+      if (wanted.every((t) => has.has(t))) out.add(id);
     }
-    for (const tag of filters.tags) {
-      sql += " AND EXISTS (SELECT 1 FROM doc_tags t WHERE t.tag = ? AND t.doc_id = d.id)";
-      params.push(tag.toLowerCase());
-    }
-    return new Set(
-      this.db
-        .query(sql)
-        .values(...params)
-        .map((r) => r[0] as number),
-    );
+    return out;
   }
 
   /**
@@ -572,17 +570,18 @@ function filterSql(filters: Partial<SearchFilters>): { sql: string; params: stri
     sql += ` AND d.producer IN (${producers.map(() => "?").join(",")})`;
     params.push(...producers);
   }
-  for (const tag of filters.tags ?? []) {
-    sql += " AND d.id IN (SELECT doc_id FROM doc_tags WHERE tag = ?)";
-    params.push(tag.toLowerCase());
+  if (filters.tags?.length) {
+    // The documents carrying every tag, from their filter tokens in docs_fts.
+    sql += " AND d.id IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)";
+    params.push(tagExpression(filters.tags));
   }
   return { sql, params };
 }
 
 type WriteStatements = ReturnType<typeof prepareWrites>;
 
-/** A document's tags as doc_tags and the filter tokens hold them: lower-cased, once each. */
-function tagsOf(doc: IndexDoc): string[] {
+/** A document's tags as its filter tokens hold them: lower-cased, once each. */
+function tagsOf(doc: Pick<IndexDoc, "tags">): string[] {
   return [...new Set(doc.tags.map((t) => t.toLowerCase()))].sort();
 }
 
@@ -601,7 +600,6 @@ function prepareWrites(db: Database) {
       "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name, chunk_lengths) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     ),
     fts: db.query<unknown, [number, string, string, string]>("INSERT INTO docs_fts (rowid, title, body, filters) VALUES (?, ?, ?, ?)"),
-    tags: db.query<unknown, [number, string]>("INSERT OR IGNORE INTO doc_tags (tag, doc_id) SELECT value, ? FROM json_each(?)"),
     links: db.query<unknown, [number, string]>(
       "INSERT OR IGNORE INTO doc_links (doc_id, kind, target, name) SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)",
     ),
