@@ -130,7 +130,7 @@ export function journalLog(path: string, opts: { keep: number; pollMs?: number }
       pending = [];
       try {
         const events = await withClaim(`${path}.claim`, () => appendGroup(group));
-        group.forEach((g, i) => g.resolve(events[i]!));
+        for (const [i, g] of group.entries()) g.resolve(events[i]!);
       } catch (err) {
         for (const g of group) g.reject(err);
       }
