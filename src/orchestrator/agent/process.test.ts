@@ -264,6 +264,20 @@ describe("startAgent", () => {
     expect(await run.wait()).toMatchObject({ failed: false, garbageLines: 0, resultText: "Hello! The build passes on main." });
   });
 
+  it("reads the same events through Bun's socketpair, where no pipe can be made", async () => {
+    const { opts } = setup({ FAKE_CLAUDE_SCENARIO: "thinking-tool-final" });
+    const events = async (stdoutPipe: boolean) => {
+      const run = startAgent({ ...opts, stdoutPipe, args: { ...opts.args, includePartialMessages: true } });
+      const all: AgentEvent[] = [];
+      for await (const ev of run.events()) all.push(ev);
+      return { all, outcome: await run.wait() };
+    };
+    const [piped, socket] = [await events(true), await events(false)];
+    expect(socket.all).toEqual(piped.all);
+    expect(piped.all.length).toBeGreaterThan(10);
+    expect(socket.outcome).toMatchObject({ failed: false, resultText: piped.outcome.resultText });
+  });
+
   it("leaves no file descriptor open after runs that finish, fail or are cancelled", async () => {
     const open = () => readdirSync("/proc/self/fd").length;
     const before = open();

@@ -29,6 +29,8 @@ export interface StartAgentOptions {
   signal?: AbortSignal;
   /** How long a burst of output gathers before it is read (default 1 ms; see readLineBatches). */
   readGatherMs?: number;
+  /** false: stdout is Bun's socketpair even where a real pipe can be made (stdout-pipe.ts), as where it cannot. */
+  stdoutPipe?: boolean;
 }
 
 /**
@@ -69,7 +71,7 @@ export function startAgent(opts: StartAgentOptions): AgentRun {
   const cmd = buildAgentArgv(opts.args);
   let proc: AgentProcess;
   // A real pipe where there is one (stdout-pipe.ts: a burst of lines is one cheap read), else Bun's socketpair.
-  const pipe = openStdoutPipe();
+  const pipe = opts.stdoutPipe === false ? undefined : openStdoutPipe();
   try {
     proc = Bun.spawn([opts.binary, ...cmd.argv], {
       cwd: opts.cwd,
