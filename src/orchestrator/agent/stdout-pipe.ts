@@ -7,7 +7,7 @@
 // (not Linux, no glibc) the run falls back to Bun's socketpair.
 
 import { dlopen, FFIType, ptr } from "bun:ffi";
-import { closeSync } from "node:fs";
+import { closeSync, fstatSync } from "node:fs";
 import { log } from "../../common/logger";
 
 const logger = log("agent");
@@ -48,13 +48,16 @@ export function openStdoutPipe(): StdoutPipe | undefined {
   const fds = new Int32Array(2);
   if (make(fds) !== 0) return undefined;
   const [read, write] = [fds[0]!, fds[1]!];
+  // The pipe's inode: a descriptor is closed only while it is still this pipe, never a number
+  // something else has reused (should Bun ever close one of them itself).
+  const ino = fstatSync(read).ino;
   const closer = (fd: number) => {
     let open = true;
     return () => {
       if (!open) return;
       open = false;
       try {
-        closeSync(fd);
+        if (fstatSync(fd).ino === ino) closeSync(fd);
       } catch {
         // already closed
       }
