@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { until } from "../../../test/support/until";
@@ -236,5 +236,60 @@ describe("startAgent", () => {
   it("throws a clear error when the binary does not exist", () => {
     const { opts } = setup();
     expect(() => startAgent({ ...opts, binary: "/nonexistent/claude" })).toThrow(/SERVICE_CLAUDE_BINARY/);
+  });
+
+  it("reads a burst far bigger than the pipe (a line at a time from the agent) whole and in order, escapes and all", async () => {
+    const { dir, opts } = setup();
+    const delta = (i: number) =>
+      JSON.stringify({
+        type: "stream_event",
+        event: { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: `${i} "q" \\ é 🎉\n` } },
+        session_id: SESSION,
+        parent_tool_use_id: null,
+      });
+    const lines = readFileSync(join(import.meta.dir, "../../../test/fixtures/claude-stream-json/text-only.jsonl"), "utf8")
+      .trim()
+      .split("\n");
+    const n = 5000; // ~1 MB: the agent blocks on the full pipe again and again
+    const file = join(dir, "burst.jsonl");
+    writeFileSync(file, [lines[0], ...Array.from({ length: n }, (_, i) => delta(i)), ...lines.slice(1)].join("\n"));
+    const run = startAgent({ ...opts, args: { ...opts.args, includePartialMessages: true }, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: file } });
+    const thinking: string[] = [];
+    for await (const ev of run.events()) {
+      if (ev.type === "stream_event" && (ev.event.delta as { type?: string } | undefined)?.type === "thinking_delta") {
+        thinking.push((ev.event.delta as { thinking: string }).thinking);
+      }
+    }
+    expect(thinking).toEqual(Array.from({ length: n }, (_, i) => `${i} "q" \\ é 🎉\n`));
+    expect(await run.wait()).toMatchObject({ failed: false, garbageLines: 0, resultText: "Hello! The build passes on main." });
+  });
+
+  it("reads the same events through Bun's socketpair, where no pipe can be made", async () => {
+    const { opts } = setup({ FAKE_CLAUDE_SCENARIO: "thinking-tool-final" });
+    const events = async (stdoutPipe: boolean) => {
+      const run = startAgent({ ...opts, stdoutPipe, args: { ...opts.args, includePartialMessages: true } });
+      const all: AgentEvent[] = [];
+      for await (const ev of run.events()) all.push(ev);
+      return { all, outcome: await run.wait() };
+    };
+    const [piped, socket] = [await events(true), await events(false)];
+    expect(socket.all).toEqual(piped.all);
+    expect(piped.all.length).toBeGreaterThan(10);
+    expect(socket.outcome).toMatchObject({ failed: false, resultText: piped.outcome.resultText });
+  });
+
+  it("leaves no file descriptor open after runs that finish, fail or are cancelled", async () => {
+    const open = () => readdirSync("/proc/self/fd").length;
+    const before = open();
+    for (let i = 0; i < 5; i++) {
+      await startAgent(setup().opts).wait();
+      await startAgent(setup({ FAKE_CLAUDE_SCENARIO: "none", FAKE_CLAUDE_EXIT: "3" }).opts).wait();
+      const { opts, recorded } = setup({ FAKE_CLAUDE_HANG: "1" });
+      const run = startAgent(opts);
+      await started(recorded);
+      run.cancel();
+      await run.wait();
+    }
+    expect(open()).toBe(before);
   });
 });

@@ -5,6 +5,7 @@ import type { Subprocess } from "bun";
 import { log } from "../../common/logger";
 import { type AgentArgs, buildAgentArgv } from "./argv";
 import { type AgentOutcome, OutcomeCollector } from "./outcome";
+import { openStdoutPipe, type StdoutPipe } from "./stdout-pipe";
 import { type AgentEvent, parseAgentLine, readLineBatches } from "./stream-json";
 
 const logger = log("agent");
@@ -28,6 +29,8 @@ export interface StartAgentOptions {
   signal?: AbortSignal;
   /** How long a burst of output gathers before it is read (default 1 ms; see readLineBatches). */
   readGatherMs?: number;
+  /** false: stdout is Bun's socketpair even where a real pipe can be made (stdout-pipe.ts), as where it cannot. */
+  stdoutPipe?: boolean;
 }
 
 /**
@@ -66,18 +69,22 @@ export interface AgentRun {
 
 export function startAgent(opts: StartAgentOptions): AgentRun {
   const cmd = buildAgentArgv(opts.args);
-  let proc: Subprocess<"pipe" | "ignore", "pipe", "pipe">;
+  let proc: AgentProcess;
+  // A real pipe where there is one (stdout-pipe.ts: a burst of lines is one cheap read), else Bun's socketpair.
+  const pipe = opts.stdoutPipe === false ? undefined : openStdoutPipe();
   try {
     proc = Bun.spawn([opts.binary, ...cmd.argv], {
       cwd: opts.cwd,
       env: opts.env,
       stdin: cmd.stdin === undefined ? "ignore" : "pipe",
-      stdout: "pipe",
+      stdout: pipe ? pipe.write : "pipe",
       stderr: "pipe",
       // Own process group: cancel reaches the tools the agent started, not just the agent.
       detached: true,
-    });
+    }) as AgentProcess;
   } catch (err) {
+    pipe?.closeWrite();
+    pipe?.close();
     const spawnError = new AgentSpawnError(opts.binary, err);
     logger.error(spawnError.detail);
     throw spawnError;
@@ -87,8 +94,12 @@ export function startAgent(opts: StartAgentOptions): AgentRun {
     sink.write(cmd.stdin);
     void Promise.resolve(sink.end()).catch(() => {});
   }
-  return new Run(proc, opts, cmd.argv);
+  // The child has its copy of the write end: ours must go, or the read end never sees EOF.
+  pipe?.closeWrite();
+  return new Run(proc, opts, cmd.argv, pipe);
 }
+
+type AgentProcess = Subprocess<"pipe" | "ignore", "pipe", "pipe">;
 
 class Run implements AgentRun {
   readonly pid: number;
@@ -108,12 +119,14 @@ class Run implements AgentRun {
   private readonly onAbort = () => this.cancel();
 
   constructor(
-    private readonly proc: Subprocess<"pipe" | "ignore", "pipe", "pipe">,
+    private readonly proc: AgentProcess,
     private readonly opts: StartAgentOptions,
     readonly argv: readonly string[],
+    /** stdout as our own pipe (proc.stdout is then unset); its read end is closed once read to the end. */
+    private readonly pipe: StdoutPipe | undefined,
   ) {
     this.pid = proc.pid;
-    this.lines = readLineBatches(proc.stdout, { gatherMs: opts.readGatherMs ?? READ_GATHER_MS });
+    this.lines = readLineBatches(pipe ? pipe.stream : proc.stdout, { gatherMs: opts.readGatherMs ?? READ_GATHER_MS });
     this.collector = new OutcomeCollector(opts.args.resume ?? opts.args.sessionId);
     this.stderr = tail(proc.stderr, STDERR_TAIL_BYTES);
     if (opts.timeoutMs !== undefined) {
@@ -139,9 +152,17 @@ class Run implements AgentRun {
   private pull(): Promise<AgentEvent[] | undefined> {
     const next = this.pulling.then(async () => {
       while (!this.ended) {
-        const r = await this.lines.next();
+        let r: IteratorResult<string[]>;
+        try {
+          r = await this.lines.next();
+        } catch (err) {
+          this.ended = true;
+          this.pipe?.close();
+          throw err;
+        }
         if (r.done) {
           this.ended = true;
+          this.pipe?.close();
           break;
         }
         const out: AgentEvent[] = [];

@@ -47,7 +47,17 @@ interface Open {
   text: string;
   /** A message of live text (deltas appended as they come). */
   live: boolean;
+  /** SSE text sink: the item's delta event up to its sequence number, and from there to the delta (made at the first delta). */
+  deltaHead?: string;
+  deltaMid?: string;
 }
+
+/**
+ * Where stream events go: each event as an object, or (the stream's hot path) as SSE text
+ * (`event: <type>\ndata: <json>\n\n`), where a delta event is the item's precomputed JSON around the
+ * sequence number and the delta's string: byte for byte what JSON.stringify of the object gives.
+ */
+export type ResponseSink = ((ev: ResponseStreamEvent) => void) | { sse: (text: string) => void };
 
 export class ResponseBuilder {
   private seq = 0;
@@ -61,11 +71,40 @@ export class ResponseBuilder {
     private readonly ctx: ResponseContext,
     private readonly visibility: Visibility,
     /** Where stream events go; undefined on the non-streaming path. */
-    private readonly emit?: (ev: ResponseStreamEvent) => void,
+    private readonly sink?: ResponseSink,
   ) {}
 
   private send(type: string, body: Record<string, unknown>): void {
-    if (this.emit) this.emit({ type, sequence_number: this.seq++, ...body });
+    const sink = this.sink;
+    if (!sink) return;
+    const ev = { type, sequence_number: this.seq++, ...body };
+    if (typeof sink === "function") sink(ev);
+    else sink.sse(`event: ${type}\ndata: ${JSON.stringify(ev)}\n\n`);
+  }
+
+  /**
+   * A reasoning_summary_text.delta or output_text.delta of the open item, the per-token event:
+   * as SSE text, the item's JSON is made once and only the sequence number and delta change.
+   */
+  private sendDelta(cur: Open, delta: string): void {
+    const sink = this.sink;
+    if (!sink) return;
+    const reasoning = cur.item.type === "reasoning";
+    const type = reasoning ? "response.reasoning_summary_text.delta" : "response.output_text.delta";
+    if (typeof sink === "function") {
+      const seq = this.seq++;
+      sink(
+        reasoning
+          ? { type, sequence_number: seq, item_id: cur.item.id, output_index: cur.index, summary_index: 0, delta }
+          : { type, sequence_number: seq, item_id: cur.item.id, output_index: cur.index, content_index: 0, delta, logprobs: [] },
+      );
+      return;
+    }
+    if (cur.deltaHead === undefined) {
+      cur.deltaHead = `event: ${type}\ndata: {"type":"${type}","sequence_number":`;
+      cur.deltaMid = `,"item_id":${JSON.stringify(cur.item.id)},"output_index":${cur.index},${reasoning ? '"summary_index"' : '"content_index"'}:0,"delta":`;
+    }
+    sink.sse(`${cur.deltaHead}${this.seq++}${cur.deltaMid}${JSON.stringify(delta)}${reasoning ? "}\n\n" : ',"logprobs":[]}\n\n'}`);
   }
 
   start(): void {
@@ -89,12 +128,7 @@ export class ResponseBuilder {
       case "thinking":
         if (this.current?.item.type !== "reasoning") this.openReasoning();
         this.current!.text += ev.text;
-        this.send("response.reasoning_summary_text.delta", {
-          item_id: this.current!.item.id,
-          output_index: this.current!.index,
-          summary_index: 0,
-          delta: ev.text,
-        });
+        this.sendDelta(this.current!, ev.text);
         break;
       case "text_delta": {
         if (ev.blockStart || !this.current?.live) this.openMessage(undefined, true);
@@ -189,7 +223,7 @@ export class ResponseBuilder {
   private delta(text: string): void {
     const cur = this.current!;
     cur.text += text;
-    this.send("response.output_text.delta", { item_id: cur.item.id, output_index: cur.index, content_index: 0, delta: text, logprobs: [] });
+    this.sendDelta(cur, text);
   }
 
   private openMessage(phase: Phase | undefined, live: boolean): void {

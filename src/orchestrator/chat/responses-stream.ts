@@ -4,7 +4,7 @@
 // Non-streaming, a failed turn is a DomainError (upstream, the agent's code), as on chat completions.
 import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
-import { ResponseBuilder, type ResponseContext, type ResponseStreamEvent } from "./responses-events";
+import { ResponseBuilder, type ResponseContext } from "./responses-events";
 import type { ChatOpening } from "./service";
 import { eventStream } from "./sse-stream";
 
@@ -31,10 +31,11 @@ export function responsesStream(opening: ChatOpening, ctx: ResponseContext, opts
         if (pending !== "") write(pending);
         pending = "";
       };
-      const emit = (ev: ResponseStreamEvent) => {
-        pending += `event: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
-      };
-      const b = new ResponseBuilder(ctx, opening.visibility, emit);
+      const b = new ResponseBuilder(ctx, opening.visibility, {
+        sse: (text) => {
+          pending += text;
+        },
+      });
       b.start();
       send();
       try {
