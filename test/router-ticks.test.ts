@@ -398,3 +398,26 @@ describe("the scheduler", () => {
 
   // Off at 0, the due time after a restart, and skipping while busy: src/router/tick/scheduler.test.ts.
 });
+
+describe("files the router writes, indexed in the background", () => {
+  it("a batch of milestones appending to one daily log: searchable at once, re-indexed once a round, not once a milestone", async () => {
+    const r = await router();
+    const index = r.runtime.deps.index;
+    const upsert = spyOn(index, "upsert");
+    const items = Array.from({ length: 40 }, (_, i) => ({ content: `Shipped the quokka${i} release.`, tags: ["milestone"] }));
+    const res = await r.call("/ingest/batch", { items });
+    expect(res.body.created).toBe(40);
+    const daily = res.body.results[0].paths[1] as string;
+    expect(daily).toStartWith("daily/");
+    const inDaily = async (word: string) => (await r.call("/search", { query: word, limit: 50 })).body.hits.some((h: Json) => h.path === daily);
+    // The log's first version was indexed before the answer (the first file of its kind)…
+    expect(await inDaily("quokka0")).toBe(true);
+    // …and once the background round has run, its last one: every milestone is in it.
+    await r.runtime.indexer.idle();
+    expect(await inDaily("quokka39")).toBe(true);
+    const passes = upsert.mock.calls.filter(([doc]) => doc.path === daily).length;
+    expect(passes).toBeGreaterThanOrEqual(1);
+    expect(passes).toBeLessThanOrEqual(3);
+    upsert.mockRestore();
+  });
+});
