@@ -410,11 +410,12 @@ describe("files the router writes, indexed in the background", () => {
     const daily = res.body.results[0].paths[1] as string;
     expect(daily).toStartWith("daily/");
     const inDaily = async (word: string) => (await r.call("/search", { query: word, limit: 50 })).body.hits.some((h: Json) => h.path === daily);
-    // The log's first version was indexed before the answer (the first file of its kind)…
-    expect(await inDaily("quokka0")).toBe(true);
+    // A version of the log was indexed before the answer (the first file of its kind: it holds
+    // the milestones written by then, whichever items got there first)…
+    expect(await inDaily("release")).toBe(true);
     // …and once the background round has run, its last one: every milestone is in it.
     await r.runtime.indexer.idle();
-    expect(await inDaily("quokka39")).toBe(true);
+    for (const i of [0, 17, 39]) expect(await inDaily(`quokka${i}`)).toBe(true);
     const passes = upsert.mock.calls.filter(([doc]) => doc.path === daily).length;
     expect(passes).toBeGreaterThanOrEqual(1);
     expect(passes).toBeLessThanOrEqual(3);
