@@ -1,17 +1,10 @@
 import { describe, expect, it } from "bun:test";
+import { EVERYTHING_SHOWN } from "../../../test/support/chat-visibility";
 import { chunkRenderer, newChunkContext, renderChunk } from "./openai-chunks";
 import type { TurnEvent } from "./turn-events";
 import { DEFAULT_VISIBILITY, type Visibility } from "./visibility";
 
-const ALL: Visibility = {
-  ...DEFAULT_VISIBILITY,
-  show_thinking: true,
-  show_tools: true,
-  show_text: true,
-  show_narration: true,
-  show_final: true,
-  live_text: true,
-};
+const ALL = EVERYTHING_SHOWN;
 const AWKWARD = [
   "plain",
   'quotes " and \\ backslash',
