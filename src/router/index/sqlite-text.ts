@@ -32,7 +32,7 @@ const FILTER_HEX = { a: "g", b: "h", c: "j", d: "k", e: "m", f: "n" } as const;
 /** The words (an ftsExpression) and every filter required. */
 export function docExpression(text: string, filters: SearchFilters): string {
   let expr = text;
-  for (const tag of filters.tags) expr += ` AND ${tagClause(tag)}`;
+  if (filters.tags.length) expr += ` AND ${tagExpression(filters.tags)}`;
   if (filters.producers.length) expr += ` AND filters : (${filters.producers.map((p) => `"${filterToken("p", p)}"`).join(" OR ")})`;
   return expr;
 }
