@@ -1,7 +1,7 @@
 // Whole-or-nothing file writes: readers see the old content or the new, never a torn file
 // (DESIGN: "Nothing is half-written").
 import { randomBytes } from "node:crypto";
-import { mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
@@ -38,11 +38,11 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, opt
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${(++seq).toString(16).padStart(12, "0")}.tmp`);
   try {
     try {
-      writeFileSync(temp, data);
+      writeNewFile(temp, data);
     } catch (err) {
       if (!opts.mkdir || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(temp, data);
+      writeNewFile(temp, data);
     }
     renameSync(temp, path);
   } catch (err) {
@@ -50,5 +50,19 @@ export function writeFileAtomicSync(path: string, data: string | Uint8Array, opt
       unlinkSync(temp);
     } catch {}
     throw err;
+  }
+}
+
+/**
+ * The temp file's bytes: open, write, close. writeFileSync also truncates the file after
+ * writing it (an ftruncate call, through ext4's inode lock), needless for a file just made.
+ */
+function writeNewFile(temp: string, data: string | Uint8Array): void {
+  const bytes = typeof data === "string" ? Buffer.from(data) : data;
+  const fd = openSync(temp, "w");
+  try {
+    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, off);
+  } finally {
+    closeSync(fd);
   }
 }

@@ -215,43 +215,65 @@ export class SqliteIndexStore implements IndexStore {
     const mtimeMs = doc.mtimeMs ?? doc.updatedAt.getTime();
     const tagsJson = JSON.stringify(doc.tags);
     const w = this.w;
+    if (!opts.embeddings && !opts.embed) {
+      // Nothing to wait for: the lookup goes inside the write's transaction too. Outside one,
+      // a read is a WAL read transaction of its own (its shared-memory locks are four fcntl
+      // calls), paid by every ingest before its write.
+      return this.writes.run(() => {
+        const old = w.same.get(doc.path);
+        if (old && this.isSame(old, doc, tagsJson)) {
+          this.touchSame(old, doc, mtimeMs);
+          return false;
+        }
+        this.writeDoc(doc, tagsJson, mtimeMs, prepareDoc(doc), undefined);
+        return true;
+      });
+    }
     const old = w.same.get(doc.path);
-    if (old && old.hash === doc.hash && old.title === doc.title && old.producer === doc.producer && old.tags === tagsJson) {
-      // Indexed before links were kept (name null): record them now, the text stays as it is.
-      const links = old.name === null ? extractLinks(doc.path, doc.body) : undefined;
-      if (old.mtime_ms !== mtimeMs || links) {
-        await this.writes.run(() => {
-          w.touch.run(mtimeMs, noteName(doc.path), old.id);
-          if (!links) return;
-          this.insertLinks(old.id, links);
-          // Its filters gain the names it links to (backlinks find it by them).
-          const text = w.text.get(old.id);
-          if (!text) return;
-          const filters = docFilters(doc.producer, tagsOf(doc), links);
-          this.writes.defer(() => {
-            w.forgetText.run(old.id);
-            w.fts.run(old.id, text.title, text.body, filters);
-          });
-        });
-      }
+    if (old && this.isSame(old, doc, tagsJson)) {
+      if (old.mtime_ms !== mtimeMs || old.name === null) await this.writes.run(() => this.touchSame(old, doc, mtimeMs));
       return false;
     }
-    const links = extractLinks(doc.path, doc.body);
-    const chunks = chunkDocument(doc);
-    const embeddings = await resolveEmbeddings(opts, chunks.length, this.embeddingDim, () => embeddingInputs(doc));
-    const tags = tagsOf(doc);
-    const filters = docFilters(doc.producer, tags, links);
-    const body = chunks.length === 1 ? chunks[0]!.text : chunks.map((c) => c.text).join("\n\n");
-    const lengths = chunks.length === 1 ? null : JSON.stringify(chunks.map((c) => c.text.length));
+    const prepared = prepareDoc(doc);
+    const embeddings = await resolveEmbeddings(opts, prepared.chunks.length, this.embeddingDim, () => embeddingInputs(doc));
     return this.writes.run(() => {
-      const existing = w.idOf.get(doc.path);
-      if (existing) this.deleteDoc(existing.id);
-      const { id } = w.doc.get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path), lengths)!;
-      this.writes.defer(() => w.fts.run(id, doc.title, body, filters));
-      this.insertLinks(id, links);
-      if (embeddings && this.vectors) for (const [seq, vector] of embeddings.entries()) this.vectors.put(id, seq, vector);
+      this.writeDoc(doc, tagsJson, mtimeMs, prepared, embeddings);
       return true;
     });
+  }
+
+  /** The row holds this document as it is (its text, title, producer and tags). */
+  private isSame(old: SameRow, doc: IndexDoc, tagsJson: string): boolean {
+    return old.hash === doc.hash && old.title === doc.title && old.producer === doc.producer && old.tags === tagsJson;
+  }
+
+  /** An unchanged document (inside a write): its mtime, and its links if it was indexed before links were kept (name null). */
+  private touchSame(old: SameRow, doc: IndexDoc, mtimeMs: number): void {
+    const links = old.name === null ? extractLinks(doc.path, doc.body) : undefined;
+    if (old.mtime_ms === mtimeMs && !links) return;
+    const w = this.w;
+    w.touch.run(mtimeMs, noteName(doc.path), old.id);
+    if (!links) return;
+    this.insertLinks(old.id, links);
+    // Its filters gain the names it links to (backlinks find it by them).
+    const text = w.text.get(old.id);
+    if (!text) return;
+    const filters = docFilters(doc.producer, tagsOf(doc), links);
+    this.writes.defer(() => {
+      w.forgetText.run(old.id);
+      w.fts.run(old.id, text.title, text.body, filters);
+    });
+  }
+
+  /** A new or changed document's rows (inside a write): the old ones go first. */
+  private writeDoc(doc: IndexDoc, tagsJson: string, mtimeMs: number, p: PreparedDoc, embeddings: number[][] | undefined): void {
+    const w = this.w;
+    const existing = w.idOf.get(doc.path);
+    if (existing) this.deleteDoc(existing.id);
+    const { id } = w.doc.get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path), p.lengths)!;
+    this.writes.defer(() => w.fts.run(id, doc.title, p.body, p.filters));
+    this.insertLinks(id, p.links);
+    if (embeddings && this.vectors) for (const [seq, vector] of embeddings.entries()) this.vectors.put(id, seq, vector);
   }
 
   async remove(path: string): Promise<boolean> {
@@ -579,6 +601,26 @@ function filterSql(filters: Partial<SearchFilters>): { sql: string; params: stri
 }
 
 type WriteStatements = ReturnType<typeof prepareWrites>;
+
+interface PreparedDoc {
+  links: DocLink[];
+  chunks: ReturnType<typeof chunkDocument>;
+  filters: string;
+  /** The stored body: the chunks' texts joined. */
+  body: string;
+  /** Each chunk's length in the body, JSON; null for one chunk. */
+  lengths: string | null;
+}
+
+/** What a document's rows are made of: its links, chunks, filter tokens and stored body. */
+function prepareDoc(doc: IndexDoc): PreparedDoc {
+  const links = extractLinks(doc.path, doc.body);
+  const chunks = chunkDocument(doc);
+  const filters = docFilters(doc.producer, tagsOf(doc), links);
+  const body = chunks.length === 1 ? chunks[0]!.text : chunks.map((c) => c.text).join("\n\n");
+  const lengths = chunks.length === 1 ? null : JSON.stringify(chunks.map((c) => c.text.length));
+  return { links, chunks, filters, body, lengths };
+}
 
 /** A document's tags as its filter tokens hold them: lower-cased, once each. */
 function tagsOf(doc: Pick<IndexDoc, "tags">): string[] {
