@@ -405,6 +405,52 @@ describe("SQLite index: tags read from the filter tokens (v6)", () => {
   });
 });
 
+describe("SQLite index: no fingerprint b-tree (v7)", () => {
+  it("drops a version-6 file's docs_fingerprint; fingerprints, counts and listings by producer answer as before", async () => {
+    const lab = await sqliteLab();
+    try {
+      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      for (const step of SCHEMA.slice(0, 6)) typeof step === "string" ? db.run(step) : step(db);
+      db.run("PRAGMA user_version = 6");
+      const add = (path: string, producer: string, hash: string, mtime: number, updated: number) => {
+        const { id } = db
+          .query<{ id: number }, [string, string, number, string, number, string]>(
+            "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name) VALUES (?, ?, 'T', '[]', ?, ?, ?, ?) RETURNING id",
+          )
+          .get(path, producer, updated, hash, mtime, path.slice(path.lastIndexOf("/") + 1, -3))!;
+        db.query("INSERT INTO docs_fts (rowid, title, body, filters) VALUES (?, 'T', 'body', ?)").run(id, filterToken("p", producer));
+      };
+      add("raw/a.md", "raw", "ha", 11, 1);
+      add("raw/b.md", "raw", "hb", 12, 3);
+      add("ingest/2026-11-26/c.md", "ingest", "hc", 13, 2);
+      db.close();
+
+      const store = await lab.open();
+      try {
+        expect([...(await store.fingerprints("raw")).entries()].sort()).toEqual([
+          ["raw/a.md", { hash: "ha", mtimeMs: 11 }],
+          ["raw/b.md", { hash: "hb", mtimeMs: 12 }],
+        ]);
+        expect((await store.fingerprints("lessons")).size).toBe(0);
+        expect(await store.countByProducer()).toMatchObject({ raw: 2, ingest: 1 });
+        expect((await store.recent({ limit: 10, producer: "raw" })).map((n) => n.path)).toEqual(["raw/b.md", "raw/a.md"]);
+        // A note written after the upgrade is fingerprinted and listed the same way.
+        await store.upsert({ path: "raw/d.md", producer: "raw", title: "D", body: "dee", tags: [], updatedAt: new Date(10), hash: "hd", mtimeMs: 14 });
+        expect((await store.fingerprints("raw")).get("raw/d.md")).toEqual({ hash: "hd", mtimeMs: 14 });
+        expect((await store.recent({ limit: 1, producer: "raw" })).map((n) => n.path)).toEqual(["raw/d.md"]);
+      } finally {
+        await store.close();
+      }
+      const after = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { readonly: true });
+      expect(after.query("SELECT name FROM sqlite_schema WHERE name = 'docs_fingerprint'").all()).toEqual([]);
+      expect(after.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version).toBe(SCHEMA.length);
+      after.close();
+    } finally {
+      await lab.cleanup();
+    }
+  });
+});
+
 describe("SQLite index: upgrading to links (v4)", () => {
   it("marks the rows of a version-3 file for a link pass: no name, mtime unknown", async () => {
     const lab = await sqliteLab();
@@ -491,7 +537,7 @@ describe("SQLite index: a first build's deferred b-trees", () => {
     try {
       return db
         .query<{ name: string; sql: string }, []>(
-          "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ('docs_fingerprint', 'docs_name', 'docs_updated') ORDER BY name",
+          "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ('docs_name', 'docs_updated') ORDER BY name",
         )
         .all();
     } finally {
@@ -500,7 +546,7 @@ describe("SQLite index: a first build's deferred b-trees", () => {
   };
   const indexNames = (file: string) => indexDefinitions(file).map((r) => r.name);
 
-  it("builds a first refresh without docs_fingerprint, docs_name and docs_updated, then puts them back; the index answers as before", async () => {
+  it("builds a first refresh without docs_name and docs_updated, then puts them back; the index answers as before", async () => {
     const lab = await sqliteLab();
     const vault = await mkdtemp(join(tmpdir(), "bulk-vault-"));
     const store = await openSqliteIndex({ dataDir: lab.dataDir });
@@ -520,7 +566,7 @@ describe("SQLite index: a first build's deferred b-trees", () => {
         });
       expect(await refreshFolder(store, { vault })).toMatchObject({ added: 1200 });
       expect(during).toEqual([]);
-      expect(indexNames(store.file)).toEqual(["docs_fingerprint", "docs_name", "docs_updated"]);
+      expect(indexNames(store.file)).toEqual(["docs_name", "docs_updated"]);
       expect(indexDefinitions(store.file)).toEqual(defined);
       expect((await store.fingerprints("raw")).size).toBe(1200);
       expect((await store.notesNamed(["note-7"])).map((n) => n.path)).toEqual(["raw/note-7.md"]);
@@ -540,7 +586,7 @@ describe("SQLite index: a first build's deferred b-trees", () => {
     try {
       await store.upsert({ path: "raw/a.md", producer: "raw", title: "A", body: "alpha", tags: [], updatedAt: new Date(), hash: "h" });
       const during = await store.bulkLoad(async () => indexNames(store.file));
-      expect(during).toEqual(["docs_fingerprint", "docs_name", "docs_updated"]);
+      expect(during).toEqual(["docs_name", "docs_updated"]);
     } finally {
       await store.close();
       await lab.cleanup();
@@ -554,13 +600,13 @@ describe("SQLite index: a first build's deferred b-trees", () => {
     // The state a crash inside bulkLoad leaves: some notes written, the b-trees still dropped.
     await store.upsert({ path: "raw/a.md", producer: "raw", title: "A", body: "alpha", tags: [], updatedAt: new Date(), hash: "h" });
     const raw = new Database(file);
-    raw.run("DROP INDEX docs_fingerprint; DROP INDEX docs_name; DROP INDEX docs_updated;");
+    raw.run("DROP INDEX docs_name; DROP INDEX docs_updated;");
     raw.close();
     await store.close();
     expect(indexNames(file)).toEqual([]);
     const reopened = await openSqliteIndex({ dataDir: lab.dataDir });
     try {
-      expect(indexNames(file)).toEqual(["docs_fingerprint", "docs_name", "docs_updated"]);
+      expect(indexNames(file)).toEqual(["docs_name", "docs_updated"]);
       expect((await reopened.fingerprints("raw")).size).toBe(1);
     } finally {
       await reopened.close();

@@ -181,7 +181,7 @@ export class SqliteIndexStore implements IndexStore {
    * A first build: when the index holds no document, `load` runs without the b-trees that take
    * a scattered insert per note (DEFERRED_INDEXES), which are then built once, sorted, at the
    * end — a 10k build then writes less than half the pages. Meanwhile lookups they serve (notes
-   * by name, listings by time, fingerprints) scan the table; a crash before the end leaves them
+   * by name, listings by time) scan the table; a crash before the end leaves them
    * to migrate(), which puts them back at the next open. On a non-empty index: just `load`.
    */
   async bulkLoad<T>(load: () => Promise<T>): Promise<T> {
