@@ -8,7 +8,7 @@
 // access log). Each phase uses fresh documents (no duplicates) from a loader in its own process.
 //
 //   bun run bench ingest
-//   BENCH_INGEST_DOCS=2000 BENCH_ROUNDS=2 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=2 bun scripts/bench/ingest.ts
+//   BENCH_INGEST_DOCS=2000 BENCH_ROUNDS=3 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=2 bun scripts/bench/ingest.ts
 //
 // The import folder is the search bench's generated vault (lib/vault-gen.ts): notes with
 // frontmatter tags, ~6 % of which classify as signals and ~6 % as milestones, so the import
@@ -34,7 +34,7 @@ const envNum = (name: string, fallback: number): number => {
 const settings = {
   docs: envNum("BENCH_INGEST_DOCS", 2_000),
   importNotes: envNum("BENCH_IMPORT_NOTES", 10_000),
-  rounds: envNum("BENCH_ROUNDS", 2),
+  rounds: envNum("BENCH_ROUNDS", 3),
   importRounds: envNum("BENCH_IMPORT_ROUNDS", 2),
 };
 const CONNECTIONS = [1, 8] as const;
@@ -176,8 +176,20 @@ try {
   await post(`${router.base}/ingest`, AUTH, 8, "warm-router");
   for (let round = 0; round < settings.rounds; round++) {
     for (const c of CONNECTIONS) {
-      const f = await post(`${floor.base}/ingest`, {}, c, `floor-${c}-${round}`);
-      const r = await post(`${router.base}/ingest`, AUTH, c, `router-${c}-${round}`);
+      // The order alternates, as the import's does: the disk's state drifts within a run (file
+      // creation slows for minutes after a mass delete, see the README), so neither side
+      // always runs first.
+      const runFloor = () => post(`${floor.base}/ingest`, {}, c, `floor-${c}-${round}`);
+      const runRouter = () => post(`${router.base}/ingest`, AUTH, c, `router-${c}-${round}`);
+      let f: PostResult;
+      let r: PostResult;
+      if (round % 2 === 0) {
+        f = await runFloor();
+        r = await runRouter();
+      } else {
+        r = await runRouter();
+        f = await runFloor();
+      }
       ingest[c]!.floor.push(created(f));
       ingest[c]!.router.push(created(r));
       ingest[c]!.p50.push(r.p50Ms);
