@@ -225,7 +225,7 @@ export class SqliteIndexStore implements IndexStore {
           this.touchSame(old, doc, mtimeMs);
           return false;
         }
-        this.writeDoc(doc, tagsJson, mtimeMs, prepareDoc(doc), undefined);
+        this.writeDoc(doc, tagsJson, mtimeMs, prepareDoc(doc), undefined, old?.id ?? null);
         return true;
       });
     }
@@ -265,11 +265,20 @@ export class SqliteIndexStore implements IndexStore {
     });
   }
 
-  /** A new or changed document's rows (inside a write): the old ones go first. */
-  private writeDoc(doc: IndexDoc, tagsJson: string, mtimeMs: number, p: PreparedDoc, embeddings: number[][] | undefined): void {
+  /**
+   * A new or changed document's rows (inside a write): the old ones go first. `oldId` is the
+   * row this transaction already found for the path (null: none); undefined looks it up.
+   */
+  private writeDoc(
+    doc: IndexDoc,
+    tagsJson: string,
+    mtimeMs: number,
+    p: PreparedDoc,
+    embeddings: number[][] | undefined,
+    oldId: number | null = this.w.idOf.get(doc.path)?.id ?? null,
+  ): void {
     const w = this.w;
-    const existing = w.idOf.get(doc.path);
-    if (existing) this.deleteDoc(existing.id);
+    if (oldId !== null) this.deleteDoc(oldId);
     const { id } = w.doc.get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path), p.lengths)!;
     this.writes.defer(() => w.fts.run(id, doc.title, p.body, p.filters));
     this.insertLinks(id, p.links);
