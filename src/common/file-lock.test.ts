@@ -43,35 +43,39 @@ async function spawnHolder(staleMs: number) {
 describe("withFileLock", () => {
   it("never lets two processes inside at once", async () => {
     const journal = join(root, "journal");
-    // Every process starts at the same instant and pauses between turns, so they really contend.
+    // Each process says it is ready just before its first try; every process's first turn
+    // waits inside the lock until all three are ready, so the others are trying while it holds
+    // the lock: they really contend, whatever order they start in.
     const script = `
-      import { appendFileSync } from "node:fs";
+      import { appendFileSync, readFileSync } from "node:fs";
       import { withFileLock } from ${lockModule};
-      const [target, journal, id, startAt] = process.argv.slice(2);
-      await Bun.sleep(Number(startAt) - Date.now());
+      const [target, journal, id] = process.argv.slice(2);
+      appendFileSync(journal, "ready " + id + "\\n");
       for (let i = 0; i < 15; i++) {
         await withFileLock(target, async () => {
           appendFileSync(journal, "enter " + id + "\\n");
+          while (i === 0 && (readFileSync(journal, "utf8").match(/^ready /gm) ?? []).length < 3) await Bun.sleep(5);
           await Bun.sleep(Math.random() * 5);
           appendFileSync(journal, "leave " + id + "\\n");
         });
         await Bun.sleep(Math.random() * 5);
       }`;
-    const startAt = String(Date.now() + 1_000);
-    const procs = await Promise.all(["a", "b", "c"].map((id) => spawnScript(script, target, journal, id, startAt)));
+    const procs = await Promise.all(["a", "b", "c"].map((id) => spawnScript(script, target, journal, id)));
     expect(await Promise.all(procs.map((p) => p.exited))).toEqual([0, 0, 0]);
 
-    const lines = (await readFile(journal, "utf8")).trim().split("\n");
+    const all = (await readFile(journal, "utf8")).trim().split("\n");
+    // All three were trying before the first holder left.
+    expect(all.findLastIndex((l) => l.startsWith("ready "))).toBeLessThan(all.findIndex((l) => l.startsWith("leave ")));
+    const lines = all.filter((l) => !l.startsWith("ready "));
     expect(lines).toHaveLength(3 * 15 * 2);
-    const turns: string[] = [];
+    const turns = new Map<string, number>();
     for (let i = 0; i < lines.length; i += 2) {
       const id = lines[i]?.slice("enter ".length) ?? "";
+      // Nobody else entered between a process's enter and its leave.
       expect([lines[i], lines[i + 1]]).toEqual([`enter ${id}`, `leave ${id}`]);
-      turns.push(id);
+      turns.set(id, (turns.get(id) ?? 0) + 1);
     }
-    // Run one after another, three processes hand over twice; more means they took turns.
-    const handovers = turns.filter((id, i) => i > 0 && id !== turns[i - 1]).length;
-    expect(handovers).toBeGreaterThan(2);
+    expect(Object.fromEntries(turns)).toEqual({ a: 15, b: 15, c: 15 });
   });
 
   it("creates the lock's parent directory when it is missing", async () => {
