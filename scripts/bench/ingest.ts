@@ -126,6 +126,16 @@ async function withCpu<T>(pid: number, docs: number, work: () => Promise<T>): Pr
   return [out, ((cpuMs(pid) - c0) * 1000) / docs];
 }
 
+/** Runs the floor's and brain-stack's side of a round, the floor first in even rounds, last in odd ones. */
+async function inTurn<T>(round: number, floorSide: () => Promise<T>, routerSide: () => Promise<T>): Promise<[T, T]> {
+  if (round % 2 === 0) {
+    const f = await floorSide();
+    return [f, await routerSide()];
+  }
+  const r = await routerSide();
+  return [await floorSide(), r];
+}
+
 const created = (r: PostResult) => (r.statuses["201"] ?? 0) / r.seconds;
 const failures = (r: PostResult) => r.requests - (r.statuses["201"] ?? 0) + r.errors;
 
@@ -179,17 +189,11 @@ try {
       // The order alternates, as the import's does: the disk's state drifts within a run (file
       // creation slows for minutes after a mass delete, see the README), so neither side
       // always runs first.
-      const runFloor = () => post(`${floor.base}/ingest`, {}, c, `floor-${c}-${round}`);
-      const runRouter = () => post(`${router.base}/ingest`, AUTH, c, `router-${c}-${round}`);
-      let f: PostResult;
-      let r: PostResult;
-      if (round % 2 === 0) {
-        f = await runFloor();
-        r = await runRouter();
-      } else {
-        r = await runRouter();
-        f = await runFloor();
-      }
+      const [f, r] = await inTurn(
+        round,
+        () => post(`${floor.base}/ingest`, {}, c, `floor-${c}-${round}`),
+        () => post(`${router.base}/ingest`, AUTH, c, `router-${c}-${round}`),
+      );
       ingest[c]!.floor.push(created(f));
       ingest[c]!.router.push(created(r));
       ingest[c]!.p50.push(r.p50Ms);
@@ -205,18 +209,11 @@ try {
     const files = [...new Bun.Glob("**/*.md").scanSync(dir)].sort();
     // Each import leaves the disk busy writing its files back: the order alternates, so neither
     // side always runs in the other's wake.
-    const runFloor = () => withCpu(floor.server.pid, files.length, () => floorImport(floor.base, dir, files, 500));
-    const runRouter = () => withCpu(router.server.pid, files.length, () => routerImport(router.base, dir));
-    let floorRun: [number, number];
-    let routerRun: [number, number];
-    if (round % 2 === 0) {
-      floorRun = await runFloor();
-      routerRun = await runRouter();
-    } else {
-      routerRun = await runRouter();
-      floorRun = await runFloor();
-    }
-    const [[f, fCpu], [r, rCpu]] = [floorRun, routerRun];
+    const [[f, fCpu], [r, rCpu]] = await inTurn(
+      round,
+      () => withCpu(floor.server.pid, files.length, () => floorImport(floor.base, dir, files, 500)),
+      () => withCpu(router.server.pid, files.length, () => routerImport(router.base, dir)),
+    );
     imports.floor.push(f);
     imports.router.push(r);
     imports.floorCpu.push(fCpu);
