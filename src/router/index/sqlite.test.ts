@@ -24,6 +24,14 @@ async function sqliteLab(extra: { sqliteVec?: boolean } = {}): Promise<StoreLab 
   };
 }
 
+/** The index file as schema version `version` left it (SCHEMA's first steps, user_version set): the start of an upgrade test. */
+function indexFileAt(dataDir: string, version: number): Database {
+  const db = new Database(join(dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+  for (const step of SCHEMA.slice(0, version)) typeof step === "string" ? db.run(step) : step(db);
+  db.run(`PRAGMA user_version = ${version}`);
+  return db;
+}
+
 describeIndexStore("SQLite index (FTS5)", () => sqliteLab(), { vectors: false });
 describeIndexStore("SQLite index with sqlite-vec vectors", () => sqliteLab(), { vectors: true });
 describeIndexStore("SQLite index with the JS vector fallback", () => sqliteLab({ sqliteVec: false }), { vectors: true });
@@ -259,11 +267,8 @@ describe("SQLite document-level index", () => {
   it("upgrades a version-2 file (chunk-level FTS) in place", async () => {
     const lab = await sqliteLab();
     try {
-      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      const db = indexFileAt(lab.dataDir, 2);
       db.transaction(() => {
-        db.run(SCHEMA[0] as string);
-        db.run(SCHEMA[1] as string);
-        db.run("PRAGMA user_version = 2");
         const doc = (path: string, producer: string, title: string, tags: string[], chunks: string[]) => {
           const { id } = db
             .query<{ id: number }, [string, string, string, string]>(
@@ -305,10 +310,8 @@ describe("SQLite index: upgrading to the text stored once (v5)", () => {
   it("keeps a version-4 file's text, chunks, vectors, filters and links", async () => {
     const lab = await sqliteLab();
     try {
-      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      const db = indexFileAt(lab.dataDir, 4);
       db.transaction(() => {
-        for (const sql of SCHEMA.slice(0, 4)) db.run(sql as string);
-        db.run("PRAGMA user_version = 4");
         db.run("INSERT INTO index_meta (key, value) VALUES ('embedding_dim', '2')");
         const add = (path: string, title: string, tags: string[], chunks: string[], vectors: number[][]) => {
           const { id } = db
@@ -365,9 +368,7 @@ describe("SQLite index: tags read from the filter tokens (v6)", () => {
   it("drops a version-5 file's doc_tags and still filters and lists by tag, case-insensitively", async () => {
     const lab = await sqliteLab();
     try {
-      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
-      for (const step of SCHEMA.slice(0, 5)) typeof step === "string" ? db.run(step) : step(db);
-      db.run("PRAGMA user_version = 5");
+      const db = indexFileAt(lab.dataDir, 5);
       const add = (path: string, tags: string[], body: string, updated: number) => {
         const { id } = db
           .query<{ id: number }, [string, string, number, string]>(
@@ -409,9 +410,7 @@ describe("SQLite index: no fingerprint b-tree (v7)", () => {
   it("drops a version-6 file's docs_fingerprint; fingerprints, counts and listings by producer answer as before", async () => {
     const lab = await sqliteLab();
     try {
-      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
-      for (const step of SCHEMA.slice(0, 6)) typeof step === "string" ? db.run(step) : step(db);
-      db.run("PRAGMA user_version = 6");
+      const db = indexFileAt(lab.dataDir, 6);
       const add = (path: string, producer: string, hash: string, mtime: number, updated: number) => {
         const { id } = db
           .query<{ id: number }, [string, string, number, string, number, string]>(
@@ -455,10 +454,8 @@ describe("SQLite index: upgrading to links (v4)", () => {
   it("marks the rows of a version-3 file for a link pass: no name, mtime unknown", async () => {
     const lab = await sqliteLab();
     try {
-      const db = new Database(join(lab.dataDir, SQLITE_INDEX_FILE), { create: true, strict: true });
+      const db = indexFileAt(lab.dataDir, 3);
       db.transaction(() => {
-        for (const sql of SCHEMA.slice(0, 3)) db.run(sql as string);
-        db.run("PRAGMA user_version = 3");
         db.run("INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms) VALUES ('raw/a.md', 'raw', 'A', '[]', 0, 'h', 5)");
       })();
       db.close();
