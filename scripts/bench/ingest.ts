@@ -5,10 +5,12 @@
 // notes (10k by default) beside the floor's batch endpoint fed the same files in the same
 // batches. The bodies are notes that classify as `note`, so brain-stack's work per document
 // is the floor's plus what the API promises (auth, validation, frontmatter, the lock, the
-// access log). Each phase uses fresh documents (no duplicates) from a loader in its own process.
+// access log). Each phase uses fresh documents (no duplicates) from a loader in its own process;
+// within a round the two servers take turns (4 each by default), so both meet the disk in the
+// same seconds. Beside docs/s it prints each server's CPU per note (/proc, all threads).
 //
 //   bun run bench ingest
-//   BENCH_INGEST_DOCS=2000 BENCH_ROUNDS=3 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=2 bun scripts/bench/ingest.ts
+//   BENCH_INGEST_DOCS=2000 BENCH_INGEST_TURNS=4 BENCH_ROUNDS=3 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=2 bun scripts/bench/ingest.ts
 //
 // The import folder is the search bench's generated vault (lib/vault-gen.ts): notes with
 // frontmatter tags, ~6 % of which classify as signals and ~6 % as milestones, so the import
@@ -33,6 +35,8 @@ const envNum = (name: string, fallback: number): number => {
 };
 const settings = {
   docs: envNum("BENCH_INGEST_DOCS", 2_000),
+  /** Each side's run of a round is cut into this many turns, the two sides taking turns. */
+  turns: envNum("BENCH_INGEST_TURNS", 4),
   importNotes: envNum("BENCH_IMPORT_NOTES", 10_000),
   rounds: envNum("BENCH_ROUNDS", 3),
   importRounds: envNum("BENCH_IMPORT_ROUNDS", 2),
@@ -136,13 +140,51 @@ async function inTurn<T>(round: number, floorSide: () => Promise<T>, routerSide:
   return [await floorSide(), r];
 }
 
-const created = (r: PostResult) => (r.statuses["201"] ?? 0) / r.seconds;
 const failures = (r: PostResult) => r.requests - (r.statuses["201"] ?? 0) + r.errors;
 
-async function post(url: string, headers: Record<string, string>, concurrency: number, label: string): Promise<PostResult> {
-  const r = await runPostLoader({ url, headers, concurrency, bodies: noteBodies(settings.docs) }, join(tmp, `${label}.json`));
+async function post(url: string, headers: Record<string, string>, concurrency: number, label: string, docs = settings.docs): Promise<PostResult> {
+  const r = await runPostLoader({ url, headers, concurrency, bodies: noteBodies(docs) }, join(tmp, `${label}.json`));
   if (failures(r) > 0) throw new Error(`${label}: ${failures(r)} of ${r.requests} not created; first: ${r.firstError}`);
   return r;
+}
+
+/** One side's share of a round, summed over its turns: docs/s, server CPU µs a note, p50 ms (median of the turns'). */
+interface Side {
+  docs: number;
+  seconds: number;
+  cpuMs: number;
+  p50s: number[];
+}
+const emptySide = (): Side => ({ docs: 0, seconds: 0, cpuMs: 0, p50s: [] });
+const rateOf = (s: Side) => s.docs / s.seconds;
+const cpuOf = (s: Side) => (s.cpuMs * 1000) / s.docs;
+
+/**
+ * A round at `c` connections: each side posts settings.docs new notes in settings.turns turns,
+ * the sides taking turns (which goes first alternates turn by turn). File creation on this
+ * kind of disk swings several-fold within seconds (see the README), so sides that run in the
+ * same seconds compare like with like; a side's 2,000 notes in one go could land in a slow
+ * spell the other missed.
+ */
+async function ingestRound(c: number, round: number, floor: Started, floorBase: string, router: Started, routerBase: string): Promise<[Side, Side]> {
+  const [f, r] = [emptySide(), emptySide()];
+  const per = Math.max(1, Math.floor(settings.docs / settings.turns));
+  const turn = async (side: Side, pid: number, url: string, headers: Record<string, string>, label: string) => {
+    const c0 = cpuMs(pid);
+    const out = await post(url, headers, c, label, per);
+    side.cpuMs += cpuMs(pid) - c0;
+    side.docs += out.statuses["201"] ?? 0;
+    side.seconds += out.seconds;
+    side.p50s.push(out.p50Ms);
+  };
+  for (let t = 0; t < settings.turns; t++) {
+    await inTurn(
+      round + t,
+      () => turn(f, floor.pid, `${floorBase}/ingest`, {}, `floor-${c}-${round}-${t}`),
+      () => turn(r, router.pid, `${routerBase}/ingest`, AUTH, `router-${c}-${round}-${t}`),
+    );
+  }
+  return [f, r];
 }
 
 /** The floor's import: the same files read and posted in the same batches to its batch endpoint. */
@@ -172,9 +214,10 @@ async function routerImport(base: string, dir: string): Promise<number> {
 }
 
 const loadStart = loadavg();
-const ingest: Record<number, { floor: number[]; router: number[]; p50: number[] }> = {
-  1: { floor: [], router: [], p50: [] },
-  8: { floor: [], router: [], p50: [] },
+type IngestRounds = { floor: number[]; router: number[]; p50: number[]; floorCpu: number[]; routerCpu: number[] };
+const ingest: Record<number, IngestRounds> = {
+  1: { floor: [], router: [], p50: [], floorCpu: [], routerCpu: [] },
+  8: { floor: [], router: [], p50: [], floorCpu: [], routerCpu: [] },
 };
 const imports = { floor: [] as number[], router: [] as number[], floorCpu: [] as number[], routerCpu: [] as number[] };
 try {
@@ -186,18 +229,19 @@ try {
   await post(`${router.base}/ingest`, AUTH, 8, "warm-router");
   for (let round = 0; round < settings.rounds; round++) {
     for (const c of CONNECTIONS) {
-      // The order alternates, as the import's does: the disk's state drifts within a run (file
-      // creation slows for minutes after a mass delete, see the README), so neither side
-      // always runs first.
-      const [f, r] = await inTurn(
-        round,
-        () => post(`${floor.base}/ingest`, {}, c, `floor-${c}-${round}`),
-        () => post(`${router.base}/ingest`, AUTH, c, `router-${c}-${round}`),
+      // The sides take turns within the round, the order alternating, as the import's rounds
+      // do: the disk's state drifts within a run (file creation slows for minutes after a mass
+      // delete, see the README), so neither side always runs first.
+      const [f, r] = await ingestRound(c, round, floor.server, floor.base, router.server, router.base);
+      const rounds = ingest[c]!;
+      rounds.floor.push(rateOf(f));
+      rounds.router.push(rateOf(r));
+      rounds.p50.push(median(r.p50s));
+      rounds.floorCpu.push(cpuOf(f));
+      rounds.routerCpu.push(cpuOf(r));
+      console.log(
+        `  round ${round + 1}, ${c} connection(s): floor ${num(rateOf(f))} docs/s (${num(cpuOf(f))} µs server CPU a note), brain-stack ${num(rateOf(r))} docs/s (${num(cpuOf(r))} µs)`,
       );
-      ingest[c]!.floor.push(created(f));
-      ingest[c]!.router.push(created(r));
-      ingest[c]!.p50.push(r.p50Ms);
-      console.log(`  round ${round + 1}, ${c} connection(s): floor ${num(created(f))} docs/s, brain-stack ${num(created(r))} docs/s`);
     }
   }
 
@@ -257,6 +301,9 @@ rows.push([
   `≥ ${num(TARGET.importRate)}/s ${ri >= TARGET.importRate ? "ok" : "MISS"}`,
 ]);
 console.log(`\n${table(rows)}`);
+console.log(
+  `POST /ingest, server CPU a note (user + system), 1 connection: brain-stack ${num(median(ingest[1]!.routerCpu))} µs, floor ${num(median(ingest[1]!.floorCpu))} µs; 8 connections: ${num(median(ingest[8]!.routerCpu))} µs, ${num(median(ingest[8]!.floorCpu))} µs`,
+);
 console.log(
   `import, server CPU a note (user + system; steadier than docs/s on a busy machine): brain-stack ${num(median(imports.routerCpu))} µs, floor ${num(median(imports.floorCpu))} µs (${num(median(imports.routerCpu) / median(imports.floorCpu), 2)}×)`,
 );
