@@ -104,41 +104,56 @@ describe("withClaim", () => {
   });
 });
 
-describe("withRecordClaim", () => {
-  const seen = (text: string) => `seen ${JSON.parse(text).v}`;
+// Both ways of making the claim's file: in this thread (POST /ingest) and on the thread pool
+// (a batch's items), with the same answers.
+for (const [mode, opts] of [
+  ["in this thread", {}],
+  ["on the thread pool", { offThread: true }],
+] as const) {
+  describe(`withRecordClaim, the file made ${mode}`, () => {
+    const seen = (text: string) => `seen ${JSON.parse(text).v}`;
 
-  it("runs the first caller of a key; the others find its record, and the file holds the record (padded, parseable)", async () => {
-    const path = join(dir, "k.json");
-    let runs = 0;
-    const results = await Promise.all(
-      Array.from({ length: 5 }, () =>
-        withRecordClaim(path, seen, async () => {
-          runs++;
-          await Promise.resolve();
-          return { value: "made", record: JSON.stringify({ v: 1 }) };
-        }),
-      ),
-    );
-    expect(results).toEqual(["made", "seen 1", "seen 1", "seen 1", "seen 1"]);
-    expect(runs).toBe(1);
-    expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ v: 1 });
-    expect(readdirSync(dir)).toEqual(["k.json"]);
-  });
+    it("runs the first caller of a key; the others find its record, and the file holds the record (padded, parseable)", async () => {
+      const path = join(dir, "k.json");
+      let runs = 0;
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          withRecordClaim(path, seen, opts, async () => {
+            runs++;
+            await Promise.resolve();
+            return { value: "made", record: JSON.stringify({ v: 1 }) };
+          }),
+        ),
+      );
+      expect(results).toEqual(["made", "seen 1", "seen 1", "seen 1", "seen 1"]);
+      expect(runs).toBe(1);
+      expect(JSON.parse(readFileSync(path, "utf8"))).toEqual({ v: 1 });
+      expect(readdirSync(dir)).toEqual(["k.json"]);
+    });
 
-  it("leaves no file when the work fails, so the next caller runs", async () => {
-    const path = join(dir, "k.json");
-    await expect(withRecordClaim(path, seen, () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
-    expect(existsSync(path)).toBe(false);
-    expect(await withRecordClaim(path, seen, async () => ({ value: "made", record: '{"v":2}' }))).toBe("made");
-  });
+    it("leaves no file when the work fails, so the next caller runs", async () => {
+      const path = join(dir, "k.json");
+      await expect(withRecordClaim(path, seen, opts, () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+      expect(existsSync(path)).toBe(false);
+      expect(await withRecordClaim(path, seen, opts, async () => ({ value: "made", record: '{"v":2}' }))).toBe("made");
+    });
 
-  it("takes over a dead process's claim, and waits for a live one's", async () => {
-    const path = join(dir, "k.json");
-    writeFileSync(path, JSON.stringify({ claim: { pid: await deadPid(), host: hostname() } }));
-    expect(await withRecordClaim(path, seen, async () => ({ value: "made", record: '{"v":3}' }))).toBe("made");
-    const live = join(dir, "live.json");
-    writeFileSync(live, JSON.stringify({ claim: { pid: process.ppid, host: hostname() } }));
-    await expect(withRecordClaim(live, seen, async () => ({ value: "made", record: "{}" }), { timeoutMs: 100 })).rejects.toBeInstanceOf(FileLockTimeoutError);
-    expect(JSON.parse(readFileSync(live, "utf8")).claim.pid).toBe(process.ppid);
+    it("makes a missing folder", async () => {
+      const path = join(dir, "a", "b", "k.json");
+      expect(await withRecordClaim(path, seen, opts, async () => ({ value: "made", record: '{"v":4}' }))).toBe("made");
+      expect(await withRecordClaim(path, seen, opts, async () => ({ value: "again", record: "{}" }))).toBe("seen 4");
+    });
+
+    it("takes over a dead process's claim, and waits for a live one's", async () => {
+      const path = join(dir, "k.json");
+      writeFileSync(path, JSON.stringify({ claim: { pid: await deadPid(), host: hostname() } }));
+      expect(await withRecordClaim(path, seen, opts, async () => ({ value: "made", record: '{"v":3}' }))).toBe("made");
+      const live = join(dir, "live.json");
+      writeFileSync(live, JSON.stringify({ claim: { pid: process.ppid, host: hostname() } }));
+      await expect(withRecordClaim(live, seen, { ...opts, timeoutMs: 100 }, async () => ({ value: "made", record: "{}" }))).rejects.toBeInstanceOf(
+        FileLockTimeoutError,
+      );
+      expect(JSON.parse(readFileSync(live, "utf8")).claim.pid).toBe(process.ppid);
+    });
   });
-});
+}

@@ -5,7 +5,7 @@
 import { mkdirSync, unlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomicSync } from "../../common/atomic-write";
+import { writeFileAtomicOffThread, writeFileAtomicSync } from "../../common/atomic-write";
 import { withRecordClaim } from "../../common/claim";
 import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
@@ -71,6 +71,17 @@ interface IngestOptions {
   signalsMd?: "now" | "caller";
   /** Writes the kind's own file; default one record at a time (ingestBatch groups them). */
   fanOut?: (kind: Kind, r: RecordInput) => Promise<RecordWrite | undefined>;
+  /**
+   * The ledger entry's and the note's file creations on the thread pool (ingestBatch: the
+   * batch's items overlap them with each other's work). A lone request keeps them in this
+   * thread: for it, the round trips cost more than they save.
+   */
+  offThread?: boolean;
+  /**
+   * Awaited once the note is written, before its index row (ingestBatch: its items pass here
+   * in item order, so their rows and fan-out go in item order, as one at a time would).
+   */
+  turn?: () => Promise<void>;
 }
 
 export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestOptions = {}): Promise<IngestResult> {
@@ -89,7 +100,8 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
   // callers of this process on a queue, other processes (the MCP listener on the same vault)
   // on the file — and a failure removes the claim, leaving the content not ingested.
   const seen = (text: string): IngestResult => ({ ...(JSON.parse(text) as IngestResult), duplicate: true });
-  return withRecordClaim(ledger, seen, async () => {
+  const claim = { offThread: opts.offThread };
+  return withRecordClaim(ledger, seen, claim, async () => {
     const now = (deps.now ?? (() => new Date()))();
     const { data, body } = splitFrontmatter(req.content);
     const tags = [...new Set([...frontmatterTags(data), ...req.tags.map((t) => t.trim()).filter(Boolean)])];
@@ -113,7 +125,9 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
     // the file back out, so the vault is left as it was.
     const doc = noteDocument(notePath, noteText, title, tags, body, now);
     const abs = join(await checkedDir(deps.vault, noteDir), notePath.slice(noteDir.length + 1));
-    writeNote(abs, noteText);
+    if (opts.offThread) await writeFileAtomicOffThread(abs, noteText, { mkdir: true });
+    else writeNote(abs, noteText);
+    await opts.turn?.();
     try {
       await deps.index.upsert(doc, deps.embed ? { embed: deps.embed } : undefined);
     } catch (err) {
@@ -180,13 +194,16 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
   const worker = async () => {
     for (let i = next++; i < items.length; i = next++) {
       try {
-        outcomes[i] = { result: await ingest(deps, items[i]!, { signalsMd: "caller", fanOut }) };
+        outcomes[i] = { result: await ingest(deps, items[i]!, { signalsMd: "caller", fanOut, offThread: true, turn: () => turns.take(i) }) };
       } catch (error) {
         outcomes[i] = { error };
+      } finally {
+        turns.skip(i); // a duplicate or a failure before its turn
       }
     }
   };
   const inFlight = deps.refine || deps.embed ? BATCH_IN_FLIGHT_WITH_MODEL : items.length;
+  const turns = new ItemTurns(items.length);
   await Promise.all(Array.from({ length: Math.min(inFlight, items.length) }, worker));
   // signals.md once for the batch (it lists every live signal; per signal it was a rewrite each).
   if (deps.signalTtlHours !== undefined && outcomes.some((o) => "result" in o && o.result.kind === "signal" && !o.result.duplicate)) {
@@ -199,6 +216,30 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
     }
   }
   return outcomes;
+}
+
+/**
+ * Turns in item order: item i's take() waits for every earlier item's turn to have been taken
+ * or skipped. A batch's file creations run on the thread pool and finish in any order; from
+ * its turn on, an item goes in order again.
+ */
+class ItemTurns {
+  private readonly passed: Array<PromiseWithResolvers<void>>;
+
+  constructor(count: number) {
+    this.passed = Array.from({ length: count }, () => Promise.withResolvers<void>());
+  }
+
+  async take(i: number): Promise<void> {
+    if (i > 0) await this.passed[i - 1]!.promise;
+    this.passed[i]!.resolve();
+  }
+
+  /** Item i will not take its turn: it passes once the item before it has. */
+  skip(i: number): void {
+    if (i === 0) this.passed[0]!.resolve();
+    else void this.passed[i - 1]!.promise.then(() => this.passed[i]!.resolve());
+  }
 }
 
 /**
