@@ -102,6 +102,15 @@ describe("POST /ingest/batch", () => {
     expect(md).toContain("quagga cache is cold again");
   });
 
+  it("keeps a large batch's milestones in item order, though its files are made on the thread pool and finish in any order", async () => {
+    const items = Array.from({ length: 300 }, (_, i) => ({ content: `Shipped the orderbatch ${i} release.`, tags: ["milestone"] }));
+    const res = await api.call("/ingest/batch", { items });
+    expect(res.body.created).toBe(300);
+    const daily = res.body.results[0].paths[1];
+    const log = readFileSync(join(vault, daily), "utf8");
+    expect([...(log.match(/orderbatch \d+/g) ?? [])]).toEqual(items.map((_, i) => `orderbatch ${i}`));
+  });
+
   it("writes a batch's fan-out together as one at a time would: milestones in item order, a repeated signal absorbed", async () => {
     const signal = (session: string) => ({ content: `---\nsession_id: ${session}\n---\nThe zebrabatch pump failed.`, tags: ["alert"] });
     const res = await api.call("/ingest/batch", {

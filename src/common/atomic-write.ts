@@ -1,10 +1,9 @@
 // Whole-or-nothing file writes: readers see the old content or the new, never a torn file
 // (DESIGN: "Nothing is half-written").
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, open, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { rename, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { promisify } from "node:util";
 
 /** Temp files start with "." and end with ".tmp" so directory scans can skip them. */
 export const isTempFileName = (name: string): boolean => name.startsWith(".") && name.endsWith(".tmp");
@@ -69,34 +68,21 @@ function writeNewFile(temp: string, data: string | Uint8Array): void {
   }
 }
 
-/** open(2) on the thread pool, answering a descriptor. */
-const openOffThread = promisify(open);
-
 /**
- * writeFileAtomicSync with the directory work on the thread pool: the temp file's creation and
- * the rename, most of a small file's cost, run there; the bytes are written from this thread
- * (a few KB into the page cache). For many files at once (a batch of ingests), whose creations
- * then overlap this thread's other work; for one file alone the round trips cost more than
- * they save. Same temp name, same steps, same cleanup.
+ * writeFileAtomicSync on the thread pool: the temp file (its creation, most of a small file's
+ * cost, and its bytes) and the rename run there. For many files at once (a batch of ingests),
+ * whose creations then overlap this thread's other work; for one file alone the round trips
+ * cost more than they save. Same temp name, same steps, same cleanup.
  */
 export async function writeFileAtomicOffThread(path: string, data: string | Uint8Array, opts: { mkdir?: boolean } = {}): Promise<void> {
   const temp = tempPath(path);
-  const bytes = typeof data === "string" ? Buffer.from(data) : data;
-  const write = async () => {
-    const fd = await openOffThread(temp, "w");
-    try {
-      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, off);
-    } finally {
-      closeSync(fd);
-    }
-  };
   try {
     try {
-      await write();
+      await writeFile(temp, data);
     } catch (err) {
       if (!opts.mkdir || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       mkdirSync(dirname(path), { recursive: true });
-      await write();
+      await writeFile(temp, data);
     }
     await rename(temp, path);
   } catch (err) {

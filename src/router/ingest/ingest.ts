@@ -302,14 +302,19 @@ function removeQuietly(abs: string): void {
 
 /**
  * A batch's fan-out, grouped: the records that reach fan-out in one turn of the event loop (the
- * items whose index rows one transaction committed) are written together — one rewrite per
- * daily log or BLOCKS.md, one hold of the signal folder's lock and one scan of it for all the
- * signals — instead of a locked read-modify-write and a folder scan each. Each record still
- * gets its own outcome (a failing write fails only the items it would have written), so each
- * item is still whole or absent.
+ * items whose index rows one transaction committed), or while the write before runs, are
+ * written together — one rewrite per daily log or BLOCKS.md, one hold of the signal folder's
+ * lock and one scan of it for all the signals — instead of a locked read-modify-write and a
+ * folder scan each. The writes go one after another, so records reach their files in the
+ * order they came. Each record still gets its own outcome (a failing write fails only the
+ * items it would have written), so each item is still whole or absent.
  */
 class BatchFanOut {
   private queue: Array<{ kind: "milestone" | "signal"; r: RecordInput; resolve: (w: RecordWrite) => void; reject: (e: unknown) => void }> = [];
+  /** A write of the queue is scheduled (it runs after the one before it). */
+  private scheduled = false;
+  /** The last write: each waits for the one before, so records go into their files in the order they came. */
+  private last: Promise<void> = Promise.resolve();
 
   constructor(private readonly vault: string) {}
 
@@ -317,11 +322,16 @@ class BatchFanOut {
     if (kind !== "milestone" && kind !== "signal") return fanOut(this.vault, kind, r);
     return new Promise((resolve, reject) => {
       this.queue.push({ kind, r, resolve, reject });
-      if (this.queue.length === 1) setImmediate(() => void this.flush());
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.last = this.last.then(() => this.flush());
+      });
     });
   }
 
   private async flush(): Promise<void> {
+    this.scheduled = false;
     const queued = this.queue.splice(0);
     const run = async (kind: "milestone" | "signal", write: (vault: string, rs: RecordInput[]) => Promise<Array<RecordWrite | Error>>) => {
       const mine = queued.filter((q) => q.kind === kind);
