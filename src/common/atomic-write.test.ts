@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeFileAtomic, writeFileAtomicOffThread, writeFileAtomicSync } from "./atomic-write.ts";
+import { writeFileAtomic, writeFileAtomicSync } from "./atomic-write.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -17,6 +17,13 @@ describe("writeFileAtomic", () => {
     await Promise.all(payloads.map((p) => writeFileAtomic(path, p)));
     expect(payloads).toContain(await readFile(path, "utf8"));
     expect(await readdir(dir)).toEqual(["file.json"]);
+  });
+
+  it("makes a missing folder only when asked to", async () => {
+    const path = join(dir, "a", "b", "note.md");
+    await expect(writeFileAtomic(path, "x")).rejects.toThrow();
+    await writeFileAtomic(path, "ü ✓", { mkdir: true });
+    expect(await readFile(path, "utf8")).toBe("ü ✓");
   });
 
   it("removes its temp file when the rename fails", async () => {
@@ -47,30 +54,6 @@ describe("writeFileAtomicSync", () => {
     const path = join(dir, "occupied");
     await mkdir(join(path, "child"), { recursive: true });
     expect(() => writeFileAtomicSync(path, "data")).toThrow();
-    expect(await readdir(dir)).toEqual(["occupied"]);
-  });
-});
-
-describe("writeFileAtomicOffThread", () => {
-  it("leaves one whole write and no temp files when writers race", async () => {
-    const path = join(dir, "note.md");
-    const payloads = Array.from({ length: 40 }, (_, i) => `${i} ${"x".repeat(50_000)}`);
-    await Promise.all(payloads.map((p) => writeFileAtomicOffThread(path, p)));
-    expect(payloads).toContain(await readFile(path, "utf8"));
-    expect(await readdir(dir)).toEqual(["note.md"]);
-  });
-
-  it("makes a missing folder only when asked to", async () => {
-    const path = join(dir, "a", "b", "note.md");
-    await expect(writeFileAtomicOffThread(path, "x")).rejects.toThrow();
-    await writeFileAtomicOffThread(path, "ü ✓", { mkdir: true });
-    expect(await readFile(path, "utf8")).toBe("ü ✓");
-  });
-
-  it("removes its temp file when the rename fails", async () => {
-    const path = join(dir, "occupied");
-    await mkdir(join(path, "child"), { recursive: true });
-    await expect(writeFileAtomicOffThread(path, "data")).rejects.toThrow();
     expect(await readdir(dir)).toEqual(["occupied"]);
   });
 });

@@ -11,12 +11,20 @@ export const isTempFileName = (name: string): boolean => name.startsWith(".") &&
 /**
  * Writes `data` to a temp file beside `path`, then renames it over `path`. The temp file must
  * share the directory: rename is only atomic within one filesystem. No fsync: we guard against
- * torn files from crashes of this process, not against power loss.
+ * torn files from crashes of this process, not against power loss. The file work runs on the
+ * thread pool, so many writes at once (a batch of ingests) overlap this thread's other work.
+ * With `mkdir`, a missing parent directory is created (then the write retried once).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, opts: { mkdir?: boolean } = {}): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    await writeFile(temp, data);
+    try {
+      await writeFile(temp, data);
+    } catch (err) {
+      if (!opts.mkdir || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      mkdirSync(dirname(path), { recursive: true });
+      await writeFile(temp, data);
+    }
     await rename(temp, path);
   } catch (err) {
     await unlink(temp).catch(() => {});
@@ -25,7 +33,6 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
 }
 
 let seq = 0;
-const tempPath = (path: string) => join(dirname(path), `.${basename(path)}.${process.pid}.${(++seq).toString(16).padStart(12, "0")}.tmp`);
 
 /**
  * writeFileAtomic for the hot path of small files (an ingested note, a ledger entry): the same
@@ -36,7 +43,7 @@ const tempPath = (path: string) => join(dirname(path), `.${basename(path)}.${pro
  * callers need not stat or create directories they have written to before.
  */
 export function writeFileAtomicSync(path: string, data: string | Uint8Array, opts: { mkdir?: boolean } = {}): void {
-  const temp = tempPath(path);
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${(++seq).toString(16).padStart(12, "0")}.tmp`);
   try {
     try {
       writeNewFile(temp, data);
@@ -65,30 +72,5 @@ function writeNewFile(temp: string, data: string | Uint8Array): void {
     for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off, off);
   } finally {
     closeSync(fd);
-  }
-}
-
-/**
- * writeFileAtomicSync on the thread pool: the temp file (its creation, most of a small file's
- * cost, and its bytes) and the rename run there. For many files at once (a batch of ingests),
- * whose creations then overlap this thread's other work; for one file alone the round trips
- * cost more than they save. Same temp name, same steps, same cleanup.
- */
-export async function writeFileAtomicOffThread(path: string, data: string | Uint8Array, opts: { mkdir?: boolean } = {}): Promise<void> {
-  const temp = tempPath(path);
-  try {
-    try {
-      await writeFile(temp, data);
-    } catch (err) {
-      if (!opts.mkdir || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      mkdirSync(dirname(path), { recursive: true });
-      await writeFile(temp, data);
-    }
-    await rename(temp, path);
-  } catch (err) {
-    try {
-      unlinkSync(temp);
-    } catch {}
-    throw err;
   }
 }

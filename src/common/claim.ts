@@ -231,18 +231,17 @@ type Found = { state: "gone" } | { state: "record"; text: string } | { state: "t
  * there; waits (jittered backoff) while a live holder has it.
  */
 async function acquireRecord(path: string, timeoutMs: number, staleMs: number, offThread: boolean): Promise<string | { fd: number }> {
-  const create = offThread ? () => openOffThread(path, "wx") : async () => openSync(path, "wx");
   const deadline = Date.now() + timeoutMs;
   let wait = 2;
   for (let takeovers = 0; ; ) {
     try {
       let fd: number;
       try {
-        fd = await create();
+        fd = offThread ? await openOffThread(path, "wx") : openSync(path, "wx");
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
         mkdirSync(dirname(path), { recursive: true });
-        fd = await create();
+        fd = offThread ? await openOffThread(path, "wx") : openSync(path, "wx");
       }
       try {
         writeSync(fd, RECORD_CLAIM, 0);

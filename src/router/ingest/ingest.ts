@@ -5,7 +5,7 @@
 import { mkdirSync, unlinkSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomicOffThread, writeFileAtomicSync } from "../../common/atomic-write";
+import { writeFileAtomic, writeFileAtomicSync } from "../../common/atomic-write";
 import { withRecordClaim } from "../../common/claim";
 import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
@@ -100,8 +100,7 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
   // callers of this process on a queue, other processes (the MCP listener on the same vault)
   // on the file — and a failure removes the claim, leaving the content not ingested.
   const seen = (text: string): IngestResult => ({ ...(JSON.parse(text) as IngestResult), duplicate: true });
-  const claim = { offThread: opts.offThread };
-  return withRecordClaim(ledger, seen, claim, async () => {
+  return withRecordClaim(ledger, seen, { offThread: opts.offThread }, async () => {
     const now = (deps.now ?? (() => new Date()))();
     const { data, body } = splitFrontmatter(req.content);
     const tags = [...new Set([...frontmatterTags(data), ...req.tags.map((t) => t.trim()).filter(Boolean)])];
@@ -125,7 +124,7 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
     // the file back out, so the vault is left as it was.
     const doc = noteDocument(notePath, noteText, title, tags, body, now);
     const abs = join(await checkedDir(deps.vault, noteDir), notePath.slice(noteDir.length + 1));
-    if (opts.offThread) await writeFileAtomicOffThread(abs, noteText, { mkdir: true });
+    if (opts.offThread) await writeFileAtomic(abs, noteText, { mkdir: true });
     else writeNote(abs, noteText);
     await opts.turn?.();
     try {
@@ -191,6 +190,7 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
   const grouped = new BatchFanOut(deps.vault);
   const fanOut = grouped.add.bind(grouped);
   let next = 0;
+  const turns = new ItemTurns(items.length);
   const worker = async () => {
     for (let i = next++; i < items.length; i = next++) {
       try {
@@ -203,7 +203,6 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
     }
   };
   const inFlight = deps.refine || deps.embed ? BATCH_IN_FLIGHT_WITH_MODEL : items.length;
-  const turns = new ItemTurns(items.length);
   await Promise.all(Array.from({ length: Math.min(inFlight, items.length) }, worker));
   // signals.md once for the batch (it lists every live signal; per signal it was a rewrite each).
   if (deps.signalTtlHours !== undefined && outcomes.some((o) => "result" in o && o.result.kind === "signal" && !o.result.duplicate)) {
