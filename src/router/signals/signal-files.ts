@@ -1,10 +1,10 @@
 // Signal files (amygdala/<YYYYMMDDTHHMMSSZ>-<severity>-<slug>.md, written by vault/records.ts)
 // read back: severity ranks, liveness under SIGNAL_TTL_HOURS, and the one-line form that
 // signals.md and the feed use.
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { splitFrontmatter } from "../index/document";
-import { containedNames } from "../vault/contained";
+import { containedFileNamesSync } from "../vault/contained";
 
 /** Known severities, most urgent first; anything else ranks as medium. */
 export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
@@ -87,36 +87,50 @@ export interface ReadSignalsOptions {
   liveAt?: { asOf: Date; ttlHours: number };
 }
 
-/** Every signal file under amygdala/, in name order. */
+/**
+ * Every signal file under amygdala/, in name order. The folder is read with synchronous calls
+ * (a listing, then one stat a file and a read of each changed one): each is a few µs of this
+ * thread, where a thread-pool round trip a file cost more and queued behind the pool's other
+ * work (an import's file creations), while a batch's answer waited for signals.md.
+ */
 export async function readSignals(vault: string, opts: ReadSignalsOptions = {}): Promise<SignalFile[]> {
   const dir = join(vault, "amygdala");
-  const listed = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith(".md") && !n.startsWith(".")).sort();
   // A symlinked signal file counts only when it is a file inside the vault.
-  const names = await containedNames(vault, dir, listed);
+  const names = containedFileNamesSync(vault, dir, (n) => n.endsWith(".md") && !n.startsWith(".")).sort();
   const live = opts.liveAt;
-  const read = await Promise.all(
-    names.map((name) =>
-      readSignalFile(
-        join(dir, name),
-        `amygdala/${name}`,
-        (mtimeMs) =>
-          // Cannot be live: not critical, and not written (nor absorbed into) within the TTL.
-          live !== undefined && !/^\d{8}T\d{6}Z-critical-/.test(name) && live.asOf.getTime() - mtimeMs > live.ttlHours * 3_600_000,
-      ),
-    ),
-  );
-  return read.filter((s): s is SignalFile => s !== null);
+  const read: SignalFile[] = [];
+  for (const name of names) {
+    const sig = readSignalFile(
+      join(dir, name),
+      `amygdala/${name}`,
+      (mtimeMs) =>
+        // Cannot be live: not critical, and not written (nor absorbed into) within the TTL.
+        live !== undefined && !/^\d{8}T\d{6}Z-critical-/.test(name) && live.asOf.getTime() - mtimeMs > live.ttlHours * 3_600_000,
+    );
+    if (sig) read.push(sig);
+  }
+  return read;
 }
 
 /** Parsed signal files by absolute path, re-read only when the mtime or size changed (GET /feed reads them all). */
 const cache = new Map<string, { mtimeMs: number; size: number; sig: SignalFile | null }>();
 
-async function readSignalFile(abs: string, rel: string, skip: (mtimeMs: number) => boolean = () => false): Promise<SignalFile | null> {
-  const st = await stat(abs).catch(() => null);
+function readSignalFile(abs: string, rel: string, skip: (mtimeMs: number) => boolean = () => false): SignalFile | null {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(abs);
+  } catch {
+    return null;
+  }
   if (!st || skip(st.mtimeMs)) return null;
   const hit = cache.get(abs);
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.sig;
-  const text = await readFile(abs, "utf8").catch(() => null);
+  let text: string | null;
+  try {
+    text = readFileSync(abs, "utf8");
+  } catch {
+    text = null;
+  }
   const sig = text === null ? null : parseSignalFile(rel, text);
   cache.set(abs, { mtimeMs: st.mtimeMs, size: st.size, sig });
   return sig;

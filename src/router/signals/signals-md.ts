@@ -2,9 +2,9 @@
 // signals.md when it is recorded, not at the next tick). The list is the live signals now; it
 // counts as swept (the `swept` stamp moves) only when no open signal is overdue for the tick's
 // TTL sweep, else the previous stamp stays and the pipeline keeps reporting the sweep as due.
-import { readFile } from "node:fs/promises";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../common/atomic-write";
+import { writeFileAtomicSync } from "../../common/atomic-write";
 import { splitFrontmatter } from "../index/document";
 import { SIGNALS_FILE, signalsMarkdown } from "../tick/feed-entries";
 import { withVaultLock } from "../vault/vault-lock";
@@ -16,11 +16,17 @@ export async function writeSignalsMdNow(vault: string, ttlHours: number, asOf: D
     const all = await readSignals(vault);
     const live = all.filter((s) => isLive(s, asOf, ttlHours)).sort(compareSignals);
     const overdue = all.some((s) => s.status === "open" && !isLive(s, asOf, ttlHours));
-    const previous = await readFile(path, "utf8").then(
-      (t) => splitFrontmatter(t).data.swept,
-      () => undefined,
-    );
+    const previous = sweptOf(path);
     const swept = overdue ? (typeof previous === "string" ? new Date(previous) : undefined) : asOf;
-    await writeFileAtomic(path, signalsMarkdown(live, { asOf, ttlHours, swept }));
+    writeFileAtomicSync(path, signalsMarkdown(live, { asOf, ttlHours, swept }));
   });
+}
+
+/** The `swept` stamp of the signals.md at `path`, if any. */
+function sweptOf(path: string): unknown {
+  try {
+    return splitFrontmatter(readFileSync(path, "utf8")).data.swept;
+  } catch {
+    return undefined;
+  }
 }

@@ -2,7 +2,7 @@
 // only when its real path is a regular file inside the vault's real path. A link to a folder
 // is never followed (that is how a walk would loop: raw/loop -> ../raw), nor one that leaves
 // the vault or dangles; the walks report what they skipped.
-import { realpathSync, statSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import { lstat, realpath, stat } from "node:fs/promises";
 import { sep } from "node:path";
 
@@ -53,4 +53,34 @@ export async function containedNames(vault: string, dir: string, names: string[]
     }),
   );
   return names.filter((_, i) => keep[i]);
+}
+
+/**
+ * The names in `dir` (absolute) that `wanted` keeps and that are regular files, or links to a
+ * regular file inside the vault: containedNames for one listing, answered in this call (the
+ * listing's file types spare an lstat a name). A missing folder has none.
+ */
+export function containedFileNamesSync(vault: string, dir: string, wanted: (name: string) => boolean): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const e of entries) {
+    if (!wanted(e.name)) continue;
+    const abs = `${dir}${sep}${e.name}`;
+    if (e.isSymbolicLink() ? linkStaysInVaultSync(vault, abs) : e.isFile() || (!e.isDirectory() && isFileSync(abs))) out.push(e.name);
+  }
+  return out;
+}
+
+/** A regular file, not through a link (a listing that did not say the entry's type). */
+function isFileSync(abs: string): boolean {
+  try {
+    return lstatSync(abs).isFile();
+  } catch {
+    return false;
+  }
 }

@@ -1,13 +1,17 @@
 // Where each kind of record lands in the vault, and in what format (issue 6 names them;
 // ingest fans out through the same writers). Every write is atomic (temp file + rename);
 // appends to shared logs run under a lock (vault-lock.ts: queued in-process, then a
-// cross-process file lock) so concurrent writers lose nothing.
-import { mkdir, readdir, readFile, stat } from "node:fs/promises";
+// cross-process file lock) so concurrent writers lose nothing. The reads (a log's text, the
+// signal folder's names and files, a folder's creation) are synchronous: small files and
+// folder listings, a few µs each in this thread, while on the thread pool each was a round
+// trip queued behind the pool's other work — an import's hundreds of file creations — and a
+// batch's answer waited for its fan-out's reads in series.
+import { mkdirSync, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomic, writeFileAtomicSync } from "../../common/atomic-write";
 import { splitFrontmatter } from "../index/document";
 import { withFrontmatter } from "./frontmatter";
-import { safeVaultPath } from "./safe-path";
+import { safeVaultPathSync } from "./safe-path";
 import { compactStamp, isoDate, slugify } from "./slug";
 import { withVaultLock } from "./vault-lock";
 
@@ -41,9 +45,9 @@ const lockOpts = { timeoutMs: 30_000 };
  * over it can fail with ENOENT for an instant, which safeVaultPath would report as an escape.
  */
 async function locked<T>(vault: string, rel: string, fn: (abs: string) => Promise<T>): Promise<T> {
-  const dir = await safeVaultPath(vault, dirname(rel));
-  await mkdir(dir, { recursive: true });
-  return withVaultLock(join(dir, basename(rel)), async () => fn(await safeVaultPath(vault, rel)), lockOpts);
+  const dir = safeVaultPathSync(vault, dirname(rel));
+  mkdirSync(dir, { recursive: true });
+  return withVaultLock(join(dir, basename(rel)), async () => fn(safeVaultPathSync(vault, rel)), lockOpts);
 }
 
 /**
@@ -53,20 +57,39 @@ async function locked<T>(vault: string, rel: string, fn: (abs: string) => Promis
  */
 const parsedCache = new Map<string, { mtimeMs: number; size: number; data: Record<string, unknown>; body: string }>();
 
-async function parsedFiles(dir: string, names: string[]): Promise<Array<{ name: string; data: Record<string, unknown>; body: string }>> {
-  const out = await Promise.all(
-    names.map(async (name) => {
-      const abs = join(dir, name);
-      const st = await stat(abs).catch(() => null);
-      if (!st) return null;
-      const hit = parsedCache.get(abs);
-      if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return { name, data: hit.data, body: hit.body };
-      const { data, body } = splitFrontmatter(await readFile(abs, "utf8").catch(() => ""));
-      parsedCache.set(abs, { mtimeMs: st.mtimeMs, size: st.size, data, body });
-      return { name, data, body };
-    }),
-  );
-  return out.filter((x): x is { name: string; data: Record<string, unknown>; body: string } => x !== null);
+function parsedFiles(dir: string, names: string[]): Array<{ name: string; data: Record<string, unknown>; body: string }> {
+  const out: Array<{ name: string; data: Record<string, unknown>; body: string }> = [];
+  for (const name of names) {
+    const abs = join(dir, name);
+    const st = statOrNull(abs);
+    if (!st) continue;
+    const hit = parsedCache.get(abs);
+    if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) {
+      out.push({ name, data: hit.data, body: hit.body });
+      continue;
+    }
+    const { data, body } = splitFrontmatter(readTextOrNull(abs) ?? "");
+    parsedCache.set(abs, { mtimeMs: st.mtimeMs, size: st.size, data, body });
+    out.push({ name, data, body });
+  }
+  return out;
+}
+
+function statOrNull(abs: string): Stats | null {
+  try {
+    return statSync(abs);
+  } catch {
+    return null;
+  }
+}
+
+/** A file's text, or null when it cannot be read (missing). */
+function readTextOrNull(abs: string): string | null {
+  try {
+    return readFileSync(abs, "utf8");
+  } catch {
+    return null;
+  }
 }
 
 const firstLine = (s: string) =>
@@ -81,7 +104,7 @@ export async function appendLesson(vault: string, r: RecordInput): Promise<Recor
   const date = isoDate(r.ts);
   const rel = `left/reference/lessons-${date}.md`;
   return locked(vault, rel, async (abs) => {
-    const current = await readFile(abs, "utf8").catch(() => null);
+    const current = readTextOrNull(abs);
     const body = r.content.trim();
     const base =
       current ?? withFrontmatter({ id: `lessons-${date}`, title: `Lessons ${date}`, type: "lesson-log", created: r.ts.toISOString() }, `# Lessons ${date}`);
@@ -135,7 +158,7 @@ export async function appendMilestones(vault: string, rs: RecordInput[]): Promis
       try {
         await locked(vault, rel, async (abs) => {
           const first = rs[idx[0]!]!;
-          const current = await readFile(abs, "utf8").catch(() => null);
+          const current = readTextOrNull(abs);
           const head = current ?? (rel.startsWith("daily/") ? `# ${isoDate(first.ts)}\n` : `# Blocks\n`);
           const lines = idx.map((i) => {
             const r = rs[i]!;
@@ -155,10 +178,7 @@ export async function appendMilestones(vault: string, rs: RecordInput[]): Promis
 async function milestoneFile(vault: string, r: RecordInput): Promise<string> {
   if (r.scope) {
     const project = `projects/${slugify(r.scope, "")}`;
-    const isDir = await stat(await safeVaultPath(vault, project)).then(
-      (s) => s.isDirectory(),
-      () => false,
-    );
+    const isDir = statOrNull(safeVaultPathSync(vault, project))?.isDirectory() ?? false;
     if (isDir && slugify(r.scope, "") !== "") return `${project}/BLOCKS.md`;
   }
   return `daily/${isoDate(r.ts)}.md`;
@@ -187,14 +207,16 @@ type Parsed = { name: string; data: Record<string, unknown>; body: string };
  * in its place) leaves the others, and the map, as they were.
  */
 export async function writeSignals(vault: string, rs: RecordInput[]): Promise<Array<RecordWrite | Error>> {
-  const dir = await safeVaultPath(vault, "amygdala");
-  await mkdir(dir, { recursive: true });
+  const dir = safeVaultPathSync(vault, "amygdala");
+  mkdirSync(dir, { recursive: true });
   return withVaultLock(join(dir, ".signals"), async () => {
     const severities = [...new Set(rs.map((r) => signalSeverity(r)))];
     // The severity is in the file name: only those files can hold a duplicate.
-    const candidates = (await readdir(dir)).filter((n) => n.endsWith(".md") && severities.some((s) => n.includes(`-${s}-`))).sort();
+    const candidates = readdirSync(dir)
+      .filter((n) => n.endsWith(".md") && severities.some((s) => n.includes(`-${s}-`)))
+      .sort();
     const open = new Map<string, Parsed>();
-    for (const f of await parsedFiles(dir, candidates)) {
+    for (const f of parsedFiles(dir, candidates)) {
       const { status, source, severity } = f.data;
       if (status !== "open" || typeof severity !== "string" || !f.name.includes(`-${severity}-`)) continue;
       const key = signalKey(source, severity, f.body.trim());
@@ -242,12 +264,12 @@ const signalKey = (source: unknown, severity: string, body: string) => JSON.stri
 
 /** decision → left/decisions/ADR-NNNN-slug.md with status proposed, or the one given (NNNN = next number). */
 export async function writeDecision(vault: string, r: RecordInput): Promise<RecordWrite> {
-  const dir = await safeVaultPath(vault, "left/decisions");
-  await mkdir(dir, { recursive: true });
+  const dir = safeVaultPathSync(vault, "left/decisions");
+  mkdirSync(dir, { recursive: true });
   return withVaultLock(join(dir, ".adr"), async () => {
-    const names = await readdir(dir);
+    const names = readdirSync(dir);
     const body = r.content.trim();
-    for (const { name, body: existing } of await parsedFiles(dir, names.filter((n) => /^ADR-\d{4}-/.test(n)).sort())) {
+    for (const { name, body: existing } of parsedFiles(dir, names.filter((n) => /^ADR-\d{4}-/.test(n)).sort())) {
       if (existing.trim() === body) return { path: `left/decisions/${name}`, written: false };
     }
     const next = names.reduce((max, n) => Math.max(max, Number(/^ADR-(\d{4})-/.exec(n)?.[1] ?? 0)), 0) + 1;
