@@ -10,6 +10,7 @@
 //    here, without a token, and their responses carry Access-Control-Allow-Origin.
 import { networkInterfaces } from "node:os";
 import { HttpError } from "../errors";
+import { BODY_METHODS } from "./body-limit";
 
 export interface BrowserGuardOptions {
   /** The address the service listens on. */
@@ -22,7 +23,6 @@ export interface BrowserGuardOptions {
   credentialed: boolean;
 }
 
-const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\s*(;|$)/i;
 const ALLOW_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS";
 const ALLOW_HEADERS =

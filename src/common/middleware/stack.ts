@@ -1,5 +1,5 @@
-// The edge every service app runs: request id, access log and auth around the app's own
-// dispatch, and the body limit inside it for the methods that carry a body. It wraps
+// The edge every service app runs: request id, access log, auth and the body limit around the
+// app's own dispatch. It wraps
 // `app.fetch` rather than sitting in front as an `app.use` middleware: a GET then stays on
 // Hono's one-handler path (no middleware chain, no promise when the handler answers at once),
 // which took the /health benchmark (scripts/bench/http.ts) from ~15 to ~11.5 µs of CPU a request.
@@ -12,7 +12,7 @@ import { HttpError, httpErrorOf } from "../http-error";
 import { infoLine, log } from "../logger";
 import type { AuthThrottle } from "./auth-throttle";
 import type { Authorize, EdgeRequest } from "./bearer-auth";
-import { bodyLimit } from "./body-limit";
+import { limitBody } from "./body-limit";
 import type { BrowserGuard } from "./browser-guard";
 import { type AddressServer, clientAddress } from "./client-address";
 
@@ -45,13 +45,11 @@ export interface EdgeOptions {
   bindings?: Record<string, unknown>;
 }
 
-const BODY_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
-
-/** Installs the edge on `app`: call before any route is registered (the body limit must come first). */
+/** Installs the edge on `app` (it wraps app.fetch). */
 // biome-ignore lint/suspicious/noExplicitAny: any app, whatever its service's Env (Hono's generic is invariant)
 export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
-  app.on(BODY_METHODS, "*", bodyLimit(opts.maxBodyBytes));
   const dispatch = app.fetch;
+  const maxBodyBytes = opts.maxBodyBytes;
   const { logTag, authorize, openAi, guard, throttle } = opts;
   const logger = log(logTag);
   const bindings = opts.bindings ?? {};
@@ -80,7 +78,15 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
           throw err;
         }
         guard?.checkBody(req, method);
-        res = dispatch(req, { ...bindings, requestId: id, server }, ctx as never);
+        const env = { ...bindings, requestId: id, server };
+        const limited = limitBody(req, method, maxBodyBytes);
+        res =
+          limited instanceof Promise
+            ? limited.then(
+                (r) => dispatch(r, env, ctx as never),
+                (err) => refusal(err, path, openAi, logger),
+              )
+            : dispatch(limited, env, ctx as never);
       }
     } catch (err) {
       res = refusal(err, path, openAi, logger);
