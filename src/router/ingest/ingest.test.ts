@@ -1,9 +1,10 @@
 import { afterAll, describe, expect, it } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { documentFromFile } from "../index/document";
 import type { IndexDoc, IndexStore } from "../index/types";
+import { PathEscapeError } from "../vault/safe-path";
 import { ingest } from "./ingest";
 
 const root = mkdtempSync(join(tmpdir(), "ingest-unit-"));
@@ -59,4 +60,18 @@ describe("ingest's index document", () => {
       expect(doc).toEqual(documentFromFile({ path: result.paths[0]!, producer: "ingest", content: file, mtimeMs: doc.mtimeMs! }));
     });
   }
+});
+
+describe("ingest's folder", () => {
+  it("refuses an ingest/ that links out of the vault, creating nothing through it and keeping no claim", async () => {
+    const { deps } = lab();
+    const outside = mkdtempSync(join(root, "outside-"));
+    mkdirSync(deps.vault, { recursive: true });
+    symlinkSync(outside, join(deps.vault, "ingest"));
+    const err = await ingest(deps, { content: "# Linked out\nnothing of this may leave the vault", tags: [] }).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(PathEscapeError);
+    expect(readdirSync(outside)).toEqual([]);
+    // Nothing recorded as ingested: the ledger folder holds no entry or claim.
+    expect(existsSync(join(deps.dataDir, "ingested")) ? readdirSync(join(deps.dataDir, "ingested")) : []).toEqual([]);
+  });
 });

@@ -2,8 +2,7 @@
 // same content a second time. Order matters for "nothing half-written": the document is
 // indexed (embeddings included) before any file is written, files are written atomically,
 // and the ledger entry that marks the content as ingested comes last.
-import { mkdirSync, unlinkSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { existsSync, mkdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic, writeFileAtomicSync } from "../../common/atomic-write";
 import { withRecordClaim } from "../../common/claim";
@@ -25,7 +24,7 @@ import {
   writeSignal,
   writeSignals,
 } from "../vault/records";
-import { safeVaultPath } from "../vault/safe-path";
+import { safeVaultPathSync } from "../vault/safe-path";
 import { isoDate, slugify } from "../vault/slug";
 import { classify, type Kind } from "./classify";
 
@@ -123,7 +122,7 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
     // tick indexes, never a search hit without its file. An index failure (embeddings) takes
     // the file back out, so the vault is left as it was.
     const doc = noteDocument(notePath, noteText, title, tags, body, now);
-    const abs = join(await checkedDir(deps.vault, noteDir), notePath.slice(noteDir.length + 1));
+    const abs = join(checkedDir(deps.vault, noteDir), notePath.slice(noteDir.length + 1));
     if (opts.offThread) await writeFileAtomic(abs, noteText, { mkdir: true });
     else writeNote(abs, noteText);
     await opts.turn?.();
@@ -276,13 +275,15 @@ const madeDirs = new Set<string>();
  * no symlink out of the vault) the first time this process writes there. The file names in it
  * are ingest's own (slug and id), and a rename replaces a symlink rather than writing through it.
  */
-async function checkedDir(vault: string, dir: string): Promise<string> {
+function checkedDir(vault: string, dir: string): string {
   const key = `${vault}\0${dir}`;
   const known = checkedDirs.get(key);
   if (known) return known;
-  const unchecked = join(vault, dir);
-  await mkdir(unchecked, { recursive: true });
-  const abs = await safeVaultPath(vault, dir);
+  // Checked before the folder is made too (once the vault exists): a linked ingest/ leading out
+  // of the vault is refused before anything is created through it.
+  if (existsSync(vault)) safeVaultPathSync(vault, dir);
+  mkdirSync(join(vault, dir), { recursive: true });
+  const abs = safeVaultPathSync(vault, dir);
   checkedDirs.set(key, abs);
   return abs;
 }
