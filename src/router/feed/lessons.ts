@@ -1,9 +1,9 @@
 // Lesson logs (left/reference/lessons-YYYY-MM-DD.md, written by vault/records.ts) read back as
 // entries: each `## <iso> — <source> — <session_id>` heading and the text under it.
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { splitFrontmatter } from "../index/document";
-import { containedNames } from "../vault/contained";
+import { containedFileNamesSync } from "../vault/contained";
 import { unescapeEntryHeadings } from "../vault/records";
 
 export interface LessonEntry {
@@ -41,9 +41,10 @@ export function parseLessonLog(path: string, text: string): LessonEntry[] {
 
 /** Lesson log names under left/reference/, newest day first. */
 export async function lessonLogs(vault: string): Promise<string[]> {
-  const names = (await readdir(join(vault, LESSONS_DIR)).catch(() => [] as string[])).filter((n) => LOG.test(n));
   // A symlinked lesson log counts only when it is a file inside the vault.
-  return (await containedNames(vault, join(vault, LESSONS_DIR), names)).sort().reverse();
+  return containedFileNamesSync(vault, join(vault, LESSONS_DIR), (n) => LOG.test(n))
+    .sort()
+    .reverse();
 }
 
 /** The `limit` newest lessons (by their heading's time), reading logs newest day first. */

@@ -122,7 +122,7 @@ function readSignalFile(abs: string, rel: string, skip: (mtimeMs: number) => boo
   } catch {
     return null;
   }
-  if (!st || skip(st.mtimeMs)) return null;
+  if (skip(st.mtimeMs)) return null;
   const hit = cache.get(abs);
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.sig;
   let text: string | null;

@@ -3,7 +3,7 @@
 // is never followed (that is how a walk would loop: raw/loop -> ../raw), nor one that leaves
 // the vault or dangles; the walks report what they skipped.
 import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { lstat, realpath, stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { sep } from "node:path";
 
 const roots = new Map<string, string>();
@@ -42,23 +42,10 @@ export function linkStaysInVaultSync(vault: string, abs: string): boolean {
   }
 }
 
-/** `names` in `dir` (absolute) that are not links leaving the vault, or folders behind links. */
-export async function containedNames(vault: string, dir: string, names: string[]): Promise<string[]> {
-  const keep = await Promise.all(
-    names.map(async (n) => {
-      const abs = `${dir}${sep}${n}`;
-      const st = await lstat(abs).catch(() => null);
-      if (!st) return false;
-      return st.isSymbolicLink() ? linkStaysInVault(vault, abs) : true;
-    }),
-  );
-  return names.filter((_, i) => keep[i]);
-}
-
 /**
  * The names in `dir` (absolute) that `wanted` keeps and that are regular files, or links to a
- * regular file inside the vault: containedNames for one listing, answered in this call (the
- * listing's file types spare an lstat a name). A missing folder has none.
+ * regular file inside the vault (the listing's file types spare an lstat a name). A missing
+ * folder has none; a folder, a socket or a link to a folder is left out.
  */
 export function containedFileNamesSync(vault: string, dir: string, wanted: (name: string) => boolean): string[] {
   let entries: Dirent[];
