@@ -29,7 +29,10 @@ describe("lesson logs", () => {
 describe("signal duplicates", () => {
   const signal = (content: string, ts: string, source = "ci") => ({ content, source, severity: "high", ts: new Date(ts) });
   const file = (vault: string, name: string, data: Record<string, unknown>, body: string) =>
-    writeFileSync(join(vault, "amygdala", name), withFrontmatter({ type: "signal", severity: "high", status: "open", source: "ci", created: "2026-11-01T00:00:00.000Z", count: 1, ...data }, body));
+    writeFileSync(
+      join(vault, "amygdala", name),
+      withFrontmatter({ type: "signal", severity: "high", status: "open", source: "ci", created: "2026-11-01T00:00:00.000Z", count: 1, ...data }, body),
+    );
 
   it("absorb into the first open file in name order with the same source, severity and body, among many", async () => {
     const vault = mkdtempSync(join(tmpdir(), "signals-"));
@@ -49,7 +52,11 @@ describe("signal duplicates", () => {
     expect(readdirSync(join(vault, "amygdala"))).toHaveLength(before);
 
     // A batch: a new signal, then its own duplicate, then the pager's duplicate.
-    const batch = await writeSignals(vault, [signal("Disk almost full", "2026-11-25T11:00:00.000Z"), signal("Disk almost full", "2026-11-25T11:01:00.000Z"), signal(body, "2026-11-25T11:02:00.000Z", "pager")]);
+    const batch = await writeSignals(vault, [
+      signal("Disk almost full", "2026-11-25T11:00:00.000Z"),
+      signal("Disk almost full", "2026-11-25T11:01:00.000Z"),
+      signal(body, "2026-11-25T11:02:00.000Z", "pager"),
+    ]);
     expect(batch).toEqual([
       { path: "amygdala/20261125T110000Z-high-disk-almost-full.md", written: true, count: 1 },
       { path: "amygdala/20261125T110000Z-high-disk-almost-full.md", written: false, count: 2 },
