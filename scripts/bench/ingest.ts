@@ -8,15 +8,19 @@
 // access log). Each phase uses fresh documents (no duplicates) from a loader in its own process;
 // within a round the two servers take turns (4 each by default), so both meet the disk in the
 // same seconds. Beside docs/s it prints each server's CPU per note (/proc, all threads).
+// Last, signals at 1 connection into the vault the imports left (~6 % of their notes are open
+// signals): a signal's fan-out looks through the open signals for a duplicate and rewrites
+// signals.md, so it is printed beside plain notes posted in alternating turns (no floor: the
+// floor has no fan-out), with the number of open signals.
 //
 //   bun run bench ingest
-//   BENCH_INGEST_DOCS=2000 BENCH_INGEST_TURNS=4 BENCH_ROUNDS=3 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=2 bun scripts/bench/ingest.ts
+//   BENCH_INGEST_DOCS=2000 BENCH_INGEST_TURNS=4 BENCH_ROUNDS=3 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=2 BENCH_INGEST_SIGNALS=300 bun scripts/bench/ingest.ts
 //
 // The import folder is the search bench's generated vault (lib/vault-gen.ts): notes with
 // frontmatter tags, ~6 % of which classify as signals and ~6 % as milestones, so the import
 // also pays their fan-out (the signal files, the daily log, the signal stream), as a real
 // folder of notes would.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
@@ -40,6 +44,8 @@ const settings = {
   importNotes: envNum("BENCH_IMPORT_NOTES", 10_000),
   rounds: envNum("BENCH_ROUNDS", 3),
   importRounds: envNum("BENCH_IMPORT_ROUNDS", 2),
+  /** Signals posted at 1 connection after the imports (in three turns, beside as many plain notes). */
+  signals: envNum("BENCH_INGEST_SIGNALS", 300),
 };
 const CONNECTIONS = [1, 8] as const;
 const TARGET = { ratio: 0.7, importRate: 5_000 };
@@ -54,16 +60,16 @@ const cleanup = async () => {
 };
 process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
 
-/** Generated notes that classify as plain notes, each unique (seeded by `seed`). */
+/** Generated notes that classify as `kind` (plain notes unless asked), each unique. */
 let nextNote = 0;
-function noteBodies(count: number): string[] {
+function noteBodies(count: number, kind: "note" | "signal" = "note"): string[] {
   const out: string[] = [];
   while (out.length < count) {
     const n = generateNote(4242, nextNote++);
     const content = `${n.content}\n<!-- bench ingest ${nextNote} -->\n`;
     const { data, body } = splitFrontmatter(content);
     const tags = ["bench"];
-    if (classify({ tags: [...frontmatterTags(data), ...tags], frontmatter: data, body }).kind !== "note") continue;
+    if (classify({ tags: [...frontmatterTags(data), ...tags], frontmatter: data, body }).kind !== kind) continue;
     out.push(JSON.stringify({ content, tags }));
   }
   return out;
@@ -142,8 +148,15 @@ async function inTurn<T>(round: number, floorSide: () => Promise<T>, routerSide:
 
 const failures = (r: PostResult) => r.requests - (r.statuses["201"] ?? 0) + r.errors;
 
-async function post(url: string, headers: Record<string, string>, concurrency: number, label: string, docs = settings.docs): Promise<PostResult> {
-  const r = await runPostLoader({ url, headers, concurrency, bodies: noteBodies(docs) }, join(tmp, `${label}.json`));
+async function post(
+  url: string,
+  headers: Record<string, string>,
+  concurrency: number,
+  label: string,
+  docs = settings.docs,
+  kind: "note" | "signal" = "note",
+): Promise<PostResult> {
+  const r = await runPostLoader({ url, headers, concurrency, bodies: noteBodies(docs, kind) }, join(tmp, `${label}.json`));
   if (failures(r) > 0) throw new Error(`${label}: ${failures(r)} of ${r.requests} not created; first: ${r.firstError}`);
   return r;
 }
@@ -220,6 +233,8 @@ const ingest: Record<number, IngestRounds> = {
   8: { floor: [], router: [], p50: [], floorCpu: [], routerCpu: [] },
 };
 const imports = { floor: [] as number[], router: [] as number[], floorCpu: [] as number[], routerCpu: [] as number[] };
+const SIGNAL_TURNS = 3;
+const signalRuns = { signal: [] as number[], note: [] as number[], p50: [] as number[], open: [] as number[] };
 try {
   console.log(`ingest: ${settings.docs} new notes per run, ${settings.rounds} round(s) at 1 and 8 connections; import of ${settings.importNotes} notes`);
   const floor = await startFloor();
@@ -264,6 +279,22 @@ try {
     imports.routerCpu.push(rCpu);
     console.log(`  round ${round + 1}: floor ${num(f)} docs/s (${num(fCpu)} µs server CPU a note), router-cli import ${num(r)} docs/s (${num(rCpu)} µs)`);
   }
+  // Signals with many open ones: a signal's fan-out checks the open signals for a duplicate and
+  // rewrites signals.md (every live signal), so its cost grows with their number. The imports
+  // left ~6 % of their notes as open signals; signals and plain notes go in alternating turns
+  // at 1 connection, the plain notes as the peer measured in the same seconds.
+  const openBefore = readdirSync(join(tmp, "vault", "amygdala")).length;
+  for (let t = 0; t < SIGNAL_TURNS; t++) {
+    const s = await post(`${router.base}/ingest`, AUTH, 1, `signals-${t}`, settings.signals / SIGNAL_TURNS, "signal");
+    const n = await post(`${router.base}/ingest`, AUTH, 1, `signal-peers-${t}`, settings.signals / SIGNAL_TURNS);
+    signalRuns.signal.push(s.rps);
+    signalRuns.note.push(n.rps);
+    signalRuns.p50.push(s.p50Ms);
+  }
+  signalRuns.open = [openBefore, readdirSync(join(tmp, "vault", "amygdala")).length];
+  console.log(
+    `  signals: ${signalRuns.signal.map((x) => num(x)).join(", ")} docs/s (plain notes beside them: ${signalRuns.note.map((x) => num(x)).join(", ")}) with ${num(openBefore)} → ${num(signalRuns.open[1]!)} open signals`,
+  );
   for (const s of [floor.server, router.server]) {
     if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`a server exited during the run\n${logTail(s.logPath)}`);
   }
@@ -313,6 +344,9 @@ console.log(
     .join(
       ", ",
     )}; 8: ${ingest[8]!.router.map((x, i) => num(ratio(x, ingest[8]!.floor[i]!), 2)).join(", ")}); POST /ingest p50 at 1 connection ${num(median(ingest[1]!.p50), 2)} ms`,
+);
+console.log(
+  `POST /ingest of a signal at 1 connection, with ${num(signalRuns.open[0]!)}–${num(signalRuns.open[1]!)} open signals in the vault: ${num(median(signalRuns.signal))} docs/s (p50 ${num(median(signalRuns.p50), 2)} ms), ${num(median(signalRuns.signal) / median(signalRuns.note), 2)} of a plain note's rate in the same seconds (${num(median(signalRuns.note))} docs/s)`,
 );
 console.log(
   `load average: ${loadStart.map((x) => x.toFixed(2)).join(" ")} at start, ${loadavg()
