@@ -55,10 +55,10 @@ async function locked<T>(vault: string, rel: string, fn: (abs: string) => Promis
  * changed: duplicate checks scan every signal or ADR on each write, and YAML parsing is what
  * that costs.
  */
-const parsedCache = new Map<string, { mtimeMs: number; size: number; data: Record<string, unknown>; body: string; trimmed: string }>();
+const parsedCache = new Map<string, { mtimeMs: number; size: number; data: Record<string, unknown>; body: string }>();
 
-/** A file's frontmatter and body; `trimmed` is the body trimmed (what duplicate checks compare), kept with the parse. */
-type Parsed = { name: string; data: Record<string, unknown>; body: string; trimmed: string };
+/** A file's frontmatter and its body, trimmed (what the duplicate checks compare; kept trimmed, so a scan trims nothing). */
+type Parsed = { name: string; data: Record<string, unknown>; body: string };
 
 function parsedFiles(dir: string, names: string[]): Parsed[] {
   const out: Parsed[] = [];
@@ -68,13 +68,13 @@ function parsedFiles(dir: string, names: string[]): Parsed[] {
     if (!st) continue;
     const hit = parsedCache.get(abs);
     if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) {
-      out.push({ name, data: hit.data, body: hit.body, trimmed: hit.trimmed });
+      out.push({ name, data: hit.data, body: hit.body });
       continue;
     }
-    const { data, body } = splitFrontmatter(readTextOrNull(abs) ?? "");
-    const trimmed = body.trim();
-    parsedCache.set(abs, { mtimeMs: st.mtimeMs, size: st.size, data, body, trimmed });
-    out.push({ name, data, body, trimmed });
+    const { data, body: text } = splitFrontmatter(readTextOrNull(abs) ?? "");
+    const body = text.trim();
+    parsedCache.set(abs, { mtimeMs: st.mtimeMs, size: st.size, data, body });
+    out.push({ name, data, body });
   }
   return out;
 }
@@ -221,10 +221,10 @@ export async function writeSignals(vault: string, rs: RecordInput[]): Promise<Ar
     const bodies = new Set(rs.map((r) => r.content.trim()));
     const open = new Map<string, Parsed>();
     for (const f of parsedFiles(dir, candidates)) {
-      if (!bodies.has(f.trimmed)) continue;
+      if (!bodies.has(f.body)) continue;
       const { status, source, severity } = f.data;
       if (status !== "open" || typeof severity !== "string" || !f.name.includes(`-${severity}-`)) continue;
-      const key = signalKey(source, severity, f.trimmed);
+      const key = signalKey(source, severity, f.body);
       const first = open.get(key);
       if (!first || f.name < first.name) open.set(key, f); // the first in name order, as a one-by-one scan finds
     }
@@ -255,7 +255,7 @@ export async function writeSignals(vault: string, rs: RecordInput[]): Promise<Ar
           title: r.title ?? firstLine(body),
         };
         writeFileAtomicSync(join(dir, name), withFrontmatter(fm, body));
-        open.set(key, { name, data: Object.fromEntries(Object.entries(fm).filter(([, v]) => v !== undefined)), body, trimmed: body });
+        open.set(key, { name, data: Object.fromEntries(Object.entries(fm).filter(([, v]) => v !== undefined)), body });
         out.push({ path: `amygdala/${name}`, written: true, count: 1 });
       } catch (err) {
         out.push(err as Error);
@@ -275,8 +275,8 @@ export async function writeDecision(vault: string, r: RecordInput): Promise<Reco
   return withVaultLock(join(dir, ".adr"), async () => {
     const names = readdirSync(dir);
     const body = r.content.trim();
-    for (const { name, trimmed } of parsedFiles(dir, names.filter((n) => /^ADR-\d{4}-/.test(n)).sort())) {
-      if (trimmed === body) return { path: `left/decisions/${name}`, written: false };
+    for (const { name, body: existing } of parsedFiles(dir, names.filter((n) => /^ADR-\d{4}-/.test(n)).sort())) {
+      if (existing === body) return { path: `left/decisions/${name}`, written: false };
     }
     const next = names.reduce((max, n) => Math.max(max, Number(/^ADR-(\d{4})-/.exec(n)?.[1] ?? 0)), 0) + 1;
     const num = String(next).padStart(4, "0");
