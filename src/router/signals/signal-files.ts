@@ -1,10 +1,10 @@
 // Signal files (amygdala/<YYYYMMDDTHHMMSSZ>-<severity>-<slug>.md, written by vault/records.ts)
 // read back: severity ranks, liveness under SIGNAL_TTL_HOURS, and the one-line form that
 // signals.md and the feed use.
-import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { splitFrontmatter } from "../index/document";
 import { containedFileNamesSync } from "../vault/contained";
+import { readTextOrNull, statOrNull } from "../vault/quiet-fs";
 
 /** Known severities, most urgent first; anything else ranks as medium. */
 export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
@@ -116,21 +116,11 @@ export async function readSignals(vault: string, opts: ReadSignalsOptions = {}):
 const cache = new Map<string, { mtimeMs: number; size: number; sig: SignalFile | null }>();
 
 function readSignalFile(abs: string, rel: string, skip: (mtimeMs: number) => boolean = () => false): SignalFile | null {
-  let st: ReturnType<typeof statSync>;
-  try {
-    st = statSync(abs);
-  } catch {
-    return null;
-  }
-  if (skip(st.mtimeMs)) return null;
+  const st = statOrNull(abs);
+  if (!st || skip(st.mtimeMs)) return null;
   const hit = cache.get(abs);
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.sig;
-  let text: string | null;
-  try {
-    text = readFileSync(abs, "utf8");
-  } catch {
-    text = null;
-  }
+  const text = readTextOrNull(abs);
   const sig = text === null ? null : parseSignalFile(rel, text);
   cache.set(abs, { mtimeMs: st.mtimeMs, size: st.size, sig });
   return sig;

@@ -2,11 +2,11 @@
 // signals.md when it is recorded, not at the next tick). The list is the live signals now; it
 // counts as swept (the `swept` stamp moves) only when no open signal is overdue for the tick's
 // TTL sweep, else the previous stamp stays and the pipeline keeps reporting the sweep as due.
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "../../common/atomic-write";
 import { splitFrontmatter } from "../index/document";
 import { SIGNALS_FILE, signalsMarkdown } from "../tick/feed-entries";
+import { readTextOrNull } from "../vault/quiet-fs";
 import { withVaultLock } from "../vault/vault-lock";
 import { compareSignals, isLive, readSignals } from "./signal-files";
 
@@ -24,9 +24,6 @@ export async function writeSignalsMdNow(vault: string, ttlHours: number, asOf: D
 
 /** The `swept` stamp of the signals.md at `path`, if any. */
 function sweptOf(path: string): unknown {
-  try {
-    return splitFrontmatter(readFileSync(path, "utf8")).data.swept;
-  } catch {
-    return undefined;
-  }
+  const text = readTextOrNull(path);
+  return text === null ? undefined : splitFrontmatter(text).data.swept;
 }

@@ -2,9 +2,10 @@
 // only when its real path is a regular file inside the vault's real path. A link to a folder
 // is never followed (that is how a walk would loop: raw/loop -> ../raw), nor one that leaves
 // the vault or dangles; the walks report what they skipped.
-import { type Dirent, lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { type Dirent, readdirSync, realpathSync, statSync } from "node:fs";
 import { realpath, stat } from "node:fs/promises";
 import { sep } from "node:path";
+import { lstatOrNull } from "./quiet-fs";
 
 const roots = new Map<string, string>();
 
@@ -65,9 +66,5 @@ export function containedFileNamesSync(vault: string, dir: string, wanted: (name
 
 /** A regular file, not through a link (a listing that did not say the entry's type). */
 function isFileSync(abs: string): boolean {
-  try {
-    return lstatSync(abs).isFile();
-  } catch {
-    return false;
-  }
+  return lstatOrNull(abs)?.isFile() ?? false;
 }

@@ -6,11 +6,12 @@
 // folder listings, a few µs each in this thread, while on the thread pool each was a round
 // trip queued behind the pool's other work — an import's hundreds of file creations — and a
 // batch's answer waited for its fan-out's reads in series.
-import { mkdirSync, readdirSync, readFileSync, type Stats, statSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomic, writeFileAtomicSync } from "../../common/atomic-write";
 import { splitFrontmatter } from "../index/document";
 import { withFrontmatter } from "./frontmatter";
+import { readTextOrNull, statOrNull } from "./quiet-fs";
 import { safeVaultPathSync } from "./safe-path";
 import { compactStamp, isoDate, slugify } from "./slug";
 import { withVaultLock } from "./vault-lock";
@@ -77,23 +78,6 @@ function parsedFiles(dir: string, names: string[]): Parsed[] {
     out.push({ name, data, body });
   }
   return out;
-}
-
-function statOrNull(abs: string): Stats | null {
-  try {
-    return statSync(abs);
-  } catch {
-    return null;
-  }
-}
-
-/** A file's text, or null when it cannot be read (missing). */
-function readTextOrNull(abs: string): string | null {
-  try {
-    return readFileSync(abs, "utf8");
-  } catch {
-    return null;
-  }
 }
 
 const firstLine = (s: string) =>

@@ -1,8 +1,9 @@
 // The one way a request's path becomes a file path: nothing is read or written outside the
 // vault, whatever the path carries (`../`, an absolute path, a NUL, a symlink out of the vault).
-import { lstatSync, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { isAbsolute, normalize, resolve, sep } from "node:path";
 import { DomainError } from "../../common/domain-error";
+import { lstatOrNull } from "./quiet-fs";
 
 export class PathEscapeError extends DomainError {
   constructor(path: string, why: string) {
@@ -57,14 +58,6 @@ export function safeVaultPathSync(vault: string, path: string): string {
     probe = parent;
   }
   return target;
-}
-
-function lstatOrNull(p: string): ReturnType<typeof lstatSync> | null {
-  try {
-    return lstatSync(p);
-  } catch {
-    return null;
-  }
 }
 
 /**
