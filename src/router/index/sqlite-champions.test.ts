@@ -14,20 +14,23 @@ const TAGS = ["ops", "db", "auth", "misc"];
 
 function corpus(count: number): IndexDoc[] {
   const rng = prng(21);
+  return Array.from({ length: count }, (_, i) => note(rng, `notes/n${i}.md`, i));
+}
+
+/** A note at `path` with words drawn from `rng` (the i-th: its time and hash). */
+function note(rng: () => number, path: string, i: number): IndexDoc {
   const word = () => WORDS[Math.floor(rng() ** 2.5 * WORDS.length)]!;
-  return Array.from({ length: count }, (_, i) => {
-    const title = Array.from({ length: 1 + Math.floor(rng() * 3) }, word).join(" ");
-    const body = Array.from({ length: 10 + Math.floor(rng() * 120) }, () => (rng() < 0.5 ? word() : `filler${Math.floor(rng() * 50)}`)).join(" ");
-    return {
-      path: `notes/n${i}.md`,
-      producer: rng() < 0.7 ? "raw" : "ingest",
-      title,
-      body,
-      tags: [TAGS[Math.floor(rng() * TAGS.length)]!],
-      updatedAt: new Date(1_700_000_000_000 + i * 1000),
-      hash: `h${i}`,
-    } satisfies IndexDoc;
-  });
+  const title = Array.from({ length: 1 + Math.floor(rng() * 3) }, word).join(" ");
+  const body = Array.from({ length: 10 + Math.floor(rng() * 120) }, () => (rng() < 0.5 ? word() : `filler${Math.floor(rng() * 50)}`)).join(" ");
+  return {
+    path,
+    producer: rng() < 0.7 ? "raw" : "ingest",
+    title,
+    body,
+    tags: [TAGS[Math.floor(rng() * TAGS.length)]!],
+    updatedAt: new Date(1_700_000_000_000 + i * 1000),
+    hash: `h${i}`,
+  };
 }
 
 const QUERIES = [
@@ -112,12 +115,12 @@ describe("SQLite search: the champion-list first pass", () => {
       const expected = view(await full.search(query, 30));
       await store.search(query, 30);
       const hits = await store.search(query, 30);
-      expect(store.champions.counts).toEqual({ answered: 0, fellBack: 2 });
+      expect(store.champions.counts).toEqual({ answered: 0, fellBack: 2, built: 1 });
       expect(hits).toHaveLength(30);
       expect(view(hits)).toEqual(expected);
       // Its list is now 96 deep: the same query is answered from it, with the same hits.
       expect(view(await store.search(query, 30))).toEqual(expected);
-      expect(store.champions.counts).toEqual({ answered: 1, fellBack: 2 });
+      expect(store.champions.counts).toEqual({ answered: 1, fellBack: 2, built: 2 });
     } finally {
       await store.close();
     }
@@ -144,5 +147,63 @@ describe("SQLite search: the champion-list first pass", () => {
     expect((await fast.search(query, 5)).map((h) => h.path)).not.toContain("notes/best.md");
     await full.remove("notes/none.md");
     expect(view(await fast.search(query, 5))).toEqual(view(await full.search(query, 5)));
+  });
+
+  it("keeps its lists across this store's own writes: after each insert, update or delete the next search is answered from them, with the full query's hits and scores", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "index-champions-live-"));
+    // Two stores writing: one keeps its lists until 4,096 documents are written, one drops
+    // them after every 7 (and builds them again).
+    const live = await openSqliteIndex({ dataDir: dir, champions: { depth: 24 } });
+    const reset = await openSqliteIndex({ dataDir: join(dir, "reset"), champions: { depth: 24, maxWritten: 7 } });
+    const reference = await openSqliteIndex({ dataDir: dir, champions: { depth: 0 } });
+    const referenceReset = await openSqliteIndex({ dataDir: join(dir, "reset"), champions: { depth: 0 } });
+    try {
+      const docs = corpus(300);
+      await Promise.all(docs.flatMap((d) => [live.upsert(d), reset.upsert(d)]));
+      for (const q of QUERIES) for (const store of [live, reset]) await store.search(parseQuery(q), 10);
+      for (const q of QUERIES) for (const store of [live, reset]) await store.search(parseQuery(q), 10);
+      const rng = prng(99);
+      const paths = docs.map((d) => d.path);
+      const before = { ...live.champions.counts };
+      let round = 0;
+      for (const q of [...QUERIES, ...QUERIES, ...QUERIES, ...QUERIES]) {
+        round++;
+        // One write before every search: an insert, an update (new words) or a delete, and
+        // now and then a note that is the best match for the commonest word; every other
+        // run of 8 searches, new notes only (an index only added to counts its matches apart).
+        const r = Math.floor(round / 8) % 2 === 0 ? rng() * 0.35 : rng();
+        let write: IndexDoc | string;
+        if (r < 0.35) write = note(rng, `notes/new${round}.md`, 1000 + round);
+        else if (r < 0.65) write = { ...note(rng, paths[Math.floor(rng() * paths.length)]!, 2000 + round), hash: `u${round}` };
+        else if (r < 0.9) write = paths.splice(Math.floor(rng() * paths.length), 1)[0]!;
+        else write = { ...note(rng, `notes/best${round}.md`, 3000 + round), title: "deploy deploy deploy", body: "deploy ".repeat(40 + round) };
+        for (const store of [live, reset]) await (typeof write === "string" ? store.remove(write) : store.upsert(write));
+        if (typeof write !== "string") paths.push(write.path);
+        const query = parseQuery(q);
+        for (const limit of [10, 3]) {
+          for (const [store, ref] of [
+            [live, reference],
+            [reset, referenceReset],
+          ] as const) {
+            const a = await store.search(query, limit);
+            const b = await ref.search(query, limit);
+            expect({ q, limit, hits: view(a) }).toEqual({ q, limit, hits: view(b) });
+            for (const [i, h] of a.entries()) expect(h.score).toBe(b[i]!.score);
+          }
+        }
+      }
+      // Most searches were answered from the lists, and few lists were built again (only
+      // deeper ones): lists dropped at every write would be built again at every search.
+      const answered = live.champions.counts.answered - before.answered;
+      const fellBack = live.champions.counts.fellBack - before.fellBack;
+      const built = live.champions.counts.built - before.built;
+      expect(answered).toBeGreaterThan(fellBack);
+      expect(built).toBeLessThan(round / 4);
+      // The store that drops its lists every 7 writes built them again about that often.
+      expect(reset.champions.counts.built).toBeGreaterThan(built + round / 7);
+    } finally {
+      for (const s of [live, reset, reference, referenceReset]) await s.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

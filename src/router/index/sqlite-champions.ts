@@ -17,27 +17,55 @@
 // clause (an AND query leaves it out; an OR query adds 0).
 //
 // The lists are built on first use of a clause, by one FTS5 query of that clause alone, and
-// kept in memory while the index does not change: any write (this connection's, counted by
-// total_changes(), or another's, by PRAGMA data_version) changes every clause's idf and the
-// average length, so it drops them all. They are only built while the index is still: the
-// first search after a write uses the full query and builds nothing, so a vault being written
-// to as fast as it is searched pays one cheap check per search, not a list build.
+// kept in memory across this connection's writes (another connection's write, seen in PRAGMA
+// data_version, drops them all). A write changes every clause's idf and the average length,
+// and the written documents' own scores. So the store tells the lists each document whose
+// text it writes or deletes (written()), and a search after writes carries each list to the
+// index as it is now (view()):
+// - a document not written since: its weighted count f and length D have not changed, so its
+//   score now is FTS5's formula with today's idf and average length (sqlite-bm25.ts; f comes
+//   back from the score the list was built with, D from docs_fts_docsize). Computed in FTS5's
+//   order of operations, it is the double FTS5 would return;
+// - a document outside the list and not written since scored at most θ then, so now at most
+//   θ · idf1/idf0 · max(1, avgdl1/avgdl0) (growthBound): the threshold check stays sound;
+// - the documents written since are scored apart, exactly: their text sits in a temporary
+//   FTS5 table (champ_delta) whose bm25 gives back each one's f, scored like the rest;
+// - a clause's match count now (its idf) is counted once per state of the index (one pass
+//   over its doclist, ~1/10 of building its list).
+// After more than maxWritten documents written (4,096), the lists are dropped and built afresh.
 import type { Database, Statement } from "bun:sqlite";
+import { growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./sqlite-bm25.ts";
 
 /** A clause's list: its best documents by the clause's bm25 alone (higher is better). */
 interface ChampionList {
   /** Document ids, best first. */
   ids: Int32Array | Float64Array;
-  /** Each one's score (−bm25), in the same order. */
+  /** Each one's score (−bm25) when the list was built, in the same order. */
   scores: Float64Array;
   /** Positions into ids/scores in ascending id order (for merging lists). */
   byId: Int32Array;
-  /** No document outside the list scores more on this clause (0 when complete). */
+  /** No document outside the list scored more on this clause when it was built (0 when complete). */
   theta: number;
   /** The list holds every document that matches the clause. */
   complete: boolean;
   /** How many it was asked for. */
   depth: number;
+  /** The clause's idf and the table's average length when the list was built. */
+  idf: number;
+  avgdl: number;
+  /** Each entry's weighted count and length (positions as ids), worked out on the first search after a write. */
+  counts?: { f: Float64Array; length: Int32Array };
+  /** The list carried to the index's state `seq` (view()). */
+  view?: MergeList & { seq: number };
+}
+
+/** A list as merge() reads it. */
+interface MergeList {
+  ids: Int32Array | Float64Array;
+  scores: Float64Array;
+  byId: Int32Array;
+  theta: number;
+  complete: boolean;
 }
 
 export interface RankedId {
@@ -62,6 +90,8 @@ export interface ChampionOptions {
   maxDepth?: number;
   /** Entries kept over all clauses before the least recently used lists go (default 1,572,864: ~24 MB). */
   maxEntries?: number;
+  /** Documents written since the lists were built beyond which they are dropped and built again on use (default 4,096). */
+  maxWritten?: number;
 }
 
 export class ChampionLists {
@@ -72,24 +102,65 @@ export class ChampionLists {
   /** Queries (op, k, clauses) the lists could not prove with every list at its deepest. */
   private readonly unprovable = new Set<string>();
   private readonly maxEntries: number;
+  private readonly maxWritten: number;
   private readonly lists = new Map<string, ChampionList>();
   private entries = 0;
-  /** total_changes() and the data version at the previous search. */
-  private changes = -1;
+  /** The data version at the previous search. */
   private version = -1;
-  private stateQuery: Statement<{ c: number; v: number }, []> | undefined;
+  private stateQuery: Statement<{ v: number }, []> | undefined;
   private clauseQuery: Statement<[number, number], [string, number]> | undefined;
-  /** Searches answered by the lists, and those that fell back to the full query. */
-  readonly counts = { answered: 0, fellBack: 0 };
+  private countQuery: Statement<{ n: number }, [string]> | undefined;
+  /** The rank expression for docs_fts and for the written documents' table. */
+  private readonly rank: string;
+  private readonly deltaRank: string;
+  /** Documents whose text this connection wrote since the lists were built (ids, in order: the index's state is their count). */
+  private log: number[] = [];
+  /** The log's length after its last deleted row (before it, every id in the log was a new row). */
+  private lastDrop = 0;
+  private readonly written_ = new Set<number>();
+  /** The log entries champ_delta holds; whether it holds rows from before the last clear(). */
+  private synced = 0;
+  private deltaStale = false;
+  private delta: Record<"clear" | "forget" | "copy" | "match", Statement> | undefined;
+  /** Per state: the table's totals, each clause's match count and the written documents' scores for it. */
+  private totals: (TableTotals & { seq: number }) | undefined;
+  private readonly hits = new Map<string, { seq: number; n: number }>();
+  private readonly deltaMatches = new Map<string, { seq: number; rows: Map<number, { f: number; length: number }> }>();
+  /** Searches answered by the lists, those that fell back to the full query, and lists built. */
+  readonly counts = { answered: 0, fellBack: 0, built: 0 };
 
   constructor(
     private readonly db: Database,
-    private readonly rank: string,
+    /** bm25()'s column weights for docs_fts (title, body, filters). */
+    weights: number[],
+    /** docs_fts's tokenizer (the written documents are tokenized alike). */
+    private readonly tokenizer: string,
     opts: ChampionOptions = {},
   ) {
+    const w = weights.map((x) => x.toFixed(1)).join(", ");
+    this.rank = `bm25(docs_fts, ${w})`;
+    this.deltaRank = `bm25(champ_delta, ${w})`;
     this.depth = opts.depth ?? 4096;
     this.maxDepth = Math.max(this.depth, opts.maxDepth ?? 131_072);
     this.maxEntries = opts.maxEntries ?? 1_572_864;
+    this.maxWritten = opts.maxWritten ?? 4096;
+  }
+
+  /**
+   * The store wrote or deleted document `id`'s text in docs_fts (inside its write, before
+   * the commit: a write rolled back leaves an id here that did not change, which costs only
+   * its rescoring). Every write to docs_fts on this connection must be told here.
+   */
+  written(id: number, dropped: boolean): void {
+    if (this.lists.size === 0) {
+      // No list to carry: what was read of the index before this write is stale.
+      if (this.log.length > 0 || this.totals || this.hits.size > 0) this.resetState();
+      return;
+    }
+    this.log.push(id);
+    this.written_.add(id);
+    if (dropped) this.lastDrop = this.log.length;
+    if (this.written_.size > this.maxWritten) this.clear();
   }
 
   /**
@@ -104,10 +175,12 @@ export class ChampionLists {
     const memo = passes ? undefined : `${op}\u0001${k}\u0001${clauses.join("\u0001")}`;
     if (memo !== undefined && this.unprovable.has(memo)) return this.fellBack();
     const lists = clauses.map((c) => this.list(c));
+    const live = this.log.length > 0;
+    if (live && this.current().rows === 0) return this.fellBack();
     // The documents whose score is known, best first, and the most any other can score.
     let exact: Ranked;
     let bound: number;
-    if (lists.length === 1) {
+    if (lists.length === 1 && !live) {
       const l = lists[0]!;
       exact = { length: l.ids.length, at: (i) => ({ id: l.ids[i]!, score: l.scores[i]! }) };
       bound = l.theta;
@@ -115,7 +188,7 @@ export class ChampionLists {
       // Without filters only the best k + 1 are needed: kept in order as the merge finds them.
       const known: RankedId[] = [];
       const keep = k + 1;
-      bound = this.merge(lists, op, (id, score) => {
+      const found = (id: number, score: number) => {
         if (passes) known.push({ id, score });
         else if (known.length < keep || score > known[keep - 1]!.score) {
           let at = known.length;
@@ -123,7 +196,16 @@ export class ChampionLists {
           known.splice(at, 0, { id, score });
           if (known.length > keep) known.pop();
         }
-      });
+      };
+      if (live) {
+        bound = this.merge(
+          lists.map((l, i) => this.view(clauses[i]!, l)),
+          op,
+          found,
+          this.written_,
+        );
+        this.scoreWritten(clauses, op, found);
+      } else bound = this.merge(lists, op, found);
       if (passes) known.sort((a, b) => b.score - a.score);
       exact = { length: known.length, at: (i) => known[i]! };
     }
@@ -149,6 +231,19 @@ export class ChampionLists {
     this.deeper.clear();
     this.unprovable.clear();
     this.entries = 0;
+    this.resetState();
+  }
+
+  /** Forgets the writes and what was read of the index's state (each list's own state goes with the list). */
+  private resetState(): void {
+    this.log = [];
+    this.lastDrop = 0;
+    this.written_.clear();
+    this.synced = 0;
+    this.deltaStale = true;
+    this.totals = undefined;
+    this.hits.clear();
+    this.deltaMatches.clear();
   }
 
   /**
@@ -167,30 +262,20 @@ export class ChampionLists {
       const key = clauses[i];
       if (key === undefined) return;
       if (this.lists.get(key) !== l) return;
-      this.lists.delete(key);
-      this.entries -= l.ids.length;
+      this.forget(key, l);
       this.deeper.set(key, depth);
     });
     return undefined;
   }
 
-  /** True when the index is as it was at the previous search; otherwise forgets every list. */
+  /** True when no other connection has written since the previous search; otherwise forgets every list. */
   private still(): boolean {
-    this.stateQuery ??= this.db.query("SELECT total_changes() AS c, (SELECT data_version FROM pragma_data_version()) AS v");
-    const { c, v } = this.stateQuery.get()!;
-    if (c === this.changes && v === this.version) return true;
-    [this.changes, this.version] = [c, v];
+    this.stateQuery ??= this.db.query("SELECT data_version AS v FROM pragma_data_version()");
+    const { v } = this.stateQuery.get()!;
+    if (v === this.version) return true;
+    this.version = v;
     this.clear();
     return false;
-  }
-
-  /**
-   * After a search wrote to this connection's temporary tables (which total_changes() counts
-   * too): those changes are not the index's. Another connection's writes still count: the
-   * data version seen at the search's start is kept.
-   */
-  settle(): void {
-    if (this.stateQuery) this.changes = this.stateQuery.get()!.c;
   }
 
   private list(clause: string): ChampionList {
@@ -206,6 +291,7 @@ export class ChampionLists {
     const depth = this.deeper.get(clause) ?? this.depth;
     this.deeper.delete(clause);
     const rows = this.clauseQuery.values(clause, depth) as [number, number][];
+    this.counts.built++;
     const n = rows.length;
     let top = 0;
     for (const row of rows) top = Math.max(top, row[0]);
@@ -219,22 +305,200 @@ export class ChampionLists {
     for (let i = 0; i < n; i++) byId[i] = i;
     byId.sort((a, b) => ids[a]! - ids[b]!);
     const complete = n < depth;
-    const list: ChampionList = { ids, scores, byId, theta: complete ? 0 : scores[n - 1]!, complete, depth };
+    // The state the scores were computed in: a later write's search carries them from it.
+    const totals = this.current();
+    const matches = complete ? n : this.matches(clause);
+    this.hits.set(clause, { seq: this.log.length, n: matches });
+    const list: ChampionList = {
+      ids,
+      scores,
+      byId,
+      theta: complete ? 0 : scores[n - 1]!,
+      complete,
+      depth,
+      idf: idf(totals.rows, matches),
+      avgdl: totals.tokens / totals.rows,
+    };
     this.lists.set(clause, list);
     this.entries += n;
-    for (const [key, old] of this.lists) {
-      if (this.entries <= this.maxEntries || old === list) break;
-      this.lists.delete(key);
-      this.entries -= old.ids.length;
-    }
+    this.evict(list);
     return list;
+  }
+
+  /** The least recently used lists go while the entries are over budget (never `keep`). */
+  private evict(keep: ChampionList): void {
+    for (const [key, old] of this.lists) {
+      if (this.entries <= this.maxEntries || old === keep) break;
+      this.forget(key, old);
+    }
+  }
+
+  private forget(key: string, l: ChampionList): void {
+    this.lists.delete(key);
+    this.entries -= l.counts ? 2 * l.ids.length : l.ids.length;
+  }
+
+  /** The table's row count and total tokens now (read once per state). */
+  private current(): TableTotals {
+    const seq = this.log.length;
+    if (this.totals?.seq !== seq) this.totals = { seq, ...tableTotals(this.db, "docs_fts") };
+    return this.totals;
+  }
+
+  /**
+   * How many documents match `clause` now: the count at an earlier state plus the new rows
+   * that match, when every write since added a row (an ingest of a new note); otherwise
+   * counted again (one pass over the clause's doclist), once per state.
+   */
+  private matches(clause: string): number {
+    const seq = this.log.length;
+    const h = this.hits.get(clause);
+    if (h?.seq === seq) return h.n;
+    let n: number;
+    if (h && h.seq >= this.lastDrop) {
+      const now = this.writtenMatches(clause);
+      n = h.n;
+      for (let i = h.seq; i < seq; i++) if (now.has(this.log[i]!)) n++;
+    } else {
+      this.countQuery ??= this.db.query("SELECT count(*) AS n FROM docs_fts WHERE docs_fts MATCH ?");
+      n = this.countQuery.get(clause)!.n;
+    }
+    this.hits.set(clause, { seq, n });
+    return n;
+  }
+
+  /**
+   * List `l` of `clause` carried to the index as it is now: every entry not written since
+   * rescored with today's idf and average length (the written ones are skipped by merge()
+   * and scored apart), and θ raised by how much any other document's score can have grown.
+   */
+  private view(clause: string, l: ChampionList): MergeList {
+    const seq = this.log.length;
+    if (l.view?.seq === seq) return l.view;
+    const { rows, tokens } = this.current();
+    const avgdl = tokens / rows;
+    const idfNow = idf(rows, this.matches(clause));
+    const { f, length } = this.entryCounts(l);
+    const scores = new Float64Array(l.ids.length);
+    for (let i = 0; i < scores.length; i++) scores[i] = this.written_.has(l.ids[i]!) ? Number.NaN : phraseScore(idfNow, f[i]!, length[i]!, avgdl);
+    const theta = l.complete ? 0 : l.theta * growthBound(l.idf, l.avgdl, idfNow, avgdl);
+    l.view = { seq, ids: l.ids, scores, byId: l.byId, theta, complete: l.complete };
+    return l.view;
+  }
+
+  /** Each entry's weighted count (from the score it was built with) and length: once per list. */
+  private entryCounts(l: ChampionList): { f: Float64Array; length: Int32Array } {
+    if (l.counts) return l.counts;
+    const n = l.ids.length;
+    const lengths = rowLengths(this.db, "docs_fts", l.ids);
+    const f = new Float64Array(n);
+    const length = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      // A document written since has another length (or none): merge() skips it.
+      const d = lengths.get(l.ids[i]!) ?? 0;
+      length[i] = d;
+      f[i] = this.written_.has(l.ids[i]!) ? 0 : phraseCount(l.scores[i]!, l.idf, d, l.avgdl);
+    }
+    l.counts = { f, length };
+    // Held beside the list: counted in the budget as a second list.
+    this.entries += n;
+    this.evict(l);
+    return l.counts;
+  }
+
+  /** The documents written since the lists were built, scored exactly for the query, given to `found`. */
+  private scoreWritten(clauses: string[], op: "AND" | "OR", found: (id: number, score: number) => void): void {
+    const each = clauses.map((c) => this.writtenScores(c));
+    const ids = new Set<number>();
+    for (const scores of each) for (const id of scores.keys()) ids.add(id);
+    for (const id of ids) {
+      let score = 0;
+      let all = true;
+      // In clause order, as FTS5 sums its phrases (one a document lacks adds 0).
+      for (const scores of each) {
+        const s = scores.get(id);
+        if (s === undefined) all = false;
+        else score += s;
+      }
+      if (op === "OR" || all) found(id, score);
+    }
+  }
+
+  /** Each written document that holds `clause` now, with its score on it now. */
+  private writtenScores(clause: string): Map<number, number> {
+    const rows = this.writtenMatches(clause);
+    const scores = new Map<number, number>();
+    if (rows.size === 0) return scores;
+    const { rows: total, tokens } = this.current();
+    const idfNow = idf(total, this.matches(clause));
+    for (const [id, { f, length }] of rows) scores.set(id, phraseScore(idfNow, f, length, tokens / total));
+    return scores;
+  }
+
+  /**
+   * Each written document that holds `clause` now, with its weighted count and length:
+   * champ_delta holds their text (and only theirs), so its bm25 of a document gives back its
+   * count (once per state).
+   */
+  private writtenMatches(clause: string): Map<number, { f: number; length: number }> {
+    const seq = this.log.length;
+    const cached = this.deltaMatches.get(clause);
+    if (cached?.seq === seq) return cached.rows;
+    const d = this.syncDelta();
+    const found = d.match.values(clause) as [number, number][];
+    const rows = new Map<number, { f: number; length: number }>();
+    if (found.length > 0) {
+      const apart = tableTotals(this.db, "temp.champ_delta");
+      const apartIdf = idf(apart.rows, found.length);
+      const apartAvg = apart.tokens / apart.rows;
+      const lengths = rowLengths(
+        this.db,
+        "temp.champ_delta",
+        found.map((r) => r[0]),
+      );
+      for (const [id, r] of found) {
+        const length = lengths.get(id) ?? 0;
+        rows.set(id, { f: phraseCount(-r, apartIdf, length, apartAvg), length });
+      }
+    }
+    this.deltaMatches.set(clause, { seq, rows });
+    return rows;
+  }
+
+  /** champ_delta brought up to date: the text, as docs_fts holds it now, of each document written since. */
+  private syncDelta(): NonNullable<ChampionLists["delta"]> {
+    if (!this.delta) {
+      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.champ_delta USING fts5 (title, body, filters, tokenize = '${this.tokenizer}')`);
+      this.delta = {
+        clear: this.db.query("DELETE FROM temp.champ_delta"),
+        forget: this.db.query("DELETE FROM temp.champ_delta WHERE rowid IN (SELECT value FROM json_each(?))"),
+        copy: this.db.query(
+          "INSERT INTO temp.champ_delta (rowid, title, body, filters) SELECT rowid, title, body, filters FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))",
+        ),
+        match: this.db.query(`SELECT rowid, ${this.deltaRank} FROM temp.champ_delta WHERE champ_delta MATCH ?`),
+      };
+      this.deltaStale = false;
+    }
+    const d = this.delta;
+    if (this.deltaStale) {
+      d.clear.run();
+      this.deltaStale = false;
+    }
+    if (this.synced < this.log.length) {
+      const ids = JSON.stringify([...new Set(this.log.slice(this.synced))]);
+      d.forget.run(ids);
+      d.copy.run(ids);
+      this.synced = this.log.length;
+    }
+    return d;
   }
 
   /**
    * Walks the lists in id order at once: each candidate found where it must be is given to
-   * `exact` with its score; returns the most any other document can score.
+   * `exact` with its score; returns the most any other document can score. Documents in
+   * `skip` (written since the lists were built) are left out: they are scored apart.
    */
-  private merge(lists: ChampionList[], op: "AND" | "OR", exact: (id: number, score: number) => void): number {
+  private merge(lists: MergeList[], op: "AND" | "OR", exact: (id: number, score: number) => void, skip?: Set<number>): number {
     const m = lists.length;
     const at = new Int32Array(m);
     // A document in no list scores at most the sum of the θs (an AND match must hold every
@@ -267,7 +531,7 @@ export class ChampionLists {
         } else if (!l.complete) unknown += l.theta;
         else if (op === "AND") out = true; // it lacks this clause
       }
-      if (out) continue;
+      if (out || skip?.has(id)) continue;
       if (unknown === 0) exact(id, known);
       else if (known + unknown > bound) bound = known + unknown;
     }

@@ -58,7 +58,9 @@ const CREATE_DEFERRED = DEFERRED_INDEXES.map((i) => i.create).join("\n");
 /** docs_fts's tokenizer (sqlite-schema.ts), for the temporary table that highlights apart. */
 const DOC_TOKENIZER = "porter unicode61 remove_diacritics 2";
 /** bm25 with the title weighted ten times the body (and the filters column not at all). */
-const DOC_RANK = "bm25(docs_fts, 10.0, 1.0, 0.0)";
+/** bm25()'s column weights: title, body, filters (tokens no query word can equal). */
+const DOC_WEIGHTS = [10, 1, 0];
+const DOC_RANK = `bm25(docs_fts, ${DOC_WEIGHTS.map((w) => w.toFixed(1)).join(", ")})`;
 /**
  * One statement per search: the best `limit` documents of the MATCH (?1) by DOC_RANK, their
  * rows, and (MATCH_MARKED) each one's body highlighted for the words alone (?3) — FTS5 seeks
@@ -141,7 +143,7 @@ export class SqliteIndexStore implements IndexStore {
     const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
     this.checkpointer = checkpointer;
     this.writes = new GroupCommit(this.db, checkpointer && ((n) => checkpointer.committed(n)));
-    this.champions = new ChampionLists(this.db, DOC_RANK, opts.champions);
+    this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, opts.champions);
   }
 
   /** The write path's statements, prepared once (after migrate(): they name v5's tables). */
@@ -260,8 +262,8 @@ export class SqliteIndexStore implements IndexStore {
     if (!text) return;
     const filters = docFilters(doc.producer, tagsOf(doc), links);
     this.writes.defer(() => {
-      w.forgetText.run(old.id);
-      w.fts.run(old.id, text.title, text.body, filters);
+      this.dropText(old.id);
+      this.putText(old.id, text.title, text.body, filters);
     });
   }
 
@@ -280,9 +282,23 @@ export class SqliteIndexStore implements IndexStore {
     const w = this.w;
     if (oldId !== null) this.deleteDoc(oldId);
     const { id } = w.doc.get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path), p.lengths)!;
-    this.writes.defer(() => w.fts.run(id, doc.title, p.body, p.filters));
+    this.writes.defer(() => this.putText(id, doc.title, p.body, p.filters));
     this.insertLinks(id, p.links);
     if (embeddings && this.vectors) for (const [seq, vector] of embeddings.entries()) this.vectors.put(id, seq, vector);
+  }
+
+  /**
+   * docs_fts's row for document `id`, written or deleted. Every write to docs_fts goes through
+   * these two: the champion lists are told which documents' scores to work out again.
+   */
+  private putText(id: number, title: string, body: string, filters: string): void {
+    this.champions.written(id, false);
+    this.w.fts.run(id, title, body, filters);
+  }
+
+  private dropText(id: number): void {
+    this.champions.written(id, true);
+    this.w.forgetText.run(id);
   }
 
   async remove(path: string): Promise<boolean> {
@@ -442,8 +458,7 @@ export class SqliteIndexStore implements IndexStore {
 
   /** The document's text, then its row (its tags, links and vectors go with it: ON DELETE CASCADE). */
   private deleteDoc(id: number): void {
-    const { forgetText } = this.w;
-    this.writes.defer(() => forgetText.run(id));
+    this.writes.defer(() => this.dropText(id));
     this.w.forgetDoc.run(id);
   }
 
@@ -518,9 +533,7 @@ export class SqliteIndexStore implements IndexStore {
     a.clearText.run();
     a.text.run(ids);
     a.index.run();
-    const out = new Map(a.marked.values(text) as [number, string][]);
-    this.champions.settle();
-    return out;
+    return new Map(a.marked.values(text) as [number, string][]);
   }
   private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked", Statement> | undefined;
 
