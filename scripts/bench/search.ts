@@ -7,7 +7,9 @@
 // request at a time beside GET /health (the floor): GET /notes, GET /notes/{path}, and
 // GET /notes/{path}/context at depth 2 — each generated note carries BENCH_LINKS links (5 by
 // default; 0 writes the link-free vault of earlier runs). Prints a table with the issue's
-// targets (100k on SQLite) beside the figures; asserts nothing.
+// targets (100k on SQLite) beside the figures; asserts nothing. The 1-connection /search run
+// is repeated while a second client ingests new notes (BENCH_LIVE_INGEST_RATE a second, 5 by
+// default; 0 skips it): a vault written to as it is searched.
 //
 // Issue 21's floors, measured in the same run and printed beside brain-stack's figure with the
 // ratio: the index build against index-floor.ts (read each note, one FTS5 row + one docs row,
@@ -70,6 +72,8 @@ const settings = {
   connections: envNum("BENCH_CONNECTIONS", 8),
   ingestDocs: envNum("BENCH_INGEST_DOCS", 2_000),
   ingestConcurrency: envNum("BENCH_INGEST_CONCURRENCY", 16),
+  /** Notes a second posted to /ingest, one at a time, during the "while ingesting" /search run (0: no such run). */
+  liveIngestRate: envNum("BENCH_LIVE_INGEST_RATE", 5),
   /** refreshFolder's batch; unset = its default (256), what the router's tick uses. */
   buildConcurrency: process.env.BENCH_BUILD_CONCURRENCY ? envNum("BENCH_BUILD_CONCURRENCY", 256) : undefined,
   refreshRuns: envNum("BENCH_REFRESH_RUNS", 3),
@@ -111,6 +115,9 @@ interface Cell {
   latency?: LoadResult;
   throughput?: LoadResult;
   rssAfterSearchMb?: number;
+  /** /search at 1 connection while notes are ingested at liveIngestRate a second, and the notes that went in. */
+  liveLatency?: LoadResult;
+  liveIngested?: number;
   notes?: NotesLatency;
   ingest?: PostResult;
   rssAfterIngestMb?: number;
@@ -309,6 +316,10 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     cell.cpuUsPerReq = ((cpuMs(server.pid) - cpu0) * 1000) / cell.latency.requests;
     cell.throughput = await runWrkPost({ ...load, seconds: settings.seconds, connections: settings.connections });
     cell.rssAfterSearchMb = rssMb(server.pid);
+    if (settings.liveIngestRate > 0) {
+      console.log(`  /search while ingesting ${settings.liveIngestRate} notes/s (1 connection; the same queries)…`);
+      await searchWhileIngesting(cell, base, load);
+    }
     if (cell.backend === "sqlite") {
       console.log(`  /search floor (bare Bun.serve, same FTS5 query): the same runs…`);
       await floorSearch(cell, dataDir, bodies);
@@ -333,6 +344,36 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     await server.stop();
     running.delete(server);
   }
+}
+
+/**
+ * The 1-connection /search run again, while a second client posts new notes to /ingest at
+ * liveIngestRate a second, one at a time: the latency of a vault that is written to as it is
+ * searched (an index that forgot what it knew at every write answers at the full query's
+ * cost here).
+ */
+async function searchWhileIngesting(cell: Cell, base: string, load: Omit<Parameters<typeof runWrkPost>[0], "seconds" | "connections">): Promise<void> {
+  const docs = ingestBodies(Math.ceil(settings.liveIngestRate * (settings.seconds + 2)) + 10, 5000 + cell.size);
+  let stop = false;
+  let posted = 0;
+  const writer = (async () => {
+    const t0 = performance.now();
+    for (const doc of docs) {
+      if (stop) break;
+      const res = await fetch(`${base}/ingest`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify(doc) });
+      await res.arrayBuffer();
+      if (res.ok) posted++;
+      const next = t0 + ((posted + 1) * 1000) / settings.liveIngestRate;
+      await Bun.sleep(Math.max(0, next - performance.now()));
+    }
+  })();
+  try {
+    cell.liveLatency = await runWrkPost({ ...load, seconds: settings.seconds, connections: 1 });
+  } finally {
+    stop = true;
+    await writer;
+  }
+  cell.liveIngested = posted;
 }
 
 function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean): void {
@@ -389,6 +430,15 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
       `< ${TARGET.p99Ms} ms`,
       (v) => v < TARGET.p99Ms,
     ),
+    row(`  while ingesting ${settings.liveIngestRate} notes/s: p50 (ms)`, (c) => c.liveLatency?.p50Ms ?? NA, 2, "—"),
+    row(
+      `  while ingesting ${settings.liveIngestRate} notes/s: p99 (ms)`,
+      (c) => c.liveLatency?.p99Ms ?? NA,
+      2,
+      `< ${TARGET.p99Ms} ms`,
+      (v) => v < TARGET.p99Ms,
+    ),
+    row("  notes ingested during that run", (c) => c.liveIngested ?? NA, 0, "—"),
     row("POST /search req/s, 1 connection", (c) => c.latency?.rps ?? NA, 0, "—"),
     row("  floor req/s, 1 connection", (c) => c.floorLatency?.rps ?? NA, 0, "(floor)"),
     row(
