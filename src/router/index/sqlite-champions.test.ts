@@ -118,11 +118,31 @@ describe("SQLite search: the champion-list first pass", () => {
       expect(store.champions.counts).toEqual({ answered: 0, fellBack: 2, built: 1 });
       expect(hits).toHaveLength(30);
       expect(view(hits)).toEqual(expected);
-      // Its list is now 96 deep: the same query is answered from it, with the same hits.
+      // Its list now holds every match (counted before the build): the same query is answered
+      // from it, with the same hits.
       expect(view(await store.search(query, 30))).toEqual(expected);
       expect(store.champions.counts).toEqual({ answered: 1, fellBack: 2, built: 2 });
+      // So any limit is answered from it, without another build.
+      expect(view(await store.search(query, 200))).toEqual(view(await full.search(query, 200)));
+      expect(store.champions.counts).toEqual({ answered: 2, fellBack: 2, built: 2 });
     } finally {
       await store.close();
+    }
+    // With room for 100 entries, the whole list does not fit: it is built 4× deeper (96),
+    // enough for the top 30 here.
+    const small = await openSqliteIndex({ dataDir, champions: { depth: 24, maxEntries: 200 } });
+    try {
+      const query = parseQuery("deploy");
+      const expected = view(await full.search(query, 30));
+      await small.search(query, 30);
+      await small.search(query, 30);
+      expect(view(await small.search(query, 30))).toEqual(expected);
+      expect(small.champions.counts).toEqual({ answered: 1, fellBack: 2, built: 2 });
+      // 96 do not prove a top 200: the full query answers it.
+      expect(view(await small.search(query, 200))).toEqual(view(await full.search(query, 200)));
+      expect(small.champions.counts).toEqual({ answered: 1, fellBack: 3, built: 2 });
+    } finally {
+      await small.close();
     }
   });
 

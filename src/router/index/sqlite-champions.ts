@@ -86,7 +86,7 @@ interface Ranked {
 export interface ChampionOptions {
   /** Documents kept per clause at first (default 4,096); 0 turns the first pass off. */
   depth?: number;
-  /** A list too shallow to prove a query's top k is built again 4× deeper, up to this (default 131,072). */
+  /** A list too shallow to prove a query's top k is built again whole or 4× deeper, up to this (default 131,072). */
   maxDepth?: number;
   /** Entries kept over all clauses before the least recently used lists go (default 1,572,864: ~24 MB). */
   maxEntries?: number;
@@ -248,16 +248,21 @@ export class ChampionLists {
 
   /**
    * Falls back to the full query; the partial lists that could not prove the answer are built
-   * again 4× deeper on their next use (the best documents of a clause that is common in a
-   * vault are then known further down, where a query's other clauses find theirs) — while the
-   * lists fill at most half the budget, so deeper lists never push out the lists in use.
+   * again on their next use, whole when their matches fit (up to maxDepth), else 4× deeper
+   * (the best documents of a clause that is common in a vault are then known further down,
+   * where a query's other clauses find theirs) — while the lists fill at most half the
+   * budget, so deeper lists never push out the lists in use. A build scores every match
+   * whatever its depth, so one whole build costs about what each step of a 4× ladder did.
    */
   private fellBack(clauses: string[] = [], lists: ChampionList[] = [], memo?: string): undefined {
     this.counts.fellBack++;
     if (memo !== undefined && lists.every((l) => l.complete || l.depth >= this.maxDepth) && this.unprovable.size < 4096) this.unprovable.add(memo);
     lists.forEach((l, i) => {
       if (l.complete || l.depth >= this.maxDepth) return;
-      const depth = Math.min(this.maxDepth, l.depth * 4);
+      // Whole when it fits (one build instead of a ladder of them), else 4× deeper.
+      const matches = this.hits.get(clauses[i] ?? "")?.n ?? Infinity;
+      const whole = matches < this.maxDepth && this.entries + matches - l.ids.length <= this.maxEntries / 2;
+      const depth = whole ? matches + 1 : Math.min(this.maxDepth, l.depth * 4);
       if (this.entries + depth - l.ids.length > this.maxEntries / 2) return;
       const key = clauses[i];
       if (key === undefined) return;
@@ -288,8 +293,12 @@ export class ChampionLists {
     }
     // Prepared on first use: docs_fts exists once the store has migrated.
     this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
-    const depth = this.deeper.get(clause) ?? this.depth;
+    // Counted first (a tenth of a build: no scoring): a clause with few more matches than
+    // the depth is built whole at once, for about the same cost as its first DEPTH.
+    const matches = this.matches(clause);
+    let depth = this.deeper.get(clause) ?? this.depth;
     this.deeper.delete(clause);
+    if (matches >= depth && matches < Math.min(4 * depth, this.maxDepth) && this.entries + matches <= this.maxEntries / 2) depth = matches + 1;
     const rows = this.clauseQuery.values(clause, depth) as [number, number][];
     this.counts.built++;
     const n = rows.length;
@@ -307,8 +316,6 @@ export class ChampionLists {
     const complete = n < depth;
     // The state the scores were computed in: a later write's search carries them from it.
     const totals = this.current();
-    const matches = complete ? n : this.matches(clause);
-    this.hits.set(clause, { seq: this.log.length, n: matches });
     const list: ChampionList = {
       ids,
       scores,
