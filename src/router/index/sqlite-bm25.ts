@@ -84,26 +84,27 @@ export function tableTotals(db: Database, table: string): TableTotals {
   return { rows, tokens: varintSum(block.subarray(at)) };
 }
 
-/**
- * Each row's length in tokens over every column (`<table>_docsize`), by rowid. Many ids (a
- * deep list): one pass over the table's range is cheaper than a lookup each (at 100k notes,
- * 12 ms against 39 for 75k lookups).
- */
+/** Each row's length in tokens over every column (`<table>_docsize`), by rowid. */
 export function rowLengths(db: Database, table: string, ids: ArrayLike<number>): Map<number, number> {
   const out = new Map<number, number>();
   if (ids.length === 0) return out;
-  if (ids.length > 8192) {
-    const wanted = new Set(Array.from(ids));
-    let [lo, hi] = [Infinity, -Infinity];
-    for (const id of wanted) [lo, hi] = [Math.min(lo, id), Math.max(hi, id)];
-    const rows = db.query(`SELECT id, sz FROM ${table}_docsize WHERE id BETWEEN ? AND ?`).values(lo, hi) as [number, Uint8Array][];
-    for (const [id, sz] of rows) if (wanted.has(id)) out.set(id, varintSum(sz));
-    return out;
-  }
   const rows = db.query(`SELECT id, sz FROM ${table}_docsize WHERE id IN (SELECT value FROM json_each(?))`).values(JSON.stringify(Array.from(ids))) as [
     number,
     Uint8Array,
   ][];
   for (const [id, sz] of rows) out.set(id, varintSum(sz));
+  return out;
+}
+
+/**
+ * Every row's length in tokens (`<table>_docsize`), indexed by rowid: one pass over the table
+ * (12 ms at 100k notes), then a lookup is an array read. Undefined when the rowids run past
+ * `maxRowid` (the array would be too big for what it holds).
+ */
+export function allRowLengths(db: Database, table: string, maxRowid = 8_000_000): Int32Array | undefined {
+  const top = (db.query(`SELECT max(id) FROM ${table}_docsize`).values() as [number | null][])[0]?.[0] ?? 0;
+  if (top > maxRowid) return undefined;
+  const out = new Int32Array(top + 1);
+  for (const [id, sz] of db.query(`SELECT id, sz FROM ${table}_docsize`).values() as [number, Uint8Array][]) out[id] = varintSum(sz);
   return out;
 }

@@ -146,6 +146,25 @@ describe("SQLite search: the champion-list first pass", () => {
     }
   });
 
+  it("with filters that few of a word's best notes pass, answers with every hit the full query finds, not only those among the notes it checked", async () => {
+    // Complete lists (deeper than any word's matches), and only the best 64 checked against
+    // the filters: fewer than the limit of those pass, so the full query must intersect.
+    const store = await openSqliteIndex({ dataDir, champions: { depth: 4096, maxFilterChecks: 64 } });
+    try {
+      const query = parseQuery("tag:auth producer:ingest deploy");
+      const expected = view(await full.search(query, 40));
+      expect(expected.length).toBeGreaterThan(20);
+      await store.search(query, 40);
+      expect(view(await store.search(query, 40))).toEqual(expected);
+      // A limit the checked notes do fill is answered from the list.
+      const few = await store.search(query, 2);
+      expect(view(few)).toEqual(view(await full.search(query, 2)));
+      expect(store.champions.counts.answered).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("forgets its lists when the index changes, from this store or another connection", async () => {
     const query = parseQuery("deploy");
     await fast.search(query, 5);
@@ -197,6 +216,9 @@ describe("SQLite search: the champion-list first pass", () => {
         else if (r < 0.65) write = { ...note(rng, paths[Math.floor(rng() * paths.length)]!, 2000 + round), hash: `u${round}` };
         else if (r < 0.9) write = paths.splice(Math.floor(rng() * paths.length), 1)[0]!;
         else write = { ...note(rng, `notes/best${round}.md`, 3000 + round), title: "deploy deploy deploy", body: "deploy ".repeat(40 + round) };
+        // Every 6th, a long note of filler alone: the average length grows, long notes' scores
+        // rise against short ones', and the lists' order moves.
+        if (round % 6 === 0) write = { ...note(rng, `notes/long${round}.md`, 4000 + round), body: "filler7 ".repeat(3000) };
         for (const store of [live, reset]) await (typeof write === "string" ? store.remove(write) : store.upsert(write));
         if (typeof write !== "string") paths.push(write.path);
         const query = parseQuery(q);

@@ -34,7 +34,7 @@
 //   over its doclist, ~1/10 of building its list).
 // After more than maxWritten documents written (4,096), the lists are dropped and built afresh.
 import type { Database, Statement } from "bun:sqlite";
-import { growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./sqlite-bm25.ts";
+import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./sqlite-bm25.ts";
 
 /** A clause's list: its best documents by the clause's bm25 alone (higher is better). */
 interface ChampionList {
@@ -53,10 +53,8 @@ interface ChampionList {
   /** The clause's idf and the table's average length when the list was built. */
   idf: number;
   avgdl: number;
-  /** Each entry's weighted count and length (positions as ids), worked out on the first search after a write. */
-  counts?: { f: Float64Array; length: Int32Array };
-  /** The list carried to the index's state `seq` (view()). */
-  view?: MergeList & { seq: number };
+  /** The list carried to the index's state `seq` (view()), and the most any entry's score grew by (now ÷ then). */
+  view?: MergeList & { seq: number; grew: number };
 }
 
 /** A list as merge() reads it. */
@@ -74,9 +72,6 @@ export interface RankedId {
   score: number;
 }
 
-/** Candidates checked against the filters before the full query is left to intersect them. */
-const MAX_FILTER_CHECKS = 2048;
-
 /** Ranked documents, read one at a time (a list's own arrays, or a merge's results). */
 interface Ranked {
   length: number;
@@ -92,6 +87,12 @@ export interface ChampionOptions {
   maxEntries?: number;
   /** Documents written since the lists were built beyond which they are dropped and built again on use (default 4,096). */
   maxWritten?: number;
+  /**
+   * Where a query has filters, the candidates checked against them start from batches of 64,
+   * doubling, while fewer than this were checked (default 2,048: at most 4,032 in all);
+   * beyond, the full query intersects them.
+   */
+  maxFilterChecks?: number;
 }
 
 export class ChampionLists {
@@ -103,6 +104,9 @@ export class ChampionLists {
   private readonly unprovable = new Set<string>();
   private readonly maxEntries: number;
   private readonly maxWritten: number;
+  private readonly maxFilterChecks: number;
+  /** The most candidates passing() checks (the batches' sum). */
+  private readonly filterReach: number;
   private readonly lists = new Map<string, ChampionList>();
   private entries = 0;
   /** The data version at the previous search. */
@@ -124,6 +128,8 @@ export class ChampionLists {
   private delta: Record<"clear" | "forget" | "copy" | "match", Statement> | undefined;
   /** Per state: the table's totals, each clause's match count and the written documents' scores for it. */
   private totals: (TableTotals & { seq: number }) | undefined;
+  /** Each document's length by id, as docs_fts_docsize held it when first needed (null: ids too large to hold so). */
+  private lengths: Int32Array | null | undefined;
   private readonly hits = new Map<string, { seq: number; n: number }>();
   private readonly deltaMatches = new Map<string, { seq: number; rows: Map<number, { f: number; length: number }> }>();
   /** Searches answered by the lists, those that fell back to the full query, and lists built. */
@@ -144,6 +150,10 @@ export class ChampionLists {
     this.maxDepth = Math.max(this.depth, opts.maxDepth ?? 131_072);
     this.maxEntries = opts.maxEntries ?? 1_572_864;
     this.maxWritten = opts.maxWritten ?? 4096;
+    this.maxFilterChecks = opts.maxFilterChecks ?? 2048;
+    let reach = 0;
+    for (let size = 64; reach < this.maxFilterChecks; size *= 2) reach += size;
+    this.filterReach = reach;
   }
 
   /**
@@ -154,7 +164,7 @@ export class ChampionLists {
   written(id: number, dropped: boolean): void {
     if (this.lists.size === 0) {
       // No list to carry: what was read of the index before this write is stale.
-      if (this.log.length > 0 || this.totals || this.hits.size > 0) this.resetState();
+      if (this.log.length > 0 || this.totals || this.lengths !== undefined || this.hits.size > 0) this.resetState();
       return;
     }
     this.log.push(id);
@@ -180,10 +190,38 @@ export class ChampionLists {
     // The documents whose score is known, best first, and the most any other can score.
     let exact: Ranked;
     let bound: number;
+    /** Known documents were left out of `exact` (below the ones the filters can be checked on). */
+    let cut = false;
     if (lists.length === 1 && !live) {
       const l = lists[0]!;
       exact = { length: l.ids.length, at: (i) => ({ id: l.ids[i]!, score: l.scores[i]! }) };
       bound = l.theta;
+    } else if (lists.length === 1) {
+      // One list after writes: its entries in the order it was built, which its scores now
+      // keep but for the small moves of idf and length: past the first `want`, an entry whose
+      // score then times the most any entry's grew is below the least of those first ones is
+      // below them all now (the rest are never rescored into objects).
+      const l = lists[0]!;
+      const v = this.view(clauses[0]!, l);
+      const want = passes ? this.filterReach : k + 1;
+      const known: RankedId[] = [];
+      let least = Infinity;
+      let i = 0;
+      for (; i < l.ids.length && known.length < want; i++) {
+        const score = v.scores[i]!;
+        if (Number.isNaN(score)) continue;
+        known.push({ id: l.ids[i]!, score });
+        least = Math.min(least, score);
+      }
+      for (; i < l.ids.length && l.scores[i]! * v.grew * (1 + 1e-12) >= least; i++) {
+        const score = v.scores[i]!;
+        if (!Number.isNaN(score)) known.push({ id: l.ids[i]!, score });
+      }
+      cut = i < l.ids.length;
+      this.scoreWritten(clauses, op, (id, score) => known.push({ id, score }));
+      known.sort((a, b) => b.score - a.score);
+      exact = { length: known.length, at: (j) => known[j]! };
+      bound = v.theta;
     } else {
       // Without filters only the best k + 1 are needed: kept in order as the merge finds them.
       const known: RankedId[] = [];
@@ -206,14 +244,16 @@ export class ChampionLists {
         );
         this.scoreWritten(clauses, op, found);
       } else bound = this.merge(lists, op, found);
-      if (passes) known.sort((a, b) => b.score - a.score);
-      exact = { length: known.length, at: (i) => known[i]! };
+      // With filters, passing() reads at most filterReach of them, best first: only those are sorted.
+      const best = passes ? this.best(known, this.filterReach) : known;
+      cut = best.length < known.length;
+      exact = { length: best.length, at: (i) => best[i]! };
     }
     // One more than asked: a tie at the k-th place is the full query's to break (by path).
-    const top = this.passing(exact, k + 1, passes);
+    const { top, checked } = this.passing(exact, k + 1, passes);
     if (top.length < k) {
-      // Fewer than k: exact only when the lists hold every match.
-      if (!lists.every((l) => l.complete)) return this.fellBack(passes ? [] : clauses, lists, memo);
+      // Fewer than k: exact only when the lists hold every match and each was checked.
+      if (!lists.every((l) => l.complete) || cut || checked < exact.length) return this.fellBack(passes ? [] : clauses, lists, memo);
       this.counts.answered++;
       return top;
     }
@@ -242,6 +282,7 @@ export class ChampionLists {
     this.synced = 0;
     this.deltaStale = true;
     this.totals = undefined;
+    this.lengths = undefined;
     this.hits.clear();
     this.deltaMatches.clear();
   }
@@ -342,7 +383,7 @@ export class ChampionLists {
 
   private forget(key: string, l: ChampionList): void {
     this.lists.delete(key);
-    this.entries -= l.counts ? 2 * l.ids.length : l.ids.length;
+    this.entries -= l.view ? l.ids.length + (l.ids.length >> 1) : l.ids.length;
   }
 
   /** The table's row count and total tokens now (read once per state). */
@@ -379,38 +420,39 @@ export class ChampionLists {
    * rescored with today's idf and average length (the written ones are skipped by merge()
    * and scored apart), and θ raised by how much any other document's score can have grown.
    */
-  private view(clause: string, l: ChampionList): MergeList {
+  private view(clause: string, l: ChampionList): MergeList & { grew: number } {
     const seq = this.log.length;
     if (l.view?.seq === seq) return l.view;
     const { rows, tokens } = this.current();
     const avgdl = tokens / rows;
     const idfNow = idf(rows, this.matches(clause));
-    const { f, length } = this.entryCounts(l);
-    const scores = new Float64Array(l.ids.length);
-    for (let i = 0; i < scores.length; i++) scores[i] = this.written_.has(l.ids[i]!) ? Number.NaN : phraseScore(idfNow, f[i]!, length[i]!, avgdl);
-    const theta = l.complete ? 0 : l.theta * growthBound(l.idf, l.avgdl, idfNow, avgdl);
-    l.view = { seq, ids: l.ids, scores, byId: l.byId, theta, complete: l.complete };
-    return l.view;
-  }
-
-  /** Each entry's weighted count (from the score it was built with) and length: once per list. */
-  private entryCounts(l: ChampionList): { f: Float64Array; length: Int32Array } {
-    if (l.counts) return l.counts;
+    // Every document's length, read once while the lists live (a document written since the
+    // read has another length, or none: it is skipped here and by merge()).
+    if (this.lengths === undefined) this.lengths = allRowLengths(this.db, "docs_fts") ?? null;
+    const all = this.lengths;
+    const some = all ? undefined : rowLengths(this.db, "docs_fts", l.ids);
     const n = l.ids.length;
-    const lengths = rowLengths(this.db, "docs_fts", l.ids);
-    const f = new Float64Array(n);
-    const length = new Int32Array(n);
+    const scores = new Float64Array(n);
+    let grew = 0;
     for (let i = 0; i < n; i++) {
-      // A document written since has another length (or none): merge() skips it.
-      const d = lengths.get(l.ids[i]!) ?? 0;
-      length[i] = d;
-      f[i] = this.written_.has(l.ids[i]!) ? 0 : phraseCount(l.scores[i]!, l.idf, d, l.avgdl);
+      const id = l.ids[i]!;
+      if (this.written_.has(id)) {
+        scores[i] = Number.NaN;
+        continue;
+      }
+      const length = all ? (all[id] ?? 0) : (some!.get(id) ?? 0);
+      // Its weighted count, from the score the list was built with; then its score now.
+      scores[i] = phraseScore(idfNow, phraseCount(l.scores[i]!, l.idf, length, l.avgdl), length, avgdl);
+      grew = Math.max(grew, scores[i]! / l.scores[i]!);
     }
-    l.counts = { f, length };
-    // Held beside the list: counted in the budget as a second list.
-    this.entries += n;
-    this.evict(l);
-    return l.counts;
+    const theta = l.complete ? 0 : l.theta * growthBound(l.idf, l.avgdl, idfNow, avgdl);
+    // The rescored scores are held beside the list: counted as half a list more.
+    if (!l.view && this.lists.get(clause) === l) {
+      this.entries += n >> 1;
+      this.evict(l);
+    }
+    l.view = { seq, ids: l.ids, scores, byId: l.byId, theta, complete: l.complete, grew };
+    return l.view;
   }
 
   /** The documents written since the lists were built, scored exactly for the query, given to `found`. */
@@ -544,20 +586,34 @@ export class ChampionLists {
     }
   }
 
-  /** The first `k` of `ranked` (best first) that pass the filters, checked 64, 128, 256… at a time. */
-  private passing(ranked: Ranked, k: number, passes?: (ids: number[]) => Set<number>): RankedId[] {
+  /** The first `k` of `ranked` (best first) that pass the filters, checked 64, 128, 256… at a time; and how many were checked. */
+  private passing(ranked: Ranked, k: number, passes?: (ids: number[]) => Set<number>): { top: RankedId[]; checked: number } {
     const out: RankedId[] = [];
     if (!passes) {
       for (let i = 0; i < ranked.length && i < k; i++) out.push(ranked.at(i));
-      return out;
+      return { top: out, checked: out.length };
     }
     // A filter that few of a clause's best documents pass is the full query's to intersect.
-    for (let i = 0, size = 64; i < ranked.length && i < MAX_FILTER_CHECKS && out.length < k; i += size, size *= 2) {
+    let checked = 0;
+    for (let size = 64; checked < ranked.length && checked < this.maxFilterChecks && out.length < k; size *= 2) {
       const batch: RankedId[] = [];
-      for (let j = i; j < ranked.length && j < i + size; j++) batch.push(ranked.at(j));
+      for (let j = checked; j < ranked.length && j < checked + size; j++) batch.push(ranked.at(j));
+      checked += batch.length;
       const ok = passes(batch.map((r) => r.id));
       for (const r of batch) if (ok.has(r.id) && out.length < k) out.push(r);
     }
-    return out;
+    return { top: out, checked };
+  }
+
+  /** The best `n` of `known` (and any tied with the n-th), best first: a native sort of the scores finds the cut. */
+  private best(known: RankedId[], n: number): RankedId[] {
+    if (known.length > n) {
+      const scores = new Float64Array(known.length);
+      for (let i = 0; i < known.length; i++) scores[i] = known[i]!.score;
+      scores.sort();
+      const cut = scores[known.length - n]!;
+      known = known.filter((r) => r.score >= cut);
+    }
+    return known.sort((a, b) => b.score - a.score);
   }
 }
