@@ -191,9 +191,10 @@ describe("SQLite search: the champion-list first pass", () => {
   it("keeps its lists across this store's own writes: after each insert, update or delete the next search is answered from them, with the full query's hits and scores", async () => {
     const dir = await mkdtemp(join(tmpdir(), "index-champions-live-"));
     // Two stores writing: one keeps its lists until 4,096 documents are written, one drops
-    // them after every 7 (and builds them again).
+    // them after every 7 (and builds them again), with room for few lists and fewer rescored
+    // ones (so they are pushed out and worked out again).
     const live = await openSqliteIndex({ dataDir: dir, champions: { depth: 24 } });
-    const reset = await openSqliteIndex({ dataDir: join(dir, "reset"), champions: { depth: 24, maxWritten: 7 } });
+    const reset = await openSqliteIndex({ dataDir: join(dir, "reset"), champions: { depth: 24, maxWritten: 7, maxEntries: 300 } });
     const reference = await openSqliteIndex({ dataDir: dir, champions: { depth: 0 } });
     const referenceReset = await openSqliteIndex({ dataDir: join(dir, "reset"), champions: { depth: 0 } });
     try {

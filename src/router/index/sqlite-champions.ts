@@ -109,6 +109,8 @@ export class ChampionLists {
   private readonly filterReach: number;
   private readonly lists = new Map<string, ChampionList>();
   private entries = 0;
+  /** Entries of the lists' rescored scores (view()). */
+  private viewEntries = 0;
   /** The data version at the previous search. */
   private version = -1;
   private stateQuery: Statement<{ v: number }, []> | undefined;
@@ -271,6 +273,7 @@ export class ChampionLists {
     this.deeper.clear();
     this.unprovable.clear();
     this.entries = 0;
+    this.viewEntries = 0;
     this.resetState();
   }
 
@@ -383,7 +386,8 @@ export class ChampionLists {
 
   private forget(key: string, l: ChampionList): void {
     this.lists.delete(key);
-    this.entries -= l.view ? l.ids.length + (l.ids.length >> 1) : l.ids.length;
+    this.entries -= l.ids.length;
+    if (l.view) this.viewEntries -= l.view.scores.length;
   }
 
   /** The table's row count and total tokens now (read once per state). */
@@ -446,12 +450,21 @@ export class ChampionLists {
       grew = Math.max(grew, scores[i]! / l.scores[i]!);
     }
     const theta = l.complete ? 0 : l.theta * growthBound(l.idf, l.avgdl, idfNow, avgdl);
-    // The rescored scores are held beside the list: counted as half a list more.
-    if (!l.view && this.lists.get(clause) === l) {
-      this.entries += n >> 1;
-      this.evict(l);
-    }
+    // The rescored scores are held beside the list, within a budget of their own (half the
+    // lists'): past it the least recently used lists' are dropped first (they are worked out
+    // again when next used; the lists themselves stay).
+    const counted = this.lists.get(clause) === l;
+    if (l.view && counted) this.viewEntries -= l.view.scores.length;
     l.view = { seq, ids: l.ids, scores, byId: l.byId, theta, complete: l.complete, grew };
+    if (counted) {
+      this.viewEntries += n;
+      for (const old of this.lists.values()) {
+        if (this.viewEntries <= this.maxEntries / 2) break;
+        if (old === l || !old.view) continue;
+        this.viewEntries -= old.view.scores.length;
+        old.view = undefined;
+      }
+    }
     return l.view;
   }
 
