@@ -116,7 +116,7 @@ export class SqliteIndexStore implements IndexStore {
   private readonly sqliteVec: boolean;
   private vectors: SqliteVectors | undefined;
   private readonly writes: GroupCommit;
-  /** The searches' first pass: per-clause champion lists while the index is still. */
+  /** The searches' first pass: per-clause champion lists, kept across this store's own writes. */
   readonly champions: ChampionLists;
   private readonly checkpointer: BackgroundCheckpointer | undefined;
 
