@@ -222,6 +222,18 @@ describe("SQLite search: the champion-list first pass", () => {
         if (round % 6 === 0) write = { ...note(rng, `notes/long${round}.md`, 4000 + round), body: "filler7 ".repeat(3000) };
         for (const store of [live, reset]) await (typeof write === "string" ? store.remove(write) : store.upsert(write));
         if (typeof write !== "string") paths.push(write.path);
+        // Now and then, a note written and deleted before the next search, and another in its
+        // place (SQLite gives it the same rowid): one document id, three writes.
+        if (round % 10 === 5) {
+          const brief = note(rng, `notes/brief${round}.md`, 5000 + round);
+          const after = { ...note(rng, `notes/after${round}.md`, 6000 + round), title: "deploy rollback" };
+          for (const store of [live, reset]) {
+            await store.upsert(brief);
+            await store.remove(brief.path);
+            await store.upsert(after);
+          }
+          paths.push(`notes/after${round}.md`);
+        }
         const query = parseQuery(q);
         for (const limit of [10, 3]) {
           for (const [store, ref] of [

@@ -30,9 +30,12 @@
 //   θ · idf1/idf0 · max(1, avgdl1/avgdl0) (growthBound): the threshold check stays sound;
 // - the documents written since are scored apart, exactly: their text sits in a temporary
 //   FTS5 table (champ_delta) whose bm25 gives back each one's f, scored like the rest;
-// - a clause's match count now (its idf) is counted once per state of the index (one pass
-//   over its doclist, ~1/10 of building its list).
-// After more than maxWritten documents written (4,096), the lists are dropped and built afresh.
+// - a clause's match count now (its idf) is carried from the count made when its list was
+//   built (one pass over its doclist, ~1/10 of a build): each document written since that
+//   holds it now adds one, each that held it before its first write since takes one away
+//   (a deleted row's text is kept, indexed only, in a second temporary table, champ_gone).
+// After more than maxWritten documents written (4,096), or 32 MiB of deleted text kept, or a
+// write's rollback, the lists are dropped and built afresh.
 import type { Database, Statement } from "bun:sqlite";
 import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./sqlite-bm25.ts";
 
@@ -71,6 +74,9 @@ export interface RankedId {
   /** −bm25: higher is better. */
   score: number;
 }
+
+/** Characters of deleted rows kept (champ_gone) beyond which the lists start afresh. */
+const MAX_GONE_CHARS = 32 * 1024 * 1024;
 
 /** Ranked documents, read one at a time (a list's own arrays, or a merge's results). */
 interface Ranked {
@@ -121,18 +127,20 @@ export class ChampionLists {
   private readonly deltaRank: string;
   /** Documents whose text this connection wrote since the lists were built (ids, in order: the index's state is their count). */
   private log: number[] = [];
-  /** The log's length after its last deleted row (before it, every id in the log was a new row). */
-  private lastDrop = 0;
   private readonly written_ = new Set<number>();
   /** The log entries champ_delta holds; whether it holds rows from before the last clear(). */
   private synced = 0;
   private deltaStale = false;
-  private delta: Record<"clear" | "forget" | "copy" | "match", Statement> | undefined;
+  private tables: Record<"clear" | "clearGone" | "forget" | "copy" | "keep" | "match" | "matchGone", Statement> | undefined;
+  /** Log positions that were deletes, and the characters of the deleted rows' bodies kept in champ_gone. */
+  private readonly drops = new Set<number>();
+  private goneChars = 0;
   /** Per state: the table's totals, each clause's match count and the written documents' scores for it. */
   private totals: (TableTotals & { seq: number }) | undefined;
   /** Each document's length by id, as docs_fts_docsize held it when first needed (null: ids too large to hold so). */
   private lengths: Int32Array | null | undefined;
   private readonly hits = new Map<string, { seq: number; n: number }>();
+  private readonly goneHits = new Map<string, { seq: number; positions: Set<number> }>();
   private readonly deltaMatches = new Map<string, { seq: number; rows: Map<number, { f: number; length: number }> }>();
   /** Searches answered by the lists, those that fell back to the full query, and lists built. */
   readonly counts = { answered: 0, fellBack: 0, built: 0 };
@@ -169,10 +177,15 @@ export class ChampionLists {
       if (this.log.length > 0 || this.totals || this.lengths !== undefined || this.hits.size > 0) this.resetState();
       return;
     }
+    if (dropped) {
+      // The row's text before it goes: a clause's match count is carried across the delete.
+      const kept = this.temp().keep.values(this.log.length, id) as [number][];
+      this.goneChars += kept[0]?.[0] ?? 0;
+      this.drops.add(this.log.length);
+    }
     this.log.push(id);
     this.written_.add(id);
-    if (dropped) this.lastDrop = this.log.length;
-    if (this.written_.size > this.maxWritten) this.clear();
+    if (this.written_.size > this.maxWritten || this.goneChars > MAX_GONE_CHARS) this.clear();
   }
 
   /**
@@ -280,7 +293,8 @@ export class ChampionLists {
   /** Forgets the writes and what was read of the index's state (each list's own state goes with the list). */
   private resetState(): void {
     this.log = [];
-    this.lastDrop = 0;
+    this.drops.clear();
+    this.goneChars = 0;
     this.written_.clear();
     this.synced = 0;
     this.deltaStale = true;
@@ -288,6 +302,7 @@ export class ChampionLists {
     this.lengths = undefined;
     this.hits.clear();
     this.deltaMatches.clear();
+    this.goneHits.clear();
   }
 
   /**
@@ -335,7 +350,9 @@ export class ChampionLists {
       this.lists.set(clause, cached);
       return cached;
     }
-    // Prepared on first use: docs_fts exists once the store has migrated.
+    // Prepared on first use: docs_fts exists once the store has migrated. The temporary
+    // tables too, here, outside any write (a write's rollback would take them with it).
+    this.temp();
     this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
     // Counted first (a tenth of a build: no scoring): a clause with few more matches than
     // the depth is built whole at once, for about the same cost as its first DEPTH.
@@ -398,19 +415,29 @@ export class ChampionLists {
   }
 
   /**
-   * How many documents match `clause` now: the count at an earlier state plus the new rows
-   * that match, when every write since added a row (an ingest of a new note); otherwise
-   * counted again (one pass over the clause's doclist), once per state.
+   * How many documents match `clause` now: its count at an earlier state, carried across the
+   * writes since — each document written since then that holds it now adds one, and each
+   * that held it then takes one away (it was there then when its first write since was a
+   * delete: champ_gone has that row's text) — or, the first time, counted: one pass over the
+   * clause's doclist (a tenth of a build).
    */
   private matches(clause: string): number {
     const seq = this.log.length;
     const h = this.hits.get(clause);
     if (h?.seq === seq) return h.n;
     let n: number;
-    if (h && h.seq >= this.lastDrop) {
+    if (h) {
       const now = this.writtenMatches(clause);
+      const gone = this.goneMatches(clause);
+      const seen = new Set<number>();
       n = h.n;
-      for (let i = h.seq; i < seq; i++) if (now.has(this.log[i]!)) n++;
+      for (let i = h.seq; i < seq; i++) {
+        const id = this.log[i]!;
+        if (seen.has(id)) continue;
+        seen.add(id);
+        if (this.drops.has(i) && gone.has(i)) n--;
+        if (now.has(id)) n++;
+      }
     } else {
       this.countQuery ??= this.db.query("SELECT count(*) AS n FROM docs_fts WHERE docs_fts MATCH ?");
       n = this.countQuery.get(clause)!.n;
@@ -506,8 +533,7 @@ export class ChampionLists {
     const seq = this.log.length;
     const cached = this.deltaMatches.get(clause);
     if (cached?.seq === seq) return cached.rows;
-    const d = this.syncDelta();
-    const found = d.match.values(clause) as [number, number][];
+    const found = this.syncDelta().match.values(clause) as [number, number][];
     const rows = new Map<number, { f: number; length: number }>();
     if (found.length > 0) {
       const apart = tableTotals(this.db, "temp.champ_delta");
@@ -527,32 +553,59 @@ export class ChampionLists {
     return rows;
   }
 
-  /** champ_delta brought up to date: the text, as docs_fts holds it now, of each document written since. */
-  private syncDelta(): NonNullable<ChampionLists["delta"]> {
-    if (!this.delta) {
+  /**
+   * The two temporary FTS5 tables, created on first use, emptied after a clear(): champ_delta
+   * holds the text of the documents written since (as docs_fts holds it now), champ_gone the
+   * text each deleted row had (contentless: only its index), by its position in the log.
+   */
+  private temp(): NonNullable<ChampionLists["tables"]> {
+    if (!this.tables) {
       this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.champ_delta USING fts5 (title, body, filters, tokenize = '${this.tokenizer}')`);
-      this.delta = {
+      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.champ_gone USING fts5 (title, body, filters, content = '', tokenize = '${this.tokenizer}')`);
+      this.tables = {
         clear: this.db.query("DELETE FROM temp.champ_delta"),
+        clearGone: this.db.query("INSERT INTO temp.champ_gone (champ_gone) VALUES ('delete-all')"),
         forget: this.db.query("DELETE FROM temp.champ_delta WHERE rowid IN (SELECT value FROM json_each(?))"),
         copy: this.db.query(
           "INSERT INTO temp.champ_delta (rowid, title, body, filters) SELECT rowid, title, body, filters FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))",
         ),
+        keep: this.db.query(
+          "INSERT INTO temp.champ_gone (rowid, title, body, filters) SELECT ?1, title, body, filters FROM docs_fts WHERE rowid = ?2 RETURNING length(body)",
+        ),
         match: this.db.query(`SELECT rowid, ${this.deltaRank} FROM temp.champ_delta WHERE champ_delta MATCH ?`),
+        matchGone: this.db.query("SELECT rowid FROM temp.champ_gone WHERE champ_gone MATCH ?"),
       };
       this.deltaStale = false;
     }
-    const d = this.delta;
+    const t = this.tables;
     if (this.deltaStale) {
-      d.clear.run();
+      t.clear.run();
+      t.clearGone.run();
       this.deltaStale = false;
     }
+    return t;
+  }
+
+  /** champ_delta brought up to date: the text, as docs_fts holds it now, of each document written since. */
+  private syncDelta(): NonNullable<ChampionLists["tables"]> {
+    const t = this.temp();
     if (this.synced < this.log.length) {
       const ids = JSON.stringify([...new Set(this.log.slice(this.synced))]);
-      d.forget.run(ids);
-      d.copy.run(ids);
+      t.forget.run(ids);
+      t.copy.run(ids);
       this.synced = this.log.length;
     }
-    return d;
+    return t;
+  }
+
+  /** The log positions of the deletes whose row held `clause` (once per state). */
+  private goneMatches(clause: string): Set<number> {
+    const seq = this.log.length;
+    const cached = this.goneHits.get(clause);
+    if (cached?.seq === seq) return cached.positions;
+    const positions = new Set((this.temp().matchGone.values(clause) as [number][]).map((r) => r[0]));
+    this.goneHits.set(clause, { seq, positions });
+    return positions;
   }
 
   /**

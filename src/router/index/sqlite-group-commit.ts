@@ -42,6 +42,8 @@ export class GroupCommit {
     private readonly db: Database,
     /** Told after each commit, with the number of writes that went in (the background checkpointer). */
     private readonly committed?: (writes: number) => void,
+    /** Told after a transaction that had run deferred writes was rolled back (what they told others did not happen). */
+    private readonly rolledBack?: () => void,
   ) {
     // Prepared once: db.transaction() per write re-created its wrapper and statements.
     this.begin = db.prepare("BEGIN IMMEDIATE");
@@ -99,6 +101,7 @@ export class GroupCommit {
    */
   private attempt(batch: Pending[], isolated: boolean): Result[] | undefined {
     const results: Result[] = [];
+    let deferredRan = false;
     this.begin.run();
     try {
       const later: Array<() => void> = [];
@@ -118,11 +121,13 @@ export class GroupCommit {
           this.deferred = undefined;
         }
       }
+      deferredRan = later.length > 0;
       for (const op of later) op();
       this.commit.run();
       return results;
     } catch (error) {
       if (this.db.inTransaction) this.rollback.run();
+      if (deferredRan) this.rolledBack?.();
       if (isolated) throw error;
       if (batch.length === 1 && results.length === 0) return [{ ok: false, error }];
       if (batch.length === 1) throw error; // its deferred write failed: the batch fails, as below

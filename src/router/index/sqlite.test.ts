@@ -168,6 +168,35 @@ describe("GroupCommit without a failure", () => {
   });
 });
 
+describe("GroupCommit, a rollback after deferred writes", () => {
+  it("tells its rolledBack hook when deferred writes had run and the batch was rolled back, and not otherwise", async () => {
+    const db = new Database(":memory:");
+    db.run("CREATE TABLE log (what TEXT NOT NULL)");
+    let told = 0;
+    const commits = new GroupCommit(db, undefined, () => told++);
+    // A deferred write that fails: the whole batch goes (its deferred writes had run).
+    await expect(
+      commits.run(() =>
+        commits.defer(() => {
+          db.run("INSERT INTO log VALUES ('a')");
+          db.run("INSERT INTO log VALUES (NULL)");
+        }),
+      ),
+    ).rejects.toThrow();
+    expect(told).toBe(1);
+    expect(db.query("SELECT count(*) AS n FROM log").get()).toEqual({ n: 0 });
+    // A write that fails before any deferred write ran: nothing to tell.
+    await expect(
+      commits.run(() => {
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
+    await commits.run(() => commits.defer(() => db.run("INSERT INTO log VALUES ('b')")));
+    expect(told).toBe(1);
+    db.close();
+  });
+});
+
 describe("GroupCommit, one write alone", () => {
   it("commits it, or rolls it back whole when it fails (no savepoint needed)", async () => {
     const db = new Database(":memory:");

@@ -142,7 +142,8 @@ export class SqliteIndexStore implements IndexStore {
     this.db.run("PRAGMA temp_store = MEMORY");
     const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
     this.checkpointer = checkpointer;
-    this.writes = new GroupCommit(this.db, checkpointer && ((n) => checkpointer.committed(n)));
+    // A rolled-back batch's FTS writes were told to the champion lists: they start afresh.
+    this.writes = new GroupCommit(this.db, checkpointer && ((n) => checkpointer.committed(n)), () => this.champions.clear());
     this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, opts.champions);
   }
 
