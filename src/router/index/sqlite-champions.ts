@@ -127,7 +127,7 @@ export class ChampionLists {
   private readonly deltaRank: string;
   /** Documents whose text this connection wrote since the lists were built (ids, in order: the index's state is their count). */
   private log: number[] = [];
-  private readonly written_ = new Set<number>();
+  private readonly writtenIds = new Set<number>();
   /** The log entries champ_delta holds; whether it holds rows from before the last clear(). */
   private synced = 0;
   private deltaStale = false;
@@ -184,8 +184,8 @@ export class ChampionLists {
       this.drops.add(this.log.length);
     }
     this.log.push(id);
-    this.written_.add(id);
-    if (this.written_.size > this.maxWritten || this.goneChars > MAX_GONE_CHARS) this.clear();
+    this.writtenIds.add(id);
+    if (this.writtenIds.size > this.maxWritten || this.goneChars > MAX_GONE_CHARS) this.clear();
   }
 
   /**
@@ -255,7 +255,7 @@ export class ChampionLists {
           lists.map((l, i) => this.view(clauses[i]!, l)),
           op,
           found,
-          this.written_,
+          this.writtenIds,
         );
         this.scoreWritten(clauses, op, found);
       } else bound = this.merge(lists, op, found);
@@ -295,7 +295,7 @@ export class ChampionLists {
     this.log = [];
     this.drops.clear();
     this.goneChars = 0;
-    this.written_.clear();
+    this.writtenIds.clear();
     this.synced = 0;
     this.deltaStale = true;
     this.totals = undefined;
@@ -317,15 +317,13 @@ export class ChampionLists {
     this.counts.fellBack++;
     if (memo !== undefined && lists.every((l) => l.complete || l.depth >= this.maxDepth) && this.unprovable.size < 4096) this.unprovable.add(memo);
     lists.forEach((l, i) => {
-      if (l.complete || l.depth >= this.maxDepth) return;
+      const key = clauses[i];
+      if (key === undefined || l.complete || l.depth >= this.maxDepth || this.lists.get(key) !== l) return;
       // Whole when it fits (one build instead of a ladder of them), else 4× deeper.
-      const matches = this.hits.get(clauses[i] ?? "")?.n ?? Infinity;
+      const matches = this.hits.get(key)?.n ?? Infinity;
       const whole = matches < this.maxDepth && this.entries + matches - l.ids.length <= this.maxEntries / 2;
       const depth = whole ? matches + 1 : Math.min(this.maxDepth, l.depth * 4);
       if (this.entries + depth - l.ids.length > this.maxEntries / 2) return;
-      const key = clauses[i];
-      if (key === undefined) return;
-      if (this.lists.get(key) !== l) return;
       this.forget(key, l);
       this.deeper.set(key, depth);
     });
@@ -467,7 +465,7 @@ export class ChampionLists {
     let grew = 0;
     for (let i = 0; i < n; i++) {
       const id = l.ids[i]!;
-      if (this.written_.has(id)) {
+      if (this.writtenIds.has(id)) {
         scores[i] = Number.NaN;
         continue;
       }

@@ -57,8 +57,7 @@ const CREATE_DEFERRED = DEFERRED_INDEXES.map((i) => i.create).join("\n");
 
 /** docs_fts's tokenizer (sqlite-schema.ts), for the temporary table that highlights apart. */
 const DOC_TOKENIZER = "porter unicode61 remove_diacritics 2";
-/** bm25 with the title weighted ten times the body (and the filters column not at all). */
-/** bm25()'s column weights: title, body, filters (tokens no query word can equal). */
+/** bm25's column weights: the title ten times the body, the filters column (tokens no query word can equal) not at all. */
 const DOC_WEIGHTS = [10, 1, 0];
 const DOC_RANK = `bm25(docs_fts, ${DOC_WEIGHTS.map((w) => w.toFixed(1)).join(", ")})`;
 /**
