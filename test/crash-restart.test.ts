@@ -2,6 +2,8 @@
 // mid-run is failed at the next start however soon it comes, and the scheduler goes on; temp
 // files and locks a dead process left are cleaned at start; a lock whose owner is gone does not
 // hold up the next write.
+
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -90,6 +92,52 @@ describe("a router killed mid-tick", () => {
     });
     expect(res.status).toBe(201);
   });
+});
+
+describe("a router killed while its index holds a commit", () => {
+  let main: MainProcess;
+  const home = tempDir("held-home");
+  const vault = join(tempDir("held"), "vault");
+  const api = routerClient(() => main.routerUrl!);
+  afterAll(async () => {
+    await main?.stop("SIGKILL");
+  });
+  const start = () =>
+    // A long hold, so the kill surely lands before the commit.
+    startMain(
+      ["--only", "router", "--vault", vault],
+      { HOME: home, KB_ROUTER_TOKEN: TOKEN, TICK_INTERVAL_SECONDS: "0", INDEX_COMMIT_HOLD_MS: "1000" },
+      { expect: ["router"] },
+    );
+  const hits = async (q: string) => ((await api.search(q)).body.hits as Array<{ path: string }>).map((h) => h.path);
+
+  it("answers an ingest searchable at once, and after a kill catches the index up from the files before it serves", async () => {
+    main = await start();
+    const first = await api.call("/ingest", { content: "# Quokka rotation\n\nThe quokka rotation runbook lives here." });
+    expect(first.status).toBe(201);
+    // Searchable as soon as it is answered (the same process's searches see the held write).
+    expect(await hits("quokka rotation")).toEqual(first.body.paths.slice(0, 1));
+    const second = await api.call("/ingest", { content: "# Wombat drills\n\nWombat drills run on Fridays." });
+    expect(second.status).toBe(201);
+    await main.stop("SIGKILL");
+    // What the killed process left: the note's file, no committed row for it.
+    const notePath = second.body.paths[0] as string;
+    expect(existsSync(join(vault, notePath))).toBe(true);
+    const db = new Database(join(vault, ".brain", "index.sqlite"), { readonly: true });
+    const row = db.query("SELECT 1 FROM docs WHERE path = ?").get(notePath);
+    db.close();
+    expect(row).toBeNull();
+
+    main = await start();
+    expect(await hits("wombat drills")).toEqual([notePath]);
+    expect(main.output()).toContain("stopped without closing its index; caught up from the vault's files");
+    expect(await hits("quokka rotation")).toEqual(first.body.paths.slice(0, 1));
+    // A clean stop leaves nothing to catch up.
+    await main.stop("SIGTERM");
+    main = await start();
+    expect(main.output()).not.toContain("stopped without closing its index");
+    expect(await hits("wombat drills")).toEqual([notePath]);
+  }, 60_000);
 });
 
 describe("ingest under a failing index", () => {

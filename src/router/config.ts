@@ -72,6 +72,13 @@ export const routerSettings = {
     parse: int(1, 2 ** 30),
     doc: "largest `content` POST /ingest accepts; larger → 413",
   },
+  indexCommitHoldMs: {
+    env: "INDEX_COMMIT_HOLD_MS",
+    fileKey: "INDEX_COMMIT_HOLD_MS",
+    default: "10",
+    parse: int(0, 1000),
+    doc: "SQLite index: a write is answered once this process's searches see it and committed with the writes of the next this-many ms (0 = commit each before answering); after a crash the router re-indexes the vault's changed files before it serves",
+  },
   embeddingsUrl: {
     env: "EMBEDDINGS_URL",
     fileKey: "EMBEDDINGS_URL",

@@ -14,9 +14,13 @@ export interface IndexStoreConfig {
   schema?: string;
   /** SQLite: checkpoint the WAL in a worker thread (the router's index; see sqlite-checkpointer.ts). */
   backgroundCheckpoints?: boolean;
+  /** SQLite: hold a write transaction open this long for the writes that follow (INDEX_COMMIT_HOLD_MS). */
+  holdCommitMs?: number;
 }
 
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
-  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints } = config;
-  return databaseUrl ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema }) : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints });
+  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs } = config;
+  return databaseUrl
+    ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema })
+    : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs });
 }

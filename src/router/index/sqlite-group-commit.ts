@@ -17,6 +17,18 @@
 // per write cost two statements and, worse, a sub-journal: every page a write touched first
 // in its savepoint was copied to a temp file — in an index build, more file writes than the
 // WAL's own (17 page writes a note against the bare loader's 3).
+//
+// Held commits (`holdMs` > 0): a batch's writes are answered once they are in the open
+// transaction — this connection's reads (every search of the process) see them — and the
+// transaction is committed `holdMs` after it began, when it holds `maxHeldWrites` writes, or
+// when settle() is called (a search, close()). A one-note commit was over half of a lone
+// ingest's index cost (the WAL frames of the docs b-tree, FTS5's new segment and its
+// structure record, written again for every note); held, a run of lone writes shares one.
+// What a crash can lose is the index rows of the last `holdMs`, never a file: the caller
+// recovers them from the files (the router's catch-up refresh after an unclean stop). While a
+// transaction is held, a failing write cannot be rolled back alone without a savepoint (which
+// would flush FTS5 per batch): the transaction is rolled back and the writes answered in it
+// are run again (a write is SQL only and may run twice), then the failing batch isolated.
 import type { Database } from "bun:sqlite";
 
 type Result = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -27,30 +39,51 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+export interface GroupCommitOptions {
+  /** Told after each commit, with the number of writes that went in (the background checkpointer). */
+  committed?: (writes: number) => void;
+  /** Told after a transaction that had run deferred writes was rolled back (what they told others did not happen). */
+  rolledBack?: () => void;
+  /** Hold a transaction open this long for later writes (0, the default: commit each batch). */
+  holdMs?: number;
+  /** Commit a held transaction once it holds this many writes (default 256). */
+  maxHeldWrites?: number;
+  /** Told when a held transaction's commit failed after its writes were answered (they are lost from the index). */
+  lost?: (error: unknown, writes: number) => void;
+  /** Called before a transaction begins (the store settles other connections of this process on the same file, which would hold the write lock). */
+  beforeBegin?: () => void;
+}
+
 export class GroupCommit {
   private readonly queue: Pending[] = [];
   /** The deferred writes of the write running now (undefined outside flush()). */
   private deferred: Array<() => void> | undefined;
+  /** The open (held) transaction's answered writes, to run again after a rollback. */
+  private held: Array<() => unknown> = [];
+  /** The open transaction has run deferred writes. */
+  private heldDeferred = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly holdMs: number;
+  private readonly maxHeld: number;
   private readonly begin;
   private readonly savepoint;
   private readonly release;
   private readonly rollbackTo;
-  private readonly commit;
+  private readonly commitStmt;
   private readonly rollback;
 
   constructor(
     private readonly db: Database,
-    /** Told after each commit, with the number of writes that went in (the background checkpointer). */
-    private readonly committed?: (writes: number) => void,
-    /** Told after a transaction that had run deferred writes was rolled back (what they told others did not happen). */
-    private readonly rolledBack?: () => void,
+    private readonly opts: GroupCommitOptions = {},
   ) {
+    this.holdMs = opts.holdMs ?? 0;
+    this.maxHeld = opts.maxHeldWrites ?? 256;
     // Prepared once: db.transaction() per write re-created its wrapper and statements.
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.savepoint = db.prepare("SAVEPOINT write");
     this.release = db.prepare("RELEASE write");
     this.rollbackTo = db.prepare("ROLLBACK TO write");
-    this.commit = db.prepare("COMMIT");
+    this.commitStmt = db.prepare("COMMIT");
     this.rollback = db.prepare("ROLLBACK");
   }
 
@@ -71,7 +104,13 @@ export class GroupCommit {
     else op();
   }
 
-  /** Commits whatever is queued now (close() calls it before closing the database). */
+  /** Runs whatever is queued now, then commits a held transaction (close() and the searches call it). */
+  settle(): void {
+    this.flush();
+    this.commitHeld();
+  }
+
+  /** Runs whatever is queued now: committed at once, or held (holdMs). */
   flush(): void {
     const batch = this.queue.splice(0);
     if (batch.length === 0) return;
@@ -82,10 +121,6 @@ export class GroupCommit {
       for (const w of batch) w.reject(error);
       return;
     }
-    // The writes that went in (a lone write that failed was rolled back, nothing committed).
-    let written = 0;
-    for (const r of results) if (r.ok) written++;
-    if (written > 0) this.committed?.(written);
     batch.forEach((w, i) => {
       const r = results[i]!;
       if (r.ok) w.resolve(r.value);
@@ -93,16 +128,52 @@ export class GroupCommit {
     });
   }
 
+  /** Commits the held transaction, if one is open. */
+  private commitHeld(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!this.db.inTransaction) return;
+    const writes = this.held.length;
+    try {
+      this.commitStmt.run();
+    } catch (error) {
+      this.abandon();
+      this.opts.lost?.(error, writes);
+      return;
+    }
+    this.held = [];
+    this.heldDeferred = false;
+    if (writes > 0) this.opts.committed?.(writes);
+  }
+
+  /** Rolls the open transaction back, with what it held. */
+  private abandon(): void {
+    if (this.db.inTransaction) this.rollback.run();
+    const told = this.heldDeferred;
+    this.held = [];
+    this.heldDeferred = false;
+    if (told) this.opts.rolledBack?.();
+  }
+
+  /** Opens a transaction, or carries on the held one. */
+  private open(): void {
+    if (this.db.inTransaction) return;
+    this.opts.beforeBegin?.();
+    this.begin.run();
+    if (this.holdMs > 0) this.timer = setTimeout(() => this.commitHeld(), this.holdMs);
+  }
+
   /**
-   * Every write, then every deferred one, in one transaction. Bare (no savepoints): the
-   * results, or undefined (rolled back) when one threw and the batch has more writes than that
-   * one — a batch of one is answered here (its failure is its own), a larger one is run again
-   * isolated: each write in its own savepoint, so a failing one rejects alone.
+   * Every write, then every deferred one, in the transaction. Bare (no savepoints): the
+   * results, or undefined when one threw and the batch has more writes than that one (rolled
+   * back, with the held writes run again) — a batch of one in a transaction of its own is
+   * answered here (its failure is its own), a larger one is run again isolated: each write in
+   * its own savepoint, so a failing one rejects alone; then it commits.
    */
   private attempt(batch: Pending[], isolated: boolean): Result[] | undefined {
     const results: Result[] = [];
-    let deferredRan = false;
-    this.begin.run();
+    const alone = !this.db.inTransaction;
+    this.open();
     try {
       const later: Array<() => void> = [];
       for (const w of batch) {
@@ -121,17 +192,50 @@ export class GroupCommit {
           this.deferred = undefined;
         }
       }
-      deferredRan = later.length > 0;
+      if (later.length > 0) this.heldDeferred = true;
       for (const op of later) op();
-      this.commit.run();
+      results.forEach((r, i) => {
+        if (r.ok) this.held.push(batch[i]!.fn);
+      });
+      if (isolated || this.holdMs === 0 || this.held.length >= this.maxHeld) this.commitHeld();
       return results;
     } catch (error) {
-      if (this.db.inTransaction) this.rollback.run();
-      if (deferredRan) this.rolledBack?.();
+      const earlier = this.held;
+      this.abandon();
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      // The writes answered in the rolled-back transaction go in again (a held transaction).
+      if (earlier.length > 0) this.replay(earlier);
       if (isolated) throw error;
-      if (batch.length === 1 && results.length === 0) return [{ ok: false, error }];
-      if (batch.length === 1) throw error; // its deferred write failed: the batch fails, as below
+      if (alone && batch.length === 1 && results.length === 0) {
+        this.commitHeld();
+        return [{ ok: false, error }];
+      }
+      if (alone && batch.length === 1) throw error; // its deferred write failed: the batch fails, as below
       return undefined;
+    }
+  }
+
+  /** Runs answered writes again in a new transaction (after a rollback of the one they were in). */
+  private replay(writes: Array<() => unknown>): void {
+    this.open();
+    try {
+      this.deferred = [];
+      const later: Array<() => void> = [];
+      for (const fn of writes) {
+        fn();
+        later.push(...this.deferred);
+        this.deferred = [];
+      }
+      this.deferred = undefined;
+      this.heldDeferred = later.length > 0;
+      for (const op of later) op();
+      this.held = writes;
+    } catch (error) {
+      this.deferred = undefined;
+      this.heldDeferred = true;
+      this.abandon();
+      this.opts.lost?.(error, writes.length);
     }
   }
 }

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, it } from "bun:test";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtempSync, rmSync } from "node:fs";
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
@@ -15,7 +16,7 @@ import { SCHEMA } from "./sqlite-schema.ts";
 import { filterToken, markedSnippet, splitMarked } from "./sqlite-text.ts";
 import type { IndexDoc } from "./types.ts";
 
-async function sqliteLab(extra: { sqliteVec?: boolean } = {}): Promise<StoreLab & { dataDir: string }> {
+async function sqliteLab(extra: { sqliteVec?: boolean; holdCommitMs?: number } = {}): Promise<StoreLab & { dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), "index-sqlite-"));
   return {
     dataDir,
@@ -36,6 +37,41 @@ describeIndexStore("SQLite index (FTS5)", () => sqliteLab(), { vectors: false })
 describeIndexStore("SQLite index with sqlite-vec vectors", () => sqliteLab(), { vectors: true });
 describeIndexStore("SQLite index with the JS vector fallback", () => sqliteLab({ sqliteVec: false }), { vectors: true });
 describeLinkStore("SQLite index: links and listings", () => sqliteLab());
+// The router's store answers writes before it commits them (INDEX_COMMIT_HOLD_MS): the same contract.
+describeIndexStore("SQLite index holding its commits", () => sqliteLab({ holdCommitMs: 50 }), { vectors: true });
+describeLinkStore("SQLite index holding its commits: links and listings", () => sqliteLab({ holdCommitMs: 50 }));
+
+describe("SQLite index holding its commits, after an unclean stop", () => {
+  it("says so when a process that held it open is gone, and not after a clean close or for a live holder", async () => {
+    const lab = await sqliteLab();
+    try {
+      const dead = Bun.spawn(["true"]);
+      await dead.exited;
+      await writeFile(join(lab.dataDir, `${SQLITE_INDEX_FILE}.open.${dead.pid}`), "");
+      const live = Bun.spawn(["sleep", "30"]);
+      await writeFile(join(lab.dataDir, `${SQLITE_INDEX_FILE}.open.${live.pid}`), "");
+      const first = await openSqliteIndex({ dataDir: lab.dataDir, holdCommitMs: 10 });
+      expect(first.stoppedUnclean).toBe(true);
+      // The dead holder's marker is taken; the live one's and this store's stay.
+      expect((await readdir(lab.dataDir)).filter((f) => f.includes(".open.")).sort()).toEqual(
+        [`${SQLITE_INDEX_FILE}.open.${live.pid}`, `${SQLITE_INDEX_FILE}.open.${process.pid}`].sort(),
+      );
+      await first.close();
+      live.kill();
+      await live.exited;
+      const second = await openSqliteIndex({ dataDir: lab.dataDir, holdCommitMs: 10 });
+      // The live holder has gone since (killed): that counts; this process's own clean close does not.
+      expect(second.stoppedUnclean).toBe(true);
+      await second.close();
+      const third = await openSqliteIndex({ dataDir: lab.dataDir, holdCommitMs: 10 });
+      expect(third.stoppedUnclean).toBe(false);
+      await third.close();
+      expect((await readdir(lab.dataDir)).filter((f) => f.includes(".open."))).toEqual([]);
+    } finally {
+      await lab.cleanup();
+    }
+  });
+});
 
 describe("SQLite index file", () => {
   it("lives under the data directory, in WAL mode", async () => {
@@ -173,7 +209,7 @@ describe("GroupCommit, a rollback after deferred writes", () => {
     const db = new Database(":memory:");
     db.run("CREATE TABLE log (what TEXT NOT NULL)");
     let told = 0;
-    const commits = new GroupCommit(db, undefined, () => told++);
+    const commits = new GroupCommit(db, { rolledBack: () => told++ });
     // A deferred write that fails: the whole batch goes (its deferred writes had run).
     await expect(
       commits.run(() =>
@@ -202,7 +238,7 @@ describe("GroupCommit, one write alone", () => {
     const db = new Database(":memory:");
     db.run("CREATE TABLE t (x INTEGER PRIMARY KEY)");
     const counts: number[] = [];
-    const commits = new GroupCommit(db, (n) => counts.push(n));
+    const commits = new GroupCommit(db, { committed: (n) => counts.push(n) });
     await commits.run(() => db.run("INSERT INTO t VALUES (1)"));
     const failed = commits.run(() => {
       db.run("INSERT INTO t VALUES (2)");
@@ -219,6 +255,100 @@ describe("GroupCommit, one write alone", () => {
     // Told of the commit that happened, not of the rolled-back one.
     expect(counts).toEqual([1]);
     db.close();
+  });
+});
+
+describe("GroupCommit holding its transaction (holdMs)", () => {
+  const values = (db: Database) =>
+    db
+      .query<{ x: number }, []>("SELECT x FROM t ORDER BY x")
+      .all()
+      .map((r) => r.x);
+  const fileDb = () => {
+    const dir = mkdtempSync(join(tmpdir(), "held-"));
+    const db = new Database(join(dir, "t.sqlite"));
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("CREATE TABLE t (x INTEGER PRIMARY KEY)");
+    return { db, other: () => new Database(join(dir, "t.sqlite"), { readonly: true }), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  };
+
+  it("answers writes before they commit: this connection sees them, another sees them once the hold ends", async () => {
+    const { db, other, cleanup } = fileDb();
+    const commits: number[] = [];
+    const committed = Promise.withResolvers<void>();
+    const group = new GroupCommit(db, {
+      holdMs: 200,
+      committed: (n) => {
+        commits.push(n);
+        committed.resolve();
+      },
+    });
+    await group.run(() => db.run("INSERT INTO t VALUES (1)"));
+    await group.run(() => db.run("INSERT INTO t VALUES (2)"));
+    expect(values(db)).toEqual([1, 2]);
+    const reader = other();
+    expect(values(reader)).toEqual([]);
+    await committed.promise;
+    // Both lone writes went in with one commit.
+    expect(commits).toEqual([2]);
+    expect(values(reader)).toEqual([1, 2]);
+    reader.close();
+    db.close();
+    cleanup();
+  });
+
+  it("commits when settled, and once it holds maxHeldWrites writes", async () => {
+    const { db, other, cleanup } = fileDb();
+    const commits: number[] = [];
+    const group = new GroupCommit(db, { holdMs: 60_000, maxHeldWrites: 3, committed: (n) => commits.push(n) });
+    for (let x = 1; x <= 4; x++) await group.run(() => db.run("INSERT INTO t VALUES (?)", [x]));
+    expect(commits).toEqual([3]);
+    const reader = other();
+    expect(values(reader)).toEqual([1, 2, 3]);
+    group.settle();
+    expect(commits).toEqual([3, 1]);
+    expect(values(reader)).toEqual([1, 2, 3, 4]);
+    expect(db.inTransaction).toBe(false);
+    reader.close();
+    db.close();
+    cleanup();
+  });
+
+  it("a failing write rejects alone and the writes answered before it stay", async () => {
+    const { db, other, cleanup } = fileDb();
+    db.run("CREATE TABLE log (what TEXT)");
+    let rolledBack = 0;
+    const group = new GroupCommit(db, { holdMs: 60_000, rolledBack: () => rolledBack++ });
+    await group.run(() => {
+      db.run("INSERT INTO t VALUES (1)");
+      group.defer(() => db.run("INSERT INTO log VALUES ('one')"));
+    });
+    // Alone in its batch, then in a batch with others.
+    await expect(
+      group.run(() => {
+        db.run("INSERT INTO t VALUES (5)");
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
+    const results = await Promise.allSettled([
+      group.run(() => db.run("INSERT INTO t VALUES (2)")),
+      group.run(() => {
+        db.run("INSERT INTO t VALUES (6)");
+        throw new Error("bang");
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
+    await group.run(() => db.run("INSERT INTO t VALUES (3)"));
+    group.settle();
+    const reader = other();
+    expect(values(reader)).toEqual([1, 2, 3]);
+    // The first write's deferred row went in once, though its write ran again.
+    expect(reader.query("SELECT what FROM log").all()).toEqual([{ what: "one" }]);
+    // Its deferred write had run in a transaction that was rolled back: told.
+    expect(rolledBack).toBeGreaterThan(0);
+    reader.close();
+    db.close();
+    cleanup();
   });
 });
 

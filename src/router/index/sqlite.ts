@@ -2,8 +2,10 @@
 // WAL-mode file under the data directory. Vectors, when a dimension is configured, live in
 // the same file (sqlite-vectors.ts); the FTS5 expressions and what is done with highlight()ed text, in sqlite-text.ts.
 import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { processAlive } from "../../common/file-lock";
+import { log } from "../../common/logger";
 import { chunkDocument, embeddingInputs } from "./chunk.ts";
 import { resolveEmbeddings } from "./embeddings.ts";
 import { DimensionMismatchError } from "./errors.ts";
@@ -48,6 +50,12 @@ export interface SqliteIndexOptions {
    * test has no event loop to spare).
    */
   backgroundCheckpoints?: boolean;
+  /**
+   * Hold a write transaction open this long for the writes that follow (GroupCommit's
+   * holdMs): a write is answered once this process's searches see it, and committed with the
+   * others of its window. Default 0 (each batch commits before it is answered).
+   */
+  holdCommitMs?: number;
 }
 
 export const SQLITE_INDEX_FILE = "index.sqlite";
@@ -107,6 +115,37 @@ export async function openSqliteIndex(opts: SqliteIndexOptions): Promise<SqliteI
   return store;
 }
 
+const logger = log("index");
+
+const OPEN_MARKER = ".open.";
+/** The markers this process made (in a container the router is pid 1 at every start: one named for this pid that this process did not make is a dead one's). */
+const ownMarkers = new Set<string>();
+
+/**
+ * The stores of this process on each file. A store that holds its commits keeps the write
+ * lock between writes; another connection of the same process waiting on it would block the
+ * event loop its hold timer needs, so a store settles the others before it writes.
+ */
+const storesOnFile = new Map<string, Set<SqliteIndexStore>>();
+
+function settleOthers(file: string, self: SqliteIndexStore): void {
+  for (const other of storesOnFile.get(file) ?? []) if (other !== self) other.settle();
+}
+
+/** Removes the open markers of processes that are gone: true when there was one. */
+function takeDeadMarkers(dataDir: string): boolean {
+  const prefix = `${SQLITE_INDEX_FILE}${OPEN_MARKER}`;
+  let found = false;
+  for (const name of readdirSync(dataDir)) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length));
+    if (ownMarkers.has(join(dataDir, name)) || (pid !== process.pid && processAlive(pid))) continue;
+    rmSync(join(dataDir, name), { force: true });
+    found = true;
+  }
+  return found;
+}
+
 export class SqliteIndexStore implements IndexStore {
   readonly kind = "sqlite";
   readonly file: string;
@@ -118,10 +157,21 @@ export class SqliteIndexStore implements IndexStore {
   /** The searches' first pass: per-clause champion lists, kept across this store's own writes. */
   readonly champions: ChampionLists;
   private readonly checkpointer: BackgroundCheckpointer | undefined;
+  readonly stoppedUnclean: boolean;
+  /** `index.sqlite.open.<pid>` while this store holds commits (holdCommitMs): gone at close(). */
+  private readonly openMarker: string | undefined;
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
     this.file = join(opts.dataDir, SQLITE_INDEX_FILE);
+    // A store that answers before it commits marks the file held open; one left by a process
+    // that is gone means its last writes may never have committed.
+    this.stoppedUnclean = (opts.holdCommitMs ?? 0) > 0 && takeDeadMarkers(opts.dataDir);
+    if ((opts.holdCommitMs ?? 0) > 0) {
+      this.openMarker = `${this.file}${OPEN_MARKER}${process.pid}`;
+      closeSync(openSync(this.openMarker, "w"));
+      ownMarkers.add(this.openMarker);
+    }
     this.embeddingDim = opts.embeddingDim;
     this.sqliteVec = opts.sqliteVec ?? true;
     this.db = new Database(this.file, { create: true, strict: true });
@@ -142,8 +192,31 @@ export class SqliteIndexStore implements IndexStore {
     const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
     this.checkpointer = checkpointer;
     // A rolled-back batch's FTS writes were told to the champion lists: they start afresh.
-    this.writes = new GroupCommit(this.db, checkpointer && ((n) => checkpointer.committed(n)), () => this.champions.clear());
+    this.writes = new GroupCommit(this.db, {
+      committed: checkpointer && ((n) => checkpointer.committed(n)),
+      rolledBack: () => this.champions.clear(),
+      holdMs: opts.holdCommitMs,
+      beforeBegin: () => settleOthers(this.file, this),
+      lost: (err, n) =>
+        logger.error(
+          `index: a commit of ${n} written notes failed (${err instanceof Error ? err.message : String(err)}); their files stay, the next refresh indexes them again`,
+        ),
+    });
     this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, opts.champions);
+    const peers = storesOnFile.get(this.file) ?? new Set();
+    peers.add(this);
+    storesOnFile.set(this.file, peers);
+  }
+
+  /** Commits what every store of this process on the file holds. */
+  private settleFile(): void {
+    settleOthers(this.file, this);
+    this.writes.settle();
+  }
+
+  /** Commits what this store holds (held commits): its writes are then every connection's. */
+  settle(): void {
+    this.writes.settle();
   }
 
   /** The write path's statements, prepared once (after migrate(): they name v5's tables). */
@@ -163,6 +236,7 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   async migrate(): Promise<void> {
+    settleOthers(this.file, this);
     const { user_version: version } = this.db.query<{ user_version: number }, []>("PRAGMA user_version").get()!;
     this.db
       .transaction(() => {
@@ -187,6 +261,7 @@ export class SqliteIndexStore implements IndexStore {
    * to migrate(), which puts them back at the next open. On a non-empty index: just `load`.
    */
   async bulkLoad<T>(load: () => Promise<T>): Promise<T> {
+    this.writes.settle();
     if (this.db.query("SELECT 1 FROM docs LIMIT 1").get() !== null) return load();
     this.db.run(DEFERRED_INDEXES.map((i) => `DROP INDEX IF EXISTS ${i.name};`).join("\n"));
     try {
@@ -311,6 +386,10 @@ export class SqliteIndexStore implements IndexStore {
 
   async search(query: ParsedQuery, limit: number, opts: SearchOptions = {}): Promise<SearchHit[]> {
     if (!hasText(query)) return this.browse(query, limit);
+    // FTS5 keeps a held transaction's totals (row count, average length) in memory until it
+    // commits; the champion lists read them from the table: commit first (and what another
+    // store of this process on the file holds, which this connection cannot see).
+    this.settleFile();
     const parts = clauses(query);
     const snippets = opts.snippets ?? true;
     let hits = this.match(parts, "AND", query, limit, snippets);
@@ -321,6 +400,7 @@ export class SqliteIndexStore implements IndexStore {
   async snippets(query: ParsedQuery, paths: string[]): Promise<Map<string, HitSnippet>> {
     const out = new Map<string, HitSnippet>();
     if (!hasText(query) || paths.length === 0) return out;
+    this.settleFile();
     const docs = this.db
       .query<{ id: number; path: string }, [string]>("SELECT id, path FROM docs WHERE path IN (SELECT value FROM json_each(?))")
       .all(JSON.stringify(paths));
@@ -421,9 +501,15 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   async close(): Promise<void> {
-    this.writes.flush();
+    this.writes.settle();
     await this.checkpointer?.close();
     this.db.close();
+    storesOnFile.get(this.file)?.delete(this);
+    if (storesOnFile.get(this.file)?.size === 0) storesOnFile.delete(this.file);
+    if (this.openMarker) {
+      rmSync(this.openMarker, { force: true });
+      ownMarkers.delete(this.openMarker);
+    }
   }
 
   private requireVectors(): SqliteVectors {

@@ -120,6 +120,14 @@ export interface IndexStore {
   readonly embeddingDim: number | undefined;
   /** True when vectors are configured and vectorSearch() can run. */
   readonly hasVectors: boolean;
+  /**
+   * The last process that held this index for writing stopped without closing it (killed, or
+   * it crashed): rows of notes whose files were written may be missing. The router catches up
+   * from the vault's files before it serves. Postgres commits before it answers: never set.
+   */
+  readonly stoppedUnclean?: boolean;
+  /** Commits the writes a store answered before committing (SQLite's held commits); a store that commits first has none. */
+  settle?(): void;
   /** Creates or upgrades the schema; idempotent (the factories call it at start-up). */
   migrate(): Promise<void>;
   /** Chunks and (re)writes the document's rows. Returns false when nothing changed. */

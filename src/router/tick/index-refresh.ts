@@ -158,8 +158,10 @@ export class BackgroundIndexer {
   }
 
   /** Resolves once everything scheduled so far is indexed. */
+  /** Resolves once no round is running and what the rounds wrote is committed. */
   async idle(): Promise<void> {
     while (this.running) await this.running;
+    this.deps.index.settle?.();
   }
 
   async close(): Promise<void> {
