@@ -2,7 +2,7 @@
 // transaction, each in its own savepoint (a failing write rejects alone). FTS5 pays per
 // commit — a new segment, then merges — so a refresh or a burst of ingests that overlaps
 // its upserts runs several times faster than one transaction per document. A write's
-// promise settles once its transaction has committed.
+// promise settles once its transaction has committed (unless commits are held: below).
 //
 // FTS5 writes go last (defer()): FTS5 flushes its pending terms into a new segment at every
 // savepoint opened after a write to it, so a full-text row written inside each document's
@@ -207,10 +207,7 @@ export class GroupCommit {
       // The writes answered in the rolled-back transaction go in again (a held transaction).
       if (earlier.length > 0) this.replay(earlier);
       if (isolated) throw error;
-      if (alone && batch.length === 1 && results.length === 0) {
-        this.commitHeld();
-        return [{ ok: false, error }];
-      }
+      if (alone && batch.length === 1 && results.length === 0) return [{ ok: false, error }];
       if (alone && batch.length === 1) throw error; // its deferred write failed: the batch fails, as below
       return undefined;
     }
@@ -218,8 +215,8 @@ export class GroupCommit {
 
   /** Runs answered writes again in a new transaction (after a rollback of the one they were in). */
   private replay(writes: Array<() => unknown>): void {
-    this.open();
     try {
+      this.open();
       this.deferred = [];
       const later: Array<() => void> = [];
       for (const fn of writes) {
