@@ -314,6 +314,27 @@ describe("GroupCommit holding its transaction (holdMs)", () => {
     cleanup();
   });
 
+  it("tells lost() when the held transaction's commit fails, and carries on with the next writes", async () => {
+    const { db, other, cleanup } = fileDb();
+    // A deferred foreign key is checked at COMMIT: a write that breaks it is answered, then its commit fails.
+    db.run("PRAGMA foreign_keys = ON");
+    db.run("CREATE TABLE child (x INTEGER REFERENCES t (x) DEFERRABLE INITIALLY DEFERRED)");
+    const lost: number[] = [];
+    const group = new GroupCommit(db, { holdMs: 60_000, lost: (_err, n) => lost.push(n) });
+    await group.run(() => db.run("INSERT INTO t VALUES (1)"));
+    await group.run(() => db.run("INSERT INTO child VALUES (99)"));
+    group.settle();
+    expect(lost).toEqual([2]);
+    expect(db.inTransaction).toBe(false);
+    await group.run(() => db.run("INSERT INTO t VALUES (2)"));
+    group.settle();
+    const reader = other();
+    expect(values(reader)).toEqual([2]);
+    reader.close();
+    db.close();
+    cleanup();
+  });
+
   it("a failing write rejects alone and the writes answered before it stay", async () => {
     const { db, other, cleanup } = fileDb();
     db.run("CREATE TABLE log (what TEXT)");
