@@ -41,6 +41,53 @@ describeLinkStore("SQLite index: links and listings", () => sqliteLab());
 describeIndexStore("SQLite index holding its commits", () => sqliteLab({ holdCommitMs: 50 }), { vectors: true });
 describeLinkStore("SQLite index holding its commits: links and listings", () => sqliteLab({ holdCommitMs: 50 }));
 
+describe("SQLite index holding its commits, searched between writes", () => {
+  it("scores every hit as the full query over the committed index does (a search commits what is held first)", async () => {
+    const a = await sqliteLab();
+    const b = await sqliteLab();
+    // Held for a minute: only the searches commit. The other store runs every query in full.
+    const held = await openSqliteIndex({ dataDir: a.dataDir, holdCommitMs: 60_000 });
+    const full = await openSqliteIndex({ dataDir: b.dataDir, champions: { depth: 0 } });
+    const words = ["quartz", "basalt", "granite", "slate", "marble", "flint", "shale", "gneiss"];
+    const note = (i: number, round: number): IndexDoc => ({
+      path: `raw/n${i}.md`,
+      producer: "raw",
+      title: `${words[i % 8]} note ${i}`,
+      body: Array.from({ length: 5 + ((i * 7 + round) % 40) }, (_, j) => words[(i * 3 + j * (round + 1)) % 8]).join(" "),
+      tags: [],
+      updatedAt: new Date(0),
+      hash: `${i}-${round}`,
+    });
+    const both = async (doc: IndexDoc) => {
+      await held.upsert(doc);
+      await full.upsert(doc);
+    };
+    const queries = ["quartz", "basalt granite", "slate", "marble flint shale"].map((q) => parseQuery(q));
+    const compare = async () => {
+      for (const q of queries) {
+        const got = (await held.search(q, 5)).map((h) => [h.path, h.score]);
+        const want = (await full.search(q, 5)).map((h) => [h.path, h.score]);
+        expect(got).toEqual(want);
+      }
+    };
+    try {
+      for (let i = 0; i < 200; i++) await both(note(i, 0));
+      await compare(); // builds the lists
+      // Writes held between searches: new notes and rewrites that move the counts and the average length.
+      for (let round = 1; round <= 12; round++) {
+        for (let i = 0; i < 6; i++) await both(note(round * 37 + i * 11 + (i % 2 ? 200 : 0), round));
+        await compare();
+      }
+      expect(held.champions.counts.answered).toBeGreaterThan(20);
+    } finally {
+      await held.close();
+      await full.close();
+      await a.cleanup();
+      await b.cleanup();
+    }
+  });
+});
+
 describe("SQLite index holding its commits, after an unclean stop", () => {
   it("says so when a process that held it open is gone, and not after a clean close or for a live holder", async () => {
     const lab = await sqliteLab();
