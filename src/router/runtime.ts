@@ -94,6 +94,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
     // Its requests commit a note at a time: WAL checkpoints (fsyncs) off the event loop.
     backgroundCheckpoints: true,
     holdCommitMs: config.indexCommitHoldMs,
+    // A first search of a common word builds its list off the event loop.
+    backgroundListBuilds: true,
   });
   const chatEp = chatEndpoint(config);
   const embedEp = embeddingsEndpoint(config);

@@ -16,6 +16,8 @@ export interface IndexStoreConfig {
   backgroundCheckpoints?: boolean;
   /** SQLite: hold a write transaction open this long for the writes that follow (INDEX_COMMIT_HOLD_MS). */
   holdCommitMs?: number;
+  /** SQLite: build the champion lists in a worker thread (the router's index). */
+  backgroundListBuilds?: boolean;
 }
 
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {

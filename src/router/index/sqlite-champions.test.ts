@@ -262,3 +262,69 @@ describe("SQLite search: the champion-list first pass", () => {
     }
   });
 });
+
+describe("SQLite search: champion lists built in a worker thread", () => {
+  let dataDir: string;
+  let bg: SqliteIndexStore;
+  let full: SqliteIndexStore;
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "index-champions-bg-"));
+    bg = await openSqliteIndex({ dataDir, champions: { depth: 24 }, backgroundListBuilds: true });
+    await Promise.all(corpus(600).map((d) => bg.upsert(d)));
+    full = await openSqliteIndex({ dataDir, champions: { depth: 0 } });
+  });
+  afterAll(async () => {
+    await bg.close();
+    await full.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function same(q: string, limit: number) {
+    const query = parseQuery(q);
+    const a = await bg.search(query, limit);
+    const b = await full.search(query, limit);
+    expect({ q, limit, hits: view(a) }).toEqual({ q, limit, hits: view(b) });
+    for (const [i, h] of a.entries()) expect(h.score).toBe(b[i]!.score);
+  }
+
+  it("answers with the full query while a list is built, then from the lists: every answer the full query's, bit for bit", async () => {
+    for (const q of QUERIES) await same(q, 10);
+    // Sent to the worker, not built here: nothing was answered from a list yet.
+    expect(bg.champions.counts.answered).toBe(0);
+    expect(bg.champions.counts.built).toBe(0);
+    await bg.champions.idle();
+    expect(bg.champions.counts.built).toBeGreaterThan(10);
+    for (let pass = 0; pass < 3; pass++) {
+      for (const q of QUERIES) for (const limit of [10, 3, 40]) await same(q, limit);
+      await bg.champions.idle();
+    }
+    expect(bg.champions.counts.answered).toBeGreaterThan(QUERIES.length);
+  });
+
+  it("does not keep a list the worker built while this store wrote: the clause is built here next time, and the answer holds the new note", async () => {
+    const store = await openSqliteIndex({ dataDir: join(dataDir, "moved"), champions: { depth: 24 }, backgroundListBuilds: true });
+    const reference = await openSqliteIndex({ dataDir: join(dataDir, "moved"), champions: { depth: 0 } });
+    try {
+      await Promise.all(corpus(300).map((d) => store.upsert(d)));
+      const query = parseQuery("quokka");
+      await store.search(query, 5); // the first search reads the index's state
+      await store.search(query, 5); // sends "quokka" to the worker
+      // Written before the worker's answer can be read (settle() runs the write now): the
+      // best "quokka" note there is.
+      const best: IndexDoc = { ...corpus(1)[0]!, path: "notes/best-quokka.md", title: "quokka quokka quokka", body: "quokka ".repeat(60), hash: "best" };
+      const written = store.upsert(best);
+      store.settle();
+      await written;
+      await store.champions.idle();
+      expect(store.champions.counts.built).toBe(0);
+      const hits = await store.search(query, 5);
+      expect(store.champions.counts.built).toBe(1);
+      expect(hits[0]!.path).toBe("notes/best-quokka.md");
+      expect(view(hits)).toEqual(view(await reference.search(query, 5)));
+    } finally {
+      await store.close();
+      await reference.close();
+    }
+  });
+});

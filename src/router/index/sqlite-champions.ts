@@ -38,6 +38,7 @@
 // write's rollback, the lists are dropped and built afresh.
 import type { Database, Statement } from "bun:sqlite";
 import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./sqlite-bm25.ts";
+import type { BuildReply, BuildRequest } from "./sqlite-champions-worker.ts";
 
 /** A clause's list: its best documents by the clause's bm25 alone (higher is better). */
 interface ChampionList {
@@ -99,6 +100,24 @@ export interface ChampionOptions {
    * beyond, the full query intersects them.
    */
   maxFilterChecks?: number;
+  /**
+   * The index file: lists are built in a worker thread on a read-only connection of their own
+   * (sqlite-champions-worker.ts), so a first use does not hold the event loop for a build
+   * (100–300 ms for a common word at 100k notes); a search that needs a list still being
+   * built runs the full query. Unset: built in the calling thread, at first use.
+   */
+  workerFile?: string;
+}
+
+/** A build sent to the worker: what the list will be installed with if the index has not moved since. */
+interface PendingBuild {
+  clause: string;
+  gen: number;
+  /** written() calls when it was sent: any write since and the list is not installed. */
+  writes: number;
+  totals: TableTotals;
+  matches: number;
+  depth: number;
 }
 
 export class ChampionLists {
@@ -111,6 +130,7 @@ export class ChampionLists {
   private readonly maxEntries: number;
   private readonly maxWritten: number;
   private readonly maxFilterChecks: number;
+  private readonly workerFile: string | undefined;
   /** The most candidates passing() checks (the batches' sum). */
   private readonly filterReach: number;
   private readonly lists = new Map<string, ChampionList>();
@@ -144,6 +164,19 @@ export class ChampionLists {
   private readonly deltaMatches = new Map<string, { seq: number; rows: Map<number, { f: number; length: number }> }>();
   /** Searches answered by the lists, those that fell back to the full query, and lists built. */
   readonly counts = { answered: 0, fellBack: 0, built: 0 };
+  /** Background builds (workerFile): the worker, the builds in flight by ticket and by clause. */
+  private worker: Worker | undefined;
+  private workerFailed = false;
+  private ticket = 0;
+  private readonly tickets = new Map<number, PendingBuild>();
+  private readonly pending = new Map<string, PendingBuild>();
+  /** Clauses whose background build was discarded (the index moved meanwhile): built here next time. */
+  private readonly buildHere = new Set<string>();
+  /** Bumped by clear(): a build sent before is not installed. */
+  private gen = 0;
+  /** Every written() call, lists or not. */
+  private writes = 0;
+  private idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly db: Database,
@@ -161,6 +194,7 @@ export class ChampionLists {
     this.maxEntries = opts.maxEntries ?? 1_572_864;
     this.maxWritten = opts.maxWritten ?? 4096;
     this.maxFilterChecks = opts.maxFilterChecks ?? 2048;
+    this.workerFile = opts.workerFile;
     let reach = 0;
     for (let size = 64; reach < this.maxFilterChecks; size *= 2) reach += size;
     this.filterReach = reach;
@@ -172,6 +206,7 @@ export class ChampionLists {
    * its rescoring). Every write to docs_fts on this connection must be told here.
    */
   written(id: number, dropped: boolean): void {
+    this.writes++;
     if (this.lists.size === 0) {
       // No list to carry: what was read of the index before this write is stale.
       if (this.log.length > 0 || this.totals || this.lengths !== undefined || this.hits.size > 0) this.resetState();
@@ -199,7 +234,10 @@ export class ChampionLists {
     // A query the lists could not prove at their deepest goes to the full query at once.
     const memo = passes ? undefined : `${op}\u0001${k}\u0001${clauses.join("\u0001")}`;
     if (memo !== undefined && this.unprovable.has(memo)) return this.fellBack();
-    const lists = clauses.map((c) => this.list(c));
+    const maybe = clauses.map((c) => this.list(c));
+    // A list still being built in the worker: the full query answers this one.
+    if (maybe.some((l) => l === undefined)) return this.fellBack();
+    const lists = maybe as ChampionList[];
     const live = this.log.length > 0;
     if (live && this.current().rows === 0) return this.fellBack();
     // The documents whose score is known, best first, and the most any other can score.
@@ -280,8 +318,26 @@ export class ChampionLists {
     return top.slice(0, k);
   }
 
+  /** Resolves once no background build is in flight (tests, benches). */
+  idle(): Promise<void> {
+    if (this.tickets.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Stops the build worker, if one was started. */
+  close(): void {
+    this.worker?.terminate();
+    this.worker = undefined;
+    this.tickets.clear();
+    this.pending.clear();
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+
   /** Drops every list (tests, and a caller that knows the index changed). */
   clear(): void {
+    this.gen++;
+    this.pending.clear();
+    this.buildHere.clear();
     this.lists.clear();
     this.deeper.clear();
     this.unprovable.clear();
@@ -340,7 +396,8 @@ export class ChampionLists {
     return false;
   }
 
-  private list(clause: string): ChampionList {
+  /** The clause's list, built here if need be — or, with a worker, undefined while it is built there. */
+  private list(clause: string): ChampionList | undefined {
     const cached = this.lists.get(clause);
     if (cached) {
       // Most recently used last.
@@ -348,18 +405,24 @@ export class ChampionLists {
       this.lists.set(clause, cached);
       return cached;
     }
+    if (this.pending.has(clause)) return undefined;
     // Prepared on first use: docs_fts exists once the store has migrated. The temporary
     // tables too, here, outside any write (a write's rollback would take them with it).
     this.temp();
-    this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
     // Counted first (a tenth of a build: no scoring): a clause with few more matches than
     // the depth is built whole at once, for about the same cost as its first DEPTH.
     const matches = this.matches(clause);
     let depth = this.deeper.get(clause) ?? this.depth;
     this.deeper.delete(clause);
     if (matches >= depth && matches < Math.min(4 * depth, this.maxDepth) && this.entries + matches <= this.maxEntries / 2) depth = matches + 1;
+    // The state the scores are computed in: a later write's search carries them from it.
+    const totals = this.current();
+    if (this.workerFile && !this.workerFailed && !this.buildHere.delete(clause)) {
+      this.send({ clause, gen: this.gen, writes: this.writes, totals, matches, depth });
+      return undefined;
+    }
+    this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
     const rows = this.clauseQuery.values(clause, depth) as [number, number][];
-    this.counts.built++;
     const n = rows.length;
     let top = 0;
     for (const row of rows) top = Math.max(top, row[0]);
@@ -369,12 +432,17 @@ export class ChampionLists {
       ids[i] = rows[i]![0];
       scores[i] = -rows[i]![1];
     }
+    return this.install(clause, ids, scores, depth, totals, matches);
+  }
+
+  /** A built list kept: `scores` (best first) computed in the state `totals`, where the clause had `matches` matches. */
+  private install(clause: string, ids: Int32Array | Float64Array, scores: Float64Array, depth: number, totals: TableTotals, matches: number): ChampionList {
+    this.counts.built++;
+    const n = ids.length;
     const byId = new Int32Array(n);
     for (let i = 0; i < n; i++) byId[i] = i;
     byId.sort((a, b) => ids[a]! - ids[b]!);
     const complete = n < depth;
-    // The state the scores were computed in: a later write's search carries them from it.
-    const totals = this.current();
     const list: ChampionList = {
       ids,
       scores,
@@ -389,6 +457,48 @@ export class ChampionLists {
     this.entries += n;
     this.evict(list);
     return list;
+  }
+
+  /** Sends a build to the worker (started on first use). */
+  private send(build: PendingBuild): void {
+    if (!this.worker) {
+      this.worker = new Worker(new URL("./sqlite-champions-worker.ts", import.meta.url));
+      // Never what keeps the process alive.
+      this.worker.unref();
+      this.worker.addEventListener("message", (event: MessageEvent<BuildReply>) => this.received(event.data));
+      this.worker.addEventListener("error", () => {
+        // Built here from now on; what was in flight is built again on its next use.
+        this.workerFailed = true;
+        this.close();
+      });
+    }
+    const ticket = ++this.ticket;
+    this.tickets.set(ticket, build);
+    this.pending.set(build.clause, build);
+    const request: BuildRequest = { file: this.workerFile!, rank: this.rank, clause: build.clause, depth: build.depth, ticket };
+    this.worker.postMessage(request);
+  }
+
+  /**
+   * A list back from the worker, installed only if it is the state it was asked in: no clear()
+   * since, no write by this connection (written()), none by another (data_version), and the
+   * totals the worker read equal to those it was asked with. Else the clause's next list is
+   * built here (the worker would keep missing a vault written this often).
+   */
+  private received(reply: BuildReply): void {
+    const build = this.tickets.get(reply.ticket);
+    this.tickets.delete(reply.ticket);
+    if (build && this.pending.get(build.clause) === build) this.pending.delete(build.clause);
+    try {
+      if (!build || build.gen !== this.gen) return;
+      if ("failed" in reply || build.writes !== this.writes || !this.still() || reply.rows !== build.totals.rows || reply.tokens !== build.totals.tokens) {
+        if (build.gen === this.gen) this.buildHere.add(build.clause);
+        return;
+      }
+      if (!this.lists.has(build.clause)) this.install(build.clause, reply.ids, reply.scores, build.depth, build.totals, build.matches);
+    } finally {
+      if (this.tickets.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+    }
   }
 
   /** The least recently used lists go while the entries are over budget (never `keep`). */

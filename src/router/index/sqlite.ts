@@ -56,6 +56,12 @@ export interface SqliteIndexOptions {
    * others of its window. Default 0 (each batch commits before it is answered).
    */
   holdCommitMs?: number;
+  /**
+   * Build the searches' champion lists in a worker thread (ChampionOptions.workerFile): the
+   * router's, whose first searches of a common word would otherwise hold every request behind
+   * a build. Default off (a build here is what a one-off search or a test wants).
+   */
+  backgroundListBuilds?: boolean;
 }
 
 export const SQLITE_INDEX_FILE = "index.sqlite";
@@ -202,7 +208,10 @@ export class SqliteIndexStore implements IndexStore {
           `index: a commit of ${n} written notes failed (${err instanceof Error ? err.message : String(err)}); their files stay, the next refresh indexes them again`,
         ),
     });
-    this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, opts.champions);
+    this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, {
+      ...opts.champions,
+      workerFile: opts.backgroundListBuilds ? this.file : undefined,
+    });
     const peers = storesOnFile.get(this.file) ?? new Set();
     peers.add(this);
     storesOnFile.set(this.file, peers);
@@ -502,6 +511,7 @@ export class SqliteIndexStore implements IndexStore {
 
   async close(): Promise<void> {
     this.writes.settle();
+    this.champions.close();
     await this.checkpointer?.close();
     this.db.close();
     storesOnFile.get(this.file)?.delete(this);
