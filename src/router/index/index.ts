@@ -21,8 +21,8 @@ export interface IndexStoreConfig {
 }
 
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
-  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs } = config;
+  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
   return databaseUrl
     ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema })
-    : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs });
+    : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs, backgroundListBuilds });
 }
