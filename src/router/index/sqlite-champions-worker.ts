@@ -1,7 +1,7 @@
 // The champion lists' build thread (sqlite-champions.ts, `workerFile`): its own read-only
 // connection to the index file, running a clause's build query — FTS5's bm25 of every match,
-// the best `depth` kept — off the event loop. The table's totals are read in the same read
-// transaction, so the caller can tell which state of the index the scores belong to.
+// the best `depth` kept — off the event loop. The table's totals and the clause's match count
+// are read in the same read transaction: the list is then exactly a list built in that state.
 import { Database } from "bun:sqlite";
 import { tableTotals } from "./sqlite-bm25.ts";
 
@@ -15,16 +15,20 @@ export interface BuildRequest {
   /** The clause: an FTS5 expression of one word or phrase. */
   clause: string;
   depth: number;
+  /** A clause with fewer matches than min(4 × depth, maxDepth) and at most this many is built whole. */
+  maxWhole: number;
+  maxDepth: number;
   /** Echoed back. */
   ticket: number;
 }
 
 export type BuildReply =
-  | { ticket: number; ids: Int32Array | Float64Array; scores: Float64Array; rows: number; tokens: number }
+  | { ticket: number; ids: Int32Array | Float64Array; scores: Float64Array; depth: number; matches: number; rows: number; tokens: number }
   | { ticket: number; failed: string };
 
 let db: Database | undefined;
 let query: ReturnType<Database["query"]> | undefined;
+let count: ReturnType<Database["query"]> | undefined;
 
 self.addEventListener("message", (event: MessageEvent<BuildRequest>) => {
   const msg = event.data;
@@ -33,13 +37,21 @@ self.addEventListener("message", (event: MessageEvent<BuildRequest>) => {
       db = new Database(msg.file, { readonly: true });
       db.run("PRAGMA busy_timeout = 5000");
       query = db.query(`SELECT rowid, ${msg.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
+      count = db.query("SELECT count(*) AS n FROM docs_fts WHERE docs_fts MATCH ?");
     }
+    // One read transaction: the totals, the count and the scores of one state of the index.
     db.run("BEGIN");
     let rows: [number, number][];
     let totals: { rows: number; tokens: number };
+    let depth = msg.depth;
+    let matches: number;
     try {
       totals = tableTotals(db, "docs_fts");
-      rows = query!.values(msg.clause, msg.depth) as [number, number][];
+      // Counted first (a tenth of a build): a clause with few more matches than the depth is
+      // built whole at once, for about the same cost as its first `depth`.
+      matches = (count!.get(msg.clause) as { n: number }).n;
+      if (matches >= depth && matches < Math.min(4 * depth, msg.maxDepth) && matches <= msg.maxWhole) depth = matches + 1;
+      rows = query!.values(msg.clause, depth) as [number, number][];
     } finally {
       db.run("COMMIT");
     }
@@ -52,7 +64,7 @@ self.addEventListener("message", (event: MessageEvent<BuildRequest>) => {
       ids[i] = rows[i]![0];
       scores[i] = -rows[i]![1];
     }
-    const reply: BuildReply = { ticket: msg.ticket, ids, scores, rows: totals.rows, tokens: totals.tokens };
+    const reply: BuildReply = { ticket: msg.ticket, ids, scores, depth, matches, rows: totals.rows, tokens: totals.tokens };
     self.postMessage(reply, [ids.buffer, scores.buffer]);
   } catch (err) {
     self.postMessage({ ticket: msg.ticket, failed: (err as Error).message } satisfies BuildReply);

@@ -109,15 +109,10 @@ export interface ChampionOptions {
   workerFile?: string;
 }
 
-/** A build sent to the worker: what the list will be installed with if the index has not moved since. */
+/** A build sent to the worker (its list is installed unless clear() ran since). */
 interface PendingBuild {
   clause: string;
   gen: number;
-  /** written() calls when it was sent: any write since and the list is not installed. */
-  writes: number;
-  totals: TableTotals;
-  matches: number;
-  depth: number;
 }
 
 export class ChampionLists {
@@ -170,12 +165,8 @@ export class ChampionLists {
   private ticket = 0;
   private readonly tickets = new Map<number, PendingBuild>();
   private readonly pending = new Map<string, PendingBuild>();
-  /** Clauses whose background build was discarded (the index moved meanwhile): built here next time. */
-  private readonly buildHere = new Set<string>();
   /** Bumped by clear(): a build sent before is not installed. */
   private gen = 0;
-  /** Every written() call, lists or not. */
-  private writes = 0;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -206,8 +197,8 @@ export class ChampionLists {
    * its rescoring). Every write to docs_fts on this connection must be told here.
    */
   written(id: number, dropped: boolean): void {
-    this.writes++;
-    if (this.lists.size === 0) {
+    // A list being built in the worker counts as a list: it may be of a state before this write.
+    if (this.lists.size === 0 && this.pending.size === 0) {
       // No list to carry: what was read of the index before this write is stale.
       if (this.log.length > 0 || this.totals || this.lengths !== undefined || this.hits.size > 0) this.resetState();
       return;
@@ -337,7 +328,6 @@ export class ChampionLists {
   clear(): void {
     this.gen++;
     this.pending.clear();
-    this.buildHere.clear();
     this.lists.clear();
     this.deeper.clear();
     this.unprovable.clear();
@@ -409,18 +399,18 @@ export class ChampionLists {
     // Prepared on first use: docs_fts exists once the store has migrated. The temporary
     // tables too, here, outside any write (a write's rollback would take them with it).
     this.temp();
+    let depth = this.deeper.get(clause) ?? this.depth;
+    this.deeper.delete(clause);
+    if (this.workerFile && !this.workerFailed) {
+      this.send({ clause, gen: this.gen }, depth);
+      return undefined;
+    }
     // Counted first (a tenth of a build: no scoring): a clause with few more matches than
     // the depth is built whole at once, for about the same cost as its first DEPTH.
     const matches = this.matches(clause);
-    let depth = this.deeper.get(clause) ?? this.depth;
-    this.deeper.delete(clause);
     if (matches >= depth && matches < Math.min(4 * depth, this.maxDepth) && this.entries + matches <= this.maxEntries / 2) depth = matches + 1;
     // The state the scores are computed in: a later write's search carries them from it.
     const totals = this.current();
-    if (this.workerFile && !this.workerFailed && !this.buildHere.delete(clause)) {
-      this.send({ clause, gen: this.gen, writes: this.writes, totals, matches, depth });
-      return undefined;
-    }
     this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
     const rows = this.clauseQuery.values(clause, depth) as [number, number][];
     const n = rows.length;
@@ -460,7 +450,7 @@ export class ChampionLists {
   }
 
   /** Sends a build to the worker (started on first use). */
-  private send(build: PendingBuild): void {
+  private send(build: PendingBuild, depth: number): void {
     if (!this.worker) {
       this.worker = new Worker(new URL("./sqlite-champions-worker.ts", import.meta.url));
       // Never what keeps the process alive.
@@ -475,27 +465,37 @@ export class ChampionLists {
     const ticket = ++this.ticket;
     this.tickets.set(ticket, build);
     this.pending.set(build.clause, build);
-    const request: BuildRequest = { file: this.workerFile!, rank: this.rank, clause: build.clause, depth: build.depth, ticket };
+    const request: BuildRequest = {
+      file: this.workerFile!,
+      rank: this.rank,
+      clause: build.clause,
+      depth,
+      maxWhole: this.maxEntries / 2 - this.entries,
+      maxDepth: this.maxDepth,
+      ticket,
+    };
     this.worker.postMessage(request);
   }
 
   /**
-   * A list back from the worker, installed only if it is the state it was asked in: no clear()
-   * since, no write by this connection (written()), none by another (data_version), and the
-   * totals the worker read equal to those it was asked with. Else the clause's next list is
-   * built here (the worker would keep missing a vault written this often).
+   * A list back from the worker: a list built in the state the worker read — its totals and the
+   * clause's count from the same read transaction — and kept like one built here. The writes
+   * this connection made since the build was sent are in the log (written() logs them while a
+   * build is pending), so the notes they touched are scored apart, whether or not the worker's
+   * state held them. Not kept after a clear(), or when another connection wrote (data_version).
    */
   private received(reply: BuildReply): void {
     const build = this.tickets.get(reply.ticket);
     this.tickets.delete(reply.ticket);
     if (build && this.pending.get(build.clause) === build) this.pending.delete(build.clause);
     try {
-      if (!build || build.gen !== this.gen) return;
-      if ("failed" in reply || build.writes !== this.writes || !this.still() || reply.rows !== build.totals.rows || reply.tokens !== build.totals.tokens) {
-        if (build.gen === this.gen) this.buildHere.add(build.clause);
+      if ("failed" in reply) {
+        // Built here from now on (a worker that cannot read the file would fail every build).
+        this.workerFailed = true;
         return;
       }
-      if (!this.lists.has(build.clause)) this.install(build.clause, reply.ids, reply.scores, build.depth, build.totals, build.matches);
+      if (!build || build.gen !== this.gen || !this.still()) return;
+      if (!this.lists.has(build.clause)) this.install(build.clause, reply.ids, reply.scores, reply.depth, reply, reply.matches);
     } finally {
       if (this.tickets.size === 0) for (const w of this.idleWaiters.splice(0)) w();
     }
