@@ -4,6 +4,7 @@
 // are read in the same read transaction: the list is then exactly a list built in that state.
 import { Database } from "bun:sqlite";
 import { tableTotals } from "./sqlite-bm25.ts";
+import { buildDepth, rankedArrays } from "./sqlite-champion-build.ts";
 
 declare const self: Worker;
 
@@ -47,25 +48,15 @@ self.addEventListener("message", (event: MessageEvent<BuildRequest>) => {
     let matches: number;
     try {
       totals = tableTotals(db, "docs_fts");
-      // Counted first (a tenth of a build): a clause with few more matches than the depth is
-      // built whole at once, for about the same cost as its first `depth`.
       matches = (count!.get(msg.clause) as { n: number }).n;
-      if (matches >= depth && matches < Math.min(4 * depth, msg.maxDepth) && matches <= msg.maxWhole) depth = matches + 1;
+      depth = buildDepth(matches, depth, msg.maxDepth, msg.maxWhole);
       rows = query!.values(msg.clause, depth) as [number, number][];
     } finally {
       db.run("COMMIT");
     }
-    const n = rows.length;
-    let top = 0;
-    for (const row of rows) top = Math.max(top, row[0]);
-    const ids = top < 2 ** 31 ? new Int32Array(n) : new Float64Array(n);
-    const scores = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      ids[i] = rows[i]![0];
-      scores[i] = -rows[i]![1];
-    }
+    const { ids, scores } = rankedArrays(rows);
     const reply: BuildReply = { ticket: msg.ticket, ids, scores, depth, matches, rows: totals.rows, tokens: totals.tokens };
-    self.postMessage(reply, [ids.buffer, scores.buffer]);
+    self.postMessage(reply, [ids.buffer as ArrayBuffer, scores.buffer as ArrayBuffer]);
   } catch (err) {
     self.postMessage({ ticket: msg.ticket, failed: (err as Error).message } satisfies BuildReply);
   }

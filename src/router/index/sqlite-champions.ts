@@ -38,6 +38,7 @@
 // write's rollback, the lists are dropped and built afresh.
 import type { Database, Statement } from "bun:sqlite";
 import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./sqlite-bm25.ts";
+import { buildDepth, rankedArrays } from "./sqlite-champion-build.ts";
 import type { BuildReply, BuildRequest } from "./sqlite-champions-worker.ts";
 
 /** A clause's list: its best documents by the clause's bm25 alone (higher is better). */
@@ -405,23 +406,12 @@ export class ChampionLists {
       this.send({ clause, gen: this.gen }, depth);
       return undefined;
     }
-    // Counted first (a tenth of a build: no scoring): a clause with few more matches than
-    // the depth is built whole at once, for about the same cost as its first DEPTH.
     const matches = this.matches(clause);
-    if (matches >= depth && matches < Math.min(4 * depth, this.maxDepth) && this.entries + matches <= this.maxEntries / 2) depth = matches + 1;
+    depth = buildDepth(matches, depth, this.maxDepth, this.maxEntries / 2 - this.entries);
     // The state the scores are computed in: a later write's search carries them from it.
     const totals = this.current();
     this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
-    const rows = this.clauseQuery.values(clause, depth) as [number, number][];
-    const n = rows.length;
-    let top = 0;
-    for (const row of rows) top = Math.max(top, row[0]);
-    const ids = top < 2 ** 31 ? new Int32Array(n) : new Float64Array(n);
-    const scores = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      ids[i] = rows[i]![0];
-      scores[i] = -rows[i]![1];
-    }
+    const { ids, scores } = rankedArrays(this.clauseQuery.values(clause, depth) as [number, number][]);
     return this.install(clause, ids, scores, depth, totals, matches);
   }
 
