@@ -16,8 +16,10 @@
 // of its clause (fewer than DEPTH) is complete: a document missing from it does not hold the
 // clause (an AND query leaves it out; an OR query adds 0).
 //
-// The lists are built on first use of a clause, by one FTS5 query of that clause alone, and
-// kept in memory across this connection's writes (another connection's write, seen in PRAGMA
+// The lists are built on first use of a clause, by one FTS5 query of that clause alone (with
+// `workerFile`, the router's setting, in a worker thread on a connection of its own, the search
+// that asked answering with the full query meanwhile), and kept in memory across this
+// connection's writes (another connection's write, seen in PRAGMA
 // data_version, drops them all). A write changes every clause's idf and the average length,
 // and the written documents' own scores. So the store tells the lists each document whose
 // text it writes or deletes (written()), and a search after writes carries each list to the
