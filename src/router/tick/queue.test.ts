@@ -2,7 +2,7 @@
 // reader sees its final state, and a start after a crash between "final record written" and
 // "request removed" keeps the outcome rather than failing a tick that finished.
 import { describe, expect, it } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TICK_FOLDERS, TICK_WAIT_MS, TickQueue, type TickRecord, tickWaitMs } from "./queue";
@@ -75,6 +75,21 @@ describe("waiting for a tick", () => {
   it("keeps a shorter wait as asked and treats a negative one as none", () => {
     expect(tickWaitMs(1500)).toBe(1500);
     expect(tickWaitMs(-5)).toBe(0);
+  });
+
+  it("finds a tick that finished between listing its request and reading it (the request gone, the final record written)", async () => {
+    const v = vault();
+    const q = new TickQueue({ vault: v, run: async () => outcome });
+    const id = "0123456789ab";
+    const name = `20260101T000000Z-${id}.json`;
+    const final = { tick_id: id, status: "succeeded" } as TickRecord;
+    mkdirSync(join(v, TICK_FOLDERS.requested), { recursive: true });
+    mkdirSync(join(v, TICK_FOLDERS.completed), { recursive: true });
+    // Listed in requested/ but gone when read (a link to nothing), and finished in completed/.
+    symlinkSync(join(v, "gone.json"), join(v, TICK_FOLDERS.requested, name));
+    writeFileSync(join(v, TICK_FOLDERS.completed, name), JSON.stringify(final));
+    expect((await q.get(id))?.status).toBe("succeeded");
+    expect((await q.wait(id, 0))?.status).toBe("succeeded");
   });
 
   it("answers with the running tick's record once a short wait is up, and with the final record when it finishes in time", async () => {

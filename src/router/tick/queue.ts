@@ -158,9 +158,15 @@ export class TickQueue {
     if (!/^[0-9a-f]{1,64}$/i.test(id)) return undefined;
     const mem = this.memory.get(id);
     if (mem) return mem;
-    for (const dir of Object.values(TICK_FOLDERS)) {
-      const name = (await readdir(join(this.deps.vault, dir)).catch(() => [] as string[])).find((n) => n.endsWith(`-${id}.json`));
-      if (name) return readRecord(join(this.deps.vault, dir, name));
+    // A tick that finishes meanwhile moves from requested/ to completed/ or failed/ (the final
+    // file first, then the request goes): a request listed but gone when read is looked for
+    // again, so a reader never sees a tick that exists as missing.
+    for (let pass = 0; pass < 2; pass++) {
+      for (const dir of Object.values(TICK_FOLDERS)) {
+        const name = (await readdir(join(this.deps.vault, dir)).catch(() => [] as string[])).find((n) => n.endsWith(`-${id}.json`));
+        const record = name === undefined ? undefined : await readRecord(join(this.deps.vault, dir, name));
+        if (record) return record;
+      }
     }
     return undefined;
   }
