@@ -232,6 +232,15 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
         expect((await store.countByProducer()).ingest).toBe(1);
       });
 
+      it("says whether it holds any document of a producer, and no longer once the last is gone", async () => {
+        expect(await store.holdsProducer("ingest")).toBe(false);
+        await store.upsert(note("zebra crossing"));
+        expect(await store.holdsProducer("ingest")).toBe(true);
+        expect(await store.holdsProducer("signals")).toBe(false);
+        await store.remove("ingest/n.md");
+        expect(await store.holdsProducer("ingest")).toBe(false);
+      });
+
       it("removes a document and reports whether it was there", async () => {
         await store.upsert(note("zebra crossing"));
         expect(await store.remove("ingest/n.md")).toBe(true);

@@ -280,6 +280,12 @@ class PostgresIndexStore implements IndexStore {
     return { links: n, dangling: m, examples: [...examples] };
   }
 
+  async holdsProducer(producer: Producer): Promise<boolean> {
+    const [row] = await this.sql<{ found: boolean }[]>`
+      SELECT EXISTS (SELECT 1 FROM ${this.sql.unsafe(this.docs)} WHERE producer = ${producer}) AS found`;
+    return row?.found === true;
+  }
+
   async countByProducer(): Promise<Record<Producer, number>> {
     const counts = Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number>;
     const rows = await this.sql<{ producer: Producer; n: number }[]>`

@@ -502,6 +502,17 @@ export class SqliteIndexStore implements IndexStore {
     return { links: n, dangling: m, examples };
   }
 
+  /**
+   * One lookup in docs_fts's `filters` column (every row carries its producer's token): the
+   * docs table has no producer index since v7, and counting 100k rows took 50–150 ms, paid by
+   * the first signal or milestone a router wrote (BackgroundIndexer). Held writes committed
+   * first, so FTS5 reads them from its table.
+   */
+  async holdsProducer(producer: Producer): Promise<boolean> {
+    this.writes.settle();
+    return this.db.query("SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT 1").get(`filters : "${filterToken("p", producer)}"`) !== null;
+  }
+
   async countByProducer(): Promise<Record<Producer, number>> {
     const counts = Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number>;
     const rows = this.db.query<{ producer: Producer; n: number }, []>("SELECT producer, count(*) AS n FROM docs GROUP BY producer").all();

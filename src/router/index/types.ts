@@ -168,5 +168,7 @@ export interface IndexStore {
   linkCounts(): Promise<LinkCounts>;
   /** Documents per producer; every producer is present (0 when none). */
   countByProducer(): Promise<Record<Producer, number>>;
+  /** Whether the index holds any document of `producer` (without counting them all). */
+  holdsProducer(producer: Producer): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -144,8 +144,7 @@ export class BackgroundIndexer {
 
   /** A file of a producer not seen yet: indexed now, unless the index already holds the producer's rows. */
   private async indexFirst(producer: Producer, path: string): Promise<void> {
-    const rows = await this.deps.index.countByProducer().catch(() => undefined);
-    for (const [p, n] of Object.entries(rows ?? {})) if (n > 0) this.indexed.add(p as Producer);
+    if (await this.deps.index.holdsProducer(producer).catch(() => false)) this.indexed.add(producer);
     if (this.indexed.has(producer)) return this.schedule(path);
     try {
       const st = await Bun.file(join(this.deps.vault, path)).stat();
@@ -157,8 +156,7 @@ export class BackgroundIndexer {
     }
   }
 
-  /** Resolves once everything scheduled so far is indexed. */
-  /** Resolves once no round is running and what the rounds wrote is committed. */
+  /** Resolves once everything scheduled so far is indexed and committed. */
   async idle(): Promise<void> {
     while (this.running) await this.running;
     this.deps.index.settle?.();
