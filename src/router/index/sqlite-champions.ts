@@ -116,6 +116,8 @@ export interface ChampionOptions {
 interface PendingBuild {
   clause: string;
   gen: number;
+  /** The log's length when it was sent (the index's state then). */
+  seq: number;
 }
 
 export class ChampionLists {
@@ -405,7 +407,7 @@ export class ChampionLists {
     let depth = this.deeper.get(clause) ?? this.depth;
     this.deeper.delete(clause);
     if (this.workerFile && !this.workerFailed) {
-      this.send({ clause, gen: this.gen }, depth);
+      this.send({ clause, gen: this.gen, seq: this.log.length }, depth);
       return undefined;
     }
     const matches = this.matches(clause);
@@ -488,6 +490,10 @@ export class ChampionLists {
       }
       if (!build || build.gen !== this.gen || !this.still()) return;
       if (!this.lists.has(build.clause)) this.install(build.clause, reply.ids, reply.scores, reply.depth, reply, reply.matches);
+      // Nothing written since it was sent: the worker read the index's state now (a search
+      // commits before it sends), so its count is the clause's count now — not counted again
+      // here at the next search after a write (a tenth of a build, for every clause in use).
+      if (build.seq === this.log.length && this.hits.get(build.clause)?.seq !== build.seq) this.hits.set(build.clause, { seq: build.seq, n: reply.matches });
     } finally {
       if (this.tickets.size === 0) for (const w of this.idleWaiters.splice(0)) w();
     }
