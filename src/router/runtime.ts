@@ -18,12 +18,11 @@ import { createRouterMcp, type RouterMcp } from "./mcp";
 import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
 import { SignalHub } from "./signals/hub";
 import type { SignalLog } from "./signals/log";
-import { BackgroundIndexer, refreshIndex } from "./tick/index-refresh";
+import { BackgroundIndexer, catchUpIndex } from "./tick/index-refresh";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
 import { TickScheduler } from "./tick/scheduler";
 import { scaffold } from "./vault/scaffold";
-import { walk } from "./vault/walk";
 
 const logger = log("router");
 
@@ -111,15 +110,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl"), log: await redisSignalLog(config) });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
-  if (index.stoppedUnclean) {
-    // Its last writes may not have committed (INDEX_COMMIT_HOLD_MS): the files are the truth.
-    const started = performance.now();
-    const files = (await walk(config.vault, "")).files;
-    const caught = await refreshIndex({ vault: config.vault, index, embed: embedFn }, files);
-    logger.warn(
-      `index: the last router on this data directory stopped without closing its index; caught up from the vault's files in ${Math.round(performance.now() - started)} ms (${caught.upserted} indexed, ${caught.removed} removed)`,
-    );
-  }
+  // Its last writes may not have committed (INDEX_COMMIT_HOLD_MS): the files are the truth.
+  if (index.stoppedUnclean) await catchUpIndex({ vault: config.vault, index, embed: embedFn });
   const markers: MarkerDeps = {
     vault: config.vault,
     dataDir: config.dataDir,

@@ -148,6 +148,8 @@ export class GroupCommit {
 
   /** Rolls the open transaction back, with what it held. */
   private abandon(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     if (this.db.inTransaction) this.rollback.run();
     const told = this.heldDeferred;
     this.held = [];
@@ -202,8 +204,6 @@ export class GroupCommit {
     } catch (error) {
       const earlier = this.held;
       this.abandon();
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = undefined;
       // The writes answered in the rolled-back transaction go in again (a held transaction).
       if (earlier.length > 0) this.replay(earlier);
       if (isolated) throw error;

@@ -172,8 +172,9 @@ export class SqliteIndexStore implements IndexStore {
     this.file = join(opts.dataDir, SQLITE_INDEX_FILE);
     // A store that answers before it commits marks the file held open; one left by a process
     // that is gone means its last writes may never have committed.
-    this.stoppedUnclean = (opts.holdCommitMs ?? 0) > 0 && takeDeadMarkers(opts.dataDir);
-    if ((opts.holdCommitMs ?? 0) > 0) {
+    const holds = (opts.holdCommitMs ?? 0) > 0;
+    this.stoppedUnclean = holds && takeDeadMarkers(opts.dataDir);
+    if (holds) {
       this.openMarker = `${this.file}${OPEN_MARKER}${process.pid}`;
       closeSync(openSync(this.openMarker, "w"));
       ownMarkers.add(this.openMarker);
