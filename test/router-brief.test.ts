@@ -2,6 +2,7 @@
 // streamed, and its failures), the extractive fallback, and hybrid search with a fixture
 // embeddings service.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import { type Gateway, startGateway } from "./fixtures/openai-gateway";
@@ -135,12 +136,14 @@ describe("POST /ingest with a model configured", () => {
   let gw: Gateway;
   let main: MainProcess;
   const api = routerClient(() => main.routerUrl!);
+  let vault: string;
   const classifyCalls = () => gw.requests.filter((r) => r.path === "/v1/chat/completions" && JSON.stringify(r.body.messages).includes("Classify"));
   beforeAll(async () => {
     // The model answers "lesson" to every classification request.
     gw = startGateway({ reply: (messages) => (messages[0]?.content.includes("Classify") ? "Lesson." : "A brief [1].") });
+    vault = join(tempDir("refine"), "v");
     main = await startMain(
-      ["--only", "router", "--vault", join(tempDir("refine"), "v")],
+      ["--only", "router", "--vault", vault],
       {
         KB_ROUTER_TOKEN: TOKEN,
         LLM_API_BASE: `${gw.url}/v1`,
@@ -168,6 +171,23 @@ describe("POST /ingest with a model configured", () => {
     const res = await api.ingest("Use one index per tenant.", ["adr"]);
     expect(res.body.kind).toBe("decision");
     expect(classifyCalls()).toHaveLength(before);
+  });
+
+  it("refines a batch's items as POST /ingest would: the model's kind where no rule decides, the rule's elsewhere", async () => {
+    const before = classifyCalls().length;
+    const text = "Retries need a budget, or a slow dependency turns into an outage.";
+    const res = await api.call("/ingest/batch", { items: [{ content: text }, { content: "Use one queue per tenant.", tags: ["adr"] }, { content: text }] });
+    expect(res.status).toBe(200);
+    const r = res.body.results;
+    expect(r.map((x: any) => [x.status, x.kind])).toEqual([
+      [201, "lesson"],
+      [201, "decision"],
+      [200, "lesson"],
+    ]);
+    expect(r[0].paths[1]).toMatch(/^left\/reference\/lessons-\d{4}-\d{2}-\d{2}\.md$/);
+    // The note records the model's kind; one question for the one item no rule decides.
+    expect(readFileSync(join(vault, r[0].paths[0]), "utf8")).toContain("kind: lesson");
+    expect(classifyCalls().length - before).toBe(1);
   });
 
   it("keeps the rules' answer when the model fails", async () => {

@@ -81,18 +81,104 @@ interface IngestOptions {
    * in item order, so their rows and fan-out go in item order, as one at a time would).
    */
   turn?: () => Promise<void>;
+  /** The request's plan, made beforehand (ingestBatch plans all its items in one pass). */
+  plan?: IngestPlan;
 }
 
-export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestOptions = {}): Promise<IngestResult> {
+/**
+ * What an ingest writes for one request, worked out before any file is touched: the checks
+ * (size, empty), the content's hash and id, and — unless a model may still change the kind —
+ * the note's text and index document. ingestBatch describes all its items in one pass before
+ * any of them claims its content: interleaved with the items' file writes and index rows, this
+ * work cost ~29 µs a note on the event loop (in process, 10k notes, 500 a batch); back to back
+ * it costs about half, and the batch's event-loop CPU a note fell ~6 % (129 → 121 µs, medians
+ * of eight interleaved rounds).
+ */
+export interface IngestPlan {
+  contentHash: string;
+  id: string;
+  /** Set when the kind is settled (no model refinement pending): the note, ready to write. */
+  note?: PlannedNote;
+}
+
+interface PlannedNote {
+  kind: Kind;
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+  source: string;
+  now: Date;
+  noteDir: string;
+  notePath: string;
+  noteText: string;
+  doc: IndexDoc;
+}
+
+/** The checks and the hash; with `describe`, the note too when no model refinement is pending. Throws the request's DomainError. */
+export function planIngest(deps: IngestDeps, req: IngestRequest, describe: boolean): IngestPlan {
   const bytes = Buffer.byteLength(req.content, "utf8");
   if (bytes > deps.maxBytes) {
     throw new DomainError("too_large", "content_too_large", `content is ${bytes} bytes; INGEST_MAX_BYTES is ${deps.maxBytes}`);
   }
-  if (req.content.trim().length === 0) throw new DomainError("invalid", "invalid_request", "content is empty");
-
+  const trimmed = req.content.trim();
+  if (trimmed.length === 0) throw new DomainError("invalid", "invalid_request", "content is empty");
   // The id is the first 16 hex of the content's sha256, recorded whole as content_hash.
-  const contentHash = hashContent(req.content.trim());
-  const id = contentHash.slice(0, 16);
+  const contentHash = hashContent(trimmed);
+  const plan: IngestPlan = { contentHash, id: contentHash.slice(0, 16) };
+  if (describe) {
+    const { data, body } = splitFrontmatter(req.content);
+    const tags = noteTags(data, req);
+    const { kind, reason } = classify({ tags, frontmatter: data, body });
+    if (!(reason === "default" && deps.refine)) plan.note = describeNote(deps, req, plan, data, body, tags, kind);
+  }
+  return plan;
+}
+
+const noteTags = (data: Record<string, unknown>, req: IngestRequest) => [
+  ...new Set([...frontmatterTags(data), ...req.tags.map((t) => t.trim()).filter(Boolean)]),
+];
+
+/** The note's text, path and index document for a settled kind. */
+function describeNote(
+  deps: IngestDeps,
+  req: IngestRequest,
+  plan: IngestPlan,
+  data: Record<string, unknown>,
+  body: string,
+  tags: string[],
+  kind: Kind,
+): PlannedNote {
+  const now = (deps.now ?? (() => new Date()))();
+  const title = req.title?.trim() || deriveTitle("", data, body) || firstLine(body);
+  const source = req.source?.trim() || "api";
+  const noteDir = `ingest/${isoDate(now)}`;
+  const notePath = `${noteDir}/${slugify(title)}-${plan.id.slice(0, 8)}.md`;
+  const { title: _t, tags: _g, ...userData } = data;
+  const noteText = withFrontmatter({ ...userData, id: plan.id, title, kind, tags, source, created: now.toISOString(), content_hash: plan.contentHash }, body);
+  const doc = noteDocument(notePath, noteText, title, tags, body, now);
+  return { kind, title, body, data, source, now, noteDir, notePath, noteText, doc };
+}
+
+/** The note once the content is claimed: the planned one, or worked out now (with the model's refinement). */
+async function settleNote(deps: IngestDeps, req: IngestRequest, plan: IngestPlan): Promise<PlannedNote> {
+  if (plan.note) return plan.note;
+  const { data, body } = splitFrontmatter(req.content);
+  const tags = noteTags(data, req);
+  let { kind, reason } = classify({ tags, frontmatter: data, body });
+  if (reason === "default" && deps.refine) {
+    const refined = await deps.refine(body, tags).catch((err) => {
+      logger.warn(`model classification failed, keeping the rules' answer: ${(err as Error).message}`);
+      return undefined;
+    });
+    if (refined) kind = refined;
+  }
+  return describeNote(deps, req, plan, data, body, tags, kind);
+}
+
+export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestOptions = {}): Promise<IngestResult> {
+  // A lone request describes its note once it holds the claim: a duplicate skips that work.
+  const plan = opts.plan ?? planIngest(deps, req, false);
+  const { id } = plan;
   const ledger = ledgerPath(deps.dataDir, id);
   // The ledger entry is its own claim (withRecordClaim): one exclusive create finds content
   // ingested before (its entry answers) or claims it, so the same content at once waits —
@@ -100,28 +186,11 @@ export async function ingest(deps: IngestDeps, req: IngestRequest, opts: IngestO
   // on the file — and a failure removes the claim, leaving the content not ingested.
   const seen = (text: string): IngestResult => ({ ...(JSON.parse(text) as IngestResult), duplicate: true });
   return withRecordClaim(ledger, seen, { offThread: opts.offThread }, async () => {
-    const now = (deps.now ?? (() => new Date()))();
-    const { data, body } = splitFrontmatter(req.content);
-    const tags = [...new Set([...frontmatterTags(data), ...req.tags.map((t) => t.trim()).filter(Boolean)])];
-    const title = req.title?.trim() || deriveTitle("", data, body) || firstLine(body);
-    let { kind, reason } = classify({ tags, frontmatter: data, body });
-    if (reason === "default" && deps.refine) {
-      const refined = await deps.refine(body, tags).catch((err) => {
-        logger.warn(`model classification failed, keeping the rules' answer: ${(err as Error).message}`);
-        return undefined;
-      });
-      if (refined) kind = refined;
-    }
-    const source = req.source?.trim() || "api";
-    const noteDir = `ingest/${isoDate(now)}`;
-    const notePath = `${noteDir}/${slugify(title)}-${id.slice(0, 8)}.md`;
-    const { title: _t, tags: _g, ...userData } = data;
-    const noteText = withFrontmatter({ ...userData, id, title, kind, tags, source, created: now.toISOString(), content_hash: contentHash }, body);
+    const { kind, title, body, data, source, now, noteDir, notePath, noteText, doc } = await settleNote(deps, req, plan);
 
     // 1. The note file first, then its index row: a crash between them leaves a file the next
     // tick indexes, never a search hit without its file. An index failure (embeddings) takes
     // the file back out, so the vault is left as it was.
-    const doc = noteDocument(notePath, noteText, title, tags, body, now);
     const abs = join(checkedDir(deps.vault, noteDir), notePath.slice(noteDir.length + 1));
     if (opts.offThread) await writeFileAtomic(abs, noteText, { mkdir: true });
     else writeNote(abs, noteText);
@@ -190,10 +259,20 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
   const fanOut = grouped.add.bind(grouped);
   let next = 0;
   const turns = new ItemTurns(items.length);
+  // Every item's checks, hash and note first, in one pass (see IngestPlan).
+  const plans = items.map((item): IngestPlan | { error: unknown } => {
+    try {
+      return planIngest(deps, item, true);
+    } catch (error) {
+      return { error };
+    }
+  });
   const worker = async () => {
     for (let i = next++; i < items.length; i = next++) {
       try {
-        outcomes[i] = { result: await ingest(deps, items[i]!, { signalsMd: "caller", fanOut, offThread: true, turn: () => turns.take(i) }) };
+        const plan = plans[i]!;
+        if ("error" in plan) throw plan.error;
+        outcomes[i] = { result: await ingest(deps, items[i]!, { signalsMd: "caller", fanOut, offThread: true, turn: () => turns.take(i), plan }) };
       } catch (error) {
         outcomes[i] = { error };
       } finally {
