@@ -29,6 +29,9 @@
 // transaction is held, a failing write cannot be rolled back alone without a savepoint (which
 // would flush FTS5 per batch): the transaction is rolled back and the writes answered in it
 // are run again (a write is SQL only and may run twice), then the failing batch isolated.
+// FTS5 also flushes its pending terms when any later statement that may abort begins in the
+// transaction (the next note's docs row): so the SQLite store keeps a held transaction's
+// full-text rows itself and writes them back to back in `beforeCommit`, one segment a commit.
 import type { Database } from "bun:sqlite";
 
 type Result = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -52,6 +55,8 @@ export interface GroupCommitOptions {
   lost?: (error: unknown, writes: number) => void;
   /** Called before a transaction begins (the store settles other connections of this process on the same file, which would hold the write lock). */
   beforeBegin?: () => void;
+  /** Called inside a held transaction just before it commits (the store's pending docs_fts rows); a throw fails the commit. */
+  beforeCommit?: () => void;
 }
 
 export class GroupCommit {
@@ -135,6 +140,7 @@ export class GroupCommit {
     if (!this.db.inTransaction) return;
     const writes = this.held.length;
     try {
+      this.opts.beforeCommit?.();
       this.commitStmt.run();
     } catch (error) {
       this.abandon();

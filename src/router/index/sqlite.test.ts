@@ -86,6 +86,44 @@ describe("SQLite index holding its commits, searched between writes", () => {
       await b.cleanup();
     }
   });
+
+  it("ranks as an index built afresh from the final notes, after notes written, rewritten and removed within one held transaction", async () => {
+    const a = await sqliteLab();
+    const b = await sqliteLab();
+    // Nothing commits until the search: every rewrite and removal below meets rows of the same transaction.
+    const held = await openSqliteIndex({ dataDir: a.dataDir, holdCommitMs: 60_000 });
+    const fresh = await openSqliteIndex({ dataDir: b.dataDir, champions: { depth: 0 } });
+    const note = (name: string, body: string): IndexDoc => ({
+      path: `raw/${name}.md`,
+      producer: "raw",
+      title: name,
+      body,
+      tags: [],
+      updatedAt: new Date(0),
+      hash: body,
+    });
+    try {
+      for (let i = 0; i < 12; i++) await held.upsert(note(`n${i}`, `pebble ${"river ".repeat(i + 1)}`));
+      // Rewritten (each in its own turn, so in a later batch of the same transaction), and removed.
+      for (let i = 0; i < 12; i += 2) await held.upsert(note(`n${i}`, `pebble stone ${"lake ".repeat(i + 3)}`));
+      for (let i = 1; i < 12; i += 4) await held.remove(`raw/n${i}.md`);
+      const final = [0, 2, 3, 4, 6, 7, 8, 10, 11].map((i) =>
+        i % 2 === 0 ? note(`n${i}`, `pebble stone ${"lake ".repeat(i + 3)}`) : note(`n${i}`, `pebble ${"river ".repeat(i + 1)}`),
+      );
+      for (const doc of final) await fresh.upsert(doc);
+      for (const q of ["pebble", "river", "stone lake"].map((x) => parseQuery(x))) {
+        const got = (await held.search(q, 20)).map((h) => [h.path, h.score]);
+        const want = (await fresh.search(q, 20)).map((h) => [h.path, h.score]);
+        expect(got.length).toBeGreaterThan(0);
+        expect(got).toEqual(want);
+      }
+    } finally {
+      await held.close();
+      await fresh.close();
+      await a.cleanup();
+      await b.cleanup();
+    }
+  });
 });
 
 describe("SQLite index holding its commits, after an unclean stop", () => {
@@ -377,6 +415,34 @@ describe("GroupCommit holding its transaction (holdMs)", () => {
     group.settle();
     const reader = other();
     expect(values(reader)).toEqual([2]);
+    reader.close();
+    db.close();
+    cleanup();
+  });
+
+  it("runs beforeCommit inside the held transaction, just before it commits; a throw there is a failed commit", async () => {
+    const { db, other, cleanup } = fileDb();
+    const lost: number[] = [];
+    let fail = false;
+    const group = new GroupCommit(db, {
+      holdMs: 60_000,
+      lost: (_err, n) => lost.push(n),
+      beforeCommit: () => {
+        db.run("INSERT INTO t VALUES (100)");
+        if (fail) throw new Error("no room");
+      },
+    });
+    await group.run(() => db.run("INSERT INTO t VALUES (1)"));
+    const reader = other();
+    expect(values(reader)).toEqual([]);
+    group.settle();
+    expect(values(reader)).toEqual([1, 100]);
+    fail = true;
+    await group.run(() => db.run("INSERT INTO t VALUES (2)"));
+    group.settle();
+    expect(lost).toEqual([1]);
+    expect(db.inTransaction).toBe(false);
+    expect(values(reader)).toEqual([1, 100]);
     reader.close();
     db.close();
     cleanup();
