@@ -188,38 +188,85 @@ export function removeDeadClaim(path: string): boolean {
  * write halfway sees neither a claim nor a record (torn) and waits, as for a claim; a crash
  * mid-write leaves a torn file, taken over like a dead claim once it is a second old.
  */
-export function withRecordClaim<T>(path: string, seen: (text: string) => T, opts: ClaimOptions, fn: () => Promise<{ value: T; record: string }>): Promise<T> {
-  const run = async (): Promise<T> => {
-    const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
-    const got = await acquireRecord(path, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, staleMs, opts.offThread ?? false);
-    if (typeof got === "string") return seen(got);
-    const fd = got.fd;
-    const refresh = setInterval(() => {
+export async function withRecordClaim<T>(
+  path: string,
+  seen: (text: string) => T,
+  opts: ClaimOptions,
+  fn: () => Promise<{ value: T; record: string }>,
+): Promise<T> {
+  const got = await claimRecord(path, opts);
+  if ("seen" in got) return seen(got.seen);
+  let done: { value: T; record: string };
+  try {
+    done = await fn();
+  } catch (err) {
+    got.abandon();
+    throw err;
+  }
+  got.finish(done.record);
+  return done.value;
+}
+
+/** A record claim this caller holds: finish() writes the record over it, abandon() removes it. Either ends the hold. */
+export interface HeldRecord {
+  finish(record: string): void;
+  abandon(): void;
+}
+
+/**
+ * withRecordClaim in two steps, for a caller that holds many claims at once (a batch of
+ * ingests): the record already written (`seen`), or the claim, held — callers of this process
+ * on the same path wait on it, as on withRecordClaim's — until finish() or abandon().
+ */
+export function claimRecord(path: string, opts: ClaimOptions): Promise<{ seen: string } | HeldRecord> {
+  return new Promise((answer, fail) => {
+    void queued(path, async () => {
+      const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
+      let got: string | { fd: number };
       try {
-        const now = new Date();
-        utimesSync(path, now, now);
-      } catch {}
-    }, staleMs / 2);
-    refresh.unref?.();
-    try {
-      let done: { value: T; record: string };
-      try {
-        done = await fn();
+        got = await acquireRecord(path, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, staleMs, opts.offThread ?? false);
       } catch (err) {
-        try {
-          unlinkSync(path);
-        } catch {}
-        throw err;
+        fail(err);
+        return;
       }
-      // Through the claim's own descriptor, kept open: no second lookup of the path.
-      writeSync(fd, done.record.padEnd(RECORD_CLAIM.length), 0);
-      return done.value;
-    } finally {
-      clearInterval(refresh);
-      closeSync(fd);
-    }
-  };
-  return queued(path, run);
+      if (typeof got === "string") {
+        answer({ seen: got });
+        return;
+      }
+      const fd = got.fd;
+      const refresh = setInterval(() => {
+        try {
+          const now = new Date();
+          utimesSync(path, now, now);
+        } catch {}
+      }, staleMs / 2);
+      refresh.unref?.();
+      const released = Promise.withResolvers<void>();
+      let open = true;
+      const end = (write: () => void) => {
+        if (!open) return;
+        open = false;
+        clearInterval(refresh);
+        try {
+          write();
+        } finally {
+          closeSync(fd);
+          released.resolve();
+        }
+      };
+      answer({
+        // Through the claim's own descriptor, kept open: no second lookup of the path.
+        finish: (record) => end(() => writeSync(fd, record.padEnd(RECORD_CLAIM.length), 0)),
+        abandon: () =>
+          end(() => {
+            try {
+              unlinkSync(path);
+            } catch {}
+          }),
+      });
+      await released.promise;
+    });
+  });
 }
 
 const RECORD_CLAIM = JSON.stringify({ claim: { pid: process.pid, host: HOST } });
