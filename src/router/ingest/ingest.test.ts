@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { documentFromFile } from "../index/document";
 import type { IndexDoc, IndexStore } from "../index/types";
 import { PathEscapeError } from "../vault/safe-path";
-import { ingest } from "./ingest";
+import { ingest, ingestBatch } from "./ingest";
 
 const root = mkdtempSync(join(tmpdir(), "ingest-unit-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -73,5 +73,34 @@ describe("ingest's folder", () => {
     expect(readdirSync(outside)).toEqual([]);
     // Nothing recorded as ingested: the ledger folder holds no entry or claim.
     expect(existsSync(join(deps.dataDir, "ingested")) ? readdirSync(join(deps.dataDir, "ingested")) : []).toEqual([]);
+  });
+});
+
+describe("ingestBatch when telling what it wrote fails", () => {
+  it("fails that item alone: its note and row go, its claim is released, the others are in", async () => {
+    const { deps, upserted } = lab();
+    const removed: string[] = [];
+    deps.index.remove = async (path: string) => {
+      removed.push(path);
+      return true;
+    };
+    const told: string[] = [];
+    const written = async (path: string) => {
+      told.push(path);
+      if (path.startsWith("amygdala/")) throw new Error("indexer gone");
+    };
+    const signal = { content: "---\nseverity: high\n---\nThe east pump failed.", tags: ["alert"] };
+    const plain = { content: "# Pump notes\nThe east pump is serviced monthly.", tags: [] };
+    const outcomes = await ingestBatch({ ...deps, written }, [signal, plain]);
+    expect("error" in outcomes[0]! && (outcomes[0].error as Error).message).toBe("indexer gone");
+    expect("result" in outcomes[1]! && outcomes[1].result.kind).toBe("note");
+    // The signal's note is gone again, from the vault and the index; the plain note stays.
+    const notes = readdirSync(join(deps.vault, "ingest", "2026-03-04"));
+    expect(notes).toHaveLength(1);
+    expect(removed).toEqual([upserted.find((d) => d.title.includes("east pump failed"))!.path]);
+    expect(told.some((p) => p.startsWith("amygdala/"))).toBe(true);
+    // Its content is not recorded as ingested: the next try ingests it.
+    const again = await ingestBatch(deps, [signal]);
+    expect("result" in again[0]! && again[0].result.duplicate).toBe(false);
   });
 });

@@ -293,6 +293,44 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
     outcomes[x.i] = { error };
   };
   const going = () => claimed.filter((x) => outcomes[x.i] === undefined);
+  try {
+    await claimedStages(deps, items, claimed, outcomes, fail, going);
+  } finally {
+    // Whatever threw past an item's own handling: no claim stays held (the content stays not ingested).
+    for (const x of going()) fail(x, new Error("the batch failed before this item was done"));
+  }
+  // An item repeating an earlier one's content: its duplicate, as a second request would be answered.
+  for (const i of repeats) {
+    const earlier = outcomes[first.get(plans[i]!.id)!]!;
+    if ("result" in earlier) outcomes[i] = { result: { ...earlier.result, duplicate: true } };
+    else
+      outcomes[i] = await ingest(deps, items[i]!).then(
+        (result) => ({ result }),
+        (error: unknown) => ({ error }),
+      );
+  }
+  // signals.md once for the batch (it lists every live signal; per signal it was a rewrite each).
+  if (deps.signalTtlHours !== undefined && outcomes.some((o) => "result" in o && o.result.kind === "signal" && !o.result.duplicate)) {
+    try {
+      await writeSignalsMdNow(deps.vault, deps.signalTtlHours, (deps.now ?? (() => new Date()))());
+      await deps.written?.(SIGNALS_FILE);
+    } catch (err) {
+      // The items are in; the next tick's sweep rewrites signals.md.
+      logger.error(`signals.md could not be rewritten after a batch: ${(err as Error).message}`);
+    }
+  }
+  return outcomes;
+}
+
+/** ingestBatch's stages for the items holding their claims: each item ends with an outcome, or failed(). */
+async function claimedStages(
+  deps: IngestDeps,
+  items: IngestRequest[],
+  claimed: Claimed[],
+  outcomes: BatchItemOutcome[],
+  fail: (x: Claimed, error: unknown) => void,
+  going: () => Claimed[],
+): Promise<void> {
   // 2. The notes: described (a model's refinement now), then written on the thread pool.
   await eachLimited(claimed, deps.refine ? BATCH_IN_FLIGHT_WITH_MODEL : claimed.length, async (x) => {
     try {
@@ -322,11 +360,17 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
   const told = new Set<string>();
   for (const x of going()) {
     if (!x.fanned) continue;
-    if (!told.has(x.fanned.path)) {
-      told.add(x.fanned.path);
-      await deps.written?.(x.fanned.path);
+    try {
+      if (!told.has(x.fanned.path)) {
+        told.add(x.fanned.path);
+        await deps.written?.(x.fanned.path);
+      }
+      if (x.note!.kind === "signal") publishSignal(deps.signals, x.plan.id, x.record!, x.fanned);
+    } catch (error) {
+      await deps.index.remove(x.note!.notePath).catch(() => {});
+      removeQuietly(x.abs!);
+      fail(x, error);
     }
-    if (x.note!.kind === "signal") publishSignal(deps.signals, x.plan.id, x.record!, x.fanned);
   }
   // 6. Last, the ledger entries: from now on the contents are recognised.
   for (const x of going()) {
@@ -344,27 +388,6 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
       outcomes[x.i] = { error };
     }
   }
-  // An item repeating an earlier one's content: its duplicate, as a second request would be answered.
-  for (const i of repeats) {
-    const earlier = outcomes[first.get(plans[i]!.id)!]!;
-    if ("result" in earlier) outcomes[i] = { result: { ...earlier.result, duplicate: true } };
-    else
-      outcomes[i] = await ingest(deps, items[i]!).then(
-        (result) => ({ result }),
-        (error: unknown) => ({ error }),
-      );
-  }
-  // signals.md once for the batch (it lists every live signal; per signal it was a rewrite each).
-  if (deps.signalTtlHours !== undefined && outcomes.some((o) => "result" in o && o.result.kind === "signal" && !o.result.duplicate)) {
-    try {
-      await writeSignalsMdNow(deps.vault, deps.signalTtlHours, (deps.now ?? (() => new Date()))());
-      await deps.written?.(SIGNALS_FILE);
-    } catch (err) {
-      // The items are in; the next tick's sweep rewrites signals.md.
-      logger.error(`signals.md could not be rewritten after a batch: ${(err as Error).message}`);
-    }
-  }
-  return outcomes;
 }
 
 /** Runs `fn` over `xs` in order, at most `limit` at once. */
