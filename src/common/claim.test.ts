@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { withClaim, withRecordClaim } from "./claim.ts";
+import { claimRecord, withClaim, withRecordClaim } from "./claim.ts";
 import { cleanCrashLeftovers } from "./crash-leftovers.ts";
 import { FileLockTimeoutError } from "./file-lock.ts";
 
@@ -157,3 +157,34 @@ for (const [mode, opts] of [
     });
   });
 }
+
+describe("claimRecord, held across a caller's stages", () => {
+  it("keeps this process's other callers of the key waiting until finish(), and they find the record; abandon() lets the next run", async () => {
+    const path = join(dir, "held.json");
+    const got = await claimRecord(path, { offThread: true });
+    if ("seen" in got) throw new Error("nothing was recorded yet");
+    // The file is still the claim: a second caller of this process waits on it (instead of
+    // taking it over as its own pid's, which would run it: "ran") and then finds the record.
+    const other = withRecordClaim(
+      path,
+      (text) => `seen ${text.trim()}`,
+      {},
+      async () => ({ value: "ran", record: "{}" }),
+    );
+    await Promise.resolve();
+    got.finish('{"v":7}');
+    expect(await other).toBe('seen {"v":7}');
+    const again = await claimRecord(join(dir, "gone.json"), {});
+    if ("seen" in again) throw new Error("nothing was recorded yet");
+    again.abandon();
+    expect(existsSync(join(dir, "gone.json"))).toBe(false);
+    expect(
+      await withRecordClaim(
+        join(dir, "gone.json"),
+        () => "seen",
+        {},
+        async () => ({ value: "ran", record: "{}" }),
+      ),
+    ).toBe("ran");
+  });
+});
