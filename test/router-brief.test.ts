@@ -231,6 +231,28 @@ describe("hybrid search with an embeddings service", () => {
     expect(gw.requests.some((r) => r.path === "/v1/embeddings" && r.body.input[0] === "rollback deploy")).toBe(true);
   });
 
+  it("embeds a batch's notes before it answers, and a failing embeddings service fails the batch's items, leaving nothing of them", async () => {
+    const before = gw.requests.filter((r) => r.path === "/v1/embeddings").length;
+    const items = ["Canary deploys shift one percent first.", "Blue green deploys swap the router.", "Feature flags gate the rollout."];
+    const res = await api.call("/ingest/batch", { items: items.map((content) => ({ content })) });
+    expect(res.body.results.map((r: any) => r.status)).toEqual([201, 201, 201]);
+    const inputs = gw.requests
+      .slice(before)
+      .filter((r) => r.path === "/v1/embeddings")
+      .flatMap((r) => r.body.input as string[]);
+    for (const text of items) expect(inputs.some((i) => i.includes(text))).toBe(true);
+    gw.failWith(500);
+    try {
+      const failed = await api.call("/ingest/batch", { items: [{ content: "Dark launches hide the feature." }] });
+      expect(failed.body.results[0].status).toBe(502);
+    } finally {
+      gw.failWith(0);
+    }
+    // Nothing of it was kept: the same item goes in now.
+    const again = await api.call("/ingest/batch", { items: [{ content: "Dark launches hide the feature." }] });
+    expect(again.body.results[0]).toMatchObject({ status: 201, duplicate: false });
+  });
+
   it("answers 502 naming the embeddings service's status when it fails, and 200 again once it is back", async () => {
     gw.failWith(500);
     try {
