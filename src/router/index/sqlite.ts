@@ -410,10 +410,12 @@ export class SqliteIndexStore implements IndexStore {
    */
   private writePendingText(): void {
     if (!this.pendingText || this.pendingText.size === 0) return;
-    const rows = [...this.pendingText];
-    this.pendingText.clear();
     const fts = this.w.fts;
-    for (const [id, t] of rows) fts.run(id, t.title, t.body, t.filters);
+    // Each row leaves the map once it is in: a failing insert leaves the rest pending (the commit tries them again).
+    for (const [id, t] of this.pendingText) {
+      fts.run(id, t.title, t.body, t.filters);
+      this.pendingText.delete(id);
+    }
   }
 
   async remove(path: string): Promise<boolean> {
