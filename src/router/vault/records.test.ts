@@ -63,4 +63,20 @@ describe("signal duplicates", () => {
       { path: "amygdala/20261103T000000Z-high-from-elsewhere.md", written: false, count: 2 },
     ]);
   });
+
+  it("see a signal closed by hand since they last read it, and absorb no more into it", async () => {
+    const vault = mkdtempSync(join(tmpdir(), "signals-"));
+    mkdirSync(join(vault, "amygdala"));
+    for (let i = 0; i < 50; i++) file(vault, `20261101T0000${String(i).padStart(2, "0")}Z-high-other-${i}.md`, {}, `Unrelated signal ${i}`);
+    const body = "Queue depth over limit";
+    const first = await writeSignal(vault, signal(body, "2026-11-25T10:00:00.000Z"));
+    expect(first.written).toBe(true);
+    expect(await writeSignal(vault, signal(body, "2026-11-25T10:01:00.000Z"))).toEqual({ path: first.path, written: false, count: 2 });
+    // Closed in an editor (its size changes with the status).
+    const abs = join(vault, first.path);
+    writeFileSync(abs, readFileSync(abs, "utf8").replace("status: open", "status: resolved"));
+    const third = await writeSignal(vault, signal(body, "2026-11-25T10:02:00.000Z"));
+    expect(third.written).toBe(true);
+    expect(third.path).not.toBe(first.path);
+  });
 });
