@@ -62,9 +62,8 @@ function queued<T>(key: string, fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
-async function held<T>(path: string, fn: () => Promise<T>, opts: ClaimOptions): Promise<T> {
-  const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
-  if (!tryClaim(path, staleMs)) await waitForClaim(path, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, staleMs);
+/** A held claim's mtime touched every staleMs/2, so another host does not take it as stale; clearInterval() ends it. */
+function keepFresh(path: string, staleMs: number): ReturnType<typeof setInterval> {
   const refresh = setInterval(() => {
     try {
       const now = new Date();
@@ -74,6 +73,13 @@ async function held<T>(path: string, fn: () => Promise<T>, opts: ClaimOptions): 
     }
   }, staleMs / 2);
   refresh.unref?.();
+  return refresh;
+}
+
+async function held<T>(path: string, fn: () => Promise<T>, opts: ClaimOptions): Promise<T> {
+  const staleMs = opts.staleMs ?? DEFAULT_STALE_MS;
+  if (!tryClaim(path, staleMs)) await waitForClaim(path, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, staleMs);
+  const refresh = keepFresh(path, staleMs);
   try {
     return await fn();
   } finally {
@@ -234,13 +240,7 @@ export function claimRecord(path: string, opts: ClaimOptions): Promise<{ seen: s
         return;
       }
       const fd = got.fd;
-      const refresh = setInterval(() => {
-        try {
-          const now = new Date();
-          utimesSync(path, now, now);
-        } catch {}
-      }, staleMs / 2);
-      refresh.unref?.();
+      const refresh = keepFresh(path, staleMs);
       const released = Promise.withResolvers<void>();
       let open = true;
       const end = (write: () => void) => {

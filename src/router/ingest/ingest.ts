@@ -294,8 +294,66 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
     outcomes[x.i] = { error };
   };
   const going = () => claimed.filter((x) => outcomes[x.i] === undefined);
+  /** An item whose fan-out went wrong: its row and note go too. */
+  const takeBack = async (x: Claimed, error: unknown) => {
+    await deps.index.remove(x.note!.notePath).catch(() => {});
+    removeQuietly(x.abs!);
+    fail(x, error);
+  };
   try {
-    await claimedStages(deps, items, claimed, outcomes, fail, going);
+    // 2. The notes: described (a model's refinement now), then written on the thread pool.
+    await eachLimited(claimed, deps.refine ? BATCH_IN_FLIGHT_WITH_MODEL : claimed.length, async (x) => {
+      try {
+        x.note = await settleNote(deps, items[x.i]!, x.plan);
+        x.abs = noteFile(deps, x.note);
+        await writeFileAtomic(x.abs, x.note.noteText, { mkdir: true });
+      } catch (error) {
+        fail(x, error);
+      }
+    });
+    // 3. The index rows, in item order: without a model, all of them in one turn, so one transaction.
+    await eachLimited(going(), deps.embed ? BATCH_IN_FLIGHT_WITH_MODEL : claimed.length, async (x) => {
+      try {
+        await deps.index.upsert(x.note!.doc, embedding(deps));
+      } catch (error) {
+        removeQuietly(x.abs!);
+        fail(x, error);
+      }
+    });
+    // 4. The fan-out; a failed write takes its item's row and note back out.
+    for (const [x, error] of await fanOutBatch(deps.vault, going())) {
+      await takeBack(x, error);
+    }
+    // 5. Told, in item order: the background indexer of each file written, live signals of each signal.
+    const told = new Set<string>();
+    for (const x of going()) {
+      if (!x.fanned) continue;
+      try {
+        if (!told.has(x.fanned.path)) {
+          told.add(x.fanned.path);
+          await deps.written?.(x.fanned.path);
+        }
+        if (x.note!.kind === "signal") publishSignal(deps.signals, x.plan.id, x.record!, x.fanned);
+      } catch (error) {
+        await takeBack(x, error);
+      }
+    }
+    // 6. Last, the ledger entries: from now on the contents are recognised.
+    for (const x of going()) {
+      const result: IngestResult = {
+        id: x.plan.id,
+        kind: x.note!.kind,
+        paths: x.fanned ? [x.note!.notePath, x.fanned.path] : [x.note!.notePath],
+        indexed: true,
+        duplicate: false,
+      };
+      try {
+        x.held.finish(JSON.stringify(result));
+        outcomes[x.i] = { result };
+      } catch (error) {
+        outcomes[x.i] = { error };
+      }
+    }
   } finally {
     // Whatever threw past an item's own handling: no claim stays held (the content stays not ingested).
     for (const x of going()) fail(x, new Error("the batch failed before this item was done"));
@@ -321,74 +379,6 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
     }
   }
   return outcomes;
-}
-
-/** ingestBatch's stages for the items holding their claims: each item ends with an outcome, or failed(). */
-async function claimedStages(
-  deps: IngestDeps,
-  items: IngestRequest[],
-  claimed: Claimed[],
-  outcomes: BatchItemOutcome[],
-  fail: (x: Claimed, error: unknown) => void,
-  going: () => Claimed[],
-): Promise<void> {
-  // 2. The notes: described (a model's refinement now), then written on the thread pool.
-  await eachLimited(claimed, deps.refine ? BATCH_IN_FLIGHT_WITH_MODEL : claimed.length, async (x) => {
-    try {
-      x.note = await settleNote(deps, items[x.i]!, x.plan);
-      x.abs = noteFile(deps, x.note);
-      await writeFileAtomic(x.abs, x.note.noteText, { mkdir: true });
-    } catch (error) {
-      fail(x, error);
-    }
-  });
-  // 3. The index rows, in item order: without a model, all of them in one turn, so one transaction.
-  await eachLimited(going(), deps.embed ? BATCH_IN_FLIGHT_WITH_MODEL : claimed.length, async (x) => {
-    try {
-      await deps.index.upsert(x.note!.doc, embedding(deps));
-    } catch (error) {
-      removeQuietly(x.abs!);
-      fail(x, error);
-    }
-  });
-  // 4. The fan-out; a failed write takes its item's row and note back out.
-  for (const [x, error] of await fanOutBatch(deps.vault, going())) {
-    await deps.index.remove(x.note!.notePath).catch(() => {});
-    removeQuietly(x.abs!);
-    fail(x, error);
-  }
-  // 5. Told, in item order: the background indexer of each file written, live signals of each signal.
-  const told = new Set<string>();
-  for (const x of going()) {
-    if (!x.fanned) continue;
-    try {
-      if (!told.has(x.fanned.path)) {
-        told.add(x.fanned.path);
-        await deps.written?.(x.fanned.path);
-      }
-      if (x.note!.kind === "signal") publishSignal(deps.signals, x.plan.id, x.record!, x.fanned);
-    } catch (error) {
-      await deps.index.remove(x.note!.notePath).catch(() => {});
-      removeQuietly(x.abs!);
-      fail(x, error);
-    }
-  }
-  // 6. Last, the ledger entries: from now on the contents are recognised.
-  for (const x of going()) {
-    const result: IngestResult = {
-      id: x.plan.id,
-      kind: x.note!.kind,
-      paths: x.fanned ? [x.note!.notePath, x.fanned.path] : [x.note!.notePath],
-      indexed: true,
-      duplicate: false,
-    };
-    try {
-      x.held.finish(JSON.stringify(result));
-      outcomes[x.i] = { result };
-    } catch (error) {
-      outcomes[x.i] = { error };
-    }
-  }
 }
 
 /** Runs `fn` over `xs` in order, at most `limit` at once. */
