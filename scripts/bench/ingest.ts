@@ -20,11 +20,12 @@
 // frontmatter tags, ~6 % of which classify as signals and ~6 % as milestones, so the import
 // also pays their fan-out (the signal files, the daily log, the signal stream), as a real
 // folder of notes would.
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
 import { classify } from "../../src/router/ingest/classify.ts";
+import { benchScratch, fileCreationMicros } from "./lib/disk.ts";
 import { freePort } from "./lib/ports.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
 import { logTail, type Started, startAndWait } from "./lib/proc.ts";
@@ -52,7 +53,9 @@ const TARGET = { ratio: 0.7, importRate: 5_000 };
 const TOKEN = "bench-router-token";
 const AUTH = { Authorization: `Bearer ${TOKEN}` };
 
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-ingest-"));
+// A scratch folder away from the inodes earlier runs freed (lib/disk.ts): on this machine's
+// disk they slowed every file creation near them for minutes.
+const tmp = benchScratch("ingest-");
 const running = new Set<Started>();
 const cleanup = async () => {
   await Promise.all([...running].map((s) => s.stop()));
@@ -227,6 +230,8 @@ async function routerImport(base: string, dir: string): Promise<number> {
 }
 
 const loadStart = loadavg();
+const diskStart = fileCreationMicros(tmp);
+let diskEnd = Number.NaN;
 type IngestRounds = { floor: number[]; router: number[]; p50: number[]; floorCpu: number[]; routerCpu: number[] };
 const ingest: Record<number, IngestRounds> = {
   1: { floor: [], router: [], p50: [], floorCpu: [], routerCpu: [] },
@@ -298,6 +303,7 @@ try {
   for (const s of [floor.server, router.server]) {
     if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`a server exited during the run\n${logTail(s.logPath)}`);
   }
+  diskEnd = fileCreationMicros(tmp);
 } catch (err) {
   console.error(String((err as Error).stack ?? err));
   await cleanup();
@@ -348,6 +354,7 @@ console.log(
 console.log(
   `POST /ingest of a signal at 1 connection, with ${num(signalRuns.open[0]!)}–${num(signalRuns.open[1]!)} open signals in the vault: ${num(median(signalRuns.signal))} docs/s (p50 ${num(median(signalRuns.p50), 2)} ms), ${num(median(signalRuns.signal) / median(signalRuns.note), 2)} of a plain note's rate in the same seconds (${num(median(signalRuns.note))} docs/s)`,
 );
+console.log(`disk: a small file's creation (temp + rename) ${num(diskStart)} µs at the start, ${num(diskEnd)} µs at the end (median of 200; lib/disk.ts)`);
 console.log(
   `load average: ${loadStart.map((x) => x.toFixed(2)).join(" ")} at start, ${loadavg()
     .map((x) => x.toFixed(2))
