@@ -26,8 +26,8 @@
 //   BENCH_SIZES=2000 BENCH_BACKENDS=sqlite bun scripts/bench/search.ts
 //   BENCH_LINKS=0 …                            # the vault without links (build cost before/after links)
 //   BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres (default; a scratch database is created and dropped)
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { mkdirSync, rmSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
 import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
@@ -36,6 +36,7 @@ import { parseQuery } from "../../src/router/index/query.ts";
 import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
 import type { IndexStore } from "../../src/router/index/types.ts";
 import { classify } from "../../src/router/ingest/classify.ts";
+import { benchScratch } from "./lib/disk.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";
 import { type NotesLatency, timeNotesEndpoints } from "./lib/notes-latency.ts";
 import { freePort } from "./lib/ports.ts";
@@ -142,7 +143,8 @@ function ingestMix(count: number): string {
     .join(", ");
 }
 
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-search-"));
+// Away from the inodes earlier runs freed (lib/disk.ts): its vaults and ingests create files.
+const tmp = benchScratch("search-");
 const running = new Set<Started>();
 const scratchDbs: string[] = [];
 let admin: postgres.Sql | undefined;
