@@ -231,6 +231,12 @@ async function routerImport(base: string, dir: string): Promise<number> {
 
 const loadStart = loadavg();
 const diskStart = fileCreationMicros(tmp);
+/** Above this a file's creation is the disk's state, not the code (quiet here: 30–70 µs). */
+const SLOW_DISK_MICROS = 250;
+if (diskStart > SLOW_DISK_MICROS)
+  console.log(
+    `  the disk is slow right now: a small file's creation costs ${num(diskStart)} µs in the scratch folder (quiet: 30–70); the figures below pay it (see the README's Benchmarks)`,
+  );
 let diskEnd = Number.NaN;
 type IngestRounds = { floor: number[]; router: number[]; p50: number[]; floorCpu: number[]; routerCpu: number[] };
 const ingest: Record<number, IngestRounds> = {
