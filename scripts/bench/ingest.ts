@@ -25,7 +25,7 @@ import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
 import { classify } from "../../src/router/ingest/classify.ts";
-import { benchScratch, fileCreationMicros } from "./lib/disk.ts";
+import { benchScratch, fileCreationMicros, SLOW_DISK_MICROS } from "./lib/disk.ts";
 import { freePort } from "./lib/ports.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
 import { logTail, type Started, startAndWait } from "./lib/proc.ts";
@@ -55,7 +55,8 @@ const AUTH = { Authorization: `Bearer ${TOKEN}` };
 
 // A scratch folder away from the inodes earlier runs freed (lib/disk.ts): on this machine's
 // disk they slowed every file creation near them for minutes.
-const tmp = benchScratch("ingest-");
+const scratch = benchScratch("ingest-");
+const tmp = scratch.dir;
 const running = new Set<Started>();
 const cleanup = async () => {
   await Promise.all([...running].map((s) => s.stop()));
@@ -230,9 +231,7 @@ async function routerImport(base: string, dir: string): Promise<number> {
 }
 
 const loadStart = loadavg();
-const diskStart = fileCreationMicros(tmp);
-/** Above this a file's creation is the disk's state, not the code (quiet here: 30–70 µs). */
-const SLOW_DISK_MICROS = 250;
+const diskStart = scratch.micros;
 if (diskStart > SLOW_DISK_MICROS)
   console.log(
     `  the disk is slow right now: a small file's creation costs ${num(diskStart)} µs in the scratch folder (quiet: 30–70); the figures below pay it (see the README's Benchmarks)`,

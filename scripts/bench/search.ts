@@ -144,7 +144,7 @@ function ingestMix(count: number): string {
 }
 
 // Away from the inodes earlier runs freed (lib/disk.ts): its vaults and ingests create files.
-const tmp = benchScratch("search-");
+const tmp = benchScratch("search-").dir;
 const running = new Set<Started>();
 const scratchDbs: string[] = [];
 let admin: postgres.Sql | undefined;
