@@ -122,22 +122,24 @@ async function startRouter(): Promise<{ base: string; server: Started }> {
 }
 
 /**
- * A server's CPU time so far (user + system, ms), from /proc: on a shared machine wall-clock
- * rates swing with other processes' load and I/O, CPU time per document much less.
+ * A server's CPU time so far (ms), user and system apart, from /proc: on a shared machine
+ * wall-clock rates swing with other processes' load and I/O, CPU time per document much less.
+ * System time is mostly the file calls, so it also shows the disk's state.
  */
-function cpuMs(pid: number): number {
+function cpuSplitMs(pid: number): [number, number] {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in 1/100 s
+    return [(Number(fields[11]) * 1000) / 100, (Number(fields[12]) * 1000) / 100]; // utime, stime in 1/100 s
   } catch {
-    return Number.NaN;
+    return [Number.NaN, Number.NaN];
   }
 }
-/** Runs `work` and returns its result with the server's CPU µs per document meanwhile. */
-async function withCpu<T>(pid: number, docs: number, work: () => Promise<T>): Promise<[T, number]> {
-  const c0 = cpuMs(pid);
+/** Runs `work` and returns its result with the server's CPU µs per document meanwhile, and the system part of it. */
+async function withCpu<T>(pid: number, docs: number, work: () => Promise<T>): Promise<[T, number, number]> {
+  const [u0, s0] = cpuSplitMs(pid);
   const out = await work();
-  return [out, ((cpuMs(pid) - c0) * 1000) / docs];
+  const [u1, s1] = cpuSplitMs(pid);
+  return [out, ((u1 - u0 + s1 - s0) * 1000) / docs, ((s1 - s0) * 1000) / docs];
 }
 
 /** Runs the floor's and brain-stack's side of a round, the floor first in even rounds, last in odd ones. */
@@ -170,11 +172,13 @@ interface Side {
   docs: number;
   seconds: number;
   cpuMs: number;
+  sysMs: number;
   p50s: number[];
 }
-const emptySide = (): Side => ({ docs: 0, seconds: 0, cpuMs: 0, p50s: [] });
+const emptySide = (): Side => ({ docs: 0, seconds: 0, cpuMs: 0, sysMs: 0, p50s: [] });
 const rateOf = (s: Side) => s.docs / s.seconds;
 const cpuOf = (s: Side) => (s.cpuMs * 1000) / s.docs;
+const sysOf = (s: Side) => (s.sysMs * 1000) / s.docs;
 
 /**
  * A round at `c` connections: each side posts settings.docs new notes in settings.turns turns,
@@ -187,9 +191,11 @@ async function ingestRound(c: number, round: number, floor: Started, floorBase: 
   const [f, r] = [emptySide(), emptySide()];
   const per = Math.max(1, Math.floor(settings.docs / settings.turns));
   const turn = async (side: Side, pid: number, url: string, headers: Record<string, string>, label: string) => {
-    const c0 = cpuMs(pid);
+    const [u0, s0] = cpuSplitMs(pid);
     const out = await post(url, headers, c, label, per);
-    side.cpuMs += cpuMs(pid) - c0;
+    const [u1, s1] = cpuSplitMs(pid);
+    side.cpuMs += u1 - u0 + s1 - s0;
+    side.sysMs += s1 - s0;
     side.docs += out.statuses["201"] ?? 0;
     side.seconds += out.seconds;
     side.p50s.push(out.p50Ms);
@@ -265,7 +271,7 @@ try {
       rounds.floorCpu.push(cpuOf(f));
       rounds.routerCpu.push(cpuOf(r));
       console.log(
-        `  round ${round + 1}, ${c} connection(s): floor ${num(rateOf(f))} docs/s (${num(cpuOf(f))} µs server CPU a note), brain-stack ${num(rateOf(r))} docs/s (${num(cpuOf(r))} µs)`,
+        `  round ${round + 1}, ${c} connection(s): floor ${num(rateOf(f))} docs/s (${num(cpuOf(f))} µs server CPU a note, ${num(sysOf(f))} of it system), brain-stack ${num(rateOf(r))} docs/s (${num(cpuOf(r))} µs, ${num(sysOf(r))})`,
       );
     }
   }
@@ -278,7 +284,7 @@ try {
     const files = [...new Bun.Glob("**/*.md").scanSync(dir)].sort();
     // Each import leaves the disk busy writing its files back: the order alternates, so neither
     // side always runs in the other's wake.
-    const [[f, fCpu], [r, rCpu]] = await inTurn(
+    const [[f, fCpu, fSys], [r, rCpu, rSys]] = await inTurn(
       round,
       () => withCpu(floor.server.pid, files.length, () => floorImport(floor.base, dir, files, 500)),
       () => withCpu(router.server.pid, files.length, () => routerImport(router.base, dir)),
@@ -287,7 +293,9 @@ try {
     imports.router.push(r);
     imports.floorCpu.push(fCpu);
     imports.routerCpu.push(rCpu);
-    console.log(`  round ${round + 1}: floor ${num(f)} docs/s (${num(fCpu)} µs server CPU a note), router-cli import ${num(r)} docs/s (${num(rCpu)} µs)`);
+    console.log(
+      `  round ${round + 1}: floor ${num(f)} docs/s (${num(fCpu)} µs server CPU a note, ${num(fSys)} of it system), router-cli import ${num(r)} docs/s (${num(rCpu)} µs, ${num(rSys)})`,
+    );
   }
   // Signals with many open ones: a signal's fan-out checks the open signals for a duplicate and
   // rewrites signals.md (every live signal), so its cost grows with their number. The imports
