@@ -57,6 +57,9 @@ const AUTH = { Authorization: `Bearer ${TOKEN}` };
 // disk they slowed every file creation near them for minutes.
 const scratch = benchScratch("ingest-");
 const tmp = scratch.dir;
+// Each side's top folders made now, together, in the group the probe measured (a folder made
+// later by the server itself can be placed in another group, one a recent run freed inodes in).
+for (const side of ["floor", "vault", "data"]) mkdirSync(join(tmp, side), { recursive: true });
 const running = new Set<Started>();
 const cleanup = async () => {
   await Promise.all([...running].map((s) => s.stop()));
