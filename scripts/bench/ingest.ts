@@ -28,7 +28,7 @@ import { classify } from "../../src/router/ingest/classify.ts";
 import { benchScratch, fileCreationMicros, SLOW_DISK_MICROS } from "./lib/disk.ts";
 import { freePort } from "./lib/ports.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
-import { logTail, type Started, startAndWait } from "./lib/proc.ts";
+import { cpuSplitMs, logTail, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
 import { generateNote, writeVault } from "./lib/vault-gen.ts";
@@ -125,19 +125,10 @@ async function startRouter(): Promise<{ base: string; server: Started }> {
 }
 
 /**
- * A server's CPU time so far (ms), user and system apart, from /proc: on a shared machine
- * wall-clock rates swing with other processes' load and I/O, CPU time per document much less.
- * System time is mostly the file calls, so it also shows the disk's state.
+ * Runs `work` and returns its result with the server's CPU µs per document meanwhile (on a
+ * shared machine wall-clock rates swing with other processes' load and I/O, CPU time per
+ * document much less), and the system part of it (the file calls: it shows the disk's state).
  */
-function cpuSplitMs(pid: number): [number, number] {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return [(Number(fields[11]) * 1000) / 100, (Number(fields[12]) * 1000) / 100]; // utime, stime in 1/100 s
-  } catch {
-    return [Number.NaN, Number.NaN];
-  }
-}
-/** Runs `work` and returns its result with the server's CPU µs per document meanwhile, and the system part of it. */
 async function withCpu<T>(pid: number, docs: number, work: () => Promise<T>): Promise<[T, number, number]> {
   const [u0, s0] = cpuSplitMs(pid);
   const out = await work();

@@ -1,4 +1,4 @@
-// Scratch folders for the benches that create many files (ingest), away from the inodes that
+// Scratch folders for the benches that create many files (ingest, search), away from the inodes that
 // earlier runs freed, and a probe of what a file creation costs there.
 //
 // On this project's machine the disk is ext4 without a journal. Its inode allocator puts a new

@@ -74,22 +74,28 @@ export async function stopProcess(proc: Subprocess, graceMs = 3000): Promise<voi
   }
 }
 
-/** Resident set size in MB from /proc/<pid>/status (VmRSS); NaN where /proc is not available. */
 /**
  * CPU time the process has used so far, user + system, in ms, from /proc/<pid>/stat (all its
  * threads; clock ticks of 10 ms). NaN where /proc is not there.
  */
 export function cpuMs(pid: number): number {
+  const [user, system] = cpuSplitMs(pid);
+  return user + system;
+}
+
+/** The same, user and system apart (system time is mostly file and socket calls). */
+export function cpuSplitMs(pid: number): [user: number, system: number] {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // Fields after the command name (which may hold spaces) start at state, field 3.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return [Number(fields[11]) * 10, Number(fields[12]) * 10];
   } catch {
-    return Number.NaN;
+    return [Number.NaN, Number.NaN];
   }
 }
 
+/** Resident set size in MB from /proc/<pid>/status (VmRSS); NaN where /proc is not available. */
 export function rssMb(pid: number): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
