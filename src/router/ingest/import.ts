@@ -137,10 +137,15 @@ export async function importFolder(client: RouterClient, dir: string, opts: Impo
 
   const inFlight = new Set<Promise<void>>();
   try {
-    for (let batch = await readBatch(); batch; batch = await readBatch()) {
+    let batch = await readBatch();
+    while (batch) {
       const p = send(batch).finally(() => inFlight.delete(p));
       inFlight.add(p);
+      // The next batch is read while the router works on those in flight, so a request that
+      // ends is followed at once by the next, not after the next batch's reads.
+      const reading = readBatch();
       if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);
+      batch = await reading;
     }
     await Promise.all(inFlight);
   } catch (err) {
