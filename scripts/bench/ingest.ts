@@ -3,12 +3,13 @@
 // only the minimum (lib/bare-ingest.ts: JSON parse, sha256, ledger lookup, one FTS5 row, two
 // atomic file writes) — and the ratio; then `router-cli import DIR` on a folder of generated
 // notes (10k by default) beside the floor's batch endpoint fed the same files in the same
-// batches. The bodies are notes that classify as `note`, so brain-stack's work per document
+// batches, each import round with a new floor and router in a scratch folder of its own (an
+// empty vault, away from the disk's recently freed inodes: see the import rounds). The bodies are notes that classify as `note`, so brain-stack's work per document
 // is the floor's plus what the API promises (auth, validation, frontmatter, the lock, the
 // access log). Each phase uses fresh documents (no duplicates) from a loader in its own process;
 // within a round the two servers take turns (4 each by default), so both meet the disk in the
 // same seconds. Beside docs/s it prints each server's CPU per note (/proc, all threads).
-// Last, signals at 1 connection into the vault the imports left (~6 % of their notes are open
+// Last, signals at 1 connection into the vault the last import left (~6 % of its notes are open
 // signals): a signal's fan-out looks through the open signals for a duplicate and rewrites
 // signals.md, so it is printed beside plain notes posted in alternating turns (no floor: the
 // floor has no fan-out), with the number of open signals.
@@ -58,13 +59,17 @@ const AUTH = { Authorization: `Bearer ${TOKEN}` };
 // disk they slowed every file creation near them for minutes.
 const scratch = benchScratch("ingest-");
 const tmp = scratch.dir;
-// Each side's top folders made now, together, in the group the probe measured (a folder made
-// later by the server itself can be placed in another group, one a recent run freed inodes in).
-for (const side of ["floor", "vault", "data"]) mkdirSync(join(tmp, side), { recursive: true });
+/** Each side's top folders made together, right after the probe, in the group it measured (a folder made later by the server itself can be placed in another group, one a recent run freed inodes in). */
+const sideFolders = (dir: string) => {
+  for (const side of ["floor", "vault", "data"]) mkdirSync(join(dir, side), { recursive: true });
+};
+sideFolders(tmp);
+/** Every scratch folder of the run: the single ingests' and each import round's (see the import rounds). */
+const scratches = [tmp];
 const running = new Set<Started>();
 const cleanup = async () => {
   await Promise.all([...running].map((s) => s.stop()));
-  rmSync(tmp, { recursive: true, force: true });
+  for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
 };
 process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
 
@@ -83,32 +88,32 @@ function noteBodies(count: number, kind: "note" | "signal" = "note"): string[] {
   return out;
 }
 
-async function startFloor(): Promise<{ base: string; server: Started }> {
+async function startFloor(top = tmp): Promise<{ base: string; server: Started }> {
   const port = freePort();
-  const dir = join(tmp, "floor");
+  const dir = join(top, "floor");
   mkdirSync(dir, { recursive: true });
   const server = await startAndWait({
     cmd: [process.execPath, join(import.meta.dir, "lib/bare-ingest.ts")],
     env: { ...process.env, PORT: String(port), DIR: dir },
     readyUrl: `http://127.0.0.1:${port}/health`,
-    logPath: join(tmp, "floor.log"),
+    logPath: join(top, "floor.log"),
   });
   running.add(server);
   return { base: `http://127.0.0.1:${port}`, server };
 }
 
-async function startRouter(): Promise<{ base: string; server: Started }> {
+async function startRouter(top = tmp): Promise<{ base: string; server: Started }> {
   const port = freePort();
-  const vault = join(tmp, "vault");
+  const vault = join(top, "vault");
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
   const env: Record<string, string | undefined> = {
     ...process.env,
-    HOME: tmp,
+    HOME: top,
     KB_ROUTER_TOKEN: TOKEN,
     PORT_BRAIN_API: String(port),
     PORT_BRAIN_MCP: String(freePort()),
     ROUTER_HOST: "127.0.0.1",
-    DATA_DIR: join(tmp, "data"),
+    DATA_DIR: join(top, "data"),
     TICK_INTERVAL_SECONDS: "0",
   };
   for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH", "DATABASE_URL", "REDIS_URL"])
@@ -116,9 +121,9 @@ async function startRouter(): Promise<{ base: string; server: Started }> {
   const server = await startAndWait({
     cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "router", "--vault", vault],
     env,
-    cwd: tmp,
+    cwd: top,
     readyUrl: `http://127.0.0.1:${port}/health`,
-    logPath: join(tmp, "router.log"),
+    logPath: join(top, "router.log"),
     timeoutMs: 60_000,
   });
   running.add(server);
@@ -271,10 +276,31 @@ try {
     }
   }
 
-  console.log(`  import: writing ${settings.importNotes} notes…`);
+  // Each import round in a scratch folder of its own (probed, lib/disk.ts), with a new floor
+  // and router, so each import goes into an empty vault, as a team's first import does. In one
+  // folder a whole run made ~190,000 files, more than a group of this disk's inodes (131,072):
+  // each folder's files went on in two to four other groups the allocator picked (seen by
+  // their inode numbers), one side's sometimes where a recent run had freed inodes. A round
+  // makes ~50,000, and no round's files carry on where an earlier round's left off.
+  for (const s of [floor.server, router.server]) {
+    await s.stop();
+    running.delete(s);
+  }
+  let last = { router, vault: join(tmp, "vault"), servers: [] as Started[] };
   for (let round = 0; round < settings.importRounds; round++) {
-    const dir = join(tmp, `import-${round}`);
-    // A fresh seed per round, so no note is a duplicate of an earlier round's.
+    for (const s of last.servers) {
+      await s.stop();
+      running.delete(s);
+    }
+    const roundScratch = benchScratch(`ingest-import-${round}-`);
+    scratches.push(roundScratch.dir);
+    sideFolders(roundScratch.dir);
+    const floor = await startFloor(roundScratch.dir);
+    const router = await startRouter(roundScratch.dir);
+    last = { router, vault: join(roundScratch.dir, "vault"), servers: [floor.server, router.server] };
+    const dir = join(roundScratch.dir, "import");
+    // A fresh seed per round, so no two rounds import the same notes.
+    console.log(`  import round ${round + 1}: writing ${settings.importNotes} notes (a small file's creation there: ${num(roundScratch.micros)} µs)…`);
     writeVault(dir, settings.importNotes, 100 + round);
     const files = [...new Bun.Glob("**/*.md").scanSync(dir)].sort();
     // Each import leaves the disk busy writing its files back: the order alternates, so neither
@@ -299,19 +325,19 @@ try {
   // rewrites signals.md (every live signal), so its cost grows with their number. The imports
   // left ~6 % of their notes as open signals; signals and plain notes go in alternating turns
   // at 1 connection, the plain notes as the peer measured in the same seconds.
-  const openBefore = readdirSync(join(tmp, "vault", "amygdala")).length;
+  const openBefore = readdirSync(join(last.vault, "amygdala")).length;
   for (let t = 0; t < SIGNAL_TURNS; t++) {
-    const s = await post(`${router.base}/ingest`, AUTH, 1, `signals-${t}`, settings.signals / SIGNAL_TURNS, "signal");
-    const n = await post(`${router.base}/ingest`, AUTH, 1, `signal-peers-${t}`, settings.signals / SIGNAL_TURNS);
+    const s = await post(`${last.router.base}/ingest`, AUTH, 1, `signals-${t}`, settings.signals / SIGNAL_TURNS, "signal");
+    const n = await post(`${last.router.base}/ingest`, AUTH, 1, `signal-peers-${t}`, settings.signals / SIGNAL_TURNS);
     signalRuns.signal.push(s.rps);
     signalRuns.note.push(n.rps);
     signalRuns.p50.push(s.p50Ms);
   }
-  signalRuns.open = [openBefore, readdirSync(join(tmp, "vault", "amygdala")).length];
+  signalRuns.open = [openBefore, readdirSync(join(last.vault, "amygdala")).length];
   console.log(
     `  signals: ${signalRuns.signal.map((x) => num(x)).join(", ")} docs/s (plain notes beside them: ${signalRuns.note.map((x) => num(x)).join(", ")}) with ${num(openBefore)} → ${num(signalRuns.open[1]!)} open signals`,
   );
-  for (const s of [floor.server, router.server]) {
+  for (const s of last.servers) {
     if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`a server exited during the run\n${logTail(s.logPath)}`);
   }
   diskEnd = fileCreationMicros(tmp);
