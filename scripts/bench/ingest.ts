@@ -4,9 +4,9 @@
 // atomic file writes) — and the ratio; then `router-cli import DIR` on a folder of generated
 // notes (10k by default) beside the floor's batch endpoint fed the same files in the same
 // batches, each import round with a new floor and router in a scratch folder of its own (an
-// empty vault, away from the disk's recently freed inodes: see the import rounds). The bodies are notes that classify as `note`, so brain-stack's work per document
-// is the floor's plus what the API promises (auth, validation, frontmatter, the lock, the
-// access log). Each phase uses fresh documents (no duplicates) from a loader in its own process;
+// empty vault; see the import rounds). The bodies are notes that classify as `note`, so
+// brain-stack's work per document is the floor's plus what the API promises (auth,
+// validation, frontmatter, the lock, the access log). Each phase uses fresh documents (no duplicates) from a loader in its own process;
 // within a round the two servers take turns (4 each by default), so both meet the disk in the
 // same seconds. Beside docs/s it prints each server's CPU per note (/proc, all threads).
 // Last, signals at 1 connection into the vault the last import left (~6 % of its notes are open
