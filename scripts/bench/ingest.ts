@@ -142,6 +142,11 @@ async function withCpu<T>(pid: number, docs: number, work: () => Promise<T>): Pr
   return [out, ((u1 - u0 + s1 - s0) * 1000) / docs, ((s1 - s0) * 1000) / docs];
 }
 
+/** A server that exited during the run fails it, with its log's tail. */
+function assertRunning(s: Started): void {
+  if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`a server exited during the run\n${logTail(s.logPath)}`);
+}
+
 /** Runs the floor's and brain-stack's side of a round, the floor first in even rounds, last in odd ones. */
 async function inTurn<T>(round: number, floorSide: () => Promise<T>, routerSide: () => Promise<T>): Promise<[T, T]> {
   if (round % 2 === 0) {
@@ -282,22 +287,20 @@ try {
   // each folder's files went on in two to four other groups the allocator picked (seen by
   // their inode numbers), one side's sometimes where a recent run had freed inodes. A round
   // makes ~50,000, and no round's files carry on where an earlier round's left off.
-  for (const s of [floor.server, router.server]) {
-    await s.stop();
-    running.delete(s);
-  }
-  let last = { router, vault: join(tmp, "vault"), servers: [] as Started[] };
+  // The servers the signals go to last: the single ingests', until an import round replaces them.
+  let last = { router, vault: join(tmp, "vault"), servers: [floor.server, router.server] };
   for (let round = 0; round < settings.importRounds; round++) {
     for (const s of last.servers) {
+      assertRunning(s);
       await s.stop();
       running.delete(s);
     }
     const roundScratch = benchScratch(`ingest-import-${round}-`);
     scratches.push(roundScratch.dir);
     sideFolders(roundScratch.dir);
-    const floor = await startFloor(roundScratch.dir);
-    const router = await startRouter(roundScratch.dir);
-    last = { router, vault: join(roundScratch.dir, "vault"), servers: [floor.server, router.server] };
+    const roundFloor = await startFloor(roundScratch.dir);
+    const roundRouter = await startRouter(roundScratch.dir);
+    last = { router: roundRouter, vault: join(roundScratch.dir, "vault"), servers: [roundFloor.server, roundRouter.server] };
     const dir = join(roundScratch.dir, "import");
     // A fresh seed per round, so no two rounds import the same notes.
     console.log(`  import round ${round + 1}: writing ${settings.importNotes} notes (a small file's creation there: ${num(roundScratch.micros)} µs)…`);
@@ -307,8 +310,8 @@ try {
     // side always runs in the other's wake.
     const [[f, fCpu, fSys], [r, rCpu, rSys]] = await inTurn(
       round,
-      () => withCpu(floor.server.pid, files.length, () => floorImport(floor.base, dir, files, 500)),
-      () => withCpu(router.server.pid, files.length, () => routerImport(router.base, dir)),
+      () => withCpu(roundFloor.server.pid, files.length, () => floorImport(roundFloor.base, dir, files, 500)),
+      () => withCpu(roundRouter.server.pid, files.length, () => routerImport(roundRouter.base, dir)),
     );
     imports.floor.push(f);
     imports.router.push(r);
@@ -337,9 +340,7 @@ try {
   console.log(
     `  signals: ${signalRuns.signal.map((x) => num(x)).join(", ")} docs/s (plain notes beside them: ${signalRuns.note.map((x) => num(x)).join(", ")}) with ${num(openBefore)} → ${num(signalRuns.open[1]!)} open signals`,
   );
-  for (const s of last.servers) {
-    if (s.proc.exitCode !== null || s.proc.signalCode !== null) throw new Error(`a server exited during the run\n${logTail(s.logPath)}`);
-  }
+  for (const s of last.servers) assertRunning(s);
   diskEnd = fileCreationMicros(tmp);
 } catch (err) {
   console.error(String((err as Error).stack ?? err));

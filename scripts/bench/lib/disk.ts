@@ -8,7 +8,10 @@
 // each. Every folder under one parent shares that group, so after a test run or another bench
 // deleted tens of thousands of files under $TMPDIR, each creation there cost 0.6–1 ms instead
 // of ~50 µs for minutes, more than a whole ingest, and at random for one side of a comparison
-// more than the other (whichever wrote more files in the slow seconds).
+// more than the other (whichever wrote more files in the slow seconds). Once a flex group has
+// no free inode left, a folder's files go on in another group the allocator picks, which can
+// be one a recent run emptied: so a bench keeps each scratch folder's files under one group's
+// worth (131,072 inodes here; `ingest` gives each import round a folder of its own).
 //
 // ext4 places a folder whose parent is marked as a top of a hierarchy (`chattr +T`) in a flex
 // group of its own choosing, spread like the root's folders: a lightly used one, so a bench's
