@@ -28,6 +28,7 @@ import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
 import { createJobService, type JobService } from "./jobs/service";
 import type { JobStore } from "./jobs/store";
 import { recordJobEnd } from "./loop/job-loop";
+import { defaultRouterCli, routerCliCommand } from "./loop/router-cli";
 import { type ListedProfileCatalog, profileCatalog } from "./profiles/catalog";
 import type { Profile } from "./profiles/profile";
 import { type CompanionSync, createCompanionSync } from "./repos/companions";
@@ -92,6 +93,12 @@ export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyV
 
 export async function createOrchestratorRuntime(config: OrchestratorConfig): Promise<OrchestratorRuntime> {
   if (rootWithoutSandbox(process.env)) logger.warn(ROOT_WITHOUT_SANDBOX);
+  if (config.routerUrl && config.routerToken) {
+    const cli = config.routerCli ? { command: config.routerCli, why: "ROUTER_CLI_BINARY" } : { command: routerCliCommand(), why: defaultRouterCli().why };
+    const line = `agents' hooks run ${cli.command} (${cli.why}); they feed ${config.routerUrl}`;
+    if (cli.why.startsWith("by name")) logger.warn(line);
+    else logger.info(line);
+  }
   const execution = await jobExecution(config);
   const tracing = createJobTracing(config);
   const { kv, store } = await openStores(config);
