@@ -13,7 +13,7 @@ import { buildAgentEnv } from "../agent/env";
 import type { AgentOutcome } from "../agent/outcome";
 import { type AgentRun, AgentSpawnError, startAgent } from "../agent/process";
 import type { OrchestratorConfig } from "../config";
-import { recallForTask, writeLoopSettings } from "../loop/job-loop";
+import { hookFailure, recallForTask, writeLoopSettings } from "../loop/job-loop";
 import { telemetryEnv } from "../telemetry/otel-env";
 import { transcriptPath } from "../telemetry/transcript";
 import { clientTask, TASK_SYSTEM_PROMPT } from "./client-tasks";
@@ -387,7 +387,11 @@ export class ChatService {
       try {
         for await (const lines of run.batches()) {
           const out: TurnEvent[] = [];
-          for (const ev of lines) mapper.push(ev, out);
+          for (const ev of lines) {
+            const failed = hookFailure(ev);
+            if (failed) logger.warn(`chat turn session=${info.sessionId}: ${failed}`);
+            mapper.push(ev, out);
+          }
           if (out.length > 0) yield out;
         }
         outcome = await run.wait();

@@ -17,7 +17,7 @@ import { type AgentRun, startAgent } from "../agent/process";
 import { chooseSession } from "../agent/session";
 import type { AgentEvent } from "../agent/stream-json";
 import type { OrchestratorConfig } from "../config";
-import { recallForTask, repoName, writeLoopSettings } from "../loop/job-loop";
+import { hookFailure, recallForTask, repoName, writeLoopSettings } from "../loop/job-loop";
 import type { Profile } from "../profiles/profile";
 import { type CachedRepo, ensureClone } from "../repos/clone-cache";
 import { gitAuthFor, resolveGitCredentials } from "../repos/credentials";
@@ -163,6 +163,8 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
     for await (const batch of run.batches()) {
       for (const ev of batch) {
         try {
+          const failed = hookFailure(ev);
+          if (failed) logger.warn(`job ${job.id}: ${failed}`);
           const retry = apiRetryOf(ev);
           if (retry && !isUnrecoverable(retry)) {
             retrying = true;

@@ -14,6 +14,7 @@ import { mintScopedToken } from "../../common/scoped-token";
 import { RouterClient } from "../../router/client";
 import { bufferMarker, ReplayInterrupted, replayOutbox } from "../../router/outbox/outbox";
 import { RECALL_DEFAULTS, type RecalledNote, recall } from "../../router/recall/recall";
+import type { AgentEvent } from "../agent/stream-json";
 import type { OrchestratorConfig } from "../config";
 import { routerCliCommand } from "./router-cli";
 
@@ -209,4 +210,18 @@ export async function recordJobEnd<R extends { status: string; pr_url?: string; 
     error: result.error,
   });
   return result;
+}
+
+/**
+ * A hook that failed in the agent's run, as Claude Code reports it in its stream (a `system`
+ * `hook_response` with outcome `error` or a non-zero exit): `SessionStart failed (exit 127):
+ * /bin/sh: 1: router-cli: not found`. Undefined for anything else.
+ */
+export function hookFailure(ev: AgentEvent): string | undefined {
+  if (ev.type !== "system" || ev.subtype !== "hook_response") return undefined;
+  const exit = typeof ev.exit_code === "number" ? ev.exit_code : undefined;
+  if (ev.outcome !== "error" && (exit === undefined || exit === 0)) return undefined;
+  const name = typeof ev.hook_event === "string" ? ev.hook_event : typeof ev.hook_name === "string" ? ev.hook_name : "a hook";
+  const said = (typeof ev.stderr === "string" && ev.stderr.trim()) || (typeof ev.output === "string" && ev.output.trim()) || "";
+  return `${name} hook failed${exit !== undefined ? ` (exit ${exit})` : ""}${said ? `: ${said.split("\n")[0]!.slice(0, 300)}` : ""}`;
 }
