@@ -17,11 +17,11 @@ export interface RecallSettings {
   minCoverage: number;
 }
 
-export const RECALL_DEFAULTS: RecallSettings = { maxChars: 2400, maxNotes: 3, minCoverage: 0.2 };
+export const RECALL_DEFAULTS: RecallSettings = { maxChars: 2400, maxNotes: 3, minCoverage: 0.25 };
 
 /** A hit must also score at least this share of the best hit's score (when scores are relative: the best is 1). */
 const MIN_RELATIVE_SCORE = 0.25;
-/** Fewer content words than this (a "yes", a "go on") look nothing up. */
+/** Fewer content words than this (a "yes", a "go on") look nothing up; a note must hold as many of the query's words. */
 const MIN_PROMPT_WORDS = 2;
 /** The query keeps this many of the prompt's words (a long task's first ones). */
 const MAX_QUERY_WORDS = 24;
@@ -152,7 +152,9 @@ export async function recall(
       const coverage = typeof h.coverage === "number" ? h.coverage : coverageIn(`${h.title} ${stripMarks(h.snippet)}`, q.words);
       return { h, rank, coverage, kind: kindOf(h.path, h.producer) };
     })
-    .filter((c) => c.coverage >= settings.minCoverage && (!relative || c.h.score >= MIN_RELATIVE_SCORE));
+    // One shared word is chance ("new", "time"): a note holds two of the query's words at least.
+    .filter((c) => c.coverage >= settings.minCoverage && Math.round(c.coverage * q.words.length) >= MIN_PROMPT_WORDS)
+    .filter((c) => !relative || c.h.score >= MIN_RELATIVE_SCORE);
   if (passing.length === 0) return { notes: [], text: "" };
   const bodies = new Map<string, string>();
   const batch: NotesBatch | undefined = await client
