@@ -75,6 +75,12 @@ beforeAll(async () => {
     const res = await call(main.routerUrl!, "/marker", { type: "lesson", content: lesson(n), attrs: { ts: `${dayOf(n)}T09:00:00Z`, source: "retro" } }, TOKEN);
     expect(res.status).toBe(201);
   }
+  // A marker's lesson log is indexed soon after it is written.
+  for (const words of ["chronyc makestep", "registry mirror warmed"])
+    await until(async () => ((await (await call(main.routerUrl!, "/search", { query: words }, TOKEN)).json()) as any).hits.length > 0, {
+      ms: 10_000,
+      what: `a lesson holding "${words}" indexed`,
+    });
   // Neither lesson asked about is in the feed: what carries them is recall.
   const feed = await (await call(main.routerUrl!, "/feed", undefined, TOKEN)).text();
   expect(feed).toContain(lesson(20));

@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from "node:path";
 import { compiledClis, runCompiled } from "./support/cli";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { until } from "./support/until";
 
 const TOKEN = "hooks-test-token";
 let main: MainProcess;
@@ -212,6 +213,8 @@ describe("router-cli hook prompt: recall", () => {
     expect(
       (await post("/ingest", { title: "Sandbox runbook", content: "The payment sandbox is reset nightly; its test cards are listed in the wiki.", tags: [] })).ok,
     ).toBe(true);
+    // A marker's lesson log is indexed soon after it is written.
+    await until(async () => (await (await post("/search", { query: "chronyc makestep" })).json()).hits.length > 0, { ms: 10_000, what: "the lesson indexed" });
   });
 
   it("carries the notes that bear on the prompt, lessons first, each with its path, and each once per session", async () => {
@@ -225,7 +228,8 @@ describe("router-cli hook prompt: recall", () => {
     expect(ctx).toContain("router-cli get <path>");
     expect(ctx).not.toContain("Kafka");
     // The lesson comes before the runbook that also matched.
-    if (ctx.includes("Sandbox runbook")) expect(ctx.indexOf(lesson)).toBeLessThan(ctx.indexOf("Sandbox runbook"));
+    expect(ctx).toContain("Sandbox runbook");
+    expect(ctx.indexOf(lesson)).toBeLessThan(ctx.indexOf("Sandbox runbook"));
 
     // The same session's next prompt on the same subject is not told again; another session is.
     expect(context((await hook("prompt", { ...input, prompt: "the payment sandbox test still flakes" }, env(home))).stdout)).not.toContain(lesson);

@@ -19,8 +19,6 @@ export interface RecallSettings {
 
 export const RECALL_DEFAULTS: RecallSettings = { maxChars: 2400, maxNotes: 3, minCoverage: 0.25 };
 
-/** A hit must also score at least this share of the best hit's score (when scores are relative: the best is 1). */
-const MIN_RELATIVE_SCORE = 0.25;
 /** Fewer content words than this (a "yes", a "go on") look nothing up; a note must hold as many of the query's words. */
 const MIN_PROMPT_WORDS = 2;
 /** The query keeps this many of the prompt's words (a long task's first ones). */
@@ -143,9 +141,6 @@ export async function recall(
   if (!q || settings.maxNotes < 1) return { notes: [], text: "" };
   const result = await client.search({ query: q.query, limit: CANDIDATES });
   const hits = result.hits as Hit[];
-  // The score is 0–1 relative to the best hit (best = 1) where the search says so; an older
-  // router's raw scores are not comparable across its index's lists, so coverage alone decides.
-  const relative = hits[0]?.score === 1;
   const passing = hits
     .map((h, rank) => {
       // The search's own coverage when it gives one; else what the title and snippet show.
@@ -153,8 +148,7 @@ export async function recall(
       return { h, rank, coverage, kind: kindOf(h.path, h.producer) };
     })
     // One shared word is chance ("new", "time"): a note holds two of the query's words at least.
-    .filter((c) => c.coverage >= settings.minCoverage && Math.round(c.coverage * q.words.length) >= MIN_PROMPT_WORDS)
-    .filter((c) => !relative || c.h.score >= MIN_RELATIVE_SCORE);
+    .filter((c) => c.coverage >= settings.minCoverage && Math.round(c.coverage * q.words.length) >= MIN_PROMPT_WORDS);
   if (passing.length === 0) return { notes: [], text: "" };
   const bodies = new Map<string, string>();
   const batch: NotesBatch | undefined = await client
