@@ -214,7 +214,10 @@ describe("router-cli hook prompt: recall", () => {
       (await post("/ingest", { title: "Sandbox runbook", content: "The payment sandbox is reset nightly; its test cards are listed in the wiki.", tags: [] })).ok,
     ).toBe(true);
     // A marker's lesson log is indexed soon after it is written.
-    await until(async () => (await (await post("/search", { query: "chronyc makestep" })).json()).hits.length > 0, { ms: 10_000, what: "the lesson indexed" });
+    await until(async () => ((await (await post("/search", { query: "chronyc makestep" })).json()) as { hits: unknown[] }).hits.length > 0, {
+      ms: 10_000,
+      what: "the lesson indexed",
+    });
   });
 
   it("carries the notes that bear on the prompt, lessons first, each with its path, and each once per session", async () => {
