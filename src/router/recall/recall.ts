@@ -120,6 +120,8 @@ function excerptOf(hit: Hit, body: string | undefined, words: string[]): { key: 
         bestCover = c;
       }
     });
+    // The matching entry lies past what was read of a long log: the search's passage stands in.
+    if (bestCover <= 0) return { key: hit.id, text: stripMarks(hit.snippet) };
     const e = entries[best]!;
     return { key: `${hit.path}#${best + 1}`, text: `(${e.heading.split(" — ")[0]}) ${e.text}` };
   }
