@@ -23,7 +23,7 @@ export function clientDefaults(home: string, port: string): Record<string, strin
  * nothing expands `~` in an env file, so it is replaced by the absolute path the hooks can use.
  */
 export function retiredDefaults(home: string): Array<{ key: string; old: string; replacement: string }> {
-  const oldOutbox = ["~", "$HOME", "${HOME}", home].flatMap((h) => [`${h}/.brain/outbox`, `${h}/.brain/outbox/`]);
+  const oldOutbox = ["~", "$HOME", `\${HOME}`, home].flatMap((h) => [`${h}/.brain/outbox`, `${h}/.brain/outbox/`]);
   return [
     { key: "BRAIN_URL", old: "http://localhost:8102", replacement: "http://localhost:8103" },
     { key: "PORT_BRAIN_API", old: "8102", replacement: "8103" },
