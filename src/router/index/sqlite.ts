@@ -171,8 +171,8 @@ export class SqliteIndexStore implements IndexStore {
    * (or a read of docs_fts needs them) and then written back to back. FTS5 turns its pending
    * terms into a new segment whenever another statement that may abort starts in the
    * transaction (a savepoint) — the next note's docs row, for one — so rows written one per
-   * flush made one segment per lone ingest, as if each had committed (~85 against ~40 µs a
-   * note, and the merges that follow). Undefined when commits are not held.
+   * flush made one segment per lone ingest, as if each had committed (and the merges that
+   * follow). Undefined when commits are not held.
    */
   private readonly pendingText: Map<number, { title: string; body: string; filters: string }> | undefined;
 
@@ -196,11 +196,9 @@ export class SqliteIndexStore implements IndexStore {
     this.db.run("PRAGMA foreign_keys = ON");
     this.db.run("PRAGMA busy_timeout = 5000");
     // 16 MiB of page cache (default 2 MiB). An index build dirties pages faster than it
-    // commits, so the cache fills to its limit and stays resident: after a 10k-note build the
-    // process held 146 MB at 64 MiB, 93 MB at 16 MiB, 79 MB at 2 MiB. Searches at 100k notes
-    // over the bench's rotating queries measured alike at 2, 8, 16 and 64 MiB within the noise
-    // of a loaded machine (the OS page cache holds the file), so the larger cache bought memory
-    // use, not speed. 16 MiB keeps the hot FTS5 structure pages and the docs b-tree in process.
+    // commits, so the cache fills to its limit and stays resident: a larger cache costs memory,
+    // and searches gain nothing from it (the OS page cache holds the file). 16 MiB keeps the hot
+    // FTS5 structure pages and the docs b-tree in process for builds.
     this.db.run("PRAGMA cache_size = -16384");
     // Statement journals (a group commit's savepoints) in memory: past 64 KiB one spilled into
     // a temp file, created and deleted once per commit.
@@ -280,7 +278,7 @@ export class SqliteIndexStore implements IndexStore {
   /**
    * A first build: when the index holds no document, `load` runs without the b-trees that take
    * a scattered insert per note (DEFERRED_INDEXES), which are then built once, sorted, at the
-   * end — a 10k build then writes less than half the pages. Meanwhile lookups they serve (notes
+   * end, which writes far fewer pages. Meanwhile lookups they serve (notes
    * by name, listings by time) scan the table; a crash before the end leaves them
    * to migrate(), which puts them back at the next open. On a non-empty index: just `load`.
    */
@@ -545,8 +543,8 @@ export class SqliteIndexStore implements IndexStore {
 
   /**
    * One lookup in docs_fts's `filters` column (every row carries its producer's token): the
-   * docs table has no producer index since v7, and counting 100k rows took 50–150 ms, paid by
-   * the first signal or milestone a router wrote (BackgroundIndexer). Held writes committed
+   * docs table has no producer index since v7, and counting a large vault's rows would be paid
+   * by the first signal or milestone a router wrote (BackgroundIndexer). Held writes committed
    * first, so FTS5 reads them from its table.
    */
   async holdsProducer(producer: Producer): Promise<boolean> {
@@ -659,8 +657,8 @@ export class SqliteIndexStore implements IndexStore {
    * highlight() of these documents' bodies for `text`, in a temporary FTS5 table holding only
    * them. The same as highlighting them in docs_fts (the same tokenizer, title and body: a
    * document matches there as here), but each MATCH there seeks every clause's doclist in every
-   * segment for each document: ~0.25 ms a hit for three common words at 100k notes, against
-   * ~0.1 ms here. A query of one clause seeks once, and stays with docs_fts.
+   * segment for each document, which a small table of the hits alone avoids. A query of one
+   * clause seeks once, and stays with docs_fts.
    */
   private highlightApart(ids: string, text: string): Map<number, string> {
     if (!this.apart) {
