@@ -11,6 +11,7 @@ import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { createFileStore } from "../common/kv/file-store";
 import type { KeyValueStore } from "../common/kv/store";
 import { log } from "../common/logger";
+import { secretsNamed } from "./agent/env";
 import { ROOT_WITHOUT_SANDBOX, rootWithoutSandbox } from "./agent/root-sandbox";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { createOrchestratorApp, type OrchestratorApp } from "./app";
@@ -92,6 +93,8 @@ export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyV
 
 export async function createOrchestratorRuntime(config: OrchestratorConfig): Promise<OrchestratorRuntime> {
   if (rootWithoutSandbox(process.env)) logger.warn(ROOT_WITHOUT_SANDBOX);
+  const named = secretsNamed(config.agentEnv);
+  if (named.length > 0) logger.warn(`SERVICE_AGENT_ENV names ${named.join(", ")}: the service's own secrets never reach the agent; left out`);
   const execution = await jobExecution(config);
   const tracing = createJobTracing(config);
   const { kv, store } = await openStores(config);

@@ -54,6 +54,7 @@ export type ChatConfig = Pick<
   | "modelOauthToken"
   | "modelAuthToken"
   | "modelBaseUrl"
+  | "agentEnv"
   | "claudeHomeDir"
   | "home"
   | "claudeConfigDir"
