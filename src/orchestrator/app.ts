@@ -2,6 +2,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { edgeProtection } from "../common/config/edge-settings";
 import { registerHealth } from "../common/health";
+import type { StoragePath } from "../common/storage";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
@@ -39,6 +40,8 @@ export interface OrchestratorDeps {
   agentMode?: AgentModeDeps;
   /** Team chat (TEAMCHAT_APP_ID + TEAMCHAT_APP_PASSWORD); undefined = no /api/messages. */
   teamChat?: TeamChatDeps;
+  /** The paths the service writes to, reported with their free space by GET /admin/status. */
+  storage?: StoragePath[];
 }
 
 export type OrchestratorEnv = { Bindings: EdgeBindings & { deps: OrchestratorDeps } };

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { maskRedisUrl } from "../common/kv/redis-store";
 import { log } from "../common/logger";
+import { watchStoragePath } from "../common/storage";
 import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
 import type { RouterConfig } from "./config";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
@@ -82,6 +83,9 @@ export function rerankerOf(config: RouterConfig, chatEp: ChatEndpoint | undefine
 export async function createRouterRuntime(config: RouterConfig): Promise<RouterRuntime> {
   await scaffold(config.vault);
   await mkdir(config.dataDir, { recursive: true });
+  // Named by a 507 storage_full when one fills up (GET /health/deep reports both).
+  watchStoragePath("vault", config.vault);
+  watchStoragePath("DATA_DIR", config.dataDir);
   // Temp files and locks a crashed process left (its pid gone): before anything waits on them.
   await cleanCrashLeftovers(config.vault);
   if (!config.dataDir.startsWith(`${config.vault}/`)) await cleanCrashLeftovers(config.dataDir);

@@ -6,6 +6,7 @@
 import { DomainError } from "../../common/domain-error";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
+import { isStorageFull, storageFullError } from "../../common/storage";
 import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
 import type { JobChangeFeed } from "./changes";
@@ -406,6 +407,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         await store.put(job);
       } catch (err) {
         logger.warn(`a job could not be recorded: ${(err as Error).message}`);
+        if (isStorageFull(err)) throw storageFullError(err);
         throw new DomainError(
           "unavailable",
           "store_unavailable",
