@@ -2,10 +2,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { edgeProtection } from "../common/config/edge-settings";
 import { registerHealth } from "../common/health";
-import type { StoragePath } from "../common/storage";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
+import type { StoragePath } from "../common/storage";
 import { VERSION } from "../common/version";
 import { type AgentModeDeps, registerAgentMode } from "./agent-mode/routes";
 import type { OrchestratorConfig } from "./config";

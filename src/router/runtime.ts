@@ -20,6 +20,7 @@ import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
 import { SignalHub } from "./signals/hub";
 import type { SignalLog } from "./signals/log";
 import { BackgroundIndexer, catchUpIndex } from "./tick/index-refresh";
+import { LostWritesRecovery } from "./tick/lost-writes";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
 import { TickScheduler } from "./tick/scheduler";
@@ -114,6 +115,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl"), log: await redisSignalLog(config) });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
+  // A held commit that fails after its answer (a full disk): its notes go back in from their files.
+  const lostWrites = new LostWritesRecovery({ vault: config.vault, index, embed: embedFn });
   // Its last writes may not have committed (INDEX_COMMIT_HOLD_MS): the files are the truth.
   if (index.stoppedUnclean) await catchUpIndex({ vault: config.vault, index, embed: embedFn });
   const markers: MarkerDeps = {
@@ -222,6 +225,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       await endStreams();
       await ticks.close();
       await indexer.close();
+      await lostWrites.close();
       await index.close();
     },
   };

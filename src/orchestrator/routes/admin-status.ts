@@ -1,7 +1,7 @@
 // GET /admin/status: this pod's drain state and its gate (what the console's header shows).
 import { createRoute, z } from "@hono/zod-openapi";
-import { StorageStatus } from "../../common/storage-schema";
 import { storageStatus } from "../../common/storage";
+import { StorageStatus } from "../../common/storage-schema";
 import type { OrchestratorApp } from "../app";
 import { authResponses } from "./schemas";
 
@@ -33,7 +33,14 @@ export function registerAdminStatus(app: OrchestratorApp): void {
     const { jobs, config } = c.env.deps;
     const stats = jobs.stats();
     return c.json(
-      { pod_name: config.podName, draining: await jobs.isDraining(), running: stats.running, queued: stats.queued, max_parallel: stats.maxParallel, storage: storageStatus(c.env.deps.storage ?? []) },
+      {
+        pod_name: config.podName,
+        draining: await jobs.isDraining(),
+        running: stats.running,
+        queued: stats.queued,
+        max_parallel: stats.maxParallel,
+        storage: storageStatus(c.env.deps.storage ?? []),
+      },
       200,
     );
   });

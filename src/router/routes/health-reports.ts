@@ -1,10 +1,10 @@
 // GET /health/pipeline and GET /health/deep: the two reports computed where the vault is mounted.
 import { createRoute, z } from "@hono/zod-openapi";
+import { StorageStatus } from "../../common/storage-schema";
 import type { RouterApp } from "../app";
 import { deepReport } from "../health/deep";
 import { pipelineReport } from "../health/pipeline";
 import { STAGE_NAMES } from "../health/report";
-import { StorageStatus } from "../../common/storage-schema";
 import { authResponses } from "./schemas";
 
 const Stage = z
