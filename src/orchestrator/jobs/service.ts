@@ -346,9 +346,14 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
   const suspects = new Map<string, number>(); // running job id → when its pod was first seen gone
   let reconciling = false;
+  let reconcileAgain = false;
   /** Every live job: queued ones the queue lost are queued again; running ones without a live pod are settled. */
   async function reconcile(): Promise<void> {
-    if (reconciling || closed) return;
+    if (closed) return;
+    if (reconciling) {
+      reconcileAgain = true; // asked for mid-pass (the queue was reset): one more pass after this one
+      return;
+    }
     reconciling = true;
     try {
       const live = await scanJobs(store, (j) => j.status === "queued" || j.status === "running");
@@ -370,11 +375,17 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       logger.debug(`reconciling jobs with the queue: ${(err as Error).message}`);
     } finally {
       reconciling = false;
+      if (reconcileAgain) {
+        reconcileAgain = false;
+        void reconcile();
+      }
     }
   }
 
   jobQueue.onCancel(stopHere);
   jobQueue.onStalled((id) => void onStalled(id).catch((err: Error) => logger.warn(`job ${id} stalled: ${err.message}`)));
+  // The queue lost its entries (Redis back empty): queued jobs are queued again from their records now, not at the next pass.
+  jobQueue.onReset(() => void reconcile());
   jobQueue.start(runFromQueue);
   const reconcileTimer = jobQueue.shared ? setInterval(() => void reconcile(), reconcileMs) : undefined;
   reconcileTimer?.unref?.();
