@@ -61,7 +61,7 @@ describe("TurnMapper", () => {
       se({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "t2", name: "Empty", input: { a: 1 } } }),
       se({ type: "content_block_stop", index: 1 }),
     ];
-    expect(map(lines, false)).toEqual([
+    expect(map(lines).filter((e) => e.type === "tool_call")).toEqual([
       { type: "tool_call", id: "t1", name: "Odd", input: "{broken", parentToolUseId: null },
       { type: "tool_call", id: "t2", name: "Empty", input: { a: 1 }, parentToolUseId: null },
     ]);
@@ -81,7 +81,13 @@ describe("TurnMapper", () => {
     ]);
   });
 
-  it("tool results: a list of text parts joined, is_error only when true", () => {
+  it("tool results: a list of text parts joined, is_error only when true; none without its call", () => {
+    const call = [
+      se({ type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "t1", name: "Bash", input: {} } }),
+      se({ type: "content_block_stop", index: 0 }),
+      se({ type: "message_delta", delta: { stop_reason: "tool_use" } }),
+    ];
+    const resultOf = (id: string) => ({ type: "tool_result", tool_use_id: id, content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] });
     const line = JSON.stringify({
       type: "user",
       message: {
@@ -98,7 +104,11 @@ describe("TurnMapper", () => {
       },
       parent_tool_use_id: null,
     });
-    expect(map([line], false)).toEqual([{ type: "tool_result", toolUseId: "t1", content: "a\nb", isError: false, parentToolUseId: null }]);
+    const stray = JSON.stringify({ type: "user", message: { content: [resultOf("t-never-called")] }, parent_tool_use_id: null });
+    expect(map([...call, line, stray], false)).toEqual([
+      { type: "tool_call", id: "t1", name: "Bash", input: {}, parentToolUseId: null },
+      { type: "tool_result", toolUseId: "t1", content: "a\nb", isError: false, parentToolUseId: null },
+    ]);
   });
 
   it("exactly one final per turn: earlier text blocks of the turn are narration", () => {
@@ -147,8 +157,9 @@ describe("TurnMapper without partial messages (background jobs)", () => {
       .filter((l: string) => l.trim() !== "" && !l.includes('"type":"stream_event"'));
     const events = map(lines, true, true);
     expect(events.map((e) => e.type)).toEqual(["thinking", "narration", "tool_call", "tool_result", "final", "usage"]);
-    // The chat stream keeps the spec's legacy text for a run without partial messages.
-    expect(map(lines).map((e) => e.type)).toEqual(["tool_result", "final", "usage"]);
+    // The chat stream keeps the spec's legacy text for a run without partial messages (and no
+    // tool result without its call).
+    expect(map(lines).map((e) => e.type)).toEqual(["final", "usage"]);
     expect(events[2]).toMatchObject({ type: "tool_call", name: "Bash", input: { command: "bun test test/jobs.test.ts" } });
     expect(events[4]).toMatchObject({ type: "final", text: expect.stringContaining("One test fails") });
   });
