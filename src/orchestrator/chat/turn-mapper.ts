@@ -22,7 +22,8 @@
 //   rate_limit_event is an error; an api_retry system line is a status (the agent waits to
 //   retry the model API); other system lines, message_* events and signatures are ignored;
 // - events with a parent_tool_use_id belong to a sub-agent: labelled, never narration or final
-//   of the main thread. The CLI prints a sub-agent's work as whole assistant/user frames (no
+//   of the main thread; a sub-agent at work after the main thread's last text means the turn
+//   goes on (a background sub-agent's follow-up turn comes), so that text was narration. The CLI prints a sub-agent's work as whole assistant/user frames (no
 //   stream events): those frames are mapped a block at a time;
 // - a tool_result whose tool_use was never emitted is dropped (a client could not place it).
 import { apiRetryOf, isUnrecoverable, retryText } from "../agent/api-retry";
@@ -295,13 +296,11 @@ export class TurnMapper {
     if (block.kind === "text") {
       const text = block.parts.join("");
       if (text === "") return;
-      if (parent === null) {
-        this.flushHeld("narration", out);
-        this.held = text;
-      } else {
-        out.push({ type: "narration", text, parentToolUseId: parent });
-      }
+      this.flushHeld("narration", out);
+      if (parent === null) this.held = text;
+      else out.push({ type: "narration", text, parentToolUseId: parent });
     } else if (block.kind === "tool_use") {
+      this.flushHeld("narration", out);
       this.calls.add(block.id);
       out.push({ type: "tool_call", id: block.id, name: block.name, input: parseInput(block), parentToolUseId: parent });
     }
@@ -310,7 +309,7 @@ export class TurnMapper {
   /** A whole block per assistant frame: the same events the deltas would have made, a block at a time. */
   private onFrame(content: ContentBlock[], parent: ParentToolUseId, out: TurnEvent[]): void {
     for (const b of content) {
-      if (parent === null) this.flushHeld("narration", out);
+      this.flushHeld("narration", out);
       this.sawBlocks = true;
       if (b.type === "thinking" && typeof b.thinking === "string" && b.thinking !== "") {
         out.push({ type: "thinking", text: b.thinking, parentToolUseId: parent });
@@ -331,6 +330,7 @@ export class TurnMapper {
       if (b.type !== "tool_result") continue;
       const id = String(b.tool_use_id ?? "");
       if (!this.calls.has(id)) continue;
+      this.flushHeld("narration", out);
       out.push({
         type: "tool_result",
         toolUseId: id,
