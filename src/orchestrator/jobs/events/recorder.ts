@@ -144,7 +144,11 @@ export class RunRecorder {
     });
     for (const te of events) {
       const je = fromTurnEvent(te, at);
-      if (je) this.add(je);
+      if (je) {
+        this.add(je);
+        // The totals close the log, after the answer (known only now the agent has exited).
+        if (je.type !== "usage") this.dirty = true;
+      }
     }
     this.progress(true);
     await this.flushNow();
