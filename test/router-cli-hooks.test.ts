@@ -208,10 +208,17 @@ describe("router-cli hook prompt: recall", () => {
     // Each lesson on its own day, so each is its own lesson log; a runbook that shares words with the prompt.
     expect((await post("/marker", { type: "lesson", content: lesson, attrs: { ts: "2026-09-03T10:00:00Z" } })).status).toBe(201);
     expect(
-      (await post("/marker", { type: "lesson", content: "Kafka consumers lag after a broker restart; give them a minute.", attrs: { ts: "2026-09-04T10:00:00Z" } })).status,
+      (
+        await post("/marker", {
+          type: "lesson",
+          content: "Kafka consumers lag after a broker restart; give them a minute.",
+          attrs: { ts: "2026-09-04T10:00:00Z" },
+        })
+      ).status,
     ).toBe(201);
     expect(
-      (await post("/ingest", { title: "Sandbox runbook", content: "The payment sandbox is reset nightly; its test cards are listed in the wiki.", tags: [] })).ok,
+      (await post("/ingest", { title: "Sandbox runbook", content: "The payment sandbox is reset nightly; its test cards are listed in the wiki.", tags: [] }))
+        .ok,
     ).toBe(true);
     // A marker's lesson log is indexed soon after it is written.
     await until(async () => ((await (await post("/search", { query: "chronyc makestep" })).json()) as { hits: unknown[] }).hits.length > 0, {

@@ -39,7 +39,13 @@ export interface ExecuteJobInput {
   /** Aborting cancels the job: SIGTERM to the agent, SIGKILL after killGraceMs. */
   signal: AbortSignal;
   /** Once the agent process runs; `recall`: the vault's notes its first turn carries. */
-  onStarted?: (info: { pid: number; session_id: string; worktree?: string; branch?: string; recall: Array<{ path: string; title: string; kind: string }> }) => void;
+  onStarted?: (info: {
+    pid: number;
+    session_id: string;
+    worktree?: string;
+    branch?: string;
+    recall: Array<{ path: string; title: string; kind: string }>;
+  }) => void;
   /** Every agent event, as it arrives. */
   onEvent?: (event: AgentEvent) => void;
   /** The agent retries the model API (an api_retry line); null once the API answered again. */

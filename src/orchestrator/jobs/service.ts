@@ -288,9 +288,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           if (session === undefined && branch === undefined && recall === undefined) return;
           void mutate(id, (j) =>
             isFinished(j.status) ? null : { ...j, session_id: session ?? j.session_id, branch: branch ?? j.branch, recall: recall ?? j.recall },
-          ).catch(
-            (err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`),
-          );
+          ).catch((err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`));
         },
         onRetry: (retry) => {
           void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, api_retry: retry && { ...retry, at: iso() } })).catch((err: Error) =>

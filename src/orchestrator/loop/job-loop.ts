@@ -20,8 +20,7 @@ import { routerCliCommand } from "./router-cli";
 
 const logger = log("loop");
 
-export type LoopConfig = Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli" | "stateDir"> &
-  Partial<Pick<OrchestratorConfig, "recallMaxChars">>;
+export type LoopConfig = Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli" | "stateDir"> & Partial<Pick<OrchestratorConfig, "recallMaxChars">>;
 
 const loopEnabled = (c: LoopConfig): c is LoopConfig & { routerUrl: string; routerToken: string } => Boolean(c.routerUrl && c.routerToken);
 

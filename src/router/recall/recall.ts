@@ -151,9 +151,7 @@ export async function recall(
     .filter((c) => c.coverage >= settings.minCoverage && Math.round(c.coverage * q.words.length) >= MIN_PROMPT_WORDS);
   if (passing.length === 0) return { notes: [], text: "" };
   const bodies = new Map<string, string>();
-  const batch: NotesBatch | undefined = await client
-    .notes({ paths: passing.map((c) => c.h.path), max_chars: BODY_CHARS })
-    .catch(() => undefined);
+  const batch: NotesBatch | undefined = await client.notes({ paths: passing.map((c) => c.h.path), max_chars: BODY_CHARS }).catch(() => undefined);
   for (const n of batch?.notes ?? []) bodies.set(n.path, n.body);
   const order = (k: RecallKind) => (k === "note" ? 1 : 0);
   const given = input.given ?? new Set<string>();
@@ -172,9 +170,7 @@ const LABEL: Record<RecallKind, string> = { lesson: "Lesson", decision: "Decisio
 /** The block: a heading, how to read a note whole, then each note's excerpt, all within maxChars. Notes that do not fit are left out. */
 export function render(notes: RecalledNote[], maxChars: number, heading = "Team brain: notes that may bear on this"): RecallResult {
   if (notes.length === 0) return { notes: [], text: "" };
-  const head =
-    `# ${heading}\n\n` +
-    "Excerpts, best first; read one whole with `router-cli get <path>` (or GET /notes/<path>, or the router's MCP tool `get`).";
+  const head = `# ${heading}\n\n` + "Excerpts, best first; read one whole with `router-cli get <path>` (or GET /notes/<path>, or the router's MCP tool `get`).";
   let text = head;
   const shown: RecalledNote[] = [];
   for (const n of notes) {
