@@ -97,7 +97,11 @@ function expectAllowlisted(env: Env, { redacted = false } = {}) {
 
 describe("the agent's environment", () => {
   it("of a job: the allowlist, the model credential the service gives, telemetry and git identity; no foreign or service secret", async () => {
-    const res = await fetch(`${main.orchestratorUrl}/jobs`, { method: "POST", headers: auth, body: JSON.stringify({ task: "print your environment", wait: true }) });
+    const res = await fetch(`${main.orchestratorUrl}/jobs`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ task: "print your environment", wait: true }),
+    });
     const job = (await res.json()) as { status: string; output: string };
     expect(job.status).toBe("succeeded");
     const env = JSON.parse(job.output) as Env;
@@ -125,13 +129,21 @@ describe("the agent's environment", () => {
   });
 
   it("of a Responses turn and a /completions turn", async () => {
-    const r = await fetch(`${main.orchestratorUrl}/v1/responses`, { method: "POST", headers: auth, body: JSON.stringify({ model: AGENT, input: "print your environment" }) });
+    const r = await fetch(`${main.orchestratorUrl}/v1/responses`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ model: AGENT, input: "print your environment" }),
+    });
     expect(r.status).toBe(200);
     const response = (await r.json()) as { output: Array<{ type: string; content?: Array<{ type: string; text: string }> }> };
     const text = response.output.flatMap((o) => o.content ?? []).find((c) => c.type === "output_text")!.text;
     expectAllowlisted(JSON.parse(text) as Env);
 
-    const c = await fetch(`${main.orchestratorUrl}/completions`, { method: "POST", headers: auth, body: JSON.stringify({ message: "print your environment" }) });
+    const c = await fetch(`${main.orchestratorUrl}/completions`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ message: "print your environment" }),
+    });
     expect(c.status).toBe(200);
     expectAllowlisted(JSON.parse(((await c.json()) as { reply: string }).reply) as Env);
   });
