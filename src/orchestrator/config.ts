@@ -460,9 +460,18 @@ export const orchestratorSettings = {
   routerCli: {
     env: "ROUTER_CLI_BINARY",
     fileKey: "router.cli",
-    default: "router-cli",
+    default: undefined,
+    defaultDoc:
+      "the router-cli shipped with the service: beside a compiled service-cli; in a checkout `dist/router-cli` when built, else `bun cli/router-cli.ts`; in the image the compiled one on PATH (start-up logs which)",
     parse: str(),
     doc: "the router-cli the agent's hooks run (`router-cli hook …`)",
+  },
+  recallMaxChars: {
+    env: "ROUTER_RECALL_MAX_CHARS",
+    fileKey: "router.recall_max_chars",
+    default: "2400",
+    parse: int(0, 50_000),
+    doc: "characters of vault notes a job's first turn and a conversation's first turn carry, found by searching the task (0: none); also the budget of the agent's prompt hook",
   },
   dockerRegistry: { env: "DOCKER_REGISTRY", fileKey: null, default: undefined, defaultDoc: "none", parse: str(), doc: "required by the push command" },
   ...edgeSettings("yaml"),
