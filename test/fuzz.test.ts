@@ -102,7 +102,7 @@ function stringPaths(doc: Json, schema: Json, body: Json): Array<Array<string | 
   const out: Array<Array<string | number>> = [];
   const walk = (v: Json, at: Array<string | number>) => {
     if (typeof v === "string") out.push(at);
-    else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...at, i]));
+    else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, [...at, i]);
     else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
   };
   walk(body, []);
