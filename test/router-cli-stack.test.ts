@@ -31,7 +31,8 @@ const calls = (e: Env): string[][] =>
         .filter(Boolean)
         .map((l) => JSON.parse(l))
     : [];
-const composeCalls = (e: Env) => calls(e).filter((a) => a[0] === "compose");
+/** The compose commands run (the `docker compose version` probe every stack command makes aside). */
+const composeCalls = (e: Env) => calls(e).filter((a) => a[0] === "compose" && a[1] !== "version");
 const cli = (e: Env, ...args: string[]) => runCompiled("router-cli", args, { env: e.env, cwd: e.cwd });
 const writeCompose = (dir: string) => {
   mkdirSync(dir, { recursive: true });
@@ -53,6 +54,29 @@ describe("deployment detection", () => {
     expect(composeCalls(e)).toEqual([]);
   });
 
+  it("without the Compose plugin, every stack command exits 2 with a hint instead of docker's usage text", async () => {
+    for (const command of ["status", "build", "down", "logs", "up"]) {
+      const e = setup({ FAKE_DOCKER_NO_COMPOSE: "1" });
+      writeCompose(e.cwd);
+      const r = await cli(e, command);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("docker compose is not available");
+      expect(r.stderr).toContain("docker-compose-plugin");
+      expect(r.stderr).not.toContain("unknown shorthand flag");
+      expect(r.stdout).toBe("");
+      // Only the probe ran: nothing was started, stopped or listed.
+      expect(calls(e).filter((a) => a[0] === "compose")).toEqual([["compose", "version"]]);
+    }
+  });
+
+  it("without a docker client at all, a stack command exits 2 saying so", async () => {
+    const e = setup({ PATH: fixturePath({}) });
+    writeCompose(e.cwd);
+    const r = await cli(e, "status");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("the docker client is not installed");
+  });
+
   it("1. uses a compose.yml found walking up from the current directory", async () => {
     const e = setup();
     const file = writeCompose(e.cwd);
@@ -71,7 +95,8 @@ describe("deployment detection", () => {
     writeCompose(join(e.home, ".router"));
     const r = await cli(e, "down");
     expect(r.code).toBe(0);
-    expect(calls(e)[0]?.[0]).toBe("inspect");
+    expect(calls(e)[0]).toEqual(["compose", "version"]);
+    expect(calls(e)[1]?.[0]).toBe("inspect");
     expect(composeCalls(e)[0]).toEqual(["compose", "-p", "teamstack", "-f", file, "down"]);
   });
 
@@ -308,6 +333,26 @@ describe("install", () => {
     writeFileSync(join(e2.home, ".router", ".env"), "PORT_BRAIN_API=8102\n");
     expect((await cli(e2, "install", "--no-stack", "--no-link")).code).toBe(0);
     expect(envOf(e2)).toMatchObject({ PORT_BRAIN_API: "8103", BRAIN_URL: "http://localhost:8103" });
+  });
+
+  it("migrates the retired outbox however its home was written (~, $HOME, a trailing slash), to a path the hooks can use", async () => {
+    for (const old of ["~/.brain/outbox", "$HOME/.brain/outbox", "~/.brain/outbox/", '"~/.brain/outbox"']) {
+      const e = setup();
+      mkdirSync(join(e.home, ".router"), { recursive: true });
+      writeFileSync(join(e.home, ".router", ".env"), `KB_ROUTER_TOKEN=mine\nBRAIN_OUTBOX=${old}\n`);
+      const r = await cli(e, "install", "--no-stack");
+      expect(r.code).toBe(0);
+      expect(readFileSync(join(e.home, ".router", ".env"), "utf8")).toStartWith(`KB_ROUTER_TOKEN=mine\nBRAIN_OUTBOX=${e.home}/.router/outbox\n`);
+      // The hooks Claude Code runs get the same absolute outbox.
+      const settings = JSON.parse(readFileSync(join(e.home, ".claude", "settings.json"), "utf8"));
+      expect(settings.env.BRAIN_OUTBOX).toBe(join(e.home, ".router", "outbox"));
+    }
+    // Someone else's outbox under ~ is theirs: kept.
+    const e = setup();
+    mkdirSync(join(e.home, ".router"), { recursive: true });
+    writeFileSync(join(e.home, ".router", ".env"), "KB_ROUTER_TOKEN=mine\nBRAIN_OUTBOX=~/my/outbox\n");
+    expect((await cli(e, "install", "--no-stack", "--no-link")).code).toBe(0);
+    expect(envOf(e).BRAIN_OUTBOX).toBe("~/my/outbox");
   });
 
   it("writes the model keys only when the compose file supplies them, and names those left to set", async () => {

@@ -12,6 +12,7 @@ import { createFileStore } from "../common/kv/file-store";
 import type { KeyValueStore } from "../common/kv/store";
 import { log } from "../common/logger";
 import { type StoragePath, watchStoragePath } from "../common/storage";
+import { secretsNamed } from "./agent/env";
 import { ROOT_WITHOUT_SANDBOX, rootWithoutSandbox } from "./agent/root-sandbox";
 import { createAgentModeDeps } from "./agent-mode/routes";
 import { createOrchestratorApp, type OrchestratorApp } from "./app";
@@ -29,6 +30,7 @@ import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
 import { createJobService, type JobService } from "./jobs/service";
 import type { JobStore } from "./jobs/store";
 import { recordJobEnd } from "./loop/job-loop";
+import { defaultRouterCli, routerCliCommand } from "./loop/router-cli";
 import { type ListedProfileCatalog, profileCatalog } from "./profiles/catalog";
 import type { Profile } from "./profiles/profile";
 import { type CompanionSync, createCompanionSync } from "./repos/companions";
@@ -101,6 +103,14 @@ export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyV
 
 export async function createOrchestratorRuntime(config: OrchestratorConfig): Promise<OrchestratorRuntime> {
   if (rootWithoutSandbox(process.env)) logger.warn(ROOT_WITHOUT_SANDBOX);
+  const named = secretsNamed(config.agentEnv);
+  if (named.length > 0) logger.warn(`SERVICE_AGENT_ENV names ${named.join(", ")}: the service's own secrets never reach the agent; left out`);
+  if (config.routerUrl && config.routerToken) {
+    const cli = config.routerCli ? { command: config.routerCli, why: "ROUTER_CLI_BINARY" } : { command: routerCliCommand(), why: defaultRouterCli().why };
+    const line = `agents' hooks run ${cli.command} (${cli.why}); they feed ${config.routerUrl}`;
+    if (cli.why.startsWith("by name")) logger.warn(line);
+    else logger.info(line);
+  }
   const execution = await jobExecution(config);
   const tracing = createJobTracing(config);
   const { kv, store } = await openStores(config);

@@ -8,7 +8,7 @@ import { maskRedisUrl } from "../common/kv/redis-store";
 import { log } from "../common/logger";
 import { watchStoragePath } from "../common/storage";
 import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
-import type { RouterConfig } from "./config";
+import { DEFAULT_ORCHESTRATOR_URL, type RouterConfig } from "./config";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
 import { modelRefine } from "./ingest/refine";
@@ -174,9 +174,14 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
           })
         : vaultBundleStore(config.vault),
       notes: { vault: config.vault, index },
-      orchestratorUrl: config.orchestratorUrl,
-      serviceApiKey: config.serviceApiKey,
-      timeoutMs: 30_000,
+      // Read at each dispatch: the one-process stack fills them in once its orchestrator listens.
+      get orchestratorUrl() {
+        return config.orchestratorUrl ?? DEFAULT_ORCHESTRATOR_URL;
+      },
+      get serviceApiKey() {
+        return config.serviceApiKey;
+      },
+      timeoutMs: config.dispatchTimeoutMs,
     },
     markers,
     ticks,

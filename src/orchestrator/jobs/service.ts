@@ -284,10 +284,11 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         onStarted: (info: StartedInfo) => {
           const session = typeof info.session_id === "string" ? info.session_id : undefined;
           const branch = typeof info.branch === "string" ? info.branch : undefined;
-          if (session === undefined && branch === undefined) return;
-          void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, session_id: session ?? j.session_id, branch: branch ?? j.branch })).catch(
-            (err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`),
-          );
+          const recall = Array.isArray(info.recall) ? (info.recall as Job["recall"]) : undefined;
+          if (session === undefined && branch === undefined && recall === undefined) return;
+          void mutate(id, (j) =>
+            isFinished(j.status) ? null : { ...j, session_id: session ?? j.session_id, branch: branch ?? j.branch, recall: recall ?? j.recall },
+          ).catch((err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`));
         },
         onRetry: (retry) => {
           void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, api_retry: retry && { ...retry, at: iso() } })).catch((err: Error) =>
