@@ -595,11 +595,11 @@ export class SqliteIndexStore implements IndexStore {
     this.db.close();
     storesOnFile.get(this.file)?.delete(this);
     if (storesOnFile.get(this.file)?.size === 0) storesOnFile.delete(this.file);
-    // Lost writes not yet carried by a commit: the marker stays, so the next start catches up from the files.
-    if (this.openMarker && this.lostPaths.size > 0) {
-      logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
-    } else if (this.openMarker) {
-      rmSync(this.openMarker, { force: true });
+    if (this.openMarker) {
+      // Lost writes not yet carried by a commit: the marker stays (no longer this store's), so the next open catches up from the files.
+      if (this.lostPaths.size > 0) {
+        logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
+      } else rmSync(this.openMarker, { force: true });
       ownMarkers.delete(this.openMarker);
     }
   }
