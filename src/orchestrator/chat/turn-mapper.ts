@@ -23,8 +23,9 @@
 //   retry the model API); other system lines, message_* events and signatures are ignored;
 // - events with a parent_tool_use_id belong to a sub-agent: labelled, never narration or final
 //   of the main thread; a sub-agent at work after the main thread's last text means the turn
-//   goes on (a background sub-agent's follow-up turn comes), so that text was narration. The CLI prints a sub-agent's work as whole assistant/user frames (no
-//   stream events): those frames are mapped a block at a time;
+//   goes on (a background sub-agent's follow-up turn comes), so that text was narration. The
+//   CLI prints a sub-agent's work as whole assistant/user frames (no stream events): those
+//   frames are mapped a block at a time;
 // - a tool_result whose tool_use was never emitted is dropped (a client could not place it).
 import { apiRetryOf, isUnrecoverable, nonEmpty, retryText } from "../agent/api-retry";
 import { type AgentOutcome, addUsage } from "../agent/outcome";
