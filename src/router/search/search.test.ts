@@ -10,6 +10,7 @@ const hit = (path: string, score: number, snippet = `${path} text`): SearchHit =
   title: path,
   snippet,
   score,
+  coverage: 1,
   tags: [],
   updated_at: "2025-01-01T00:00:00.000Z",
 });
