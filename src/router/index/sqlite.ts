@@ -733,11 +733,11 @@ export class SqliteIndexStore implements IndexStore {
     // term → "doc:field" → positions
     const at = new Map<string, Map<string, Set<number>>>();
     for (const [term, doc, col, offset] of a.positions.values(JSON.stringify(wanted)) as [string, number, string, number][]) {
-      let byDoc = at.get(term);
-      if (!byDoc) at.set(term, (byDoc = new Map()));
+      const byDoc = at.get(term) ?? new Map<string, Set<number>>();
+      at.set(term, byDoc);
       const key = `${doc}:${col}`;
-      let set = byDoc.get(key);
-      if (!set) byDoc.set(key, (set = new Set()));
+      const set = byDoc.get(key) ?? new Set<number>();
+      byDoc.set(key, set);
       set.add(offset);
     }
     const out = new Map<number, { held: boolean[]; occurrences: Occurrence[] }>();
