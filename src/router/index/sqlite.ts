@@ -12,7 +12,7 @@ import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
-import { anyScore, closeness, type Occurrence, rankAny } from "./rank.ts";
+import { anyScore, closeness, type Occurrence } from "./rank.ts";
 import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-champions.ts";
 import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
@@ -638,7 +638,10 @@ export class SqliteIndexStore implements IndexStore {
         const coverage = h ? queryCoverage(weights, h.held) : 0;
         return { id, coverage, score: anyScore(candidates.get(id)!, coverage, h ? closeness(h.occurrences) : 0) };
       });
-      ranked = rankAny(ranked.filter((r) => r.coverage > 0)).slice(0, limit);
+      ranked = ranked
+        .filter((r) => r.coverage > 0)
+        .sort((a, b) => b.score - a.score)
+        .slice(0, limit);
     }
     const ids = JSON.stringify(ranked.map((r) => r.id));
     let rows: Array<DocRow & { rank: number; marked: string | null }>;
