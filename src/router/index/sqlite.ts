@@ -228,6 +228,7 @@ export class SqliteIndexStore implements IndexStore {
     this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, {
       ...opts.champions,
       workerFile: opts.backgroundListBuilds ? this.file : undefined,
+      ...(process.env.X_NO_CHAMPIONS === "1" ? { depth: 0 } : {}),
     });
     const peers = storesOnFile.get(this.file) ?? new Set();
     peers.add(this);
