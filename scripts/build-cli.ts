@@ -32,8 +32,8 @@ async function compile(name: string): Promise<string> {
     "--bytecode",
     "--format=esm",
     // One chunk per lazily imported command: a command (a Claude Code hook above all) loads
-    // only its own chunk and what it imports, not the whole CLI (measured: a hook's CPU time
-    // falls by about a third; scripts/bench/cli.ts).
+    // only its own chunk and what it imports, not the whole CLI, so a hook starts fast
+    // (scripts/bench/cli.ts keeps it in sight).
     "--splitting",
     "--define",
     `BRAIN_STACK_VERSION=${JSON.stringify(pkg.version)}`,

@@ -1,5 +1,5 @@
-// The README's client guides (issue 15 part 7) are true: each snippet is a file under
-// examples/clients/ that the README holds verbatim, and each one works against the live service
+// The client guides of docs/chat-clients.md are true: each snippet is a file under
+// examples/clients/ that the page holds verbatim, and each one works against the live service
 // (the fixture agent answering): the SDK snippets run as they are; the Open WebUI and LibreChat
 // configurations are read and the requests those clients send with them are replayed.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "bun:test";
@@ -9,7 +9,7 @@ import { parse as parseYaml } from "yaml";
 import { AGENT, type AgentModeServer, flagOf, KEY, makeHub, recordedStarts, startAgentModeServer, tempHome } from "./support/agent-mode";
 import { REPO } from "./support/main-process";
 
-const README = readFileSync(join(REPO, "README.md"), "utf8");
+const GUIDE = readFileSync(join(REPO, "docs", "chat-clients.md"), "utf8");
 const SNIPPETS = ["open-webui.env", "librechat.yaml", "openai-chat.ts", "openai-responses.ts", "ai-sdk.ts", "langchain.ts"].map((f) => `examples/clients/${f}`);
 const ANSWER = "Hello! The build passes on main.";
 
@@ -34,11 +34,11 @@ beforeEach(() => {
   Object.assign(agentEnv, { PATH: process.env.PATH, FAKE_CLAUDE_RECORD: record, FAKE_CLAUDE_SCENARIO: "text-only" });
 });
 
-/** The fenced block between `<!-- snippet: path -->` and `<!-- /snippet -->` in the README. */
-function readmeSnippet(path: string): string | undefined {
-  const start = README.indexOf(`<!-- snippet: ${path} -->\n`);
+/** The fenced block between `<!-- snippet: path -->` and `<!-- /snippet -->` in docs/chat-clients.md. */
+function guideSnippet(path: string): string | undefined {
+  const start = GUIDE.indexOf(`<!-- snippet: ${path} -->\n`);
   if (start < 0) return undefined;
-  const body = README.slice(start).split("\n").slice(2);
+  const body = GUIDE.slice(start).split("\n").slice(2);
   const end = body.indexOf("<!-- /snippet -->");
   return `${body.slice(0, end - 1).join("\n")}\n`;
 }
@@ -54,10 +54,10 @@ async function runSnippet(path: string): Promise<{ code: number; out: string; er
   return { code, out, err };
 }
 
-describe("README client guides", () => {
+describe("docs/chat-clients.md client guides", () => {
   for (const path of SNIPPETS) {
     it(`holds ${path} verbatim`, () => {
-      expect(readmeSnippet(path)).toBe(readFileSync(join(REPO, path), "utf8"));
+      expect(guideSnippet(path)).toBe(readFileSync(join(REPO, path), "utf8"));
     });
   }
 });

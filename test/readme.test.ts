@@ -1,13 +1,19 @@
-// The README stays true: its configuration tables match the settings in code, its two
-// commands are the ones CI and package.json run, its command tables list exactly the commands
-// each CLI has, the files it names exist, and nothing points outside the repository.
+// The README and docs/ stay true: the configuration tables match the settings in code, the
+// README's two commands are the ones CI and package.json run, its command tables list exactly the
+// commands each CLI has, every page is reachable from the README, the files and pages they name
+// exist, and nothing points outside the repository.
 import { describe, expect, it } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { README, renderReadme } from "../scripts/readme-config";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { CONFIG_DOC, renderConfigTables } from "../scripts/config-tables";
 import { REPO } from "./support/main-process";
 
-const readme = readFileSync(README, "utf8");
+const readme = readFileSync(join(REPO, "README.md"), "utf8");
+const configDoc = readFileSync(CONFIG_DOC, "utf8");
+const pages = readdirSync(join(REPO, "docs"))
+  .filter((f) => f.endsWith(".md"))
+  .map((f) => `docs/${f}`);
+const docs = [["README.md", readme] as const, ...pages.map((p) => [p, readFileSync(join(REPO, p), "utf8")] as const)];
 const commandAfter = (marker: string) => {
   const lines = readme.split("\n");
   const i = lines.indexOf(marker);
@@ -15,8 +21,8 @@ const commandAfter = (marker: string) => {
 };
 
 describe("README", () => {
-  it("has configuration tables current with the code (bun scripts/readme-config.ts)", () => {
-    expect(renderReadme(readme)).toBe(readme);
+  it("has configuration tables current with the code (bun scripts/config-tables.ts)", () => {
+    expect(renderConfigTables(configDoc)).toBe(configDoc);
   });
 
   it("starts with a start command and a test command that use package.json's scripts", () => {
@@ -29,8 +35,21 @@ describe("README", () => {
 
   it("documents every orchestrator and router variable", () => {
     for (const v of ["SERVICE_API_KEYS", "SERVICE_PORT", "KB_ROUTER_TOKENS", "PORT_BRAIN_API", "MAX_BODY_BYTES"]) {
-      expect(readme).toContain(`\`${v}\``);
+      expect(configDoc).toContain(`\`${v}\``);
     }
+  });
+
+  it("is a short manual that links every page of docs/, and every link between pages resolves", () => {
+    expect(readme.split("\n").length).toBeLessThanOrEqual(400);
+    for (const page of pages) expect(readme).toContain(`](${page})`);
+    const broken: string[] = [];
+    for (const [file, text] of docs) {
+      for (const m of text.matchAll(/\]\(([^)#\s]+\.md)(?:#[^)]*)?\)/g)) {
+        const target = join(REPO, dirname(file), m[1] ?? "");
+        if (!m[1]?.startsWith("http") && !existsSync(target)) broken.push(`${file} → ${m[1]}`);
+      }
+    }
+    expect(broken).toEqual([]);
   });
 
   /** The command words in the first column of a section's table (`| \`run <task>\` |` → run; `| \`up\` / \`down\` |` → up, down). */
@@ -55,9 +74,12 @@ describe("README", () => {
     expect([...tableCommands("service-cli")].sort()).toEqual([...cliCommands("service-cli.ts")].sort());
   });
 
-  it("points at nothing outside the repository, and the repository files it names exist", () => {
-    expect(readme).not.toMatch(/\.\.\/shared|\]\(\.\.\//);
-    const named = [...readme.matchAll(/`((?:src|test|scripts|cli|examples|openapi|deploy)\/[\w./-]+\.(?:ts|md|json|yaml|yml|env|sh|py))`/g)].map(
+  it("points at nothing outside the repository, and the repository files the pages name exist", () => {
+    const all = docs.map(([, text]) => text).join("\n");
+    expect(all).not.toMatch(/\.\.\/shared/);
+    expect(readme).not.toMatch(/\]\(\.\.\//);
+    for (const [file, text] of docs) if (file !== "README.md") expect(text).not.toMatch(/\]\(\.\.\/(?!README\.md)/);
+    const named = [...all.matchAll(/`((?:src|test|scripts|cli|examples|openapi|deploy|docs)\/[\w./-]+\.(?:ts|md|json|yaml|yml|env|sh|py))`/g)].map(
       (m) => m[1] ?? "",
     );
     expect(named.length).toBeGreaterThan(10);

@@ -310,6 +310,26 @@ describe("install", () => {
     expect(envOf(e2)).toMatchObject({ PORT_BRAIN_API: "8103", BRAIN_URL: "http://localhost:8103" });
   });
 
+  it("migrates the retired outbox however its home was written (~, $HOME, a trailing slash), to a path the hooks can use", async () => {
+    for (const old of ["~/.brain/outbox", "$HOME/.brain/outbox", "~/.brain/outbox/", '"~/.brain/outbox"']) {
+      const e = setup();
+      mkdirSync(join(e.home, ".router"), { recursive: true });
+      writeFileSync(join(e.home, ".router", ".env"), `KB_ROUTER_TOKEN=mine\nBRAIN_OUTBOX=${old}\n`);
+      const r = await cli(e, "install", "--no-stack");
+      expect(r.code).toBe(0);
+      expect(readFileSync(join(e.home, ".router", ".env"), "utf8")).toStartWith(`KB_ROUTER_TOKEN=mine\nBRAIN_OUTBOX=${e.home}/.router/outbox\n`);
+      // The hooks Claude Code runs get the same absolute outbox.
+      const settings = JSON.parse(readFileSync(join(e.home, ".claude", "settings.json"), "utf8"));
+      expect(settings.env.BRAIN_OUTBOX).toBe(join(e.home, ".router", "outbox"));
+    }
+    // Someone else's outbox under ~ is theirs: kept.
+    const e = setup();
+    mkdirSync(join(e.home, ".router"), { recursive: true });
+    writeFileSync(join(e.home, ".router", ".env"), "KB_ROUTER_TOKEN=mine\nBRAIN_OUTBOX=~/my/outbox\n");
+    expect((await cli(e, "install", "--no-stack", "--no-link")).code).toBe(0);
+    expect(envOf(e).BRAIN_OUTBOX).toBe("~/my/outbox");
+  });
+
   it("writes the model keys only when the compose file supplies them, and names those left to set", async () => {
     const e = setup();
     const r = await cli(e, "install", "--no-stack");

@@ -1,6 +1,6 @@
 // A cross-process claim on a key: the cheap lock for a hot path whose holders hold it for
 // a moment (POST /ingest's dedupe of one content hash). file-lock.ts's lock directory
-// (proper-lockfile: mkdir, owner file, an mtime timer, rmdir) costs ~0.3 ms a request; a
+// (proper-lockfile: mkdir, owner file, an mtime timer, rmdir) is four file calls and a timer; a
 // claim is one exclusive create of `<path>` holding {pid, host}, and one unlink.
 // - Callers in this process queue on a promise chain per path: no polling between them.
 // - Another process's claim is waited for (jittered backoff), unless its holder is dead: a
@@ -189,7 +189,7 @@ export function removeDeadClaim(path: string): boolean {
  * `.claim` file beside a record written by temp file and rename.
  *
  * In place, not by rename: a rename over an existing file (or a truncate to zero) makes ext4
- * flush it to disk at once (auto_da_alloc), ~3 ms an ingest. The record is padded to at least
+ * flush it to disk at once (auto_da_alloc), a disk wait on every ingest. The record is padded to at least
  * the claim's length, so no byte of the claim is left behind it. A reader that catches the
  * write halfway sees neither a claim nor a record (torn) and waits, as for a claim; a crash
  * mid-write leaves a torn file, taken over like a dead claim once it is a second old.

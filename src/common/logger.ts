@@ -1,7 +1,7 @@
 // One consola instance for the process; modules take a tagged child. The reporter is ours:
 // plain `time [tag] level message` lines, info and below batched into one stdout write every
-// FLUSH_MS or 64 KiB (an access-log line per request must not cost a syscall each: under load
-// a per-tick flush was 15 % of the server's CPU), warnings and errors written at once to
+// FLUSH_MS or 64 KiB (an access-log line per request must not cost a syscall each, nor a
+// flush every event-loop tick), warnings and errors written at once to
 // stderr, everything pending written on exit.
 import { formatWithOptions } from "node:util";
 import { type ConsolaInstance, type ConsolaReporter, createConsola, type LogObject } from "consola";

@@ -7,7 +7,7 @@
 // loading them costs a hook about half a millisecond of CPU.
 import { homedir } from "node:os";
 import { join } from "node:path";
-// node:util's parseEnv reads the same syntax as the dotenv package, without loading it (~2 ms a hook).
+// node:util's parseEnv reads the same syntax as the dotenv package, without loading it on every hook.
 import { parseEnv } from "node:util";
 import { RouterClient } from "../../../src/router/client";
 

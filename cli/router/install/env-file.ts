@@ -17,12 +17,17 @@ export function clientDefaults(home: string, port: string): Record<string, strin
   };
 }
 
-/** Retired client defaults → their replacements (a value still at the old default migrates). */
+/**
+ * Retired client defaults → their replacements (a value still at the old default migrates). The
+ * old outbox is matched however the home was spelt (`~`, `$HOME`, absolute, a trailing slash):
+ * nothing expands `~` in an env file, so it is replaced by the absolute path the hooks can use.
+ */
 export function retiredDefaults(home: string): Array<{ key: string; old: string; replacement: string }> {
+  const oldOutbox = ["~", "$HOME", "${HOME}", home].flatMap((h) => [`${h}/.brain/outbox`, `${h}/.brain/outbox/`]);
   return [
     { key: "BRAIN_URL", old: "http://localhost:8102", replacement: "http://localhost:8103" },
     { key: "PORT_BRAIN_API", old: "8102", replacement: "8103" },
-    { key: "BRAIN_OUTBOX", old: `${home}/.brain/outbox`, replacement: `${home}/.router/outbox` },
+    ...oldOutbox.map((old) => ({ key: "BRAIN_OUTBOX", old, replacement: `${home}/.router/outbox` })),
     { key: "AMYGDALA_MIN_SEVERITY", old: "medium", replacement: "high" },
     // An image name nobody publishes; install builds this local one instead.
     { key: "BRAIN_IMAGE", old: `ghcr.io/brain-stack/brain-stack:${VERSION}`, replacement: `brain-stack:${VERSION}` },
@@ -60,7 +65,7 @@ export function completeEnv(current: string, wanted: Record<string, string>, ret
   const migrated: string[] = [];
   let text = current;
   for (const r of retired) {
-    if (have[r.key] === r.old) {
+    if (have[r.key] === r.old && !migrated.includes(r.key)) {
       text = text.replace(new RegExp(`^(\\s*(?:export\\s+)?${r.key}\\s*=\\s*)["']?${escapeRegExp(r.old)}["']?\\s*$`, "m"), `$1${r.replacement}`);
       migrated.push(r.key);
     }

@@ -1,7 +1,7 @@
 // Layered configuration: each setting is a row (variable, optional YAML key, default,
 // parser, doc). A value comes from the environment, else the service's file, else the
 // default; every value is parsed, and a bad one stops start-up with a message naming the
-// variable and the file. The same rows print the README's reference tables.
+// variable and the file. The same rows print docs/configuration.md's tables.
 import type { z } from "zod";
 
 export type Source = "environment" | "file" | "default";
@@ -96,7 +96,7 @@ function expandHome(value: string, home: string): string {
   return value.replaceAll("$HOME", home);
 }
 
-/** Markdown rows for the README: | Variable | File key | Default | Meaning | */
+/** Markdown rows for docs/configuration.md: | Variable | File key | Default | Meaning | */
 export function settingsTable(settings: Settings, fileKeyHeader: string): string {
   const rows = Object.values(settings).map((s) => {
     const v = names(s)

@@ -249,10 +249,9 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
 
 /**
  * A background job's agent output gathers 2 ms per read, not the chat stream's 1: half the
- * wake-ups in a burst (the job-events bench, four back-to-back pairs at load 4–5: 6–8 µs of
- * service CPU an event instead of 10–15, and a lower ratio in each), for at most 1 ms more before
- * a watcher sees a line. The chat stream keeps 1 ms: its deltas are small and fast (~30 KB/ms), and
- * 2 ms of them come near a 64 KiB pipe, where the agent would wait on the reader.
+ * wake-ups in a burst, so less service CPU an event, for at most 1 ms more before a watcher sees a
+ * line. The chat stream keeps 1 ms: its deltas come fast enough that 2 ms of them near-fill the
+ * 64 KiB pipe, where the agent would wait on the reader.
  */
 const JOB_READ_GATHER_MS = 2;
 

@@ -1,8 +1,8 @@
-// The service's own job spans (issue 4 part 8): one span per job, from start to its end,
+// The service's own job spans: one span per job, from start to its end,
 // exported to the OTLP collector (SERVICE_OTEL_ENABLED, OTEL_EXPORTER_OTLP_ENDPOINT,
 // OTEL_EXPORTER_OTLP_PROTOCOL). Export is batched in the background with a bounded timeout,
 // so a dead collector never slows or fails a job. The SDK loads with the first job, not at
-// start-up (it is ~150 ms of imports).
+// start-up: its imports are heavy and most starts run no job soon.
 import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import type { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { log } from "../../common/logger";

@@ -20,7 +20,7 @@ export function splitFrontmatter(content: string): Frontmatter {
   const m = FRONTMATTER.exec(text);
   if (!m) return { data: {}, body: text };
   try {
-    // Bun's native YAML parser: ~100× the `yaml` package, which matters for a 100k-file refresh.
+    // Bun's native YAML parser, far faster than the `yaml` package: a refresh parses every file.
     const data: unknown = Bun.YAML.parse(m[1] as string);
     const isRecord = data !== null && typeof data === "object" && !Array.isArray(data);
     return { data: isRecord ? (data as Record<string, unknown>) : {}, body: text.slice(m[0].length) };

@@ -20,7 +20,7 @@ export interface RefreshOptions {
   /**
    * Changed files read and upserted together, as one batch; default 256. SQLite commits a
    * batch as one transaction (its group commit), Postgres overlaps it on its pool; small
-   * values make a full SQLite build several times slower.
+   * values make a full SQLite build much slower (a commit per few notes).
    */
   concurrency?: number;
   /**

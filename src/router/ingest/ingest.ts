@@ -69,10 +69,8 @@ export interface IngestDeps {
  * What an ingest writes for one request, worked out before any file is touched: the checks
  * (size, empty), the content's hash and id, and — unless a model may still change the kind —
  * the note's text and index document. ingestBatch describes all its items in one pass before
- * any of them claims its content: interleaved with the items' file writes and index rows, this
- * work cost ~29 µs a note on the event loop (in process, 10k notes, 500 a batch); back to back
- * it costs about half, and the batch's event-loop CPU a note fell ~6 % (129 → 121 µs, medians
- * of eight interleaved rounds).
+ * any of them claims its content: back to back the describing code stays hot and costs about
+ * half what it does interleaved with the items' file writes and index rows.
  */
 export interface IngestPlan {
   contentHash: string;
@@ -249,9 +247,8 @@ interface Claimed {
  * item: every item's note described in one pass (planIngest), the claims made and the notes
  * written on the thread pool, the index rows in item order (one transaction without a model),
  * the fan-out grouped (one rewrite per daily log, one scan of the signal folder), the ledger
- * entries last. Run back to back, each stage's code stays hot: in process, a batch's event-loop
- * CPU a note fell ~10 % against the same work interleaved item by item (~6 % the one-pass
- * descriptions, ~4 % the stages; medians of interleaved rounds). An item repeating an
+ * entries last. Run back to back, each stage's code stays hot, which costs less event-loop CPU
+ * a note than the same work interleaved item by item. An item repeating an
  * earlier one's content is answered as its duplicate (or ingested alone if that one failed).
  * Outcomes come back in item order; signals.md is rewritten once, before the answer, when the
  * batch recorded a signal.
@@ -429,7 +426,7 @@ async function fanOutBatch(vault: string, xs: Claimed[]): Promise<Array<[Claimed
 
 /**
  * The note's index document: what documentFromFile makes of the note file, built from what
- * the file was written from instead of parsing its frontmatter back (~40 µs a request). The
+ * the file was written from instead of parsing its frontmatter back on every request. The
  * note's frontmatter holds `title` and `tags` as given here and its body follows the blank
  * line withFrontmatter writes; a test holds the two equal over awkward titles and tags.
  */

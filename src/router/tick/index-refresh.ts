@@ -112,8 +112,8 @@ export class BackgroundIndexer {
   /**
    * A producer's first file being indexed now: the files written meanwhile (the rest of a
    * batch's milestones, all appending to one daily log) wait for it, then go to the background
-   * round — each indexing the same growing file again at once was ~100 full re-indexes of the
-   * daily log in an import of 10k notes.
+   * round — else each would index the same growing file again at once, and an import would
+   * re-index its daily log many times over.
    */
   private readonly first = new Map<Producer, Promise<void>>();
   private running: Promise<void> | undefined;

@@ -1,6 +1,6 @@
 // Writing markdown with YAML frontmatter. Plain data (strings, finite numbers, booleans, null,
 // arrays and objects of those — all ingest and the tick write) goes through Bun's native YAML
-// writer, ~15× the `yaml` package (which cost ~50 µs an ingest); it quotes what needs quoting
+// writer, many times faster than the `yaml` package on every ingest; it quotes what needs quoting
 // and reads back the same through Bun.YAML.parse. Anything else (a Date, a bigint) keeps the
 // `yaml` package's rendering.
 import { stringify } from "yaml";

@@ -1,9 +1,9 @@
-// Where each kind of record lands in the vault, and in what format (issue 6 names them;
+// Where each kind of record lands in the vault, and in what format (the spec names them;
 // ingest fans out through the same writers). Every write is atomic (temp file + rename);
 // appends to shared logs run under a lock (vault-lock.ts: queued in-process, then a
 // cross-process file lock) so concurrent writers lose nothing. The reads (a log's text, the
 // signal folder's names and files, a folder's creation) are synchronous: small files and
-// folder listings, a few µs each in this thread, while on the thread pool each was a round
+// folder listings, cheap in this thread, while on the thread pool each was a round
 // trip queued behind the pool's other work — an import's hundreds of file creations — and a
 // batch's answer waited for its fan-out's reads in series.
 import { mkdirSync, readdirSync } from "node:fs";
@@ -63,8 +63,8 @@ type Parsed = { name: string; data: Record<string, unknown>; body: string };
 
 /**
  * With `bodies` (a duplicate check): a file this process read before whose body is none of
- * these is passed over unread and unstatted — a stat a file was most of a signal's duplicate
- * check at ~1,000 open signals (~1.3 ms of ~2.6). The one thing that misses is a file edited
+ * these is passed over unread and unstatted — a stat a file would be most of a signal's
+ * duplicate check with many open signals. The one thing that misses is a file edited
  * since (by hand) to hold one of these bodies: it is not absorbed into, and the new signal gets
  * its own file. A file whose body matches is statted as before, so one closed since is seen.
  */
@@ -212,7 +212,7 @@ export async function writeSignals(vault: string, rs: RecordInput[]): Promise<Ar
     const candidates = readdirSync(dir).filter((n) => n.endsWith(".md") && severities.some((s) => n.includes(`-${s}-`)));
     // Only a file whose body is one of these records' can hold a duplicate of one: the key (a
     // JSON text holding the body) is built for those alone, not for every open signal on
-    // every write (~3 µs a file, most of a signal's fan-out at a few hundred open signals).
+    // every write (that was most of a signal's fan-out with a few hundred open signals).
     const bodies = new Set(rs.map((r) => r.content.trim()));
     const open = new Map<string, Parsed>();
     for (const f of parsedFiles(dir, candidates, bodies)) {

@@ -38,8 +38,8 @@ export interface StoredJobEvent {
  * An event's JSON. It is made once per event: the recorder makes it (to measure the event against
  * the log's bound) and hands it to the store with the event, the store writes it and keeps it
  * beside the event, and the stream sends it. It travels with the event, not in a WeakMap keyed by
- * it: a WeakMap set and get cost more than the JSON.stringify itself (~0.6 µs an event, and weak
- * entries for the collector to clear).
+ * it: a WeakMap's set and get cost more than the JSON.stringify itself, and leave weak entries
+ * for the collector to clear.
  */
 export const jsonOf = (e: JobEvent): string => JSON.stringify(e);
 
