@@ -10,7 +10,7 @@ import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { dropIndexStatements, indexStatements, migrate, quoteSchema } from "./migrate.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
-import { anyScore, closeness, type Occurrence } from "./rank.ts";
+import { anyScore, closeness, type Occurrence, rankAny } from "./rank.ts";
 import {
   type Fingerprint,
   type HitSnippet,
@@ -49,7 +49,7 @@ export interface PostgresIndexOptions {
 const CANDIDATES_PER_HIT = 3;
 const CANDIDATES_MIN = 30;
 /** Candidates read from each tier of a search at most (see match()), and at least `limit` × CANDIDATES_PER_HIT. */
-const DEPTH = 100;
+const DEPTH = 40;
 
 /** ts_rank weights {D, C, B, A}: a title (A) match counts ten times a body (B) match, as in SQLite. */
 const RANK_WEIGHTS = "{0.1, 0.1, 0.1, 1.0}";
@@ -131,6 +131,9 @@ class PostgresIndexStore implements IndexStore {
       max: opts.max ?? 10,
       connect_timeout: 10,
       onnotice: () => {}, // e.g. "query contains only stop words": an empty result says as much
+      // A search is a few short statements; JIT compiling one (when a misestimate pushes its
+      // cost over jit_above_cost) would take longer than running it.
+      connection: { jit: "off" },
     });
   }
 
@@ -439,18 +442,26 @@ class PostgresIndexStore implements IndexStore {
     const docs = sql.unsafe(this.docs);
     const f = this.filters(sql, query);
     const depth = Math.max(DEPTH, limit * CANDIDATES_PER_HIT);
-    // A phrase's lexemes may stand apart: salient tiers then check the phrase itself.
-    const phrased = query.phrases.length > 0 ? sql`AND d.tsv @@ q.any` : sql``;
+    // The salient tiers read the salient index alone; the words themselves are then checked
+    // row by row (a CASE, which the planner cannot turn into a scan of the tsv index: that
+    // would read every match), and not at all for one word, which its salient lexeme implies
+    // (a phrase's lexemes may stand apart: a phrase is checked).
+    const check = (q: PendingQuery<Row[]>, several: boolean) =>
+      several || query.phrases.length > 0 ? sql`AND CASE WHEN d.tsv @@ ${q} THEN true END` : sql``;
+    const holdsAll = check(sql`q.q`, parts.length > 1);
+    const holdsAny = check(sql`q.any`, false);
+    const t = sql`(SELECT t FROM k)`;
+    const b = sql`(SELECT b FROM k)`;
     const ctes = sql`
       ${this.queries(parts, "AND")},
       ql AS (SELECT x.i, t.lexeme, t.positions FROM unnest(${parts.map((p) => p.join(" "))}::text[]) WITH ORDINALITY AS x(words, i),
                     unnest(to_tsvector('english', x.words)) AS t),
       k AS (SELECT ARRAY(SELECT DISTINCT 't:' || lexeme FROM ql) AS t, ARRAY(SELECT DISTINCT 'b:' || lexeme FROM ql) AS b),
-      allc AS ((SELECT d.id FROM ${docs} d, q, k WHERE d.tsv @@ q.q AND d.salient && k.t ${f} LIMIT ${depth})
+      allc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${holdsAll} ${f} LIMIT ${depth})
                UNION ALL
-               (SELECT d.id FROM ${docs} d, q, k WHERE d.tsv @@ q.q AND d.salient && k.b AND NOT d.salient && k.t ${f} LIMIT ${depth})
+               (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${b} AND NOT d.salient && ${t} ${holdsAll} ${f} LIMIT ${depth})
                UNION ALL
-               (SELECT d.id FROM ${docs} d, q, k WHERE d.tsv @@ q.q AND NOT d.salient && (k.t || k.b) ${f} LIMIT ${depth})
+               (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.q AND NOT d.salient && (SELECT t || b FROM k) ${f} LIMIT ${depth})
                LIMIT ${depth})`;
     if (mode === "all" || parts.length === 1) {
       const top = sql`
@@ -469,34 +480,32 @@ class PostgresIndexStore implements IndexStore {
     const k = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
     const rows = await sql<(HitRow & { id: string; lexemes: [string, number[], string[]][] | null; clause_lexemes: [number, string, number[]][] })[]>`
       WITH ${ctes},
-      anyc AS ((SELECT d.id FROM ${docs} d, q, k WHERE d.salient && k.t ${f} ${phrased} LIMIT ${depth})
+      anyc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${holdsAny} ${f} LIMIT ${depth})
                UNION ALL
-               (SELECT d.id FROM ${docs} d, q, k WHERE d.salient && k.b AND NOT d.salient && k.t ${f} ${phrased} LIMIT ${depth})
+               (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${b} AND NOT d.salient && ${t} ${holdsAny} ${f} LIMIT ${depth})
                UNION ALL
-               (SELECT d.id FROM ${docs} d, q, k WHERE d.tsv @@ q.any AND NOT d.salient && (k.t || k.b) ${f} LIMIT ${depth})
+               (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.any AND NOT d.salient && (SELECT t || b FROM k) ${f} LIMIT ${depth})
                LIMIT ${depth}),
-      scored AS (SELECT d.id, ${this.rankOf(sql`q.any`)} AS score, d.tsv @@ q.q AS holds_all, d.path
-                   FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id, q),
-      top AS ((SELECT id, score FROM scored ORDER BY score DESC, path LIMIT ${k})
+      scored AS MATERIALIZED (
+        SELECT d.id, ${this.rankOf(sql`q.any`)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}
+          FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id, q),
+      top AS ((SELECT id FROM scored ORDER BY score DESC, path LIMIT ${k})
               UNION
-              (SELECT id, score FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
-      SELECT d.id, t.score, ${meta}, 0 AS seq, '' AS snippet,
+              (SELECT id FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
+      SELECT d.id, d.score, d.path, d.producer, d.title, d.tags, d.updated_at, 0 AS seq, '' AS snippet,
              (SELECT json_agg(json_build_array(u.lexeme, u.positions, u.weights)) FROM unnest(d.tsv) u
                WHERE u.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))) AS lexemes,
              (SELECT json_agg(json_build_array(ql.i, ql.lexeme, ql.positions)) FROM ql) AS clause_lexemes
-        FROM top t JOIN ${docs} d ON d.id = t.id`;
+        FROM top t JOIN scored d ON d.id = t.id`;
     if (rows.length === 0) return [];
     const shapes = clauseShapes(parts.length, rows[0]!.clause_lexemes ?? []);
     const weights = clauseWeights(query);
-    const ranked = rows
-      .map((r) => {
-        const { held, occurrences } = clausesHeld(shapes, r.lexemes ?? []);
-        const coverage = queryCoverage(weights, held);
-        return { ...r, coverage, score: anyScore(Number(r.score), coverage, closeness(occurrences)) };
-      })
-      .filter((r) => r.coverage > 0)
-      .sort(byScore)
-      .slice(0, limit);
+    const scored = rows.map((r) => {
+      const { held, occurrences } = clausesHeld(shapes, r.lexemes ?? []);
+      const coverage = queryCoverage(weights, held);
+      return { ...r, coverage, score: anyScore(clauseScore(occurrences), coverage, closeness(occurrences)) };
+    });
+    const ranked = rankAny(scored.filter((r) => r.coverage > 0).sort(byScore)).slice(0, limit);
     if (!snippets || ranked.length === 0) return ranked.map(rowHit);
     const marked = await sql<{ id: string; seq: number; snippet: string }[]>`
       WITH ${this.queries(parts, "OR")}
@@ -627,6 +636,25 @@ function rowHit(r: HitRow): SearchHit {
 /** Best first, then by path (a stable order for equal scores). */
 function byScore(a: { score: number; path: string }, b: { score: number; path: string }): number {
   return Number(b.score) - Number(a.score) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
+/** bm25's term-frequency saturation: a clause held once scores 1, held often at most K1 + 1. */
+const K1 = 1.2;
+/** A title occurrence counts as this many body ones (the ten-to-one of RANK_WEIGHTS and of SQLite's bm25). */
+const TITLE_WEIGHT = 10;
+
+/**
+ * A "match any" candidate's text score, from where it holds each clause: per clause, its
+ * occurrences (a title one counting TITLE_WEIGHT) saturated as bm25 does, summed. ts_rank
+ * chose the candidates; it is not used here because it lets one word held in a title outweigh
+ * two words held in the body, where bm25's saturation ranks the note holding more words higher.
+ */
+function clauseScore(occurrences: Occurrence[]): number {
+  const tf = new Map<number, number>();
+  for (const o of occurrences) tf.set(o.clause, (tf.get(o.clause) ?? 0) + (o.field === 0 ? TITLE_WEIGHT : 1));
+  let score = 0;
+  for (const x of tf.values()) score += (x * (K1 + 1)) / (x + K1);
+  return score;
 }
 
 /** A clause as lexemes at offsets from its first (a phrase's stop words keep their places). */
