@@ -58,6 +58,9 @@ interface Cell {
   buildWallMs?: number;
   /** The serving process's own peak RSS (VmHWM) at the end of the build. */
   buildPeakMb?: number;
+  /** CPU time the build took: the router's, and its Postgres connections' (ms). */
+  buildRouterCpuMs?: number;
+  buildDbCpuMs?: number;
   idleMb?: number;
   coldLatency?: LoadResult;
   coldThroughput?: LoadResult;
@@ -168,18 +171,35 @@ async function stopRouter(server: Started): Promise<void> {
 }
 
 /** The first tick: raw/ indexed inside the router; polled, since a million notes outlast any HTTP wait. */
-async function build(cell: Cell, base: string, pid: number): Promise<void> {
+async function build(cell: Cell, base: string, pid: number, dbUrl: string | undefined): Promise<void> {
+  const routerCpu0 = cpuMs(pid);
+  const dbCpu = new Map<number, number>();
+  const sampleDb = async () => {
+    if (!dbUrl || !admin) return;
+    const rows = await admin<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = ${new URL(dbUrl).pathname.slice(1)}`;
+    for (const r of rows) {
+      const ms = cpuMs(r.pid);
+      if (Number.isFinite(ms)) dbCpu.set(r.pid, Math.max(dbCpu.get(r.pid) ?? 0, ms));
+    }
+  };
+  await sampleDb();
+  const dbCpu0 = new Map(dbCpu);
   const t0 = performance.now();
   const res = await fetch(`${base}/tick?no_ai`, { method: "POST", headers: AUTH });
   let record = (await res.json()) as { tick_id: string; status: string; phases_ms: Record<string, number> | null; error_tail: string | null };
   while (record.status === "queued" || record.status === "running") {
     await Bun.sleep(1000);
+    await sampleDb();
     record = (await (await fetch(`${base}/tick/${record.tick_id}`, { headers: AUTH })).json()) as typeof record;
   }
   if (record.status !== "succeeded") throw new Error(`the build's tick ${record.status}: ${record.error_tail}`);
   cell.buildWallMs = performance.now() - t0;
   cell.buildMs = record.phases_ms?.index_raw ?? cell.buildWallMs;
   cell.buildPeakMb = peakMb(pid);
+  cell.buildRouterCpuMs = cpuMs(pid) - routerCpu0;
+  await sampleDb();
+  // Connections the router opened during the build count from 0 (its pool's, and the index builds').
+  cell.buildDbCpuMs = dbUrl ? [...dbCpu].reduce((sum, [p, ms]) => sum + ms - (dbCpu0.get(p) ?? 0), 0) : undefined;
 }
 
 async function searchPhase(cell: Cell, base: string, pid: number): Promise<void> {
@@ -212,7 +232,7 @@ async function runCell(cell: Cell, vault: string): Promise<void> {
   console.log(`  build: the router's first tick indexes raw/…`);
   const first = await startRouter(cell, vault, dataDir, dbUrl, "build");
   try {
-    await build(cell, first.base, first.server.pid);
+    await build(cell, first.base, first.server.pid, dbUrl);
   } finally {
     await stopRouter(first.server);
   }
@@ -249,6 +269,8 @@ function report(cells: Cell[]): void {
     ["figure", ...cols, "target (issue 39)"],
     row("index build inside the router (notes/s)", (c) => c.size / ((c.buildMs ?? NA) / 1000), 0, `≥ ${TARGET.buildRate}`),
     row("  build: the first tick's index_raw phase (s)", (c) => (c.buildMs ?? NA) / 1000, 1, "—"),
+    row("  build CPU: router, µs per note", (c) => ((c.buildRouterCpuMs ?? NA) * 1000) / c.size, 0, "—"),
+    row("  build CPU: its Postgres connections, µs per note", (c) => ((c.buildDbCpuMs ?? NA) * 1000) / c.size, 0, "—"),
     row("  router's own peak RSS while building (MB, VmHWM)", (c) => c.buildPeakMb ?? NA, 0, `≤ ${TARGET.buildRssMb} at 100k`),
     row("idle router RSS on the built index (MB)", (c) => c.idleMb ?? NA, 1, `≤ ${TARGET.idleRssMb}`),
     row("cold /search p50, 1 connection (ms)", (c) => c.coldLatency?.p50Ms ?? NA, 2, `≤ ${TARGET.p50_100k} (100k), ≤ ${TARGET.p50_1m} (1M)`),

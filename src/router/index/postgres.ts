@@ -105,7 +105,7 @@ export async function openPostgresIndex(opts: PostgresIndexOptions): Promise<Pos
   return store;
 }
 
-class PostgresIndexStore implements IndexStore {
+export class PostgresIndexStore implements IndexStore {
   readonly kind = "postgres";
   readonly embeddingDim: number | undefined;
   readonly schema: string;

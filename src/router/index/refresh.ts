@@ -45,6 +45,8 @@ const INDEXED = /\.(md|markdown|txt)$/i;
 const BULK_LOAD_FILES = 1000;
 /** Larger files are skipped: an index row is for reading, not for dumps. */
 export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
+/** Batches a store with upsertMany writes at once (each its own transaction, on its own connection). */
+const WRITES_IN_FLIGHT = 2;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
 
@@ -94,8 +96,9 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   };
   const upsertChanged = async (files: Iterable<FileEntry & { known: boolean }>) => {
     // A batch's files are read, then upserted together: SQLite commits them as one transaction
-    // (its group commit), Postgres writes them as one (upsertMany) while the next batch is read.
-    let writing: Promise<void> | undefined;
+    // (its group commit); Postgres writes each as one (upsertMany), WRITES_IN_FLIGHT at a time
+    // on its pool while the next batch is read.
+    const writing = new Set<Promise<void>>();
     for (const batch of batches(files, size, BATCH_BYTES)) {
       const contents = await Promise.all(batch.map((f) => readText(f.abs)));
       for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) known.set(file.path, { hash: "", mtimeMs: -1 });
@@ -103,11 +106,12 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
         await index(batch, contents);
         continue;
       }
-      await writing;
-      writing = index(batch, contents);
-      writing.catch(() => {}); // awaited below or at the next batch; not an unhandled rejection meanwhile
+      while (writing.size >= WRITES_IN_FLIGHT) await Promise.race(writing);
+      const write: Promise<void> = index(batch, contents).finally(() => writing.delete(write));
+      write.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
+      writing.add(write);
     }
-    await writing;
+    await Promise.all(writing);
   };
   // A first build of many files: the store may defer work to its end (bulkLoad). Up to
   // BULK_LOAD_FILES changed files are looked at first to tell.
