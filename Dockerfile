@@ -23,7 +23,7 @@ RUN bun install --frozen-lockfile --production
 # reaches the runtime stage.
 FROM oven/bun:1.4 AS claude
 ARG NODE_EXTRA_CA_CERTS
-ARG CLAUDE_CODE_VERSION=2.1.331
+ARG CLAUDE_CODE_VERSION=2.1.332
 WORKDIR /opt/claude
 RUN case "$(uname -m)" in aarch64|arm64) arch=arm64 ;; *) arch=x64 ;; esac \
  && echo '{"name":"claude-cli","private":true}' > package.json \

@@ -68,13 +68,17 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
       if (early) {
         res = early;
       } else {
-        const address = throttle ? clientAddress(req, server as AddressServer | undefined) : "";
-        throttle?.check(address);
         const edgeReq: EdgeRequest = { method, path, header: (name) => headers.get(name) };
         try {
           authorize(edgeReq);
         } catch (err) {
-          if (err instanceof HttpError && err.status === 401) throttle?.failed(address);
+          // Only a refused request meets the throttle: a right token is served even from an address
+          // that is throttled (one bad client behind a shared proxy must not lock the others out).
+          if (throttle && err instanceof HttpError && err.status === 401) {
+            const address = clientAddress(req, server as AddressServer | undefined);
+            throttle.check(address);
+            throttle.failed(address);
+          }
           throw err;
         }
         guard?.checkBody(req, method);

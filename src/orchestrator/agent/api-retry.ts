@@ -1,5 +1,5 @@
 // The agent CLI's retries of the model API and the refusals retrying cannot fix. Claude Code
-// (tested: 2.1.331) retries a failed request up to 10 times with exponential backoff (minutes in
+// (tested: 2.1.331, 2.1.332) retries a failed request up to 10 times with exponential backoff (minutes in
 // all), printing a `system` line with subtype `api_retry` before each wait; no recording has
 // them. A 401/403 (authentication_failed) is retried too, so a refused key would leave a job
 // `running` for minutes: the run is stopped at the first such line instead (process.ts).

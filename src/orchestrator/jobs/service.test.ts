@@ -53,6 +53,7 @@ function storedJob(id: string, fields: Partial<Job>): Job {
     num_turns: null,
     duration_ms: null,
     max_budget_usd: null,
+    recall: [],
     api_retry: null,
     ...fields,
   };

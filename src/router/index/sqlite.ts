@@ -177,6 +177,11 @@ export class SqliteIndexStore implements IndexStore {
    * note, and the merges that follow). Undefined when commits are not held.
    */
   private readonly pendingText: Map<number, { title: string; body: string; filters: string }> | undefined;
+  /** Held commits: the paths written in the open transaction (what a failed commit loses). */
+  private readonly heldPaths: Set<string> | undefined;
+  /** Paths whose answered writes a failed commit lost and no commit has carried since: close() then leaves the open marker. */
+  private readonly lostPaths = new Set<string>();
+  private readonly lostListeners: Array<(paths: string[]) => void> = [];
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
@@ -209,10 +214,17 @@ export class SqliteIndexStore implements IndexStore {
     this.db.run("PRAGMA temp_store = MEMORY");
     const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
     this.checkpointer = checkpointer;
-    if (holds) this.pendingText = new Map();
+    if (holds) {
+      this.pendingText = new Map();
+      this.heldPaths = new Set();
+    }
     // A rolled-back batch's FTS writes were told to the champion lists: they start afresh.
     this.writes = new GroupCommit(this.db, {
-      committed: checkpointer && ((n) => checkpointer.committed(n)),
+      committed: (n) => {
+        for (const path of this.heldPaths ?? []) this.lostPaths.delete(path);
+        this.heldPaths?.clear();
+        checkpointer?.committed(n);
+      },
       rolledBack: () => {
         this.pendingText?.clear();
         this.champions.clear();
@@ -220,10 +232,15 @@ export class SqliteIndexStore implements IndexStore {
       beforeCommit: holds ? () => this.writePendingText() : undefined,
       holdMs: opts.holdCommitMs,
       beforeBegin: () => settleOthers(this.file, this),
-      lost: (err, n) =>
+      lost: (err, n) => {
+        const paths = [...(this.heldPaths ?? [])];
+        this.heldPaths?.clear();
+        for (const path of paths) this.lostPaths.add(path);
         logger.error(
-          `index: a commit of ${n} written notes failed (${err instanceof Error ? err.message : String(err)}); their files stay, the next refresh indexes them again`,
-        ),
+          `index: a commit of ${n} answered writes failed (${err instanceof Error ? err.message : String(err)}); ${paths.length} note(s) are indexed again from their files`,
+        );
+        for (const listener of this.lostListeners) listener(paths);
+      },
     });
     this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, {
       ...opts.champions,
@@ -238,6 +255,11 @@ export class SqliteIndexStore implements IndexStore {
   private settleFile(): void {
     settleOthers(this.file, this);
     this.writes.settle();
+  }
+
+  /** Held commits: `listener` is told the paths whose answered writes a failed commit lost (IndexStore.onLostWrites). */
+  onLostWrites(listener: (paths: string[]) => void): void {
+    this.lostListeners.push(listener);
   }
 
   /** Commits what this store holds (held commits): its writes are then every connection's. */
@@ -323,6 +345,7 @@ export class SqliteIndexStore implements IndexStore {
       // a read is a WAL read transaction of its own (its shared-memory locks are four fcntl
       // calls), paid by every ingest before its write.
       return this.writes.run(() => {
+        this.heldPaths?.add(doc.path);
         const old = w.same.get(doc.path);
         if (old && this.isSame(old, doc, tagsJson)) {
           this.touchSame(old, doc, mtimeMs);
@@ -334,12 +357,17 @@ export class SqliteIndexStore implements IndexStore {
     }
     const old = w.same.get(doc.path);
     if (old && this.isSame(old, doc, tagsJson)) {
-      if (old.mtime_ms !== mtimeMs || old.name === null) await this.writes.run(() => this.touchSame(old, doc, mtimeMs));
+      if (old.mtime_ms !== mtimeMs || old.name === null)
+        await this.writes.run(() => {
+          this.heldPaths?.add(doc.path);
+          this.touchSame(old, doc, mtimeMs);
+        });
       return false;
     }
     const prepared = prepareDoc(doc);
     const embeddings = await resolveEmbeddings(opts, prepared.chunks.length, this.embeddingDim, () => embeddingInputs(doc));
     return this.writes.run(() => {
+      this.heldPaths?.add(doc.path);
       this.writeDoc(doc, tagsJson, mtimeMs, prepared, embeddings);
       return true;
     });
@@ -422,6 +450,7 @@ export class SqliteIndexStore implements IndexStore {
 
   async remove(path: string): Promise<boolean> {
     return this.writes.run(() => {
+      this.heldPaths?.add(path);
       const row = this.w.idOf.get(path);
       if (row) this.deleteDoc(row.id);
       return row !== null;
@@ -566,7 +595,10 @@ export class SqliteIndexStore implements IndexStore {
     this.db.close();
     storesOnFile.get(this.file)?.delete(this);
     if (storesOnFile.get(this.file)?.size === 0) storesOnFile.delete(this.file);
-    if (this.openMarker) {
+    // Lost writes not yet carried by a commit: the marker stays, so the next start catches up from the files.
+    if (this.openMarker && this.lostPaths.size > 0) {
+      logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
+    } else if (this.openMarker) {
       rmSync(this.openMarker, { force: true });
       ownMarkers.delete(this.openMarker);
     }

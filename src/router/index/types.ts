@@ -146,6 +146,11 @@ export interface IndexStore {
   readonly stoppedUnclean?: boolean;
   /** Commits the writes a store answered before committing (SQLite's held commits); a store that commits first has none. */
   settle?(): void;
+  /**
+   * Held commits: `listener` is told the vault paths whose answered writes a failed commit
+   * (a full disk) lost from the index; the router indexes them again from their files.
+   */
+  onLostWrites?(listener: (paths: string[]) => void): void;
   /** Creates or upgrades the schema; idempotent (the factories call it at start-up). */
   migrate(): Promise<void>;
   /** Chunks and (re)writes the document's rows. Returns false when nothing changed. */
