@@ -155,6 +155,12 @@ export interface IndexStore {
   migrate(): Promise<void>;
   /** Chunks and (re)writes the document's rows. Returns false when nothing changed. */
   upsert(doc: IndexDoc, opts?: UpsertOptions): Promise<boolean>;
+  /**
+   * Many documents at once, as upsert() would write them one by one (the same return per
+   * document); a store that has it writes them together (Postgres: one transaction, one
+   * statement per table). refreshFolder uses it when present.
+   */
+  upsertMany?(docs: IndexDoc[], opts?: Pick<UpsertOptions, "embed">): Promise<boolean[]>;
   /** A first build's writes (refreshFolder on an empty index); a store may defer work to its end (SQLite: three b-trees). */
   bulkLoad?<T>(load: () => Promise<T>): Promise<T>;
   /** Returns true when the path was indexed. */
