@@ -75,6 +75,14 @@ describe("serve", () => {
     expect(r.stderr).toContain("refusing to serve without auth");
   });
 
+  it("stops on a bad configuration value as the server does: the variable named, exit 1", async () => {
+    const home = tempDir("serve-home");
+    const r = await svc(["serve", "--port", deadPort()], { ...serviceEnv(home), SERVICE_MAX_PARALLEL_JOBS: "many" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("SERVICE_MAX_PARALLEL_JOBS");
+    expect(r.stdout).toBe("");
+  });
+
   it("exits 2 for a bad --port or --transport", async () => {
     const env = serviceEnv(tempDir("serve-home"));
     expect((await svc(["serve", "--port", "http"], env)).code).toBe(2);

@@ -5,6 +5,7 @@ import { registerHealth } from "../common/health";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
+import type { StoragePath } from "../common/storage";
 import { VERSION } from "../common/version";
 import { type AgentModeDeps, registerAgentMode } from "./agent-mode/routes";
 import type { OrchestratorConfig } from "./config";
@@ -39,6 +40,8 @@ export interface OrchestratorDeps {
   agentMode?: AgentModeDeps;
   /** Team chat (TEAMCHAT_APP_ID + TEAMCHAT_APP_PASSWORD); undefined = no /api/messages. */
   teamChat?: TeamChatDeps;
+  /** The paths the service writes to, reported with their free space by GET /admin/status. */
+  storage?: StoragePath[];
 }
 
 export type OrchestratorEnv = { Bindings: EdgeBindings & { deps: OrchestratorDeps } };

@@ -50,6 +50,17 @@ export const orchestratorSettings = {
   claudeBinary: { env: "SERVICE_CLAUDE_BINARY", fileKey: "claude.binary", default: "claude", parse: str(), doc: "agent CLI path" },
   claudeTimeout: { env: "SERVICE_CLAUDE_TIMEOUT", fileKey: "claude.timeout", default: "3600", parse: int(1, 7 * 86400), doc: "max seconds per job" },
   hooksProfile: { env: "HOOKS_PROFILE", fileKey: "agentihooks_profile", default: "coding", parse: str(), doc: "active execution profile of the hooks package" },
+  agentEnv: {
+    env: "SERVICE_AGENT_ENV",
+    fileKey: "claude.agent_env",
+    default: "",
+    defaultDoc: "none",
+    parse: list().refine(
+      (names) => names.every((n) => /^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(n)),
+      "expected comma-separated variable names, each optionally ending in * (a prefix)",
+    ),
+    doc: "more of the service's variables the agent inherits (names, or prefixes ending in `*`), beyond its allowlist; never the service's own secrets",
+  },
   claudeConfigDir: {
     env: "SERVICE_CLAUDE_CONFIG_DIR",
     fileKey: "claude.config_dir",

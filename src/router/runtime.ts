@@ -6,8 +6,9 @@ import { join } from "node:path";
 import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { maskRedisUrl } from "../common/kv/redis-store";
 import { log } from "../common/logger";
+import { watchStoragePath } from "../common/storage";
 import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
-import type { RouterConfig } from "./config";
+import { DEFAULT_ORCHESTRATOR_URL, type RouterConfig } from "./config";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
 import { modelRefine } from "./ingest/refine";
@@ -19,6 +20,7 @@ import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
 import { SignalHub } from "./signals/hub";
 import type { SignalLog } from "./signals/log";
 import { BackgroundIndexer, catchUpIndex } from "./tick/index-refresh";
+import { LostWritesRecovery } from "./tick/lost-writes";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
 import { TickScheduler } from "./tick/scheduler";
@@ -82,6 +84,9 @@ export function rerankerOf(config: RouterConfig, chatEp: ChatEndpoint | undefine
 export async function createRouterRuntime(config: RouterConfig): Promise<RouterRuntime> {
   await scaffold(config.vault);
   await mkdir(config.dataDir, { recursive: true });
+  // Named by a 507 storage_full when one fills up (GET /health/deep reports both).
+  watchStoragePath("vault", config.vault);
+  watchStoragePath("DATA_DIR", config.dataDir);
   // Temp files and locks a crashed process left (its pid gone): before anything waits on them.
   await cleanCrashLeftovers(config.vault);
   if (!config.dataDir.startsWith(`${config.vault}/`)) await cleanCrashLeftovers(config.dataDir);
@@ -110,6 +115,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl"), log: await redisSignalLog(config) });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
+  // A held commit that fails after its answer (a full disk): its notes go back in from their files.
+  const lostWrites = new LostWritesRecovery({ vault: config.vault, index, embed: embedFn });
   // Its last writes may not have committed (INDEX_COMMIT_HOLD_MS): the files are the truth.
   if (index.stoppedUnclean) await catchUpIndex({ vault: config.vault, index, embed: embedFn });
   const markers: MarkerDeps = {
@@ -167,9 +174,14 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
           })
         : vaultBundleStore(config.vault),
       notes: { vault: config.vault, index },
-      orchestratorUrl: config.orchestratorUrl,
-      serviceApiKey: config.serviceApiKey,
-      timeoutMs: 30_000,
+      // Read at each dispatch: the one-process stack fills them in once its orchestrator listens.
+      get orchestratorUrl() {
+        return config.orchestratorUrl ?? DEFAULT_ORCHESTRATOR_URL;
+      },
+      get serviceApiKey() {
+        return config.serviceApiKey;
+      },
+      timeoutMs: config.dispatchTimeoutMs,
     },
     markers,
     ticks,
@@ -218,6 +230,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       await endStreams();
       await ticks.close();
       await indexer.close();
+      await lostWrites.close();
       await index.close();
     },
   };

@@ -15,6 +15,7 @@ import type { Authorize, EdgeRequest } from "./bearer-auth";
 import { limitBody } from "./body-limit";
 import type { BrowserGuard } from "./browser-guard";
 import { type AddressServer, clientAddress } from "./client-address";
+import { headLimitApplies, oversizedHead } from "./header-limit";
 
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 
@@ -64,17 +65,25 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
     if (logger.level >= 4) logger.debug(`-> ${method} ${path}`);
     let res: Response | Promise<Response>;
     try {
+      if (headLimitApplies) {
+        const over = oversizedHead(req, method);
+        if (over) throw over;
+      }
       const early = guard?.check(req, method);
       if (early) {
         res = early;
       } else {
-        const address = throttle ? clientAddress(req, server as AddressServer | undefined) : "";
-        throttle?.check(address);
         const edgeReq: EdgeRequest = { method, path, header: (name) => headers.get(name) };
         try {
           authorize(edgeReq);
         } catch (err) {
-          if (err instanceof HttpError && err.status === 401) throttle?.failed(address);
+          // Only a refused request meets the throttle: a right token is served even from an address
+          // that is throttled (one bad client behind a shared proxy must not lock the others out).
+          if (throttle && err instanceof HttpError && err.status === 401) {
+            const address = clientAddress(req, server as AddressServer | undefined);
+            throttle.check(address);
+            throttle.failed(address);
+          }
           throw err;
         }
         guard?.checkBody(req, method);

@@ -54,6 +54,7 @@ export type ChatConfig = Pick<
   | "modelOauthToken"
   | "modelAuthToken"
   | "modelBaseUrl"
+  | "agentEnv"
   | "claudeHomeDir"
   | "home"
   | "claudeConfigDir"
@@ -381,6 +382,21 @@ export class ChatService {
     const runs = this.runs;
     const { info, release, storeSession } = t;
     const live = t.visibility.live_text && t.visibility.show_text;
+    // A result line means the CLI has the session: it is mapped at once, so the next turn resumes it.
+    let stored: Promise<void> | undefined;
+    const store = (sessionId: string) => {
+      if (storeSession === undefined || stored) return;
+      stored = sessions.set(storeSession, sessionId).catch((err: Error) => {
+        logger.error(`could not store the session of ${storeSession}: ${err.message}`);
+      });
+    };
+    // Issue 36 part 4: the conversation is free the moment its agent has exited, not when the
+    // response has been written out (a client that stopped reading, or aborted and resends at
+    // once, must not meet a turn that is over). Its session is stored first.
+    void run.exited.then(async () => {
+      await stored;
+      release();
+    });
     const batches = (async function* (): AsyncGenerator<TurnEvent[]> {
       const mapper = new TurnMapper({ live });
       let outcome: AgentOutcome | undefined;
@@ -388,6 +404,7 @@ export class ChatService {
         for await (const lines of run.batches()) {
           const out: TurnEvent[] = [];
           for (const ev of lines) {
+            if (ev.type === "result") store(typeof ev.session_id === "string" ? ev.session_id : info.sessionId);
             const failed = hookFailure(ev);
             if (failed) logger.warn(`chat turn session=${info.sessionId}: ${failed}`);
             mapper.push(ev, out);
@@ -395,12 +412,8 @@ export class ChatService {
           if (out.length > 0) yield out;
         }
         outcome = await run.wait();
-        // A result line means the CLI has the session; store it so the next turn resumes it.
-        if (storeSession !== undefined && outcome.subtype !== undefined) {
-          await sessions.set(storeSession, outcome.sessionId ?? info.sessionId).catch((err: Error) => {
-            logger.error(`could not store the session of ${storeSession}: ${err.message}`);
-          });
-        }
+        if (outcome.subtype !== undefined) store(outcome.sessionId ?? info.sessionId);
+        await stored;
         const last = mapper.end(outcome);
         if (last.length > 0) yield last;
       } finally {
@@ -410,6 +423,7 @@ export class ChatService {
           await run.wait().catch(() => undefined);
         }
         runs.delete(run);
+        await stored;
         release();
         if (outcome?.failed)
           logger.warn(`chat turn ${info.task ? `(client task ${info.task})` : `conv_key=${info.conversation.convKey}`} failed: ${outcome.error}`);

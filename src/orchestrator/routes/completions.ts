@@ -12,7 +12,7 @@ import { completionRequest, correlationIdOf } from "../chat/request-headers";
 import { MAX_ID } from "../chat/resolution";
 import { ChatUsage, turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
-import { authResponses } from "./schemas";
+import { authResponses, storageFullResponses } from "./schemas";
 
 export const CompletionRequest = z
   .object({
@@ -49,6 +49,7 @@ const route = createRoute({
     200: { description: "The agent's answer", content: { "application/json": { schema: CompletionResponse } } },
     400: errorResponse("Invalid body"),
     ...authResponses,
+    ...storageFullResponses,
     429: errorResponse("A turn of this conversation is still running (conversation_busy; Retry-After in seconds)"),
     502: errorResponse("The agent failed (authentication_failed, error_max_turns, agent_exit, …)"),
     503: errorResponse("Agent mode is off (agent_mode_off)"),

@@ -13,7 +13,7 @@ import { bufferResponse, responsesStream } from "../chat/responses-stream";
 import { SSE_HEADERS } from "../chat/sse-stream";
 import { turnHeaders } from "./chat";
 import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./schemas";
+import { openAiAuthResponses, openAiStorageFullResponses } from "./schemas";
 
 const InputPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -121,6 +121,7 @@ const route = createRoute({
     },
     400: openAiErrorResponse("Invalid body, last message not the user's, or previous_response_id unknown (previous_response_not_found)"),
     ...openAiAuthResponses,
+    ...openAiStorageFullResponses,
     429: openAiErrorResponse("A turn of this conversation is still running (conversation_busy; Retry-After in seconds)"),
     502: openAiErrorResponse("stream false: the agent failed (authentication_failed, error_max_turns, agent_exit, …)"),
     503: openAiErrorResponse("Agent mode is off (agent_mode_off)"),

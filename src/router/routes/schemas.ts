@@ -1,6 +1,6 @@
 // Schemas shared by several router routes.
 import { z } from "@hono/zod-openapi";
-import { errorResponse } from "../../common/errors";
+import { errorResponse, STORAGE_FULL_DESCRIPTION } from "../../common/errors";
 import { PRODUCERS } from "../index/types";
 
 export const SearchHit = z
@@ -10,7 +10,16 @@ export const SearchHit = z
     producer: z.enum(PRODUCERS),
     title: z.string(),
     snippet: z.string().openapi({ description: "passage with matched terms wrapped in <mark>…</mark>" }),
-    score: z.number().openapi({ description: "higher is better; comparable within one response" }),
+    score: z.number().openapi({
+      description:
+        "0–1 relative to the best hit of this answer (the best is 1), 3 decimals: 0.5 scored half the best. Each stage's raw score (bm25, cosine, fused, rerank) is under `explain`",
+      example: 0.734,
+    }),
+    coverage: z.number().openapi({
+      description:
+        "0–1: the share of the query's words (stop words aside) the note holds; a quoted phrase counts as its words, held only together. 0 for hits found without words (filters alone, vector neighbours)",
+      example: 0.667,
+    }),
     tags: z.array(z.string()),
     updated_at: z.string().openapi({ format: "date-time" }),
   })
@@ -25,4 +34,9 @@ export const authResponses = {
   401: errorResponse("Missing or wrong bearer token, or an expired scoped token"),
   403: errorResponse("A scoped token (an agent's hooks: GET /feed, GET /signal, POST /marker) on a route outside its scope"),
   503: errorResponse("No server token configured (KB_ROUTER_TOKEN / KB_ROUTER_TOKENS): the router fails closed"),
+} as const;
+
+/** The 507 of every route that writes (a full disk is a storage error, not a bug). */
+export const storageFullResponses = {
+  507: errorResponse(STORAGE_FULL_DESCRIPTION),
 } as const;
