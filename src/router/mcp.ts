@@ -13,7 +13,7 @@ import { McpSessions } from "../common/mcp/sessions";
 import { bearerAuth } from "../common/middleware/bearer-auth";
 import { type EdgeBindings, installServiceEdge } from "../common/middleware/stack";
 import { VERSION } from "../common/version";
-import type { RouterDeps } from "./app";
+import type { RouterDeps } from "./app-types";
 import { createRouterMcpServer } from "./mcp/tools";
 
 export interface RouterMcp {

@@ -2,7 +2,7 @@
 // transitions, "Drain (pre-shutdown)"; what `service-cli drain` and a pod's preStop hook call).
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { DRAIN_DEFAULT_SECONDS } from "../jobs/drain";
 import { SYNC_TARGETS } from "../repos/companions";
 import { keepOpen } from "./keep-open";

@@ -4,7 +4,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { bufferReply, chatCompletion } from "../chat/buffered";
 import { newChunkContext } from "../chat/openai-chunks";
 import { correlationIdOf } from "../chat/request-headers";

@@ -6,7 +6,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { bufferReply } from "../chat/buffered";
 import { completionRequest, correlationIdOf } from "../chat/request-headers";
 import { MAX_ID } from "../chat/resolution";

@@ -3,7 +3,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
 import { eventIdOf, sseResponse, sseStream } from "../../common/http/sse";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { followJobEvents, type StoredJobEvent } from "../jobs/events";
 import { JobListQuery } from "../jobs/schema";
 import { watchJobs } from "../jobs/watch";

@@ -2,7 +2,7 @@
 // Endpoints). Validation and HTTP shape only; the job service does the rest.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { isFinished, Job, JobList, JobListQuery, JobSubmission } from "../jobs/schema";
 import { keepOpen } from "./keep-open";
 import { authResponses, storageFullResponses } from "./schemas";

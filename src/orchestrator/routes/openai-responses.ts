@@ -5,7 +5,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { correlationIdOf } from "../chat/request-headers";
 import { newResponseId, openResponse } from "../chat/responses";
 import type { ResponseContext } from "../chat/responses-events";

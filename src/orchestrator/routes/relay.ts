@@ -6,7 +6,7 @@ import { openAiErrorResponse } from "../../common/errors";
 import { sseResponse, sseStream } from "../../common/http/sse";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { CORRELATION_ID } from "../chat/request-headers";
 import { CURSOR_PATTERN, parseCursor, RELAY_MAX_ENTRIES } from "../relay/relay";
 import { keepOpen } from "./keep-open";

@@ -4,7 +4,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorBody, errorResponse, HttpError } from "../../common/errors";
 import { keepOpen, sseResponse, sseStream } from "../../common/http/sse";
 import { httpErrorOf } from "../../common/http-error";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { brief, briefStream } from "../brief/brief";
 import { QUERY_MAX_CHARS } from "../search/limits";
 import { authResponses, SearchHit, SearchMode } from "./schemas";

@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import { eventIdOf, keepOpen, lastEventIdOf, sseResponse, sseStream } from "../../common/http/sse";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { SEVERITIES } from "../signals/signal-files";
 import { signalPump } from "../signals/stream";
 import { authResponses } from "./schemas";
