@@ -1,8 +1,8 @@
 // The orchestrator app's types: what its handlers reach through c.env.deps, and the app they are
 // registered on. In a module of their own so route files need not import app.ts, which imports them.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { EdgeBindings } from "../common/http/edge";
 import type { McpSessions } from "../common/mcp/sessions";
-import type { EdgeBindings } from "../common/middleware/stack";
 import type { StoragePath } from "../common/storage";
 import type { AgentModeDeps } from "./agent-mode/deps";
 import type { OrchestratorConfig } from "./config";

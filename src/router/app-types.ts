@@ -1,7 +1,7 @@
 // The router app's types: what its handlers reach through c.env.deps, and the app they are
 // registered on. In a module of their own so route files need not import app.ts, which imports them.
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { EdgeBindings } from "../common/middleware/stack";
+import type { EdgeBindings } from "../common/http/edge";
 import type { BriefDeps } from "./brief/brief";
 import type { RouterConfig } from "./config";
 import type { DispatchDeps } from "./dispatch/dispatch";

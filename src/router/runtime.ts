@@ -16,7 +16,7 @@ import { modelRefine } from "./ingest/refine";
 import { type ChatEndpoint, chatBaseUrl, type EmbeddingsEndpoint, embed } from "./llm";
 import { extractTranscripts } from "./markers/extract-on-boot";
 import type { MarkerDeps } from "./markers/marker";
-import { createRouterMcp, type RouterMcp } from "./mcp";
+import { createRouterMcp, type RouterMcp } from "./mcp/listener";
 import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
 import { SignalHub } from "./signals/hub";
 import type { SignalLog } from "./signals/log";
