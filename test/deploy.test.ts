@@ -205,6 +205,6 @@ describe("Dockerfile", () => {
     expect(runtime).toContain("SERVICE_PACKAGE_DIR=/app/package");
     expect(runtime).toMatch(/chown -R brain:brain [^\n]*\/app\/package[^\n]*\/home\/brain/);
     // The first start bootstraps a router token (scripts/start.ts), as `bun run start` does.
-    expect(runtime).toContain('ENTRYPOINT ["bun", "scripts/start.ts"]');
+    expect(runtime).toContain('ENTRYPOINT ["bun", "--max-http-header-size=65536", "scripts/start.ts"]');
   });
 });

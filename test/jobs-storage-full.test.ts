@@ -38,6 +38,10 @@ describe.skipIf(!canMountTmpfs)("the job store's disk fills up", () => {
       expect(body.error.code).toBe("storage_full");
       expect(body.error.message).toContain(jobsDir);
       expect(refused.headers.get("retry-after")).not.toBeNull();
+      // A cancel cannot be recorded either: 507, and the job is not cancelled (it runs later).
+      const cancel = await o.call(`/jobs/${acked.at(-1)}`, { method: "DELETE" });
+      expect(cancel.status).toBe(507);
+      expect(((await cancel.json()) as { error: { code: string } }).error.code).toBe("storage_full");
       const status = (await (await o.call("/admin/status")).json()) as { storage: Array<{ role: string; path: string; full: boolean }> };
       expect(status.storage).toContainEqual(expect.objectContaining({ role: "SERVICE_JOBS_DIR", path: jobsDir, full: true }));
       // The running agents exit while nothing can be written: what the service answers says they ended.

@@ -164,6 +164,49 @@ for (const backend of backends) {
       expect(readdirSync(join(vault, "ingest"), { recursive: true }).length).toBe(before);
     });
 
+    run("fills the limit when only two notes hold every word, those two first; match all answers those two; scores read 0–1", async () => {
+      const full = [
+        await api.ingest("# Quokka lantern\nThe zephyr build broke when the quokka lantern service restarted.", ["rank"], { title: "Quokka lantern" }),
+        await api.ingest("# Night shift\nZephyr alerts: lantern latency doubled, quokka queue drained by hand.", ["rank"], { title: "Night shift" }),
+      ];
+      for (let i = 0; i < 10; i++) {
+        const word = ["zephyr", "quokka", "lantern"][i % 3];
+        await api.ingest(`# Partial ${i}\nOnly ${word} here, ${word} and ${word} again, in note ${i}.`, ["rank"], { title: `Partial ${i} ${word}` });
+      }
+      const found = await api.search("zephyr quokka lantern");
+      expect(found.status).toBe(200);
+      const hits = found.body.hits as Json[];
+      expect(hits.length).toBe(10);
+      expect(
+        hits
+          .slice(0, 2)
+          .map((h) => h.path)
+          .sort(),
+      ).toEqual(full.map((f) => f.body.paths[0]).sort());
+      expect(hits.slice(0, 2).map((h) => h.coverage)).toEqual([1, 1]);
+      expect(hits[2]!.coverage).toBeCloseTo(0.333, 3);
+      expect(hits[0]!.score).toBe(1);
+      for (const [i, h] of hits.entries()) {
+        expect(h.score).toBeGreaterThanOrEqual(0);
+        expect(h.score).toBeLessThanOrEqual(1);
+        expect(Math.round(h.score * 1000) / 1000).toBe(h.score);
+        if (i > 0) expect(h.score).toBeLessThanOrEqual(hits[i - 1]!.score);
+      }
+      const strict = await api.call("/search", { query: "zephyr quokka lantern", match: "all" });
+      expect(strict.status).toBe(200);
+      expect(strict.body.hits.map((h: Json) => h.path).sort()).toEqual(full.map((f) => f.body.paths[0]).sort());
+      // The raw full-text score stays under explain.
+      const explained = await api.call("/search", { query: "zephyr quokka lantern", explain: true });
+      expect(explained.body.hits[0].score).toBe(1);
+      expect(explained.body.hits[0].explain.bm25.score).toBeGreaterThan(0);
+    });
+
+    run("answers 400 to an unknown match mode", async () => {
+      const res = await api.call("/search", { query: "x", match: "most" });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details[0].path).toBe("match");
+    });
+
     for (const [name, body, field] of [
       ["limit 0", { query: "x", limit: 0 }, "limit"],
       ["limit 101", { query: "x", limit: 101 }, "limit"],

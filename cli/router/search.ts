@@ -1,4 +1,5 @@
-// router-cli search QUERY [-n 10] [--read N] [--explain] [--no-rerank] [--json]: federated search;
+// router-cli search QUERY [-n 10] [--all] [--read N] [--explain] [--no-rerank] [--json]: federated search
+// (--all: only notes holding every word);
 // --read also reads the top N hits in full, in one batch call; --explain prints each hit's
 // BM25, vector, fused and rerank scores and ranks.
 import { defineCommand } from "citty";
@@ -21,6 +22,7 @@ export default defineCommand({
     "max-chars": { type: "string", description: "with --read: cut each note's body at this many characters" },
     explain: { type: "boolean", description: "show each hit's BM25, vector, fused and rerank scores and ranks" },
     rerank: { type: "boolean", default: true, description: "--no-rerank skips the configured reranker" },
+    all: { type: "boolean", description: "only notes holding every word and phrase (match all); default: every word counts" },
     json: { type: "boolean", description: "print JSON: the search result, with `notes` when --read" },
   },
   async run({ args }) {
@@ -34,6 +36,7 @@ export default defineCommand({
       limit: Number(args.limit),
       ...(args.explain ? { explain: true } : {}),
       ...(args.rerank === false ? { rerank: false } : {}),
+      ...(args.all ? { match: "all" as const } : {}),
     });
     const top = result.hits.slice(0, read).map((h) => h.path);
     const batch = top.length ? await c.notes({ paths: top, max_chars: maxChars }) : undefined;
@@ -43,7 +46,7 @@ export default defineCommand({
     }
     if (result.hits.length === 0) console.log(`no hits for ${JSON.stringify(query)}`);
     for (const [i, h] of result.hits.entries()) {
-      console.log(`${String(i + 1).padStart(2)}. ${h.path} — ${h.title}  (${h.producer}, score ${h.score})`);
+      console.log(`${String(i + 1).padStart(2)}. ${h.path} — ${h.title}  (${h.producer}, score ${h.score.toFixed(3)}, words ${Math.round(h.coverage * 100)}%)`);
       if (h.snippet) console.log(`    ${h.snippet.replaceAll("<mark>", "").replaceAll("</mark>", "").replace(/\s+/g, " ")}`);
       if (h.explain) console.log(`    ${explainLine(h.explain)}`);
     }

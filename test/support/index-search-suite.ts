@@ -66,20 +66,32 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
         expect(await paths("rolling restart")).toContain("raw/notes/restarts.md");
       });
 
-      it("requires every word, and falls back to any word when no document has them all", async () => {
+      it("answers notes holding any word, those holding every word first; match all keeps AND", async () => {
         await load();
-        expect(await paths("cache stampede")).toEqual(["left/reference/lessons/cache-stampede.md"]);
-        const any = await paths("stampede kitchen");
-        expect(any.sort()).toEqual(["left/reference/lessons/cache-stampede.md", "raw/notes/kitchen.md"]);
+        const any = await search("stampede kitchen");
+        expect(any.map((h) => h.path).sort()).toEqual(["left/reference/lessons/cache-stampede.md", "raw/notes/kitchen.md"]);
+        expect(any.map((h) => h.coverage)).toEqual([0.5, 0.5]);
+        const cache = await search("cache stampede");
+        expect(cache[0]?.path).toBe("left/reference/lessons/cache-stampede.md");
+        expect(cache[0]?.coverage).toBe(1);
+        expect((await store.search(parseQuery("cache stampede"), 10, { match: "all" })).map((h) => h.path)).toEqual([
+          "left/reference/lessons/cache-stampede.md",
+        ]);
+        // Strict: no fallback to any word when no note holds them all.
+        expect(await store.search(parseQuery("stampede kitchen"), 10, { match: "all" })).toEqual([]);
       });
 
-      it("requires every word of a document, whichever of its chunks hold them", async () => {
+      it("requires every word of a document under match all, whichever of its chunks hold them", async () => {
         await load();
         const guide = corpus().find((d) => d.path === "raw/guides/operations.md")!;
         const chunks = chunkDocument(guide);
         expect(chunks.some((c) => c.text.includes("backups") && c.text.includes("kubernetes"))).toBe(false);
-        // Not the OR fallback: the signal that mentions backups alone stays out.
-        expect(await paths("backups kubernetes")).toEqual([guide.path]);
+        // The signal that mentions backups alone stays out.
+        expect((await store.search(parseQuery("backups kubernetes"), 10, { match: "all" })).map((h) => h.path)).toEqual([guide.path]);
+        const any = await search("backups kubernetes");
+        expect(any[0]?.path).toBe(guide.path);
+        expect(any[0]?.coverage).toBe(1);
+        expect(any.map((h) => h.path)).toContain("signals/disk-full.md");
       });
 
       it("finds inflected forms (stemming)", async () => {
@@ -144,6 +156,7 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
           title: "Arc: migration to Kubernetes",
           snippet: expect.stringContaining(`${SNIPPET_MARK.open}Helm${SNIPPET_MARK.close}`),
           score: expect.any(Number),
+          coverage: 1,
           tags: ["kubernetes"],
           updated_at: "2025-01-16T00:00:00.000Z",
         });
@@ -194,6 +207,108 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
       it("counts documents per producer", async () => {
         await load();
         expect(await store.countByProducer()).toEqual({ raw: 6, ingest: 1, lessons: 1, arcs: 1, signals: 1, feed: 1, markers: 1 });
+      });
+    });
+
+    describe("every word counts (match any)", () => {
+      const doc = (path: string, title: string, body: string, day = 1): IndexDoc => ({
+        path,
+        producer: "raw",
+        title,
+        body,
+        tags: [],
+        updatedAt: new Date(Date.UTC(2025, 1, day)),
+        hash: Bun.hash(`${title}\n${body}`).toString(16),
+      });
+      const filler = "The team wrote this down during the weekly review so the next person finds it.";
+
+      it("answers limit hits when only two notes hold every word, those two first", async () => {
+        const full = [
+          doc("raw/full/a.md", "Lesson: the payment suite flakes", `The payment suite flakes when the sandbox clock drifts. ${filler}`),
+          doc("raw/full/b.md", "Incident notes", `Clock drift in the sandbox broke every payment retry for an hour. ${filler}`),
+        ];
+        // Twelve notes holding one or two of the words, some of them over and over (a note
+        // holding half the words needs twice the bm25 of one holding them all to rank level).
+        const partial = [
+          doc("raw/part/01.md", "Payment gateway", "Payment limits, payment currencies and payment refunds."),
+          doc("raw/part/02.md", "Payment payment payment", "Payment runbook."),
+          doc("raw/part/03.md", "Sandbox accounts", "Every sandbox account is reset nightly; the sandbox has no real money."),
+          doc("raw/part/04.md", "Clock", "The office clock is five minutes fast."),
+          doc("raw/part/05.md", "Drift", "Configuration drift between staging and production."),
+          doc("raw/part/06.md", "Payment sandbox", "How to get a payment sandbox key."),
+          doc("raw/part/07.md", "NTP", "NTP keeps clock drift under a millisecond on hosts."),
+          doc("raw/part/08.md", "Sandbox sandbox", `The sandbox again. ${filler}`),
+          doc("raw/part/09.md", "Retro", `Payment went well this sprint. ${filler}`),
+          doc("raw/part/10.md", "Drifting", "Schema drift found by the nightly diff."),
+          doc("raw/part/11.md", "Clocks", "Clocks in containers follow the host clock."),
+          doc("raw/part/12.md", "Team", `Payment team rota. ${filler}`),
+        ];
+        for (const d of [...partial, ...full, doc("raw/other.md", "Unrelated", "Nothing to see here.")]) await store.upsert(d);
+        const hits = await search("payment sandbox clock drift", 10);
+        expect(hits.length).toBe(10);
+        expect(
+          hits
+            .slice(0, 2)
+            .map((h) => h.path)
+            .sort(),
+        ).toEqual(["raw/full/a.md", "raw/full/b.md"]);
+        expect(hits.slice(0, 2).map((h) => h.coverage)).toEqual([1, 1]);
+        for (const h of hits.slice(2)) {
+          expect(h.coverage).toBeGreaterThan(0);
+          expect(h.coverage).toBeLessThan(1);
+        }
+        for (let i = 1; i < hits.length; i++) expect(hits[i - 1]!.score).toBeGreaterThanOrEqual(hits[i]!.score);
+        // Every note holding a word is found when the limit allows.
+        expect((await search("payment sandbox clock drift", 100)).length).toBe(14);
+        const strict = await store.search(parseQuery("payment sandbox clock drift"), 10, { match: "all" });
+        expect(strict.map((h) => h.path).sort()).toEqual(["raw/full/a.md", "raw/full/b.md"]);
+      });
+
+      it("ranks notes holding more of the words above notes holding fewer", async () => {
+        const background = Array.from({ length: 6 }, (_, i) =>
+          doc(`raw/bg/${i}.md`, `Background ${i}`, `${["invoice", "ledger", "rounding"][i % 3]} mentioned once in passing. ${filler}`),
+        );
+        const three = doc("raw/three.md", "Month-end close", `The invoice totals and the ledger disagreed because of rounding. ${filler} ${filler}`);
+        const two = doc("raw/two.md", "Month-end close again", `The invoice run and the ledger export ran late. ${filler} ${filler}`);
+        const one = doc("raw/one.md", "Ledger", "Ledger ledger ledger: the ledger.");
+        for (const d of [...background, three, two, one]) await store.upsert(d);
+        const hits = await search("invoice ledger rounding", 10);
+        const at = (p: string) => hits.findIndex((h) => h.path === p);
+        expect(at("raw/three.md")).toBe(0);
+        expect(at("raw/two.md")).toBeGreaterThan(0);
+        expect(at("raw/two.md")).toBeLessThan(at("raw/one.md"));
+        expect(hits[at("raw/two.md")]!.coverage).toBe(0.667);
+        expect(hits[at("raw/one.md")]!.coverage).toBe(0.333);
+      });
+
+      it("ranks notes holding the words close together above notes holding them apart", async () => {
+        const gap = "Several unrelated sentences sit in between here, about lunch, the weather and the parking lot, and nothing else at all.";
+        // The same words, counts and length: only the distance between the words differs.
+        const apart = doc("raw/a-apart.md", "Queue notes", `The queue grew overnight. ${gap} Backpressure was added later.`);
+        const near = doc("raw/z-near.md", "Queue notes", `The queue backpressure was added overnight. ${gap} It grew later.`);
+        for (const d of [apart, near, doc("raw/other.md", "Other", "queue")]) await store.upsert(d);
+        const hits = await search("queue backpressure", 10);
+        expect(hits.map((h) => h.path).slice(0, 2)).toEqual(["raw/z-near.md", "raw/a-apart.md"]);
+        expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score);
+      });
+
+      it("counts a quoted phrase as its words, held only where they stand together", async () => {
+        await load();
+        const hits = await search('"rolling restart" deploy');
+        const cov = new Map(hits.map((h) => [h.path, h.coverage]));
+        expect(hits[0]?.path).toBe("raw/runbooks/deploy.md");
+        expect(cov.get("raw/runbooks/deploy.md")).toBe(1);
+        // Holds "deploy" (1 of 3 words); the phrase's words are not together in it.
+        expect(cov.get("left/reference/lessons/cache-stampede.md")).toBe(0.333);
+        // Holds "rolling" and "restart" apart and not "deploy": no clause held, not a hit.
+        expect(cov.has("raw/notes/restarts.md")).toBe(false);
+      });
+
+      it("gives hits found without words coverage 0", async () => {
+        await load();
+        const hits = await search("tag:ops");
+        expect(hits.length).toBeGreaterThan(0);
+        expect(hits.every((h) => h.coverage === 0)).toBe(true);
       });
     });
 

@@ -15,6 +15,7 @@ import type { Authorize, EdgeRequest } from "../middleware/bearer-auth";
 import { limitBody } from "../middleware/body-limit";
 import type { BrowserGuard } from "../middleware/browser-guard";
 import { type AddressServer, clientAddress } from "../middleware/client-address";
+import { headLimitApplies, oversizedHead } from "../middleware/header-limit";
 import { liftIdleTimeout } from "./sse";
 
 const SAFE_ID = /^[\w\-=]{1,200}$/;
@@ -65,6 +66,10 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
     if (logger.level >= 4) logger.debug(`-> ${method} ${path}`);
     let res: Response | Promise<Response>;
     try {
+      if (headLimitApplies) {
+        const over = oversizedHead(req, method);
+        if (over) throw over;
+      }
       const early = guard?.check(req, method);
       if (early) {
         res = early;

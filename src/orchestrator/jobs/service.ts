@@ -486,7 +486,6 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     async cancel(id) {
       const job = await getJob(id);
       if (isFinished(job.status)) throw finishedError(job);
-      unqueued.delete(id);
       let conflict: Job | undefined;
       const cancelled = await mutate(id, (j) => {
         if (isFinished(j.status)) {
@@ -497,6 +496,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       });
       if (conflict) throw finishedError(conflict);
       if (cancelled === null) throw new DomainError("not_found", "job_not_found", `no job ${id}`);
+      // Only once the cancel is recorded: a cancel that could not be (a full disk) leaves the job to run.
+      unqueued.delete(id);
       await jobQueue.remove(id).catch(() => {});
       // spec: States and transitions, cancel row: a running agent gets SIGTERM (the executor's
       // abort), then SIGKILL after its grace period. On another pod: the cancel channel tells it

@@ -43,7 +43,7 @@
                       h(
                         "div",
                         { class: "hit-meta" },
-                        `${hit.path} · ${hit.producer} · score ${hit.score.toPrecision(3)}${hit.tags.length ? ` · ${hit.tags.map((t) => `#${t}`).join(" ")}` : ""}`,
+                        `${hit.path} · ${hit.producer} · score ${hit.score.toFixed(3)} · words ${Math.round(hit.coverage * 100)}%${hit.tags.length ? ` · ${hit.tags.map((t) => `#${t}`).join(" ")}` : ""}`,
                       ),
                       h("p", { class: "snippet", html: marked(hit.snippet) }),
                     ),

@@ -12,6 +12,8 @@ export interface HitRow {
   tags: string[];
   updatedAt: Date;
   score: number;
+  /** SearchHit.coverage; 0 when left out (hits found without words). */
+  coverage?: number;
   snippet: string;
 }
 
@@ -22,6 +24,7 @@ export function toHit(row: HitRow): SearchHit {
     producer: row.producer,
     title: row.title,
     score: row.score,
+    coverage: row.coverage ?? 0,
     tags: row.tags,
     updated_at: row.updatedAt.toISOString(),
   };

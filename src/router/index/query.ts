@@ -83,12 +83,33 @@ export function hasText(q: ParsedQuery): boolean {
 }
 
 /**
- * The query's match clauses: each one word or one phrase. A store joins them with AND, and
- * runs them again with OR when AND finds nothing (so "deploy rollback postgres" still finds
- * the note that has two of the three).
+ * The query's match clauses: each one word or one phrase. A store joins them with OR (every
+ * word counts) or, for `"match": "all"`, with AND.
  */
 export function clauses(q: ParsedQuery): string[][] {
   return [...q.terms.map((t) => [t]), ...q.phrases];
+}
+
+/**
+ * What each clause (clauses() order) weighs in a hit's coverage: a loose word 1, a phrase its
+ * words less stop words (at least 1) — so "the root cause" counts as two words, held together.
+ */
+export function clauseWeights(q: ParsedQuery): number[] {
+  return clauses(q).map((c) => (c.length === 1 ? 1 : Math.max(1, c.filter((w) => !STOP_WORDS.has(w.toLowerCase())).length)));
+}
+
+/**
+ * A hit's coverage (SearchHit.coverage): the weight of the clauses it holds over the weight of
+ * all of them, rounded to 3 decimals. `held[i]` says whether the note holds clause i.
+ */
+export function queryCoverage(weights: number[], held: ArrayLike<boolean>): number {
+  let all = 0;
+  let got = 0;
+  weights.forEach((w, i) => {
+    all += w;
+    if (held[i]) got += w;
+  });
+  return all === 0 ? 0 : Math.round((got / all) * 1000) / 1000;
 }
 
 /** Stop words carry no meaning and Postgres never indexes them; keep them only if nothing else is left. */

@@ -580,7 +580,8 @@ describe("SQLite document-level index", () => {
       try {
         const search = async (q: string) => (await store.search(parseQuery(q), 10)).map((h) => h.id);
         expect(await search("deploy")).toEqual(["raw/a.md#0"]);
-        expect(await search("helm rollback")).toEqual(["raw/a.md#0"]);
+        expect((await store.search(parseQuery("helm rollback"), 10, { match: "all" })).map((h) => h.id)).toEqual(["raw/a.md#0"]);
+        expect(await search("helm rollback")).toEqual(["raw/a.md#0", "lessons/b.md#0"]);
         expect((await search("rollback")).sort()).toEqual(["lessons/b.md#0", "raw/a.md#1"]);
         expect(await search("tag:café rollback")).toEqual(["raw/a.md#1"]);
         expect(await search("producer:lessons tag:ops rollback")).toEqual(["lessons/b.md#0"]);

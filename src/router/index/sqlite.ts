@@ -11,7 +11,8 @@ import { resolveEmbeddings } from "./embeddings.ts";
 import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
-import { clauses, hasText, type ParsedQuery } from "./query.ts";
+import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
+import { anyScore, closeness, type Occurrence } from "./rank.ts";
 import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-champions.ts";
 import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
@@ -24,6 +25,7 @@ import {
   type IndexDoc,
   type IndexStore,
   type LinkCounts,
+  type MatchMode,
   type NoteMeta,
   PRODUCERS,
   type Producer,
@@ -74,19 +76,19 @@ const DOC_TOKENIZER = "porter unicode61 remove_diacritics 2";
 /** bm25's column weights: the title ten times the body, the filters column (tokens no query word can equal) not at all. */
 const DOC_WEIGHTS = [10, 1, 0];
 const DOC_RANK = `bm25(docs_fts, ${DOC_WEIGHTS.map((w) => w.toFixed(1)).join(", ")})`;
-/**
- * One statement per search: the best `limit` documents of the MATCH (?1) by DOC_RANK, their
- * rows, and (MATCH_MARKED) each one's body highlighted for the words alone (?3) — FTS5 seeks
- * that one row (rowid =), so only the hits are highlighted, never the whole match set.
- */
-const MATCH_PLAIN = `SELECT t.rank, NULL AS marked, d.* FROM (SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2) t
-  JOIN docs d ON d.id = t.id`;
-const MATCH_MARKED = `SELECT t.rank, (SELECT highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts WHERE docs_fts MATCH ?3 AND rowid = t.id) AS marked, d.*
-  FROM (SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2) t JOIN docs d ON d.id = t.id`;
+/** The best `limit` documents of a MATCH (?1) by DOC_RANK, as (id, rank). */
+const TOP_BY_RANK = `SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2`;
 /** The rows of documents the first pass ranked (?1, JSON ids), and (MARKED) each body highlighted for the words (?2). */
 const RANKED_PLAIN = "SELECT 0 AS rank, NULL AS marked, d.* FROM docs d WHERE d.id IN (SELECT value FROM json_each(?1))";
 const RANKED_MARKED = `SELECT 0 AS rank, (SELECT highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts WHERE docs_fts MATCH ?2 AND rowid = d.id) AS marked, d.*
   FROM docs d WHERE d.id IN (SELECT value FROM json_each(?1))`;
+/**
+ * A "match any" search of several clauses weighs the best of the notes holding any of them
+ * (by bm25) again by coverage and closeness: this many per hit asked for, at least CANDIDATES_MIN,
+ * and every note holding all of them among the best `limit` of those (an AND query).
+ */
+const CANDIDATES_PER_HIT = 3;
+const CANDIDATES_MIN = 30;
 
 interface DocRow {
   id: number;
@@ -241,6 +243,7 @@ export class SqliteIndexStore implements IndexStore {
     this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, {
       ...opts.champions,
       workerFile: opts.backgroundListBuilds ? this.file : undefined,
+      ...(process.env.X_NO_CHAMPIONS === "1" ? { depth: 0 } : {}),
     });
     const peers = storesOnFile.get(this.file) ?? new Set();
     peers.add(this);
@@ -462,11 +465,8 @@ export class SqliteIndexStore implements IndexStore {
     // commits; the champion lists read them from the table: commit first (and what another
     // store of this process on the file holds, which this connection cannot see).
     this.settleFile();
-    const parts = clauses(query);
     const snippets = opts.snippets ?? true;
-    let hits = this.match(parts, "AND", query, limit, snippets);
-    if (hits.length === 0 && parts.length > 1) hits = this.match(parts, "OR", query, limit, snippets);
-    return hits;
+    return this.match(query, opts.match ?? "any", limit, snippets);
   }
 
   async snippets(query: ParsedQuery, paths: string[]): Promise<Map<string, HitSnippet>> {
@@ -476,8 +476,7 @@ export class SqliteIndexStore implements IndexStore {
     const docs = this.db
       .query<{ id: number; path: string }, [string]>("SELECT id, path FROM docs WHERE path IN (SELECT value FROM json_each(?))")
       .all(JSON.stringify(paths));
-    // OR: marks every clause a document holds, which for a document holding all of them is
-    // exactly what the AND search marked; and it also covers hits of search()'s OR fallback.
+    // OR: marks every clause a document holds, as search() marks them in either match mode.
     const best = this.bestChunks(
       ftsExpression(clauses(query), "OR"),
       docs.map((d) => d.id),
@@ -595,11 +594,11 @@ export class SqliteIndexStore implements IndexStore {
     this.db.close();
     storesOnFile.get(this.file)?.delete(this);
     if (storesOnFile.get(this.file)?.size === 0) storesOnFile.delete(this.file);
-    // Lost writes not yet carried by a commit: the marker stays, so the next start catches up from the files.
-    if (this.openMarker && this.lostPaths.size > 0) {
-      logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
-    } else if (this.openMarker) {
-      rmSync(this.openMarker, { force: true });
+    if (this.openMarker) {
+      // Lost writes not yet carried by a commit: the marker stays (no longer this store's), so the next open catches up from the files.
+      if (this.lostPaths.size > 0) {
+        logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
+      } else rmSync(this.openMarker, { force: true });
       ownMarkers.delete(this.openMarker);
     }
   }
@@ -641,61 +640,92 @@ export class SqliteIndexStore implements IndexStore {
   }
 
   /**
-   * Ranked hits, one per document. docs_fts ranks documents: the filters are part of its MATCH,
-   * so FTS5 intersects them with the words before anything is scored, and the core's
-   * ORDER BY … LIMIT keeps only the best `limit`. Then, for those documents alone (and only
-   * when `snippets`), each hit's best chunk and snippet (bestChunks).
+   * Ranked hits, one per document. docs_fts ranks documents by bm25: the filters are part of
+   * its MATCH, so FTS5 intersects them with the words before anything is scored, and the
+   * core's ORDER BY … LIMIT keeps only the best. "all" (or a single clause): the best `limit`
+   * holding every clause. "any" with several clauses: the best candidates holding any clause,
+   * and the best holding all, read apart (loadApart) to see which clauses each holds and how
+   * close together, then ordered by anyScore(). Then, for the hits alone (and only when
+   * `snippets`), each one's best chunk and snippet.
    */
-  private match(parts: string[][], op: "AND" | "OR", filters: SearchFilters, limit: number, snippets: boolean): SearchHit[] {
-    const text = ftsExpression(parts, op);
-    const ranked = this.champions.topK(
-      parts.map((p) => ftsExpression([p], "AND")),
-      op,
-      limit,
-      filters.tags.length || filters.producers.length ? (ids) => this.passingFilters(ids, filters) : undefined,
-    );
-    const rows = ranked
-      ? this.rankedRows(ranked, text, parts.length, snippets)
-      : snippets
-        ? this.db.query<DocRow & { rank: number; marked: string | null }, [string, number, string]>(MATCH_MARKED).all(docExpression(text, filters), limit, text)
-        : this.db.query<DocRow & { rank: number; marked: null }, [string, number]>(MATCH_PLAIN).all(docExpression(text, filters), limit);
-    const hits = rows.map((row) => {
-      if (row.marked === null) return { row, seq: 0, snippet: "" };
-      const chunk = bestChunk(splitMarked(row.marked, row.chunk_lengths === null ? [] : (JSON.parse(row.chunk_lengths) as number[])));
-      return { row, seq: chunk.seq, snippet: markedSnippet(chunk.marked) };
-    });
-    // bm25() is lower-is-better and negative; the API's score is higher-is-better.
-    return hits
-      .sort((a, b) => a.row.rank - b.row.rank || (a.row.path < b.row.path ? -1 : a.row.path > b.row.path ? 1 : 0))
-      .map((h) => docHit({ ...h.row, seq: h.seq }, -h.row.rank, h.snippet));
-  }
-
-  /** The rows of the documents the first pass ranked, their rank its score (as bm25: lower is better). */
-  private rankedRows(ranked: RankedId[], text: string, clauses: number, snippets: boolean): Array<DocRow & { rank: number; marked: string | null }> {
+  private match(query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): SearchHit[] {
+    const parts = clauses(query);
+    const text = ftsExpression(parts, "OR");
+    let ranked: Array<RankedId & { coverage: number }>;
+    let apart = false;
+    if (mode === "all" || parts.length === 1) {
+      ranked = this.topByRank(parts, "AND", query, limit).map((r) => ({ ...r, coverage: 1 }));
+    } else {
+      const candidates = new Map<number, number>();
+      for (const r of this.topByRank(parts, "OR", query, Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT))) candidates.set(r.id, r.score);
+      for (const r of this.topByRank(parts, "AND", query, limit)) candidates.set(r.id, r.score);
+      const ids = [...candidates.keys()];
+      this.loadApart(ids);
+      apart = true;
+      const weights = clauseWeights(query);
+      const held = this.clausesHeldApart(parts, ids);
+      ranked = ids.map((id) => {
+        const h = held.get(id);
+        const coverage = h ? queryCoverage(weights, h.held) : 0;
+        return { id, coverage, score: anyScore(candidates.get(id)!, coverage, h ? closeness(h.occurrences) : 0) };
+      });
+      ranked = ranked
+        .filter((r) => r.coverage > 0)
+        .sort((a, b) => b.score - a.score)
+        .slice(0, limit);
+    }
     const ids = JSON.stringify(ranked.map((r) => r.id));
     let rows: Array<DocRow & { rank: number; marked: string | null }>;
-    if (snippets && clauses > 1) {
+    if (snippets && (apart || parts.length > 1)) {
       rows = this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
-      const marked = this.highlightApart(ids, text);
+      if (!apart) this.loadApart(ranked.map((r) => r.id));
+      const marked = this.markApart(text);
       for (const row of rows) row.marked = marked.get(row.id) ?? null;
     } else if (snippets) rows = this.db.query<DocRow & { rank: number; marked: string | null }, [string, string]>(RANKED_MARKED).all(ids, text);
     else rows = this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
-    const score = new Map(ranked.map((r) => [r.id, r.score]));
-    for (const row of rows) row.rank = -(score.get(row.id) ?? 0);
-    return rows;
+    const byId = new Map(ranked.map((r) => [r.id, r]));
+    const hits = rows.map((row) => {
+      const r = byId.get(row.id)!;
+      if (row.marked === null) return { row, r, seq: 0, snippet: "" };
+      const chunk = bestChunk(splitMarked(row.marked, row.chunk_lengths === null ? [] : (JSON.parse(row.chunk_lengths) as number[])));
+      return { row, r, seq: chunk.seq, snippet: markedSnippet(chunk.marked) };
+    });
+    return hits
+      .sort((a, b) => b.r.score - a.r.score || (a.row.path < b.row.path ? -1 : a.row.path > b.row.path ? 1 : 0))
+      .map((h) => docHit({ ...h.row, seq: h.seq }, h.r.score, h.snippet, h.r.coverage));
   }
 
   /**
-   * highlight() of these documents' bodies for `text`, in a temporary FTS5 table holding only
-   * them. The same as highlighting them in docs_fts (the same tokenizer, title and body: a
-   * document matches there as here), but each MATCH there seeks every clause's doclist in every
-   * segment for each document, which a small table of the hits alone avoids. A query of one
-   * clause seeks once, and stays with docs_fts.
+   * The best `k` documents of the clauses joined by `op`, by bm25 (score: −bm25, higher is
+   * better): from the champion lists where they can prove it, else one FTS5 query.
    */
-  private highlightApart(ids: string, text: string): Map<number, string> {
+  private topByRank(parts: string[][], op: "AND" | "OR", filters: SearchFilters, k: number): RankedId[] {
+    const ranked = this.champions.topK(
+      parts.map((p) => ftsExpression([p], "AND")),
+      op,
+      k,
+      filters.tags.length || filters.producers.length ? (ids) => this.passingFilters(ids, filters) : undefined,
+    );
+    if (ranked) return ranked;
+    const rows = this.db.query(TOP_BY_RANK).values(docExpression(ftsExpression(parts, op), filters), k) as [number, number][];
+    return rows.map(([id, rank]) => ({ id, score: -rank }));
+  }
+
+  /**
+   * These documents' title and body, alone in a temporary FTS5 table (search_hl) of the same
+   * tokenizer: which clauses each holds and where (clausesHeldApart), and their highlighted
+   * bodies (markApart), are then read from a table of a few dozen rows. The same as reading
+   * docs_fts (a document matches there as here), but each MATCH there seeks every clause's
+   * doclist in every segment for each document.
+   */
+  private loadApart(ids: number[]): void {
     if (!this.apart) {
       this.db.run("CREATE TEMP TABLE IF NOT EXISTS search_hl_text (title TEXT, body TEXT)");
       this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_hl USING fts5 (title, body, content = 'search_hl_text', tokenize = '${DOC_TOKENIZER}')`);
+      this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_hl_words USING fts5vocab(temp, search_hl, instance)");
+      // The query's words, tokenized as the documents are (stemmed), one row per clause.
+      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_q USING fts5 (words, tokenize = '${DOC_TOKENIZER}')`);
+      this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_q_words USING fts5vocab(temp, search_q, instance)");
       this.apart = {
         clearIndex: this.db.query("INSERT INTO search_hl (search_hl) VALUES ('delete-all')"),
         clearText: this.db.query("DELETE FROM search_hl_text"),
@@ -704,16 +734,74 @@ export class SqliteIndexStore implements IndexStore {
         ),
         index: this.db.query("INSERT INTO search_hl (rowid, title, body) SELECT rowid, title, body FROM search_hl_text"),
         marked: this.db.query(`SELECT rowid, highlight(search_hl, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM search_hl WHERE search_hl MATCH ?`),
+        clearQuery: this.db.query("DELETE FROM search_q"),
+        query: this.db.query("INSERT INTO search_q (rowid, words) SELECT key + 1, value FROM json_each(?)"),
+        queryWords: this.db.query("SELECT doc, term FROM search_q_words ORDER BY doc, offset"),
+        positions: this.db.query("SELECT term, doc, col, offset FROM search_hl_words WHERE term IN (SELECT value FROM json_each(?))"),
       };
     }
     const a = this.apart;
     a.clearIndex.run();
     a.clearText.run();
-    a.text.run(ids);
+    a.text.run(JSON.stringify(ids));
     a.index.run();
-    return new Map(a.marked.values(text) as [number, string][]);
   }
-  private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked", Statement> | undefined;
+  private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked" | "clearQuery" | "query" | "queryWords" | "positions", Statement> | undefined;
+
+  /** highlight() of the loaded documents' bodies (loadApart) for `text`, by id. */
+  private markApart(text: string): Map<number, string> {
+    return new Map(this.apart!.marked.values(text) as [number, string][]);
+  }
+
+  /**
+   * Which clauses each loaded document (loadApart) holds, and where: a word wherever its
+   * stemmed term stands, a phrase where its terms stand one after another in one field.
+   */
+  private clausesHeldApart(parts: string[][], ids: number[]): Map<number, { held: boolean[]; occurrences: Occurrence[] }> {
+    const a = this.apart!;
+    a.clearQuery.run();
+    a.query.run(JSON.stringify(parts.map((p) => p.join(" "))));
+    const terms: string[][] = parts.map(() => []);
+    for (const [doc, term] of a.queryWords.values() as [number, string][]) terms[doc - 1]?.push(term);
+    const wanted = [...new Set(terms.flat())];
+    // term → "doc:field" → positions
+    const at = new Map<string, Map<string, Set<number>>>();
+    for (const [term, doc, col, offset] of a.positions.values(JSON.stringify(wanted)) as [string, number, string, number][]) {
+      const byDoc = at.get(term) ?? new Map<string, Set<number>>();
+      at.set(term, byDoc);
+      const key = `${doc}:${col}`;
+      const set = byDoc.get(key) ?? new Set<number>();
+      byDoc.set(key, set);
+      set.add(offset);
+    }
+    const out = new Map<number, { held: boolean[]; occurrences: Occurrence[] }>();
+    for (const id of ids) out.set(id, { held: parts.map(() => false), occurrences: [] });
+    terms.forEach((seq, clause) => {
+      const first = seq[0];
+      if (first === undefined) return;
+      for (const [key, starts] of at.get(first) ?? []) {
+        const [doc, col] = key.split(":") as [string, string];
+        const entry = out.get(Number(doc));
+        if (!entry) continue;
+        for (const start of starts) {
+          if (
+            !seq.every(
+              (t, i) =>
+                i === 0 ||
+                at
+                  .get(t)
+                  ?.get(key)
+                  ?.has(start + i),
+            )
+          )
+            continue;
+          entry.held[clause] = true;
+          entry.occurrences.push({ field: col === "title" ? 0 : 1, at: start, clause, len: seq.length });
+        }
+      }
+    });
+    return out;
+  }
 
   /** Which of these documents pass the tag and producer filters (each one's row read by its key). */
   private passingFilters(ids: number[], filters: SearchFilters): Set<number> {
@@ -860,7 +948,7 @@ function chunkOf(body: string, lengthsJson: string | null, seq: number): string 
   return body.slice(start, start + (lengths[seq] ?? 0));
 }
 
-function docHit(row: Omit<DocRow, "name" | "chunk_lengths"> & { seq: number }, score: number, snippet: string): SearchHit {
+function docHit(row: Omit<DocRow, "name" | "chunk_lengths"> & { seq: number }, score: number, snippet: string, coverage = 0): SearchHit {
   return toHit({
     path: row.path,
     seq: row.seq,
@@ -869,6 +957,7 @@ function docHit(row: Omit<DocRow, "name" | "chunk_lengths"> & { seq: number }, s
     tags: JSON.parse(row.tags) as string[],
     updatedAt: new Date(row.updated_at),
     score,
+    coverage,
     snippet,
   });
 }

@@ -37,8 +37,16 @@ export interface SearchHit {
   title: string;
   /** A passage of the best chunk with the matched terms wrapped in SNIPPET_MARK. */
   snippet: string;
-  /** Higher is better. Comparable within one result list, not across stores or modes. */
+  /**
+   * Higher is better. A store answers its own ranking score (comparable within one result
+   * list, not across stores or modes); search() turns it into 0–1 relative to the best hit.
+   */
   score: number;
+  /**
+   * 0–1: the share of the query's content words the note holds (queryCoverage()); a phrase's
+   * words count only where they stand together. 0 for hits found without words (filters, vectors).
+   */
+  coverage: number;
   tags: string[];
   updated_at: string;
 }
@@ -56,15 +64,25 @@ export interface SearchFilters {
 
 /** A search box's text, parsed (parseQuery() in query.ts): what a store's search() runs. */
 export interface ParsedQuery extends SearchFilters {
-  /** Loose words; a document must hold all of them (any of them when none holds all). */
+  /** Loose words: each one counts (MatchMode "any"), or each is required ("all"). */
   terms: string[];
   /** Each phrase's words must appear together, in order. */
   phrases: string[][];
 }
 
+/**
+ * How a query's words combine. "any" (the default): a note matches when it holds any word or
+ * phrase, and notes holding more of them, closer together, rank higher. "all": a note must hold
+ * every word and phrase (AND), nothing else is answered.
+ */
+export type MatchMode = "any" | "all";
+export const MATCH_MODES: readonly MatchMode[] = ["any", "all"];
+
 export interface SearchOptions {
   /** Default true; false leaves snippets empty and ids at chunk 0 (see IndexStore.search). */
   snippets?: boolean;
+  /** Default "any" (see MatchMode). */
+  match?: MatchMode;
 }
 
 export type HitSnippet = Pick<SearchHit, "id" | "snippet">;
@@ -144,6 +162,12 @@ export interface IndexStore {
   migrate(): Promise<void>;
   /** Chunks and (re)writes the document's rows. Returns false when nothing changed. */
   upsert(doc: IndexDoc, opts?: UpsertOptions): Promise<boolean>;
+  /**
+   * Many documents at once, as upsert() would write them one by one (the same return per
+   * document); a store that has it writes them together (Postgres: one transaction, one
+   * statement per table). refreshFolder uses it when present.
+   */
+  upsertMany?(docs: IndexDoc[], opts?: Pick<UpsertOptions, "embed">): Promise<boolean[]>;
   /** A first build's writes (refreshFolder on an empty index); a store may defer work to its end (SQLite: three b-trees). */
   bulkLoad?<T>(load: () => Promise<T>): Promise<T>;
   /** Returns true when the path was indexed. */

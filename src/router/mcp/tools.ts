@@ -8,6 +8,7 @@ import { VERSION } from "../../common/version";
 import type { RouterDeps } from "../app-types";
 import { brief } from "../brief/brief";
 import { buildFeed, FEED_CHARS } from "../feed/feed";
+import { MATCH_MODES } from "../index/types";
 import { ingest } from "../ingest/ingest";
 import { INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
@@ -23,16 +24,21 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
   server.registerTool(
     "search",
     {
-      description: 'Federated search over the knowledge vault. Query syntax: words, "quoted phrases", tag:x, producer:x.',
+      description:
+        "Federated search over the knowledge vault. Query syntax: words, \"quoted phrases\", tag:x, producer:x. Each hit's score is 0–1 relative to the best hit; coverage is the share of the query's words it holds.",
       inputSchema: {
         query: z.string().min(1).max(QUERY_MAX_CHARS),
         limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default),
         explain: z.boolean().default(false).describe("add each hit's BM25, vector, fused and rerank scores and ranks"),
         rerank: z.boolean().default(true).describe("false skips the configured reranker"),
+        match: z
+          .enum(MATCH_MODES)
+          .default("any")
+          .describe("any: every word counts, notes holding every word first; all: only notes holding every word and phrase"),
       },
       annotations: { readOnlyHint: true },
     },
-    ({ query, limit, explain, rerank }) => answer(() => search(deps.search, query, limit, { explain, rerank })),
+    ({ query, limit, explain, rerank, match }) => answer(() => search(deps.search, query, limit, { explain, rerank, match })),
   );
 
   server.registerTool(

@@ -10,7 +10,16 @@ export const SearchHit = z
     producer: z.enum(PRODUCERS),
     title: z.string(),
     snippet: z.string().openapi({ description: "passage with matched terms wrapped in <mark>…</mark>" }),
-    score: z.number().openapi({ description: "higher is better; comparable within one response" }),
+    score: z.number().openapi({
+      description:
+        "0–1 relative to the best hit of this answer (the best is 1), 3 decimals: 0.5 scored half the best. Each stage's raw score (bm25, cosine, fused, rerank) is under `explain`",
+      example: 0.734,
+    }),
+    coverage: z.number().openapi({
+      description:
+        "0–1: the share of the query's words (stop words aside) the note holds; a quoted phrase counts as its words, held only together. 0 for hits found without words (filters alone, vector neighbours)",
+      example: 0.667,
+    }),
     tags: z.array(z.string()),
     updated_at: z.string().openapi({ format: "date-time" }),
   })

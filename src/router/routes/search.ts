@@ -2,6 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app-types";
+import { MATCH_MODES } from "../index/types";
 import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
 import { search } from "../search/search";
 import { authResponses, SearchHit, SearchMode } from "./schemas";
@@ -16,6 +17,10 @@ export const SearchRequest = z
     limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default),
     explain: z.boolean().default(false).openapi({ description: "add `explain` to every hit: its BM25, vector, fused and rerank scores and ranks" }),
     rerank: z.boolean().default(true).openapi({ description: "false skips the configured reranker for this request" }),
+    match: z.enum(MATCH_MODES).default("any").openapi({
+      description:
+        "any: every word counts — notes holding any word are answered (up to `limit`), those holding every word first, then more words and closer together higher; all: only notes holding every word and phrase",
+    }),
   })
   .openapi("SearchRequest");
 
@@ -24,7 +29,8 @@ const StageScore = z.object({ rank: z.number().int().openapi({ description: "pla
 export const HitExplain = z
   .object({
     bm25: StageScore.nullable().openapi({
-      description: "rank and BM25 score in the full-text list; null when that list (read 50 deep in hybrid mode) lacks the hit",
+      description:
+        "rank and raw score in the full-text list (bm25; with match any, weighed by coverage and closeness); null when that list (read 50 deep in hybrid mode) lacks the hit",
     }),
     vector: StageScore.nullable().openapi({
       description: "rank and cosine similarity among the vector neighbours; null in bm25 mode or beyond the 50 nearest",
@@ -87,8 +93,8 @@ const route = createRoute({
 
 export const registerSearch = (app: RouterApp) =>
   app.openapi(route, async (c) => {
-    const { query, limit, explain, rerank } = c.req.valid("json");
+    const { query, limit, explain, rerank, match } = c.req.valid("json");
     const started = performance.now();
-    const result = await search(c.env.deps.search, query, limit, { explain, rerank });
+    const result = await search(c.env.deps.search, query, limit, { explain, rerank, match });
     return c.json({ ...result, took_ms: Number((performance.now() - started).toFixed(2)) }, 200);
   });

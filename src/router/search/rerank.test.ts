@@ -60,6 +60,7 @@ describe("rerankText (what the reranker reads of a hit)", () => {
     title: "Deploys",
     snippet,
     score: 1,
+    coverage: 1,
     tags: [],
     updated_at: "",
   });

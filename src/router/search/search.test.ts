@@ -10,6 +10,7 @@ const hit = (path: string, score: number, snippet = `${path} text`): SearchHit =
   title: path,
   snippet,
   score,
+  coverage: 1,
   tags: [],
   updated_at: "2025-01-01T00:00:00.000Z",
 });
@@ -93,7 +94,7 @@ describe("search", () => {
       embeddingDim: hasVectors ? 2 : undefined,
       hasVectors,
       async search(q: ParsedQuery, limit: number, opts?: SearchOptions) {
-        calls.push(`search ${q.terms.join(" ")} ${limit}${opts?.snippets === false ? " no-snippets" : ""}`);
+        calls.push(`search ${q.terms.join(" ")} ${limit}${opts?.snippets === false ? " no-snippets" : ""}${opts?.match === "all" ? " all" : ""}`);
         return bm25.slice(0, limit);
       },
       async snippets(q: ParsedQuery, wanted: string[]) {
@@ -111,8 +112,28 @@ describe("search", () => {
   it("runs BM25 alone without embeddings", async () => {
     const { index, calls } = fakeIndex([hit("a", 2)], [hit("b", 0.9)], false);
     const result = await search({ index }, "deploy", 5);
-    expect(result).toEqual({ mode: "bm25", hits: [hit("a", 2)] });
+    expect(result).toEqual({ mode: "bm25", hits: [hit("a", 1)] });
     expect(calls).toEqual(["search deploy 5"]);
+  });
+
+  it("answers scores a person can read: 0–1 relative to the best hit, 3 decimals; the raw score under explain", async () => {
+    const { index } = fakeIndex([hit("a", 0.00000104), hit("b", 0.00000052), hit("c", 0.000000347)], [], false);
+    const result = await search({ index }, "deploy", 5);
+    expect(result.hits.map((h) => h.score)).toEqual([1, 0.5, 0.334]);
+    const explained = await search({ index }, "deploy", 5, { explain: true });
+    expect(explained.hits.map((h) => h.score)).toEqual([1, 0.5, 0.334]);
+    expect(explained.hits.map((h) => h.explain?.bm25?.score)).toEqual([0.00000104, 0.00000052, 0.000000347]);
+  });
+
+  it("asks the index for every word (match any) unless match all is asked, and then keeps no vector neighbour lacking a word", async () => {
+    const { index, calls } = fakeIndex([hit("a", 2), hit("b", 1)], [hit("v", 0.9), hit("b", 0.8)]);
+    const embed = async (texts: string[]) => texts.map(() => [1, 0]);
+    expect(paths((await search({ index, embed }, "deploy", 5)).hits)).toContain("v");
+    expect(calls[0]).toBe("search deploy 50 no-snippets");
+    calls.length = 0;
+    const strict = await search({ index, embed }, "deploy", 5, { match: "all" });
+    expect(calls[0]).toBe("search deploy 50 no-snippets all");
+    expect(paths(strict.hits).sort()).toEqual(["a", "b"]);
   });
 
   it("fuses BM25 and vector hits by score when embeddings are configured", async () => {

@@ -7,7 +7,7 @@
 
 import { splitFrontmatter } from "../index/document";
 import { hasText, parseQuery } from "../index/query";
-import { type IndexStore, type SearchHit, SNIPPET_MARK } from "../index/types";
+import { type IndexStore, type MatchMode, type SearchHit, SNIPPET_MARK } from "../index/types";
 import { readNoteOpening } from "../notes/file";
 import { blend, RERANK_TEXT_CHARS, RerankError, type Reranker, type RerankStatus, retrievalWeight } from "./rerank";
 
@@ -28,6 +28,8 @@ export interface SearchRequestOptions {
   explain?: boolean;
   /** false skips a configured reranker for this request. Default true. */
   rerank?: boolean;
+  /** "any" (default): every word counts; "all": only notes holding every word and phrase (MatchMode). */
+  match?: MatchMode;
 }
 
 /** A hit's place in one stage's list: rank from 1, and the stage's own score. */
@@ -38,7 +40,10 @@ export interface StageScore {
 
 /** Why a hit is where it is (`"explain": true`). */
 export interface HitExplain {
-  /** Its BM25 rank and score; null when the full-text list (read FUSION_DEPTH deep) lacks it. */
+  /**
+   * Its full-text rank and raw score (bm25, weighed by coverage and closeness in match "any");
+   * null when the full-text list (read FUSION_DEPTH deep) lacks it.
+   */
   bm25: StageScore | null;
   /** Its vector rank and cosine similarity; null in bm25 mode or beyond FUSION_DEPTH. */
   vector: StageScore | null;
@@ -80,21 +85,27 @@ export async function search(deps: SearchDeps, query: string, limit: number, opt
   const reranking = reranker !== undefined && hasText(parsed);
   // With a reranker the candidates are the top `depth` fused hits, cut to `limit` after it.
   const depth = reranking ? Math.max(limit, reranker.depth) : limit;
+  const match = opts.match ?? "any";
 
   let bm25: SearchHit[];
   let nearest: SearchHit[] = [];
   let fused: SearchHit[];
   if (!useVectors) {
-    bm25 = await deps.index.search(parsed, depth);
+    bm25 = await deps.index.search(parsed, depth, { match });
     fused = bm25;
   } else {
     const text = [...parsed.terms, ...parsed.phrases.map((p) => p.join(" "))].join(" ");
     const listDepth = Math.max(FUSION_DEPTH, depth);
     // Fusion needs the BM25 ranking only: snippets are cut afterwards, for the BM25 hits that
     // survive it (at most `depth`, not FUSION_DEPTH).
-    const [lexical, [vector]] = await Promise.all([deps.index.search(parsed, listDepth, { snippets: false }), deps.embed!([text])]);
+    const [lexical, [vector]] = await Promise.all([deps.index.search(parsed, listDepth, { snippets: false, match }), deps.embed!([text])]);
     bm25 = lexical;
     nearest = await deps.index.vectorSearch(vector!, listDepth, { tags: parsed.tags, producers: parsed.producers });
+    // Strict: a neighbour that does not hold every word is no answer, however near.
+    if (match === "all") {
+      const holding = new Set(bm25.map((h) => h.path));
+      nearest = nearest.filter((h) => holding.has(h.path));
+    }
     const top = fuseScores([bm25, nearest], depth);
     const fromText = new Set(bm25.map((h) => h.path));
     const marked = await deps.index.snippets(
@@ -105,7 +116,7 @@ export async function search(deps: SearchDeps, query: string, limit: number, opt
   }
   const mode: SearchMode = useVectors ? "hybrid" : "bm25";
   // No rerank stage and no explain: the fused list is the answer, nothing more to build.
-  if (reranker === undefined && !opts.explain) return { mode, hits: fused.length > limit ? fused.slice(0, limit) : fused };
+  if (reranker === undefined && !opts.explain) return { mode, hits: readable(fused.length > limit ? fused.slice(0, limit) : fused) };
 
   let status: RerankStatus | undefined;
   let order: Array<{ hit: SearchHit; fusedRank: number; rerank: HitExplain["rerank"] }> = fused.map((hit, i) => ({ hit, fusedRank: i + 1, rerank: null }));
@@ -135,11 +146,20 @@ export async function search(deps: SearchDeps, query: string, limit: number, opt
   else if (opts.explain) status = { applied: false, reason: "no reranker is configured (RERANK_URL, or RERANK_LLM with a chat model)" };
 
   const kept = order.slice(0, limit);
-  const hits: ExplainedHit[] = opts.explain ? explainHits(kept, bm25, nearest, fused, mode) : kept.map((o) => o.hit);
+  const hits: ExplainedHit[] = readable(opts.explain ? explainHits(kept, bm25, nearest, fused, mode) : kept.map((o) => o.hit));
   return status ? { mode, hits, rerank: status } : { mode, hits };
 }
 
 const round = (x: number) => Number(x.toFixed(6));
+
+/**
+ * The answer's scores as a person reads them: 0–1 relative to the best hit of this answer
+ * (best = 1), 3 decimals. Each stage's own scores stay under `explain`.
+ */
+export function readable<T extends SearchHit>(hits: T[]): T[] {
+  const best = hits.reduce((m, h) => Math.max(m, h.score), 0);
+  return hits.map((h) => ({ ...h, score: best > 0 ? Math.round((Math.max(0, h.score) / best) * 1000) / 1000 : 1 }));
+}
 
 function explainHits(
   order: Array<{ hit: SearchHit; fusedRank: number; rerank: HitExplain["rerank"] }>,
