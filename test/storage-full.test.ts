@@ -90,6 +90,8 @@ describe.skipIf(!canMountTmpfs)("the router's disk fills up", () => {
       expect(deep.status).toBe(200);
       expect(deep.body.status).toBe("fail");
       expect(deep.body.storage).toContainEqual(expect.objectContaining({ role: "vault", path: vault, full: true }));
+      // The operator's log says it too.
+      expect(main!.output()).toContain("writes refused (507 storage_full): no space left for vault");
     } finally {
       fs.free();
     }

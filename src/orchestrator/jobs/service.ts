@@ -533,7 +533,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const requeue: string[] = [];
       for (const job of mine) {
         if (job.status === "running" && !running.has(job.id)) {
-          await mutate(job.id, (j) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null));
+          const interrupted = (j: Job) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null);
+          await mutate(job.id, interrupted).catch((err: Error) => {
+            // A full disk at start-up: kept and written once the store takes it (the watch), never left running.
+            logger.warn(`job ${job.id}: its interruption could not be recorded (${err.message}); it is written as soon as the store takes it`);
+            unrecorded.set(job.id, { change: interrupted, job: interrupted(job) ?? job });
+          });
           failed++;
         } else if (job.status === "queued" && !unqueued.has(job.id) && !(await jobQueue.has(job.id).catch(() => true))) {
           requeue.push(job.id);
