@@ -86,10 +86,11 @@ const RANKED_MARKED = `SELECT 0 AS rank, (SELECT highlight(docs_fts, 1, '${MARK_
 /**
  * A "match any" search of several clauses weighs the best of the notes holding any of them
  * (by bm25) again by coverage and closeness: this many per hit asked for, at least CANDIDATES_MIN,
- * and every note holding all of them among the best `limit` of those (an AND query).
+ * and, unless those provably hold the best, the best `limit` holding all of them (an AND query).
  */
 const CANDIDATES_PER_HIT = 3;
 const CANDIDATES_MIN = 30;
+const byScore = (a: RankedId, b: RankedId) => b.score - a.score || a.id - b.id;
 /** The candidates' title and body (?1, JSON ids), read for where they hold the query's words (positions.ts). */
 const CANDIDATE_TEXT = "SELECT f.rowid, f.title, f.body FROM json_each(?1) j JOIN docs_fts f ON f.rowid = j.value";
 
@@ -627,19 +628,31 @@ export class SqliteIndexStore implements IndexStore {
     if (mode === "all" || parts.length === 1) {
       ranked = this.topByRank(parts, "AND", query, limit).map((r) => ({ ...r, coverage: 1 }));
     } else {
-      const candidates = new Map<number, number>();
-      for (const r of this.topByRank(parts, "OR", query, Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT))) candidates.set(r.id, r.score);
-      for (const r of this.topByRank(parts, "AND", query, limit)) candidates.set(r.id, r.score);
       const stems = clauseStems(parts);
       const weights = clauseWeights(query);
-      const texts = this.db.query(CANDIDATE_TEXT).values(JSON.stringify([...candidates.keys()])) as [number, string, string][];
-      ranked = texts.map(([id, title, body]) => {
-        const found = clausePositions(stems, [title, body]);
-        // FTS5 matched it, so it holds a clause even where this stemmer reads a word otherwise.
-        const coverage = Math.max(queryCoverage(weights, found.held), Math.min(...weights) / weights.reduce((a, b) => a + b, 0));
-        return { id, coverage: Math.round(coverage * 1000) / 1000, score: anyScore(candidates.get(id)!, coverage, closeness(found.occurrences)) };
-      });
-      ranked = ranked.sort((a, b) => b.score - a.score || a.id - b.id).slice(0, limit);
+      const total = weights.reduce((a, b) => a + b, 0);
+      const weigh = (found: Array<RankedId>) => {
+        const texts = this.db.query(CANDIDATE_TEXT).values(JSON.stringify(found.map((r) => r.id))) as [number, string, string][];
+        const text = new Map(found.map((r) => [r.id, r.score]));
+        return texts.map(([id, title, body]) => {
+          const at = clausePositions(stems, [title, body]);
+          // FTS5 matched it, so it holds a clause even where this stemmer reads a word otherwise.
+          const coverage = Math.max(queryCoverage(weights, at.held), Math.min(...weights) / total);
+          return { id, coverage: Math.round(coverage * 1000) / 1000, score: anyScore(text.get(id)!, coverage, closeness(at.occurrences)) };
+        });
+      };
+      const depth = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
+      const any = this.topByRank(parts, "OR", query, depth);
+      ranked = weigh(any).sort(byScore);
+      // A note past the candidates scored at most the last one's bm25 (θ), so at most
+      // anyScore(θ, 1, 1): when the limit-th hit is above that, the hits are the exact best.
+      // Otherwise the best holding every word are weighed too.
+      const theta = any.length === depth ? any[depth - 1]!.score : 0;
+      if (theta > 0 && (ranked[limit - 1]?.score ?? 0) < anyScore(theta, 1, 1)) {
+        const seen = new Set(any.map((r) => r.id));
+        ranked = [...ranked, ...weigh(this.topByRank(parts, "AND", query, limit).filter((r) => !seen.has(r.id)))].sort(byScore);
+      }
+      ranked = ranked.slice(0, limit);
     }
     const ids = JSON.stringify(ranked.map((r) => r.id));
     let rows: Array<DocRow & { rank: number; marked: string | null }>;
