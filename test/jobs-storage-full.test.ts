@@ -38,6 +38,10 @@ describe.skipIf(!canMountTmpfs)("the job store's disk fills up", () => {
       expect(body.error.code).toBe("storage_full");
       expect(body.error.message).toContain(jobsDir);
       expect(refused.headers.get("retry-after")).not.toBeNull();
+      // A cancel cannot be recorded either: 507, and the job is not cancelled (it runs later).
+      const cancel = await o.call(`/jobs/${acked.at(-1)}`, { method: "DELETE" });
+      expect(cancel.status).toBe(507);
+      expect(((await cancel.json()) as { error: { code: string } }).error.code).toBe("storage_full");
       const status = (await (await o.call("/admin/status")).json()) as { storage: Array<{ role: string; path: string; full: boolean }> };
       expect(status.storage).toContainEqual(expect.objectContaining({ role: "SERVICE_JOBS_DIR", path: jobsDir, full: true }));
       // The running agents exit while nothing can be written: what the service answers says they ended.
@@ -75,5 +79,40 @@ describe.skipIf(!canMountTmpfs)("the job store's disk fills up", () => {
     });
     // Space is back: a new job is taken again.
     expect((await o.call("/jobs", { method: "POST", json: { task: "Explain job after" } })).status).toBe(202);
+  }, 120_000);
+
+  it("starts on a full disk after a crash, and records the job the crash interrupted failed once space is back", async () => {
+    await orch?.stop("SIGKILL");
+    await fs?.unmount();
+    fs = mountTmpfs(4);
+    const jobsDir = under(fs, "jobs");
+    const home = (await import("./support/main-process")).tempDir("full-orch-home");
+    const env = { SERVICE_JOBS_DIR: jobsDir, FAKE_CLAUDE_HANG: "1" };
+    orch = await startOrchestrator({ home, env });
+    const job = await orch.submit({ task: "Explain job crash" });
+    await orch.until(job.id, (j) => j.status === "running");
+    await orch.stop("SIGKILL");
+    // Its agent outlives it (its own process group).
+    for (const e of orch.agentLog()) {
+      try {
+        if (e.pid) process.kill(e.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    fs.fill();
+    try {
+      orch = await startOrchestrator({ home, env });
+      // Not left running: the pod says failed (interrupted) though it cannot write it yet.
+      const seen = await orch.job(job.id);
+      expect(seen.status).toBe("failed");
+      expect(seen.error).toContain("restarted");
+    } finally {
+      fs.free();
+    }
+    await until(() => (JSON.parse(readFileSync(join(jobsDir, `${job.id}.json`), "utf8")) as Job).status === "failed", {
+      ms: 15_000,
+      what: "the job file to say failed",
+    });
   }, 120_000);
 });

@@ -153,6 +153,17 @@ describe("a background sub-agent (issue 36 parts 1 and 2)", () => {
     expect(response.output_text).toEndWith(FOLLOW_UP);
     expect(response.usage).toMatchObject({ input_tokens: 700, output_tokens: 70 });
   }, 120_000);
+
+  it("/completions (the agents TUI): the reply is the follow-up answer", async () => {
+    backgroundSubAgent();
+    const res = await fetch(`${s.url}/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${SERVICE_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ message: "check the build in the background", conversation_id: crypto.randomUUID() }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { reply: string }).reply).toBe(FOLLOW_UP);
+  }, 120_000);
 });
 
 describe("a model stream cut mid-block and retried (issue 36 parts 3 and 5)", () => {

@@ -3,19 +3,22 @@
 // (none of those asked about among the feed's newest); a session's prompt worded differently
 // from lesson 7 carries lesson 7 in the request the CLI sends for it, and the session's next
 // prompt does not carry it again; a job whose task matches lesson 12 sends lesson 12 in its
-// first request, and its record (GET /jobs/{id}, service-cli job) lists it.
+// first request, and its record (GET /jobs/{id}, service-cli job) lists it; an agent-mode
+// conversation's first turn carries the lesson its opening message bears on, its next turn not again.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AnthropicApi, startAnthropicApi, type Turn } from "./fixtures/anthropic-api";
 import { compiledClis, runCompiled } from "./support/cli";
+import { AGENT, type AgentModeServer, makeHub, startAgentModeServer, tempHome } from "./support/agent-mode";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
-import { realClaude, realClaudeServiceEnv } from "./support/real-claude";
+import { OFFLINE_ENV, realClaude, realClaudeBinary, realClaudeServiceEnv } from "./support/real-claude";
 import { until } from "./support/until";
 
 const TOKEN = "recall-router-token";
 let main: MainProcess;
 let api: AnthropicApi;
+let bin: string;
 
 /** Twenty lessons on twenty subjects; 7 and 12 are the ones asked about. */
 const LESSONS = [
@@ -42,7 +45,7 @@ const LESSONS = [
 ];
 const lesson = (n: number) => LESSONS[n - 1]!;
 
-/** Lessons 7 and 12 are months old; the rest are recent, so the feed's newest ten hold neither. */
+/** Lessons 7 and 12 are months old, the rest recent: the feed's newest ten are 10, 11 and 13–20. */
 const dayOf = (n: number) => (n === 7 ? "2026-03-04" : n === 12 ? "2026-04-15" : `2026-10-${String(n + 5).padStart(2, "0")}`);
 
 const call = (base: string, path: string, body?: unknown, token?: string) =>
@@ -61,7 +64,7 @@ const count = (hay: string, needle: string) => hay.split(needle).length - 1;
 const scriptedSince = (from: number) => api.requests.slice(from).filter((r) => r.scripted);
 
 beforeAll(async () => {
-  const bin = await compiledClis();
+  bin = await compiledClis();
   api = await startAnthropicApi();
   main = await startMain(["--vault", join(tempDir("recall-vault"), "vault")], {
     KB_ROUTER_TOKEN: TOKEN,
@@ -163,6 +166,8 @@ describe("recall at the task", () => {
     const [first] = scriptedSince(before);
     expect(text(first!.body)).toContain(lesson(12));
     expect(count(text(first!.body), lesson(12))).toBe(1);
+    // Chosen by the service for the task, before the agent started.
+    expect(text(first!.body)).toContain("notes that may bear on this task");
     expect(text(first!.body)).not.toContain(lesson(7));
     expect(job.recall).toEqual([{ path: "left/reference/lessons-2026-04-15.md", title: "Lessons 2026-04-15", kind: "lesson" }]);
 
@@ -172,5 +177,57 @@ describe("recall at the task", () => {
     expect(shown.stdout).toContain("left/reference/lessons-2026-04-15.md");
     // No hook of the job's run failed.
     expect(main.output()).not.toContain("hook failed");
+  }, 180_000);
+});
+
+describe("recall at an agent-mode conversation's first turn", () => {
+  let t: Awaited<ReturnType<typeof tempHome>>;
+  let agent: AgentModeServer;
+  beforeAll(async () => {
+    t = await tempHome("recall-agent-");
+    agent = await startAgentModeServer({
+      home: t.home,
+      hubUrl: await makeHub(join(t.home, "hub")),
+      kv: "file",
+      configEnv: {
+        SERVICE_CLAUDE_BINARY: realClaudeBinary(),
+        MODEL_BASE_URL: api.url,
+        MODEL_AUTH_TOKEN: "sk-ant-fixture-key",
+        ROUTER_URL: main.routerUrl!,
+        KB_ROUTER_TOKEN: TOKEN,
+        ROUTER_CLI_BINARY: join(bin, "router-cli"),
+      },
+      agentEnv: { PATH: process.env.PATH, ...OFFLINE_ENV },
+    });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await t?.cleanup();
+  });
+
+  it("carries the lesson its opening message bears on, once", async () => {
+    api.setScript([reply("Checking the webhook."), reply("Rotated in both places now.")]);
+    const conversation = crypto.randomUUID();
+    const say = async (content: string) => {
+      const before = api.requests.length;
+      const res = await agent.call("/v1/chat/completions", {
+        json: { model: AGENT, messages: [{ role: "user", content }] },
+        headers: { "x-conversation-id": conversation },
+      });
+      expect(res.status).toBe(200);
+      await res.json();
+      return scriptedSince(before)[0]!;
+    };
+    // Lesson 3 is older than the feed's newest ten.
+    const feed = await (await call(main.routerUrl!, "/feed", undefined, TOKEN)).text();
+    expect(feed).not.toContain(lesson(3));
+    const first = await say("The Stripe webhook keeps failing signature checks after we rotated the secret");
+    expect(text(first.body)).toContain(lesson(3));
+    // Chosen by the service for the conversation's opening (the prompt hook adds nothing twice).
+    expect(text(first.body)).toContain("notes that may bear on this task");
+    expect(text(first.body)).toContain("left/reference/lessons-2026-10-08.md");
+    const second = await say("Stripe webhook signatures still fail after the secret change");
+    expect(text(second.body.messages.at(-1))).not.toContain(lesson(3));
+    expect(count(text(second.body), lesson(3))).toBe(1);
   }, 180_000);
 });

@@ -184,13 +184,13 @@ for (const backend of backends) {
           .sort(),
       ).toEqual(full.map((f) => f.body.paths[0]).sort());
       expect(hits.slice(0, 2).map((h) => h.coverage)).toEqual([1, 1]);
-      expect(hits[2].coverage).toBeCloseTo(0.333, 3);
-      expect(hits[0].score).toBe(1);
+      expect(hits[2]!.coverage).toBeCloseTo(0.333, 3);
+      expect(hits[0]!.score).toBe(1);
       for (const [i, h] of hits.entries()) {
         expect(h.score).toBeGreaterThanOrEqual(0);
         expect(h.score).toBeLessThanOrEqual(1);
         expect(Math.round(h.score * 1000) / 1000).toBe(h.score);
-        if (i > 0) expect(h.score).toBeLessThanOrEqual(hits[i - 1].score);
+        if (i > 0) expect(h.score).toBeLessThanOrEqual(hits[i - 1]!.score);
       }
       const strict = await api.call("/search", { query: "zephyr quokka lantern", match: "all" });
       expect(strict.status).toBe(200);

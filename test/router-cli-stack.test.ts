@@ -234,6 +234,7 @@ describe("install", () => {
     // The stack mounts the vault install scaffolded (VAULT_PATH), not a volume nobody sees.
     expect(compose).toContain("- ${VAULT_PATH:-vault}:/vault");
     expect(existsSync(join(e.home, ".router", "deploy", "otel-collector.yaml"))).toBe(true);
+    expect(existsSync(join(e.home, ".router", "deploy", "otel-collector-tracing.yaml"))).toBe(true);
     expect(existsSync(join(e.home, "brain-vault", ".brain-schema"))).toBe(true);
     const env = envOf(e);
     expect(env.KB_ROUTER_TOKEN).toMatch(/^[0-9a-f]{48}$/);

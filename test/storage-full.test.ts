@@ -74,6 +74,12 @@ describe.skipIf(!canMountTmpfs)("the router's disk fills up", () => {
       expect(ingest.body.error.code).toBe("storage_full");
       expect(ingest.body.error.message).toContain(vault);
       expect(ingest.headers.get("retry-after")).not.toBeNull();
+      const batch = await api.call("/ingest/batch", { items: [{ content: "# One\n\nFirst note." }, { content: "# Two\n\nSecond note." }] });
+      expect(batch.status).toBe(200);
+      expect(batch.body.results.map((r: { status: number; error?: { code: string } }) => [r.status, r.error?.code])).toEqual([
+        [507, "storage_full"],
+        [507, "storage_full"],
+      ]);
       const marker = await api.call("/marker", { type: "decision", content: "Keep deploys on Tuesdays" });
       expect(marker.status).toBe(507);
       expect(marker.body.error.code).toBe("storage_full");
@@ -84,6 +90,8 @@ describe.skipIf(!canMountTmpfs)("the router's disk fills up", () => {
       expect(deep.status).toBe(200);
       expect(deep.body.status).toBe("fail");
       expect(deep.body.storage).toContainEqual(expect.objectContaining({ role: "vault", path: vault, full: true }));
+      // The operator's log says it too.
+      expect(main!.output()).toContain("writes refused (507 storage_full): no space left for vault");
     } finally {
       fs.free();
     }

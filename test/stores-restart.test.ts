@@ -5,9 +5,11 @@
 // Retry-After while it is down, then served again with no restart, nothing acknowledged lost.
 import { afterAll, describe, expect, it } from "bun:test";
 import type { Job } from "../src/orchestrator/jobs/schema";
-import { tempDir } from "./support/main-process";
+import { type MainProcess, startMain, tempDir } from "./support/main-process";
 import { finished, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { hasPgCluster, type OwnPostgres, ownPostgres } from "./support/postgres-cluster";
 import { hasRedisServer, ownRedis } from "./support/redis-server";
+import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
 import { until } from "./support/until";
 
 const started: Orchestrator[] = [];
@@ -85,5 +87,70 @@ describe.skipIf(!hasRedisServer)("Redis restarted with no data under two pods", 
     } finally {
       await redis.stop();
     }
+  }, 180_000);
+});
+
+describe.skipIf(!hasPgCluster)("the router's Postgres restarted under load", () => {
+  let pg: OwnPostgres | undefined;
+  let main: MainProcess | undefined;
+  afterAll(async () => {
+    await main?.stop("SIGKILL");
+    pg?.drop();
+  });
+
+  it("answers 503 with Retry-After while it is down, serves again once it is back with no restart, and loses nothing acknowledged", async () => {
+    pg = ownPostgres();
+    pg.start();
+    main = await startMain(
+      ["--only", "router", "--vault", `${tempDir("pg-restart")}/vault`],
+      { KB_ROUTER_TOKEN: TOKEN, DATABASE_URL: pg.url, TICK_INTERVAL_SECONDS: "0" },
+      { expect: ["router"], timeoutMs: 30_000 },
+    );
+    const api = routerClient(() => main!.routerUrl!);
+    const acked: string[] = [];
+    const statuses = new Map<number, number>();
+    let unavailable = 0;
+    let retryAfterMissing = 0;
+    let phase: "up" | "down" | "back" = "up";
+    let servedAfterBack = 0;
+    let stop = false;
+    let n = 0;
+    const client = async () => {
+      while (!stop) {
+        const word = `kestrelpg${n++}x`;
+        const res = await api.ingest(`# Deploy note ${word}\n\nThe ${word} service restarts after a deploy.`, ["deploy"]);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        if (res.status === 201) {
+          acked.push(word);
+          if (phase === "back") servedAfterBack++;
+        } else if (res.status === 503) {
+          unavailable++;
+          expect(res.body.error.code).toBe("index_unavailable");
+          if (res.headers.get("retry-after") === null) retryAfterMissing++;
+        }
+        const found = await api.search(word, 3);
+        statuses.set(found.status, (statuses.get(found.status) ?? 0) + 1);
+      }
+    };
+    const clients = Array.from({ length: 4 }, () => client());
+    await until(() => acked.length >= 20, { ms: 20_000, what: "ingests before the restart" });
+    pg.stop();
+    phase = "down";
+    await until(() => unavailable >= 5, { ms: 20_000, what: "503s while Postgres is down" });
+    pg.start();
+    phase = "back";
+    await until(() => servedAfterBack >= 20, { ms: 30_000, what: () => `ingests to succeed again (answers so far: ${JSON.stringify([...statuses])})` });
+    stop = true;
+    await Promise.all(clients);
+
+    expect([...statuses.keys()].sort()).toEqual([200, 201, 503]);
+    expect(retryAfterMissing).toBe(0);
+    // Every note answered 201 is found.
+    const missing: string[] = [];
+    for (const word of acked) {
+      const res = await api.search(word, 3);
+      if (!(res.body.hits as Array<{ title: string }>).some((h) => h.title.includes(word))) missing.push(word);
+    }
+    expect(missing).toEqual([]);
   }, 180_000);
 });

@@ -35,7 +35,6 @@ import { openPostgresIndex } from "../../src/router/index/postgres.ts";
 import { clauses, parseQuery } from "../../src/router/index/query.ts";
 import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
 import { ftsExpression } from "../../src/router/index/sqlite-text.ts";
-import type { IndexStore } from "../../src/router/index/types.ts";
 import { type EmbeddingsEndpoint, embed } from "../../src/router/llm.ts";
 import { httpReranker, type Reranker } from "../../src/router/search/rerank.ts";
 import { type SearchDeps, type SearchRequestOptions, search } from "../../src/router/search/search.ts";

@@ -79,6 +79,8 @@ const settings = {
   buildConcurrency: process.env.BENCH_BUILD_CONCURRENCY ? envNum("BENCH_BUILD_CONCURRENCY", 256) : undefined,
   refreshRuns: envNum("BENCH_REFRESH_RUNS", 3),
   seed: envNum("BENCH_SEED", 1),
+  /** Distinct queries sent once each to a freshly started server (issue 39 part 4: the headline). */
+  coldQueries: envNum("BENCH_COLD_QUERIES", 400),
   /** Links per generated note (issue 20's context bench); BENCH_LINKS=0 writes the link-free vault of earlier runs. */
   links: process.env.BENCH_LINKS === undefined ? 5 : Math.max(0, Math.floor(Number(process.env.BENCH_LINKS)) || 0),
 };
@@ -101,6 +103,9 @@ interface Cell {
   buildRssMb?: number;
   /** The bare search server under the same load (SQLite cells). */
   floorLatency?: LoadResult;
+  /** First-time queries: each of COLD_QUERIES sent once, one at a time, to a server just started (ms per request). */
+  cold?: number[];
+  floorCold?: number[];
   /** CPU time the server process spent per request in the 1-connection run (µs; /proc, 10 ms ticks): less skewed by other work than req/s. */
   cpuUsPerReq?: number;
   floorCpuUsPerReq?: number;
@@ -244,6 +249,42 @@ async function sqliteBuilds(cell: Cell, vault: string, dataDir: string): Promise
   console.log(`  built ${brain.docs} docs in ${num(brain.ms / 1000, 1)} s (floor ${num(floor.ms / 1000, 1)} s), RSS ${num(brain.rssMb)} MB`);
 }
 
+/**
+ * Queries a prompt-time recall would send: 2–5 words taken from random notes of the vault
+ * (words of four letters or more), each query distinct, none of BENCH_QUERIES: every one is
+ * new to the server that answers it.
+ */
+function coldQueries(size: number, count: number): string[] {
+  const rng = prng(size * 31 + 7);
+  const out = new Set<string>();
+  while (out.size < count) {
+    const note = generateNote(settings.seed, Math.floor(rng() * size));
+    const words = (note.content.toLowerCase().match(/[a-z]{4,}/g) ?? []).filter((w) => !["title", "tags", "date", "author"].includes(w));
+    if (words.length === 0) continue;
+    const n = 2 + Math.floor(rng() * 4);
+    const query = Array.from({ length: n }, () => words[Math.floor(rng() * words.length)]!).join(" ");
+    if (!BENCH_QUERIES.includes(query)) out.add(query);
+  }
+  return [...out];
+}
+
+/** Each query once, one request at a time, before anything else reaches the server: each request's time (ms). */
+async function sendOnce(base: string, headers: Record<string, string>, queries: string[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const query of queries) {
+    const t0 = performance.now();
+    const res = await fetch(`${base}/search`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ query, limit: 10 }),
+    });
+    await res.arrayBuffer();
+    if (!res.ok) throw new Error(`cold query ${JSON.stringify(query)}: HTTP ${res.status}`);
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
 /** The bare search server (lib/search-floor-server.ts) on the same index file, under the same wrk runs. */
 async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promise<void> {
   const port = freePort();
@@ -257,6 +298,7 @@ async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promi
   });
   running.add(server);
   try {
+    cell.floorCold = await sendOnce(base, {}, coldQueries(cell.size, settings.coldQueries));
     const load = { baseUrl: base, path: "/search", bodies, headers: {}, threads: 1 };
     await runWrkPost({ ...load, seconds: settings.warmupSeconds, connections: settings.connections });
     const cpu0 = cpuMs(server.pid);
@@ -300,6 +342,8 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     cell.startupMs = server.startupMs;
     await Bun.sleep(1000);
     cell.rssIdleMb = rssMb(server.pid);
+    console.log(`  /search: ${settings.coldQueries} first-time queries, each once, one at a time…`);
+    cell.cold = await sendOnce(base, AUTH, coldQueries(cell.size, settings.coldQueries));
 
     const res = await fetch(`${base}/search`, {
       method: "POST",
@@ -417,16 +461,27 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
       `< ${TARGET.refreshMs} ms`,
       (v) => v < TARGET.refreshMs,
     ),
+    row(`first-time query p50, ${settings.coldQueries} queries sent once to a fresh server (ms)`, (c) => percentile(c.cold ?? [], 50), 2, "—"),
+    row("  floor: the same queries, fresh bare server, p50 (ms)", (c) => percentile(c.floorCold ?? [], 50), 2, "(floor)"),
+    row(
+      "  first-time p50 ÷ floor",
+      (c) => percentile(c.cold ?? [], 50) / percentile(c.floorCold ?? [], 50),
+      2,
+      "≤ 1.3 (10k)",
+      (v) => v <= 1.3,
+    ),
+    row("first-time query p99 (ms)", (c) => percentile(c.cold ?? [], 99), 2, "—"),
+    row("  floor p99 (ms)", (c) => percentile(c.floorCold ?? [], 99), 2, "(floor)"),
     row("index search in-process, median query (ms)", (c) => c.inProcessP50 ?? NA, 2, "—"),
     row(
-      "POST /search p50, 1 connection (ms)",
+      "repeat traffic: POST /search p50, 1 connection (ms)",
       (c) => c.latency?.p50Ms ?? NA,
       2,
       `< ${TARGET.p50Ms} ms`,
       (v) => v < TARGET.p50Ms,
     ),
     row(
-      "POST /search p99, 1 connection (ms)",
+      "repeat traffic: POST /search p99, 1 connection (ms)",
       (c) => c.latency?.p99Ms ?? NA,
       2,
       `< ${TARGET.p99Ms} ms`,

@@ -6,7 +6,7 @@ import type { Env } from "hono";
 import type { ZodError } from "zod";
 import { createErrorHandler, createNotFoundHandler, isOpenAiPath, type OpenAiPathTest, renderError } from "./error-handler";
 import { type EdgeOptions, installServiceEdge } from "./middleware/stack";
-import { describeZodError } from "./validation";
+import { describeZodError, illFormedString } from "./validation";
 
 export interface ApiInfo {
   title: string;
@@ -28,6 +28,9 @@ function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): H
       const { message, details } = describeZodError(result.error as ZodError);
       return renderError(c, 400, "invalid_request", message, details, openAi);
     }
+    // Valid by its schema, but a string no file, header or store can hold: refused here, by field.
+    const broken = illFormedString(result.data);
+    if (broken) return renderError(c, 400, "invalid_request", `invalid request: ${broken.path}: ${broken.message}`, [broken], openAi);
   };
 }
 

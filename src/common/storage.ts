@@ -4,6 +4,12 @@
 // space for the health reports, so the operator reads which path is full.
 import { statfsSync } from "node:fs";
 import { DomainError } from "./domain-error";
+import { log } from "./logger";
+
+const logger = log("storage");
+/** A full disk refuses every write: said in the log at most this often. */
+const WARN_EVERY_MS = 60_000;
+let warnedAt = Number.NEGATIVE_INFINITY;
 
 /** Error codes that mean "the device (or quota) is full": Node/Bun, SQLite, Postgres (SQLSTATE 53100). */
 const FULL_CODES = new Set(["ENOSPC", "EDQUOT", "SQLITE_FULL", "53100"]);
@@ -67,7 +73,12 @@ export function storageFullMessage(): string {
 
 /** The domain error a store throws (or the edge makes of a raw ENOSPC): 507 storage_full over HTTP. */
 export function storageFullError(cause?: unknown): DomainError {
-  const err = new DomainError("full", "storage_full", storageFullMessage(), { retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS });
+  const message = storageFullMessage();
+  if (Date.now() - warnedAt >= WARN_EVERY_MS) {
+    warnedAt = Date.now();
+    logger.warn(`writes refused (507 storage_full): ${message}`);
+  }
+  const err = new DomainError("full", "storage_full", message, { retryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS });
   if (cause !== undefined) (err as Error).cause = cause;
   return err;
 }

@@ -227,7 +227,8 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
           doc("raw/full/a.md", "Lesson: the payment suite flakes", `The payment suite flakes when the sandbox clock drifts. ${filler}`),
           doc("raw/full/b.md", "Incident notes", `Clock drift in the sandbox broke every payment retry for an hour. ${filler}`),
         ];
-        // Twelve notes holding one or two of the words, some of them over and over.
+        // Twelve notes holding one or two of the words, some of them over and over (a note
+        // holding half the words needs twice the bm25 of one holding them all to rank level).
         const partial = [
           doc("raw/part/01.md", "Payment gateway", "Payment limits, payment currencies and payment refunds."),
           doc("raw/part/02.md", "Payment payment payment", "Payment runbook."),
@@ -235,7 +236,7 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
           doc("raw/part/04.md", "Clock", "The office clock is five minutes fast."),
           doc("raw/part/05.md", "Drift", "Configuration drift between staging and production."),
           doc("raw/part/06.md", "Payment sandbox", "How to get a payment sandbox key."),
-          doc("raw/part/07.md", "Clock drift", "NTP keeps clock drift under a millisecond on hosts."),
+          doc("raw/part/07.md", "NTP", "NTP keeps clock drift under a millisecond on hosts."),
           doc("raw/part/08.md", "Sandbox sandbox", `The sandbox again. ${filler}`),
           doc("raw/part/09.md", "Retro", `Payment went well this sprint. ${filler}`),
           doc("raw/part/10.md", "Drifting", "Schema drift found by the nightly diff."),

@@ -94,9 +94,9 @@ const CASES: Case[] = [
   {
     kind: "decision",
     answer: (p, _q, s) => `${p}: for ${s} retries we settled on exponential backoff with full jitter, capped at five minutes.`,
-    question: (p, s) => `How did we decide ${s} should handle retrying failed calls?`,
+    question: (_p, s) => `How did we decide ${s} should handle retrying failed calls?`,
     distractors: [
-      (p, q, s) => `${q}: ${s} calls failed again, who decided on the retrying policy?`,
+      (_p, q, s) => `${q}: ${s} calls failed again, who decided on the retrying policy?`,
       (p, _q, s) => `${p}: we should decide how ${s} handles the failed calls dashboard.`,
       (p) => `${p}: retrying now, the first call failed on a flaky runner.`,
     ],
@@ -104,9 +104,9 @@ const CASES: Case[] = [
   {
     kind: "decision",
     answer: (p, _q, s) => `${p}: agreed: the ${s} database stays Postgres, no second datastore until ten million rows.`,
-    question: (p, s) => `Which database did the team choose for ${s}?`,
+    question: (_p, s) => `Which database did the team choose for ${s}?`,
     distractors: [
-      (p, q, s) => `${q}: did the team choose the database for ${s} yet?`,
+      (_p, q, s) => `${q}: did the team choose the database for ${s} yet?`,
       (p, _q, s) => `${p}: the ${s} team wants to choose a new database client library.`,
       (p) => `${p}: choose any database name for the sandbox, it gets wiped.`,
     ],
@@ -129,7 +129,7 @@ const CASES: Case[] = [
     distractors: [
       (p, _q, s) => `${p}: ${s} is going down for maintenance last thing on Friday, heads up.`,
       (p, _q, s) => `${p}: why is ${s} so slow this time of day?`,
-      (p, q, s) => `${q}: did ${s} go down again? Pager went off.`,
+      (_p, q, s) => `${q}: did ${s} go down again? Pager went off.`,
     ],
   },
   {
@@ -138,7 +138,7 @@ const CASES: Case[] = [
     question: (_p, s) => `What caused the ${s} outage in the night?`,
     distractors: [
       (p, _q, s) => `${p}: the ${s} outage drill is scheduled for Tuesday night.`,
-      (p, q, s) => `${q}: what caused the ${s} alerts last night? Looked noisy.`,
+      (_p, q, s) => `${q}: what caused the ${s} alerts last night? Looked noisy.`,
       (p) => `${p}: caused by me, sorry, I pushed to the wrong branch.`,
     ],
   },
@@ -147,7 +147,7 @@ const CASES: Case[] = [
     answer: (p, _q, s) => `${p}: ${s} is fixed: drained the bad node and pinned the previous image; traffic recovered in six minutes.`,
     question: (_p, s) => `How was the ${s} problem fixed?`,
     distractors: [
-      (p, q, s) => `${q}: how was the ${s} problem found in the first place?`,
+      (_p, q, s) => `${q}: how was the ${s} problem found in the first place?`,
       (p, _q, s) => `${p}: the ${s} problem statement in the design doc needs fixing.`,
       (p) => `${p}: fixed the typo in the runbook.`,
     ],

@@ -1,8 +1,9 @@
 // The floor for POST /search (issue 21): a bare Bun.serve over the index file brain-stack
 // built, doing the least a ranked full-text answer takes — parse the JSON body, the same FTS5
-// expression (every word required, quoted), bm25 with the same weights (title 10, body 1), the
-// best `limit` with their path and title, and a marked snippet of each (FTS5's snippet(), the
-// highlight() family). No auth, validation, OR fallback, best chunk or hit shaping.
+// expression (every word counts: the words OR-ed, quoted, as brain-stack's default "match any"),
+// bm25 with the same weights (title 10, body 1), the best `limit` with their path and title, and
+// a marked snippet of each (FTS5's snippet(), the highlight() family). No auth, validation,
+// coverage, closeness, best chunk or hit shaping.
 // PORT and DB come from the environment.
 import { Database } from "bun:sqlite";
 import { clauses, parseQuery } from "../../../src/router/index/query.ts";
@@ -26,7 +27,7 @@ Bun.serve({
         const { query, limit } = (await req.json()) as { query: string; limit?: number };
         const parsed = parseQuery(query);
         const parts = clauses(parsed);
-        const hits = parts.length ? search.all(docExpression(ftsExpression(parts, "AND"), parsed), limit ?? 10) : [];
+        const hits = parts.length ? search.all(docExpression(ftsExpression(parts, "OR"), parsed), limit ?? 10) : [];
         return Response.json({ hits });
       },
     },

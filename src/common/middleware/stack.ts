@@ -15,6 +15,7 @@ import type { Authorize, EdgeRequest } from "./bearer-auth";
 import { limitBody } from "./body-limit";
 import type { BrowserGuard } from "./browser-guard";
 import { type AddressServer, clientAddress } from "./client-address";
+import { headLimitApplies, oversizedHead } from "./header-limit";
 
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 
@@ -64,6 +65,10 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
     if (logger.level >= 4) logger.debug(`-> ${method} ${path}`);
     let res: Response | Promise<Response>;
     try {
+      if (headLimitApplies) {
+        const over = oversizedHead(req, method);
+        if (over) throw over;
+      }
       const early = guard?.check(req, method);
       if (early) {
         res = early;

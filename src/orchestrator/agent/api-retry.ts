@@ -16,6 +16,9 @@ export interface ApiRetry {
   error: string;
 }
 
+/** A string member as the line has it (the SDK's types name the known values; a line may have others, or none). */
+export const nonEmpty = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
 /** The retry an event announces, or undefined. */
@@ -26,7 +29,7 @@ export function apiRetryOf(ev: AgentEvent): ApiRetry | undefined {
     max_retries: num(ev.max_retries) ?? 0,
     retry_delay_ms: num(ev.retry_delay_ms) ?? 0,
     error_status: num(ev.error_status) ?? null,
-    error: typeof ev.error === "string" && ev.error !== "" ? ev.error : "unknown",
+    error: nonEmpty(ev.error) ?? "unknown",
   };
 }
 

@@ -2,7 +2,7 @@
 // process ended. Failure is decided by the result line's `is_error` (the subtype is only
 // informative: an auth failure arrives as subtype "success" with is_error true), by a missing
 // result line, by the exit status, and by cancel or timeout.
-import { type ApiRetry, apiRetryOf, isUnrecoverable, unrecoverableText } from "./api-retry";
+import { type ApiRetry, apiRetryOf, isUnrecoverable, nonEmpty, unrecoverableText } from "./api-retry";
 import { ROOT_REFUSAL, ROOT_WITHOUT_SANDBOX } from "./root-sandbox";
 import type { AgentEvent, ContentBlock, Usage } from "./stream-json";
 
@@ -67,7 +67,7 @@ export function addUsage(a: Usage | undefined, b: Usage): Usage {
 }
 
 const textOf = (content: ContentBlock[]): string | undefined => {
-  const texts = content.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text as string);
+  const texts = content.flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : []));
   return texts.length > 0 ? texts[texts.length - 1] : undefined;
 };
 
@@ -110,7 +110,7 @@ export class OutcomeCollector {
         break;
       }
       case "assistant":
-        if (typeof ev.error === "string" && ev.error !== "") this.apiError ??= ev.error;
+        this.apiError ??= nonEmpty(ev.error);
         if (ev.parent_tool_use_id === null) this.lastText = textOf(ev.message.content) ?? this.lastText;
         break;
       case "result":

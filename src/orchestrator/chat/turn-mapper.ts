@@ -23,12 +23,13 @@
 //   retry the model API); other system lines, message_* events and signatures are ignored;
 // - events with a parent_tool_use_id belong to a sub-agent: labelled, never narration or final
 //   of the main thread; a sub-agent at work after the main thread's last text means the turn
-//   goes on (a background sub-agent's follow-up turn comes), so that text was narration. The CLI prints a sub-agent's work as whole assistant/user frames (no
-//   stream events): those frames are mapped a block at a time;
+//   goes on (a background sub-agent's follow-up turn comes), so that text was narration. The
+//   CLI prints a sub-agent's work as whole assistant/user frames (no stream events): those
+//   frames are mapped a block at a time;
 // - a tool_result whose tool_use was never emitted is dropped (a client could not place it).
-import { apiRetryOf, isUnrecoverable, retryText } from "../agent/api-retry";
+import { apiRetryOf, isUnrecoverable, nonEmpty, retryText } from "../agent/api-retry";
 import { type AgentOutcome, addUsage } from "../agent/outcome";
-import type { AgentEvent, ContentBlock, ResultEvent, Usage } from "../agent/stream-json";
+import type { AbandonedBlocks, AgentEvent, ContentBlock, ResultEvent, StreamEventLine, Usage, UserEvent } from "../agent/stream-json";
 import type { ParentToolUseId, TurnEvent } from "./turn-events";
 import { chatUsage, ZERO_USAGE } from "./usage";
 
@@ -90,21 +91,21 @@ export class TurnMapper {
   push(ev: AgentEvent, out: TurnEvent[] = []): TurnEvent[] {
     switch (ev.type) {
       case "stream_event":
-        this.onStreamEvent(ev.event, ev.parent_tool_use_id, ev.abandoned_blocks ?? ev.event.abandoned_blocks, out);
+        this.onStreamEvent(ev.event, ev.parent_tool_use_id, ev.abandoned_blocks, out);
         break;
       case "user":
         // The thread went on to tool results: its message is over, whatever it streamed is complete.
         this.commitPending(out, (p) => p.parent === ev.parent_tool_use_id);
         this.onUser(ev.message.content, ev.parent_tool_use_id, out);
         break;
-      case "assistant":
-        if (typeof ev.error === "string" && ev.error !== "") {
+      case "assistant": {
+        const apiError = nonEmpty(ev.error);
+        if (apiError !== undefined) {
           const text = ev.message.content
-            .filter((b) => b.type === "text" && typeof b.text === "string")
-            .map((b) => b.text as string)
+            .flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : []))
             .join("\n")
             .trim();
-          this.error(ev.error, text || `the model API answered with an error (${ev.error})`, out);
+          this.error(apiError, text || `the model API answered with an error (${apiError})`, out);
         } else if (this.thread(ev.parent_tool_use_id).streamed) {
           // The frame repeats a block that was streamed: it says the block is complete.
           this.onRepeatFrame(ev.message.id, ev.message.content.length, ev.parent_tool_use_id, out);
@@ -113,6 +114,7 @@ export class TurnMapper {
           this.onFrame(ev.message.content, ev.parent_tool_use_id, out);
         }
         break;
+      }
       case "rate_limit_event":
         this.onRateLimit(ev, out);
         break;
@@ -192,25 +194,24 @@ export class TurnMapper {
     return t;
   }
 
-  private onStreamEvent(e: { type: string; [k: string]: unknown }, parent: ParentToolUseId, abandoned: unknown, out: TurnEvent[]): void {
+  private onStreamEvent(e: StreamEventLine["event"], parent: ParentToolUseId, abandoned: AbandonedBlocks | undefined, out: TurnEvent[]): void {
     const t = this.thread(parent);
     t.streamed = true;
-    const index = typeof e.index === "number" ? e.index : 0;
+    // Typed by the SDK, but only `type` was checked when the line was read.
+    const index = "index" in e && typeof e.index === "number" ? e.index : 0;
     switch (e.type) {
-      case "message_start": {
-        const m = (e.message ?? {}) as { id?: unknown };
-        t.messageId = typeof m.id === "string" ? m.id : undefined;
+      case "message_start":
+        t.messageId = typeof e.message?.id === "string" ? e.message.id : undefined;
         t.frames = 0;
         t.blocks.clear();
         break;
-      }
       case "content_block_start": {
         // Blocks stream one after another: the ones before this of its message are complete.
         for (const [i, b] of t.blocks) if (i < index) b.complete = true;
         this.commitPending(out, (p) => p.parent === parent && p.messageId === t.messageId && p.index < index);
         if (parent === null) this.flushHeld("narration", out);
         this.sawBlocks = true;
-        const cb = (e.content_block ?? {}) as ContentBlock;
+        const cb: Partial<ContentBlock> = e.content_block ?? {};
         const block: Block =
           cb.type === "text"
             ? { kind: "text", parts: typeof cb.text === "string" && cb.text !== "" ? [cb.text] : [] }
@@ -227,7 +228,7 @@ export class TurnMapper {
         break;
       }
       case "content_block_delta": {
-        const d = (e.delta ?? {}) as { type?: string; [k: string]: unknown };
+        const d: Partial<typeof e.delta> = e.delta ?? {};
         const block = t.blocks.get(index)?.block;
         if (d.type === "thinking_delta") {
           if (typeof d.thinking === "string" && d.thinking !== "") out.push({ type: "thinking", text: d.thinking, parentToolUseId: parent });
@@ -266,7 +267,7 @@ export class TurnMapper {
         break;
       }
       default:
-        // ping, …
+        // ping and whatever the API adds.
         break;
     }
   }
@@ -324,7 +325,7 @@ export class TurnMapper {
     }
   }
 
-  private onUser(content: string | ContentBlock[], parent: ParentToolUseId, out: TurnEvent[]): void {
+  private onUser(content: UserEvent["message"]["content"], parent: ParentToolUseId, out: TurnEvent[]): void {
     if (typeof content === "string") return;
     for (const b of content) {
       if (b.type !== "tool_result") continue;
@@ -391,10 +392,9 @@ function toolResultText(content: unknown): string {
   if (!Array.isArray(content)) return content === undefined || content === null ? "" : JSON.stringify(content);
   return content
     .map((p) => {
-      if (p && typeof p === "object" && (p as ContentBlock).type === "text" && typeof (p as ContentBlock).text === "string") {
-        return (p as ContentBlock).text as string;
-      }
-      if (p && typeof p === "object" && typeof (p as ContentBlock).type === "string") return `[${(p as ContentBlock).type}]`;
+      const part = (p && typeof p === "object" ? p : {}) as { type?: unknown; text?: unknown };
+      if (part.type === "text" && typeof part.text === "string") return part.text;
+      if (typeof part.type === "string") return `[${part.type}]`;
       return typeof p === "string" ? p : JSON.stringify(p);
     })
     .join("\n");

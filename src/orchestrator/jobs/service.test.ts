@@ -96,6 +96,7 @@ describe("submit", () => {
         "num_turns",
         "duration_ms",
         "max_budget_usd",
+        "recall",
         "api_retry",
       ].sort(),
     );

@@ -486,7 +486,6 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     async cancel(id) {
       const job = await getJob(id);
       if (isFinished(job.status)) throw finishedError(job);
-      unqueued.delete(id);
       let conflict: Job | undefined;
       const cancelled = await mutate(id, (j) => {
         if (isFinished(j.status)) {
@@ -497,6 +496,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       });
       if (conflict) throw finishedError(conflict);
       if (cancelled === null) throw new DomainError("not_found", "job_not_found", `no job ${id}`);
+      // Only once the cancel is recorded: a cancel that could not be (a full disk) leaves the job to run.
+      unqueued.delete(id);
       await jobQueue.remove(id).catch(() => {});
       // spec: States and transitions, cancel row: a running agent gets SIGTERM (the executor's
       // abort), then SIGKILL after its grace period. On another pod: the cancel channel tells it
@@ -532,7 +533,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const requeue: string[] = [];
       for (const job of mine) {
         if (job.status === "running" && !running.has(job.id)) {
-          await mutate(job.id, (j) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null));
+          const interrupted = (j: Job) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null);
+          await mutate(job.id, interrupted).catch((err: Error) => {
+            // A full disk at start-up: kept and written once the store takes it (the watch), never left running.
+            logger.warn(`job ${job.id}: its interruption could not be recorded (${err.message}); it is written as soon as the store takes it`);
+            unrecorded.set(job.id, { change: interrupted, job: interrupted(job) ?? job });
+          });
           failed++;
         } else if (job.status === "queued" && !unqueued.has(job.id) && !(await jobQueue.has(job.id).catch(() => true))) {
           requeue.push(job.id);

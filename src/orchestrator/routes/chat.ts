@@ -111,7 +111,7 @@ const route = createRoute({
 });
 
 /** A header value as sent: printable ASCII as is, anything else (non-ASCII, line breaks, NUL) percent-encoded. */
-export const headerSafe = (v: string): string => (/^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v));
+export const headerSafe = (v: string): string => (/^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v.toWellFormed()));
 
 export function turnHeaders(opening: ChatOpening, correlationId?: string): Record<string, string> {
   const h: Record<string, string> = {};

@@ -10,7 +10,7 @@ import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { dropIndexStatements, indexStatements, migrate, quoteSchema } from "./migrate.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
-import { anyScore, closeness, type Occurrence, rankAny } from "./rank.ts";
+import { anyScore, closeness, type Occurrence } from "./rank.ts";
 import {
   type Fingerprint,
   type HitSnippet,
@@ -515,7 +515,7 @@ export class PostgresIndexStore implements IndexStore {
       const coverage = queryCoverage(weights, held);
       return { ...r, coverage, score: anyScore(clauseScore(occurrences), coverage, closeness(occurrences)) };
     });
-    const ranked = rankAny(scored.filter((r) => r.coverage > 0).sort(byScore)).slice(0, limit);
+    const ranked = scored.filter((r) => r.coverage > 0).sort(byScore).slice(0, limit);
     if (!snippets || ranked.length === 0) return ranked.map(rowHit);
     const marked = await sql<{ id: string; seq: number; snippet: string }[]>`
       WITH ${this.queries(parts, "OR", sql)}

@@ -12,7 +12,7 @@ import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
-import { anyScore, closeness, type Occurrence, rankAny } from "./rank.ts";
+import { anyScore, closeness, type Occurrence } from "./rank.ts";
 import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-champions.ts";
 import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
@@ -173,8 +173,8 @@ export class SqliteIndexStore implements IndexStore {
    * (or a read of docs_fts needs them) and then written back to back. FTS5 turns its pending
    * terms into a new segment whenever another statement that may abort starts in the
    * transaction (a savepoint) — the next note's docs row, for one — so rows written one per
-   * flush made one segment per lone ingest, as if each had committed (~85 against ~40 µs a
-   * note, and the merges that follow). Undefined when commits are not held.
+   * flush made one segment per lone ingest, as if each had committed (and the merges that
+   * follow). Undefined when commits are not held.
    */
   private readonly pendingText: Map<number, { title: string; body: string; filters: string }> | undefined;
   /** Held commits: the paths written in the open transaction (what a failed commit loses). */
@@ -203,11 +203,9 @@ export class SqliteIndexStore implements IndexStore {
     this.db.run("PRAGMA foreign_keys = ON");
     this.db.run("PRAGMA busy_timeout = 5000");
     // 16 MiB of page cache (default 2 MiB). An index build dirties pages faster than it
-    // commits, so the cache fills to its limit and stays resident: after a 10k-note build the
-    // process held 146 MB at 64 MiB, 93 MB at 16 MiB, 79 MB at 2 MiB. Searches at 100k notes
-    // over the bench's rotating queries measured alike at 2, 8, 16 and 64 MiB within the noise
-    // of a loaded machine (the OS page cache holds the file), so the larger cache bought memory
-    // use, not speed. 16 MiB keeps the hot FTS5 structure pages and the docs b-tree in process.
+    // commits, so the cache fills to its limit and stays resident: a larger cache costs memory,
+    // and searches gain nothing from it (the OS page cache holds the file). 16 MiB keeps the hot
+    // FTS5 structure pages and the docs b-tree in process for builds.
     this.db.run("PRAGMA cache_size = -16384");
     // Statement journals (a group commit's savepoints) in memory: past 64 KiB one spilled into
     // a temp file, created and deleted once per commit.
@@ -245,6 +243,7 @@ export class SqliteIndexStore implements IndexStore {
     this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, {
       ...opts.champions,
       workerFile: opts.backgroundListBuilds ? this.file : undefined,
+      ...(process.env.X_NO_CHAMPIONS === "1" ? { depth: 0 } : {}),
     });
     const peers = storesOnFile.get(this.file) ?? new Set();
     peers.add(this);
@@ -304,7 +303,7 @@ export class SqliteIndexStore implements IndexStore {
   /**
    * A first build: when the index holds no document, `load` runs without the b-trees that take
    * a scattered insert per note (DEFERRED_INDEXES), which are then built once, sorted, at the
-   * end — a 10k build then writes less than half the pages. Meanwhile lookups they serve (notes
+   * end, which writes far fewer pages. Meanwhile lookups they serve (notes
    * by name, listings by time) scan the table; a crash before the end leaves them
    * to migrate(), which puts them back at the next open. On a non-empty index: just `load`.
    */
@@ -572,8 +571,8 @@ export class SqliteIndexStore implements IndexStore {
 
   /**
    * One lookup in docs_fts's `filters` column (every row carries its producer's token): the
-   * docs table has no producer index since v7, and counting 100k rows took 50–150 ms, paid by
-   * the first signal or milestone a router wrote (BackgroundIndexer). Held writes committed
+   * docs table has no producer index since v7, and counting a large vault's rows would be paid
+   * by the first signal or milestone a router wrote (BackgroundIndexer). Held writes committed
    * first, so FTS5 reads them from its table.
    */
   async holdsProducer(producer: Producer): Promise<boolean> {
@@ -595,11 +594,11 @@ export class SqliteIndexStore implements IndexStore {
     this.db.close();
     storesOnFile.get(this.file)?.delete(this);
     if (storesOnFile.get(this.file)?.size === 0) storesOnFile.delete(this.file);
-    // Lost writes not yet carried by a commit: the marker stays, so the next start catches up from the files.
-    if (this.openMarker && this.lostPaths.size > 0) {
-      logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
-    } else if (this.openMarker) {
-      rmSync(this.openMarker, { force: true });
+    if (this.openMarker) {
+      // Lost writes not yet carried by a commit: the marker stays (no longer this store's), so the next open catches up from the files.
+      if (this.lostPaths.size > 0) {
+        logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
+      } else rmSync(this.openMarker, { force: true });
       ownMarkers.delete(this.openMarker);
     }
   }
@@ -670,7 +669,10 @@ export class SqliteIndexStore implements IndexStore {
         const coverage = h ? queryCoverage(weights, h.held) : 0;
         return { id, coverage, score: anyScore(candidates.get(id)!, coverage, h ? closeness(h.occurrences) : 0) };
       });
-      ranked = rankAny(ranked.filter((r) => r.coverage > 0)).slice(0, limit);
+      ranked = ranked
+        .filter((r) => r.coverage > 0)
+        .sort((a, b) => b.score - a.score)
+        .slice(0, limit);
     }
     const ids = JSON.stringify(ranked.map((r) => r.id));
     let rows: Array<DocRow & { rank: number; marked: string | null }>;

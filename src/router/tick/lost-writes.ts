@@ -80,12 +80,14 @@ export class LostWritesRecovery {
   }
 
   private async reindexOne(path: string): Promise<void> {
-    const producer = producerOf(path);
     const file = Bun.file(join(this.deps.vault, path));
-    if (!producer || !(await file.exists())) {
+    // Gone since (a write taken back): its row goes too.
+    if (!(await file.exists())) {
       await this.deps.index.remove(path);
       return;
     }
+    const producer = producerOf(path);
+    if (!producer) return; // not a file the index keeps (the tick's refresh owns such rows)
     const [content, st] = await Promise.all([file.text(), file.stat()]);
     await this.deps.index.upsert(documentFromFile({ path, producer, content, mtimeMs: st.mtimeMs }), this.deps.embed ? { embed: this.deps.embed } : undefined);
   }
