@@ -19,6 +19,7 @@ import type { EdgeBindings } from "../http/edge";
 import { liftIdleTimeout } from "../http/sse";
 import { bearerFrom } from "../middleware/bearer-auth";
 import { clientAddress } from "../middleware/client-address";
+import { illFormedString } from "../validation";
 import type { McpSessions } from "./sessions";
 import { SseServerTransport } from "./sse-transport";
 
@@ -40,6 +41,12 @@ interface McpSession {
 
 const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
+
+/** A message holding a string no file, header or store can hold (a lone surrogate): refused as invalid params, by field. */
+function illFormedMessage(body: unknown): Response | undefined {
+  const broken = illFormedString(body);
+  return broken ? jsonRpcError(400, -32602, `invalid params: ${broken.path}: ${broken.message}`) : undefined;
+}
 
 /** Who holds a session: the bearer token (hashed), else the client's address. */
 function sessionOwner(req: Request, env: Partial<EdgeBindings> | undefined): string {
@@ -90,6 +97,13 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
     liftIdleTimeout(c.env?.server, req);
     if (!stateful) {
       // Stateless: a fresh server and transport per request, gone with its response.
+      const refused = illFormedMessage(
+        await req
+          .clone()
+          .json()
+          .catch(() => undefined),
+      );
+      if (refused) return refused;
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       await opts.createServer().connect(transport);
       return transport.handleRequest(req);
@@ -98,6 +112,8 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
     const body: unknown = await req.json().catch(() => {
       throw new HttpError(400, "invalid_json", "the request body is not valid JSON");
     });
+    const refused = illFormedMessage(body);
+    if (refused) return refused;
     const id = c.req.header("mcp-session-id");
     if (id) {
       const s = sessions.use(id, "streamable");
