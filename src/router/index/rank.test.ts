@@ -47,7 +47,8 @@ describe("clausePositions", () => {
     const db = new Database(":memory:");
     db.run("CREATE VIRTUAL TABLE t USING fts5 (title, body, tokenize = 'porter unicode61 remove_diacritics 2')");
     const docs = corpus();
-    docs.forEach((d, i) => db.query("INSERT INTO t (rowid, title, body) VALUES (?, ?, ?)").run(i + 1, d.title, d.body));
+    const insert = db.query("INSERT INTO t (rowid, title, body) VALUES (?, ?, ?)");
+    for (const [i, d] of docs.entries()) insert.run(i + 1, d.title, d.body);
     const queries = [
       "postgres vacuum tables",
       "rolling restarts deploy",
