@@ -23,7 +23,7 @@ RUN bun install --frozen-lockfile --production
 # reaches the runtime stage.
 FROM oven/bun:1.4 AS claude
 ARG NODE_EXTRA_CA_CERTS
-ARG CLAUDE_CODE_VERSION=2.1.331
+ARG CLAUDE_CODE_VERSION=2.1.332
 WORKDIR /opt/claude
 RUN case "$(uname -m)" in aarch64|arm64) arch=arm64 ;; *) arch=x64 ;; esac \
  && echo '{"name":"claude-cli","private":true}' > package.json \
@@ -63,5 +63,7 @@ EXPOSE 8103 8104 8200
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=5 \
   CMD bun -e "const p=process.env.HEALTH_PORT||process.env.PORT_BRAIN_API||8103;fetch('http://127.0.0.1:'+p+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # scripts/start.ts generates a router token into ~/.router/.env on first start when none is
-# configured (as `bun run start` does on a laptop), then runs src/main.ts.
-ENTRYPOINT ["bun", "scripts/start.ts"]
+# configured (as `bun run start` does on a laptop), then runs src/main.ts. Bun's head limit is
+# raised past the service's own 16 KiB (as in `bun run start`), so an over-long request line or
+# header block is answered in the JSON error shape.
+ENTRYPOINT ["bun", "--max-http-header-size=65536", "scripts/start.ts"]

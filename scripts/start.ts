@@ -17,7 +17,7 @@ const file = parseDotenv(current);
 const routerRuns = !/--only[= ]orchestrator\b/.test(process.argv.slice(2).join(" "));
 const configured = [process.env.KB_ROUTER_TOKEN, process.env.KB_ROUTER_TOKENS, file.KB_ROUTER_TOKEN, file.KB_ROUTER_TOKENS].some((v) => v?.trim());
 if (routerRuns && !configured) {
-  const { text } = completeEnv(current, { KB_ROUTER_TOKEN: generateToken() }, [], new Date().toISOString().slice(0, 10));
+  const { text } = completeEnv(current, { KB_ROUTER_TOKEN: generateToken() }, [], new Date().toISOString().slice(0, 10), "bun run start");
   await mkdir(join(home, ".router"), { recursive: true });
   await writeFileAtomic(envFile, text);
   await chmod(envFile, 0o600);

@@ -27,6 +27,12 @@ export interface Stack {
 
 const logger = log("main");
 
+/** How this process reaches one of its own listeners: a wildcard bind is reached on loopback. */
+function localUrl(host: string, port: number | undefined): string {
+  const h = ["0.0.0.0", "::", ""].includes(host) ? "127.0.0.1" : host;
+  return `http://${h.includes(":") ? `[${h}]` : h}:${port}`;
+}
+
 export async function startStack(opts: StackOptions): Promise<Stack> {
   const wants = (s: ServiceName) => opts.only === undefined || opts.only === s;
   const routerConfig = wants("router") ? loadRouterConfig(opts.env, opts.home, { vault: opts.vault }) : undefined;
@@ -86,8 +92,7 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     if (orchestratorConfig) {
       // One process: the orchestrator's jobs feed this router unless ROUTER_URL names another.
       if (stack.router && !orchestratorConfig.routerUrl && routerConfig?.tokens[0]) {
-        const host = ["0.0.0.0", "::", ""].includes(routerConfig.host) ? "127.0.0.1" : routerConfig.host;
-        orchestratorConfig.routerUrl = `http://${host.includes(":") ? `[${host}]` : host}:${stack.router.server.port}`;
+        orchestratorConfig.routerUrl = localUrl(routerConfig.host, stack.router.server.port);
         orchestratorConfig.routerToken ??= routerConfig.tokens[0];
       }
       const { createOrchestratorRuntime } = await import("./orchestrator/runtime");
@@ -105,6 +110,12 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
       });
       servers.push(stopServer(server));
       stack.orchestrator = { server, config: orchestratorConfig };
+      // And the router's /dispatch goes to this orchestrator, on whatever port it got, unless
+      // ORCHESTRATOR_URL names another (the router reads both at each dispatch).
+      if (routerConfig && routerConfig.orchestratorUrl === undefined) {
+        routerConfig.orchestratorUrl = localUrl(orchestratorConfig.host, server.port);
+        routerConfig.serviceApiKey ??= orchestratorConfig.apiKeys[0];
+      }
       logger.info(`job orchestrator on http://${orchestratorConfig.host}:${server.port}`);
     }
   } catch (err) {

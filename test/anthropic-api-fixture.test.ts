@@ -103,6 +103,43 @@ describe("fixture Anthropic API", () => {
     ]);
   });
 
+  it("cuts a stream mid-block (the connection dropped, no message_stop), and plays a sub-agent's requests their own script", async () => {
+    const api = await start({
+      script: [{ content: [{ type: "text", text: "one two three four five six" }], cut: true }, { content: [{ type: "text", text: "main" }] }],
+      subAgentScript: [{ content: [{ type: "text", text: "sub" }] }],
+    });
+    const body = { model: "claude-sonnet-4-5", max_tokens: 100, stream: true, tools, messages: [{ role: "user", content: "go" }] };
+    const cut = await post(api, body);
+    let text = "";
+    const reader = cut.body!.getReader();
+    const decoder = new TextDecoder();
+    const failed = await (async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return false;
+          text += decoder.decode(value, { stream: true });
+        }
+      } catch {
+        return true;
+      }
+    })();
+    expect(failed).toBe(true);
+    expect(text).toContain('"type":"text_delta"');
+    expect(text).not.toContain("content_block_stop");
+    expect(text).not.toContain("message_stop");
+    expect(text).not.toContain("six");
+    // A sub-agent says so in its system prompt (the billing line, as Claude Code 2.1.33x sends it).
+    const sub = await post(api, {
+      ...body,
+      stream: false,
+      system: [{ type: "text", text: "x-anthropic-billing-header: cc_version=2.1.332; cc_is_subagent=true;" }],
+    });
+    expect(((await sub.json()) as { content: Array<{ text: string }> }).content[0]!.text).toBe("sub");
+    const main = await post(api, { ...body, stream: false });
+    expect(((await main.json()) as { content: Array<{ text: string }> }).content[0]!.text).toBe("main");
+  });
+
   it("serves count_tokens and records every request", async () => {
     const api = await start();
     const r = await fetch(`${api.url}/v1/messages/count_tokens`, {

@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import OpenAI, { RateLimitError } from "openai";
 import { createClient } from "redis";
-import { registerAgentMode } from "../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { contentHash } from "../src/orchestrator/chat/resolution";
+import type { ChatOpening } from "../src/orchestrator/chat/service";
+import type { TurnEvent } from "../src/orchestrator/chat/turn-events";
 import { loadOrchestratorConfig } from "../src/orchestrator/config";
 import { createCompanionSync } from "../src/orchestrator/repos/companions";
 import { transcriptPath } from "../src/orchestrator/telemetry/transcript";
@@ -368,6 +369,38 @@ describe("one running turn per conversation", () => {
   });
 });
 
+describe("a conversation frees when its agent exits (issue 36 part 4)", () => {
+  const h = harness("file");
+
+  it("the next message starts a turn once the agent has exited, however little of the last turn has been read", async () => {
+    const conv = crypto.randomUUID();
+    const request = (text: string) => ({ messages: [user(text)], header: (name: string) => (name === "x-conversation-id" ? conv : undefined) });
+    const first = await h.s.deps.chat.open(request("hi"));
+    if (first.kind !== "turn") throw new Error("expected a turn");
+    // One read of the turn, then nothing: a client that is slow, or gone, must not hold the conversation.
+    const read = await first.events.next();
+    const second = await until(
+      async () => {
+        try {
+          return await h.s.deps.chat.open(request("hi again"));
+        } catch (err) {
+          if ((err as { code?: string }).code === "conversation_busy") return undefined;
+          throw err;
+        }
+      },
+      { what: "the conversation to take the next message after the agent exited" },
+    );
+    expect(second.kind).toBe("turn");
+    // Both turns read to their ends: each is answered in full.
+    const finals = async (o: ChatOpening, seen: TurnEvent[] = []) => {
+      if (o.kind === "turn") for await (const ev of o.events) seen.push(ev);
+      return seen.filter((e) => e.type === "final").map((e) => e.text);
+    };
+    expect(await finals(first, read.done ? [] : [read.value])).toEqual(["Hello! The build passes on main."]);
+    expect(await finals(second)).toEqual(["Hello! The build passes on main."]);
+  });
+});
+
 describe("correlation id, models, /completions and errors", () => {
   const h = harness("file", { MAX_BODY_BYTES: "65536" });
 
@@ -498,8 +531,8 @@ describe("agent mode off", () => {
   it("the routes still exist: chat answers 503 agent_mode_off in OpenAI's shape, the model list is empty", async () => {
     const t = await tempHome("agent-mode-off-");
     const config = loadOrchestratorConfig({ SERVICE_API_KEYS: "test-key" }, t.home);
+    // No agentMode in the deps: the app still registers the chat routes, answering 503.
     const app = createOrchestratorApp({ config, jobs: {} as never, profiles: {} as never, companions: createCompanionSync(config) });
-    registerAgentMode(app, undefined);
     const auth = { authorization: "Bearer test-key", "content-type": "application/json" };
     try {
       const chat = await app.request("/v1/chat/completions", { method: "POST", headers: auth, body: JSON.stringify({ messages: [user("hi")] }) });

@@ -8,7 +8,26 @@ import Ajv from "ajv";
 import { parse } from "yaml";
 import { REPO } from "./support/main-process";
 
+/**
+ * Compose's interpolation of `${VAR:-default}` and `${VAR:+replacement}` (the compose spec's
+ * rules: an unset or empty VAR takes the default, a set and non-empty one the replacement),
+ * innermost first, as `docker compose config` resolves a value from the env file.
+ */
+function interpolate(text: string, env: Record<string, string>): string {
+  let out = text;
+  for (let last = ""; last !== out; ) {
+    last = out;
+    out = out.replace(/\$\{([A-Z_][A-Z0-9_]*)(:-|:\+)([^${}]*)\}/g, (_, name: string, op: string, word: string) => {
+      const set = (env[name] ?? "") !== "";
+      if (op === ":-") return set ? env[name]! : word;
+      return set ? word : "";
+    });
+  }
+  return out;
+}
+
 type Service = {
+  command?: string[];
   ports?: string[];
   healthcheck?: unknown;
   profiles?: string[];
@@ -118,6 +137,41 @@ describe("compose.yml", () => {
     expect(compose.services.orchestrator!.environment!.HOME).toBeUndefined();
   });
 
+  it("exports the collector's traces to the tracing backend's OTLP endpoint when TRACING_BASIC_AUTH is set, else logs them only", () => {
+    const collector = compose.services["otel-collector"]!;
+    const configIn = (env: Record<string, string>) => {
+      const arg = interpolate(collector.command!.join(" "), env);
+      const path = /--config=(\S+)/.exec(arg)?.[1];
+      const mount = collector.volumes!.find((v) => v.split(":")[1] === path);
+      expect(mount).toBeDefined();
+      const config = parse(readFileSync(join(REPO, mount!.split(":")[0]!), "utf8"));
+      const environment = Object.fromEntries(Object.entries(collector.environment ?? {}).map(([k, v]) => [k, interpolate(v, env)]));
+      return { config, environment };
+    };
+
+    // Nothing set: the debug log, and no exporter that could send anything anywhere.
+    const plain = configIn({});
+    expect(plain.config.service.pipelines.traces.exporters).toEqual(["debug"]);
+    expect(Object.keys(plain.config.exporters)).toEqual(["debug"]);
+
+    // TRACING_HOST and TRACING_BASIC_AUTH set: traces also go to <host>/api/public/otel with Basic auth.
+    const traced = configIn({ TRACING_HOST: "https://langfuse.example", TRACING_BASIC_AUTH: "cGs6c2s=" });
+    expect(traced.config.service.pipelines.traces.exporters).toEqual(["debug", "otlphttp/tracing"]);
+    expect(traced.config.exporters["otlphttp/tracing"]).toEqual({
+      endpoint: "${env:TRACING_HOST}/api/public/otel",
+      headers: { Authorization: "Basic ${env:TRACING_BASIC_AUTH}" },
+    });
+    expect(traced.environment).toEqual({ TRACING_HOST: "https://langfuse.example", TRACING_BASIC_AUTH: "cGs6c2s=" });
+    // Metrics and logs stay local, and both files take OTLP on the same ports.
+    expect(traced.config.service.pipelines.metrics.exporters).toEqual(["debug"]);
+    expect(traced.config.receivers).toEqual(plain.config.receivers);
+
+    // TRACING_BASIC_AUTH alone: the host defaults to the orchestrator's TRACING_HOST default.
+    expect(configIn({ TRACING_BASIC_AUTH: "cGs6c2s=" }).environment.TRACING_HOST).toBe("https://cloud.langfuse.com");
+    // TRACING_HOST alone (no credential): nothing leaves the collector.
+    expect(configIn({ TRACING_HOST: "https://langfuse.example" }).config.service.pipelines.traces.exporters).toEqual(["debug"]);
+  });
+
   it("runs pgvector for Postgres", () => {
     expect((compose.services.postgres as { image?: string }).image).toStartWith("pgvector/pgvector");
   });
@@ -151,6 +205,6 @@ describe("Dockerfile", () => {
     expect(runtime).toContain("SERVICE_PACKAGE_DIR=/app/package");
     expect(runtime).toMatch(/chown -R brain:brain [^\n]*\/app\/package[^\n]*\/home\/brain/);
     // The first start bootstraps a router token (scripts/start.ts), as `bun run start` does.
-    expect(runtime).toContain('ENTRYPOINT ["bun", "scripts/start.ts"]');
+    expect(runtime).toContain('ENTRYPOINT ["bun", "--max-http-header-size=65536", "scripts/start.ts"]');
   });
 });

@@ -1,7 +1,8 @@
 // A bounded fuzz suite over both OpenAPI documents, against the real processes (issue 14): every
 // operation gets at least eight kinds of bad input — wrong types, missing fields, extra fields,
 // nulls, ~5 MB strings, deep nesting, NUL and invalid UTF-8, wrong content types, hostile path
-// parameters and query values. No answer may be a 5xx, none may take over 5 s, and every error
+// parameters and query values — and (issue 37) every string field of a body the operation accepts
+// holding a lone UTF-16 surrogate, a NUL or 5,000 characters. No answer may be a 5xx, none may take over 5 s, and every error
 // body is in the documented shape (OpenAI's under /v1). A few hundred requests; runs in CI.
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -17,7 +18,7 @@ type Attempt = { kind: string; url: string; init: RequestInit };
 
 const BIG = "x".repeat(5 * 1024 * 1024);
 const DEEP = (n: number) => "[".repeat(n) + "]".repeat(n);
-const HOSTILE_IDS = ["..%2F..%2Fetc%2Fpasswd", "%00", "a".repeat(5000), "%F0%9F%92%A9", "'%20OR%201=1--", "%2e%2e", "%FF%FE"];
+const HOSTILE_IDS = ["..%2F..%2Fetc%2Fpasswd", "%00", "a".repeat(5000), "%F0%9F%92%A9", "'%20OR%201=1--", "%2e%2e", "%FF%FE", "%ED%A0%80"];
 
 function operations(doc: Json): Op[] {
   const out: Op[] = [];
@@ -69,12 +70,63 @@ const wrongType = (doc: Json, s: Json): Json => {
   return type === "string" ? 12345 : type === "object" ? [1, 2] : type === "array" ? { not: "an array" } : `not-a-${type ?? "value"}`;
 };
 
+/**
+ * A body each operation accepts, with its optional string fields filled (ids, users, metadata),
+ * so a broken string in any of them reaches the code behind validation; else a minimal sample.
+ */
+const VALID: Record<string, Json> = {
+  ingest: { content: "# Fuzz note\nA body.", title: "Fuzz", source: "fuzz", tags: ["fuzz"] },
+  ingestBatch: { items: [{ content: "# Fuzz batch\nA body.", title: "Fuzz", source: "fuzz", tags: ["fuzz"] }] },
+  search: { query: "fuzz" },
+  getNotesBatch: { paths: ["ingest/none.md"] },
+  createBrief: { query: "fuzz" },
+  dispatch: { task: "Fuzz task", query: "fuzz", profile: "review" },
+  createMarker: { type: "lesson", content: "Fuzz lesson", attrs: { source: "fuzz", session_id: "fuzz-session", title: "Fuzz", scope: "fuzz" } },
+  createTick: { dry_run: true, as_of: "2026-01-01T00:00:00Z" },
+  createJob: { task: "Fuzz task", profile: "review", session_id: "0190a0b0-c0d0-7e0f-8000-000000000001" },
+  createChatCompletion: { model: AGENT, messages: [{ role: "user", content: "hi" }], metadata: { conversation_id: "fuzz-conversation" }, user: "fuzz-user" },
+  createCompletion: { message: "hi", conversation_id: "fuzz-conversation-2", user: "fuzz-user" },
+  createResponse: { model: AGENT, input: "hi", instructions: "Be brief.", metadata: { conversation_id: "fuzz-conversation-3" }, user: "fuzz-user" },
+};
+
+/** Strings a client can send that are not plain text: lone UTF-16 surrogates, NUL, an over-long id. */
+const BROKEN_STRINGS: Array<[string, string]> = [
+  ["lone high surrogate", "a\ud800b"],
+  ["lone low surrogate", "\udc00"],
+  ["NUL", "a\u0000b"],
+  ["5,000 characters", "i".repeat(5000)],
+];
+
+/** Every string leaf of a value (paths as keys), plus the schema's top-level string properties. */
+function stringPaths(doc: Json, schema: Json, body: Json): Array<Array<string | number>> {
+  const out: Array<Array<string | number>> = [];
+  const walk = (v: Json, at: Array<string | number>) => {
+    if (typeof v === "string") out.push(at);
+    else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, [...at, i]);
+    else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, [...at, k]);
+  };
+  walk(body, []);
+  for (const [k, s] of Object.entries<Json>(deref(doc, schema)?.properties ?? {})) {
+    const t = deref(doc, s)?.type;
+    if ((t === "string" || (Array.isArray(t) && t.includes("string"))) && !(k in (body ?? {}))) out.push([k]);
+  }
+  return out;
+}
+
+function withValue(body: Json, at: Array<string | number>, value: string): Json {
+  const copy = structuredClone(body ?? {});
+  let o = copy;
+  for (const k of at.slice(0, -1)) o = o[k];
+  o[at[at.length - 1]!] = value;
+  return copy;
+}
+
 function attempts(doc: Json, base: string, { method, path, op }: Op): Attempt[] {
   const params: Json[] = (op.parameters ?? []).map((p: Json) => deref(doc, p));
   const fill = (id: string) => path.replace(/\{[^}]+\}/g, id);
   const pathOk = fill("0190a0b0-c0d0-7e0f-8000-000000000000");
   const bodySchema = deref(doc, op.requestBody?.content?.["application/json"]?.schema);
-  const body = bodySchema ? sample(doc, bodySchema) : undefined;
+  const body = bodySchema ? (VALID[op.operationId] ?? sample(doc, bodySchema)) : undefined;
   const json = (b: unknown): RequestInit => ({ method, headers: { "content-type": "application/json" }, body: typeof b === "string" ? b : JSON.stringify(b) });
   const raw = (b: string | Uint8Array, type: string): RequestInit => ({ method, headers: { "content-type": type }, body: b });
   const noBody: RequestInit = { method };
@@ -85,7 +137,7 @@ function attempts(doc: Json, base: string, { method, path, op }: Op): Attempt[] 
   if (path.includes("{")) for (const id of HOSTILE_IDS) add(`path ${id.slice(0, 20)}`, fill(id), body === undefined ? noBody : json(body));
   // Query values of the wrong type, NUL, huge; and unknown ones.
   for (const p of params.filter((p) => p.in === "query")) {
-    for (const v of ["-1", "not-a-number", "%00", "%FF", "1e309", "x".repeat(4000), `true&${p.name}=false`])
+    for (const v of ["-1", "not-a-number", "%00", "%FF", "%ED%A0%80", "1e309", "x".repeat(4000), `true&${p.name}=false`])
       add(`query ${p.name}=${v.slice(0, 12)}`, pathOk, body === undefined ? noBody : json(body), `?${p.name}=${v}`);
   }
   // Bad input any operation can be sent: odd query strings, headers and paths.
@@ -114,6 +166,9 @@ function attempts(doc: Json, base: string, { method, path, op }: Op): Attempt[] 
       add(`5 MB ${str[0]}`, pathOk, json({ ...(body ?? {}), [str[0]]: BIG }));
       add(`NUL in ${str[0]}`, pathOk, json({ ...(body ?? {}), [str[0]]: "a\u0000b\u0000" }));
     }
+    // Each broken string in each string field, nested ones included (metadata.conversation_id, messages[0].content).
+    for (const at of stringPaths(doc, bodySchema, body))
+      for (const [what, value] of BROKEN_STRINGS) add(`${what} in ${at.join(".")}`, pathOk, json(withValue(body, at, value)));
     add("deep nesting", pathOk, json(DEEP(100_000)));
     add("deep object", pathOk, json(`${'{"a":'.repeat(5000)}1${"}".repeat(5000)}`));
     add("invalid UTF-8", pathOk, raw(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d]), "application/json"));

@@ -110,16 +110,30 @@ describe("router MCP sessions", () => {
     expect(ping.status).toBe(404);
   });
 
-  it("throttles failed bearer attempts per address: 429 with Retry-After, even for the right token", async () => {
+  it("throttles failed bearer attempts per address (429 with Retry-After) and still serves the right token from that address", async () => {
     for (let i = 0; i < 5; i++)
       expect((await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: `Bearer wrong-${i}` } })).status).toBe(401);
     const blocked = await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: "Bearer wrong-again" } });
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(((await blocked.json()) as Json).error.code).toBe("too_many_auth_failures");
-    expect((await fetch(`${main.mcpUrl}/mcp`, initialize(TOKEN))).status).toBe(429);
-    // The API listener counts its own failures.
-    expect((await fetch(`${main.routerUrl}/feed`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    // Another client behind the same address, with the right token: served.
+    const served = await fetch(`${main.mcpUrl}/mcp`, initialize(TOKEN));
+    expect(served.status).toBe(200);
+    await served.body?.cancel();
+    // The guesser is still held back, and so is a request with no token at all.
+    expect((await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: "Bearer wrong-after" } })).status).toBe(429);
+    expect((await fetch(`${main.mcpUrl}/mcp`, { method: "POST" })).status).toBe(429);
+  });
+
+  it("serves the right token on the API listener while a flood of wrong ones is throttled there", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await fetch(`${main.routerUrl}/feed`, { headers: { authorization: `Bearer flood-${i}` } })).status);
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(new Set(statuses.slice(5))).toEqual(new Set([429]));
+    const good = await fetch(`${main.routerUrl}/feed`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(good.status).toBe(200);
+    expect(Array.isArray(((await good.json()) as Json).entries)).toBe(true);
   });
 });
 
@@ -144,10 +158,16 @@ describe("orchestrator (stateless MCP)", () => {
     expect((await fetch(`${main.orchestratorUrl}/mcp`, { method: "DELETE", headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(405);
   });
 
-  it("throttles failed bearer attempts", async () => {
+  it("throttles failed bearer attempts, and serves a valid key from the same address meanwhile", async () => {
     for (let i = 0; i < 3; i++) expect((await fetch(`${main.orchestratorUrl}/jobs`, { headers: { authorization: `Bearer nope-${i}` } })).status).toBe(401);
-    const res = await fetch(`${main.orchestratorUrl}/jobs`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    expect(res.status).toBe(429);
-    expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`${main.orchestratorUrl}/jobs`, { headers: { authorization: `Bearer flood-${i}` } });
+      expect(res.status).toBe(429);
+      expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(((await res.json()) as Json).error.code).toBe("too_many_auth_failures");
+    }
+    const good = await fetch(`${main.orchestratorUrl}/jobs`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(good.status).toBe(200);
+    expect(Array.isArray(((await good.json()) as Json).jobs)).toBe(true);
   });
 });

@@ -11,7 +11,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } 
 import { join } from "node:path";
 import { dirFromUrl } from "../src/orchestrator/profiles/load";
 import { gitEnv, gitSync } from "./fixtures/git-remote";
-import { AGENT, FAKE_CLAUDE, flagOf, hubFiles, KEY, makeHub, recordedStarts } from "./support/agent-mode";
+import { AGENT, FAKE_AGENT_ENV, FAKE_CLAUDE, flagOf, hubFiles, KEY, makeHub, recordedStarts } from "./support/agent-mode";
 import { runCompiled } from "./support/cli";
 import { type MainProcess, REPO, startMain, tempDir } from "./support/main-process";
 
@@ -72,6 +72,7 @@ beforeAll(async () => {
     HUB_AGENT: AGENT,
     SERVICE_CLAUDE_BINARY: FAKE_CLAUDE,
     FAKE_CLAUDE_RECORD: join(home, "claude-record.jsonl"),
+    SERVICE_AGENT_ENV: FAKE_AGENT_ENV,
     SERVICE_CLONE_ROOT: clones(),
     SERVICE_PACKAGE_DIR: join(home, "package"),
     SERVICE_HOOKS_URL: hooksUrl,

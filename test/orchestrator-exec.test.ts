@@ -15,6 +15,7 @@ import { parseRepoUrl, repoHash } from "../src/orchestrator/repos/url";
 import { startDumbGitServer } from "./fixtures/dumb-git-server";
 import { gitEnv, gitSync, makeRemote } from "./fixtures/git-remote";
 import { startTracingBackend, type TracingBackend } from "./fixtures/tracing-backend";
+import { FAKE_AGENT_ENV } from "./support/orchestrator-process";
 import { until } from "./support/until";
 
 const FIXTURES = join(import.meta.dir, "fixtures");
@@ -37,6 +38,7 @@ function setup(configEnv: Record<string, string> = {}) {
   const config = loadOrchestratorConfig(
     {
       SERVICE_CLAUDE_BINARY: join(FIXTURES, "fake-claude"),
+      SERVICE_AGENT_ENV: FAKE_AGENT_ENV,
       SERVICE_REPOS_ROOT: join(home, "repos"),
       SERVICE_WORKTREE_ROOT: join(home, "worktrees"),
       SERVICE_OTEL_ENABLED: "false",

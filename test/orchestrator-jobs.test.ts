@@ -248,6 +248,7 @@ describe("restart recovery", () => {
       num_turns: null,
       duration_ms: null,
       max_budget_usd: null,
+      recall: [],
       api_retry: null,
     });
     const crashed = record("running", "pod-test", "Explain the crash");

@@ -104,6 +104,36 @@ describe("a code job through the real CLI", () => {
   }, 90_000);
 });
 
+describe("a job whose agent starts a background sub-agent (issue 36 part 1)", () => {
+  it("records the follow-up turn's answer as the output, and the usage of both turns", async () => {
+    api.setScript([
+      {
+        content: [
+          { type: "text", text: "I started a helper." },
+          { type: "tool_use", name: "Agent", input: { description: "count the files", prompt: "Count the files", subagent_type: "general-purpose" } },
+        ],
+        usage: { input_tokens: 100, output_tokens: 10 },
+      },
+      { content: [{ type: "text", text: "The helper is counting." }], usage: { input_tokens: 200, output_tokens: 20 } },
+      { content: [{ type: "text", text: "The helper counted 3 files." }], usage: { input_tokens: 400, output_tokens: 40 } },
+    ]);
+    api.setSubAgentScript([
+      { content: [{ type: "tool_use", name: "Bash", input: { command: "echo 3", description: "count" } }], delayMs: 500 },
+      { content: [{ type: "text", text: "3 files." }] },
+    ]);
+    try {
+      const submitted = await o.submit({ task: "count the files in the background", profile: "quick" });
+      const job = await o.until(submitted.id, finished, 90_000);
+      expect(job).toMatchObject({ status: "succeeded", output: "The helper counted 3 files.", error: null });
+      // Both result lines: the main loop's three requests (the sub-agent's are not in a result's usage).
+      expect(job.usage).toMatchObject({ input_tokens: 700, output_tokens: 70, prompt_tokens: 700, completion_tokens: 70 });
+      expect(job.num_turns).toBeGreaterThanOrEqual(3);
+    } finally {
+      api.setSubAgentScript(undefined);
+    }
+  }, 120_000);
+});
+
 describe("a refused API key", () => {
   it("fails the job at once with the refusal, instead of minutes of the CLI's retries", async () => {
     api.setScript([{ error: 401, times: 50 }]);

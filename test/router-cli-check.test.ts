@@ -306,4 +306,13 @@ describe("router-cli sync", () => {
     expect(res.code).toBe(1);
     expect(existsSync(join(home, ".router", "outbox", "a.json"))).toBe(true);
   });
+
+  it("with nothing buffered and no router, prints only the error (no success line before it)", async () => {
+    const home = outboxHome();
+    const res = await runCompiled("router-cli", ["sync"], { env: { HOME: home, BRAIN_URL: "http://127.0.0.1:1", KB_ROUTER_TOKEN: TOKEN, NO_COLOR: "1" } });
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe("");
+    expect(res.stderr).not.toContain("posted");
+    expect(res.stderr).toContain("does not answer");
+  });
 });

@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from "node:path";
 import { compiledClis, runCompiled } from "./support/cli";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { until } from "./support/until";
 
 const TOKEN = "hooks-test-token";
 let main: MainProcess;
@@ -184,7 +185,7 @@ describe("router-cli hook", () => {
       );
       const down = { HOME: home, BRAIN_URL: `http://127.0.0.1:${hung.port}`, KB_ROUTER_TOKEN: TOKEN };
       for (const event of ["session-start", "prompt", "stop"]) {
-        const r = await hook(event, { session_id: "s-hung", transcript_path: transcript }, down);
+        const r = await hook(event, { session_id: "s-hung", transcript_path: transcript, prompt: "why does the payment suite flake on the sandbox" }, down);
         expect(r.code).toBe(0);
         expect(r.stdout).toBe("");
         expect(r.ms).toBeLessThan(2_000);
@@ -195,6 +196,83 @@ describe("router-cli hook", () => {
     } finally {
       hung.stop(true);
     }
+  });
+});
+
+describe("router-cli hook prompt: recall", () => {
+  const env = (home: string, extra: Record<string, string> = {}) => ({ HOME: home, BRAIN_URL: main.routerUrl!, KB_ROUTER_TOKEN: TOKEN, ...extra });
+  const context = (stdout: string): string => (stdout ? JSON.parse(stdout).hookSpecificOutput.additionalContext : "");
+  const lesson = "The payment suite flakes when the sandbox clock drifts: sync the clock (chronyc makestep) before running it.";
+
+  beforeAll(async () => {
+    // Each lesson on its own day, so each is its own lesson log; a runbook that shares words with the prompt.
+    expect((await post("/marker", { type: "lesson", content: lesson, attrs: { ts: "2026-09-03T10:00:00Z" } })).status).toBe(201);
+    expect(
+      (
+        await post("/marker", {
+          type: "lesson",
+          content: "Kafka consumers lag after a broker restart; give them a minute.",
+          attrs: { ts: "2026-09-04T10:00:00Z" },
+        })
+      ).status,
+    ).toBe(201);
+    expect(
+      (await post("/ingest", { title: "Sandbox runbook", content: "The payment sandbox is reset nightly; its test cards are listed in the wiki.", tags: [] }))
+        .ok,
+    ).toBe(true);
+    // A marker's lesson log is indexed soon after it is written.
+    await until(async () => ((await (await post("/search", { query: "chronyc makestep" })).json()) as { hits: unknown[] }).hits.length > 0, {
+      ms: 10_000,
+      what: "the lesson indexed",
+    });
+  });
+
+  it("carries the notes that bear on the prompt, lessons first, each with its path, and each once per session", async () => {
+    const home = tempDir("recall-home");
+    const input = { session_id: "s-recall", hook_event_name: "UserPromptSubmit", prompt: "Fix the flaky payment test in the sandbox, it times out" };
+    const r = await hook("prompt", input, env(home));
+    expect(r.code).toBe(0);
+    const ctx = context(r.stdout);
+    expect(ctx).toContain(lesson);
+    expect(ctx).toContain("(left/reference/lessons-2026-09-03.md)");
+    expect(ctx).toContain("router-cli get <path>");
+    expect(ctx).not.toContain("Kafka");
+    // The lesson comes before the runbook that also matched.
+    expect(ctx).toContain("Sandbox runbook");
+    expect(ctx.indexOf(lesson)).toBeLessThan(ctx.indexOf("Sandbox runbook"));
+
+    // The same session's next prompt on the same subject is not told again; another session is.
+    expect(context((await hook("prompt", { ...input, prompt: "the payment sandbox test still flakes" }, env(home))).stdout)).not.toContain(lesson);
+    expect(context((await hook("prompt", { ...input, session_id: "s-recall-2" }, env(home))).stdout)).toContain(lesson);
+  });
+
+  it("of a day's lesson log gives the entry the prompt bears on, and another entry of it to a later prompt", async () => {
+    const day = "2026-08-11T08:00:00Z";
+    const first = "The nightly backup job skips tables without a primary key; add one before relying on restores.";
+    const second = "Grafana alert rules for the billing queue live in the alerts repository, reviewed weekly.";
+    for (const content of [first, second]) expect((await post("/marker", { type: "lesson", content, attrs: { ts: day } })).status).toBe(201);
+    await until(async () => ((await (await post("/search", { query: "billing queue alert rules" })).json()) as { hits: unknown[] }).hits.length > 0, {
+      ms: 10_000,
+      what: "the lesson log indexed",
+    });
+    const home = tempDir("recall-home");
+    const backup = context((await hook("prompt", { session_id: "s-log", prompt: "Restores from the nightly backup miss some tables" }, env(home))).stdout);
+    expect(backup).toContain(first);
+    expect(backup).not.toContain(second);
+    const alerts = context((await hook("prompt", { session_id: "s-log", prompt: "Where are the billing queue alert rules kept?" }, env(home))).stdout);
+    expect(alerts).toContain(second);
+    expect(alerts).not.toContain(first);
+    expect(alerts).toContain("(left/reference/lessons-2026-08-11.md)");
+  });
+
+  it("stays within BRAIN_RECALL_MAX_CHARS, looks nothing up for a word or two, and is off with BRAIN_RECALL_ENABLED=0", async () => {
+    const home = tempDir("recall-home");
+    const input = { session_id: "s-budget", prompt: "Fix the flaky payment test in the sandbox, it times out" };
+    const small = context((await hook("prompt", input, env(home, { BRAIN_RECALL_MAX_CHARS: "400" }))).stdout);
+    expect(small).toContain("payment suite flakes");
+    expect(small.length).toBeLessThanOrEqual(400);
+    expect((await hook("prompt", { session_id: "s-short", prompt: "go on" }, env(home))).stdout).toBe("");
+    expect((await hook("prompt", { ...input, session_id: "s-off" }, env(home, { BRAIN_RECALL_ENABLED: "0" }))).stdout).toBe("");
   });
 });
 

@@ -31,7 +31,8 @@ const calls = (e: Env): string[][] =>
         .filter(Boolean)
         .map((l) => JSON.parse(l))
     : [];
-const composeCalls = (e: Env) => calls(e).filter((a) => a[0] === "compose");
+/** The compose commands run (the `docker compose version` probe every stack command makes aside). */
+const composeCalls = (e: Env) => calls(e).filter((a) => a[0] === "compose" && a[1] !== "version");
 const cli = (e: Env, ...args: string[]) => runCompiled("router-cli", args, { env: e.env, cwd: e.cwd });
 const writeCompose = (dir: string) => {
   mkdirSync(dir, { recursive: true });
@@ -53,6 +54,29 @@ describe("deployment detection", () => {
     expect(composeCalls(e)).toEqual([]);
   });
 
+  it("without the Compose plugin, every stack command exits 2 with a hint instead of docker's usage text", async () => {
+    for (const command of ["status", "build", "down", "logs", "up"]) {
+      const e = setup({ FAKE_DOCKER_NO_COMPOSE: "1" });
+      writeCompose(e.cwd);
+      const r = await cli(e, command);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("docker compose is not available");
+      expect(r.stderr).toContain("docker-compose-plugin");
+      expect(r.stderr).not.toContain("unknown shorthand flag");
+      expect(r.stdout).toBe("");
+      // Only the probe ran: nothing was started, stopped or listed.
+      expect(calls(e).filter((a) => a[0] === "compose")).toEqual([["compose", "version"]]);
+    }
+  });
+
+  it("without a docker client at all, a stack command exits 2 saying so", async () => {
+    const e = setup({ PATH: fixturePath({}) });
+    writeCompose(e.cwd);
+    const r = await cli(e, "status");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("the docker client is not installed");
+  });
+
   it("1. uses a compose.yml found walking up from the current directory", async () => {
     const e = setup();
     const file = writeCompose(e.cwd);
@@ -71,7 +95,8 @@ describe("deployment detection", () => {
     writeCompose(join(e.home, ".router"));
     const r = await cli(e, "down");
     expect(r.code).toBe(0);
-    expect(calls(e)[0]?.[0]).toBe("inspect");
+    expect(calls(e)[0]).toEqual(["compose", "version"]);
+    expect(calls(e)[1]?.[0]).toBe("inspect");
     expect(composeCalls(e)[0]).toEqual(["compose", "-p", "teamstack", "-f", file, "down"]);
   });
 
@@ -209,6 +234,7 @@ describe("install", () => {
     // The stack mounts the vault install scaffolded (VAULT_PATH), not a volume nobody sees.
     expect(compose).toContain("- ${VAULT_PATH:-vault}:/vault");
     expect(existsSync(join(e.home, ".router", "deploy", "otel-collector.yaml"))).toBe(true);
+    expect(existsSync(join(e.home, ".router", "deploy", "otel-collector-tracing.yaml"))).toBe(true);
     expect(existsSync(join(e.home, "brain-vault", ".brain-schema"))).toBe(true);
     const env = envOf(e);
     expect(env.KB_ROUTER_TOKEN).toMatch(/^[0-9a-f]{48}$/);

@@ -4,9 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ObjectStore, startObjectStore } from "./fixtures/object-store";
-import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { AGENT, makeHub } from "./support/agent-mode";
+import { type MainProcess, REPO, startMain, tempDir } from "./support/main-process";
 import { KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { routerClient, ROUTER_TEST_TOKEN as TOKEN } from "./support/router-client";
+import { until } from "./support/until";
 
 describe("POST /dispatch to the real job orchestrator", () => {
   let orch: Orchestrator;
@@ -61,15 +63,16 @@ describe("POST /dispatch to the real job orchestrator", () => {
     expect(readFileSync(join(vault, plain.body.bundle), "utf8")).not.toContain("## Linked notes");
   });
 
-  it("answers 400 job_rejected when the orchestrator refuses the job's input, keeping the bundle", async () => {
+  it("answers 400 with the orchestrator's code and message when it refuses the job's input, keeping the bundle", async () => {
     const res = await api.call("/dispatch", { task: "Fix it", profile: "no-such-profile" });
     expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe("job_rejected");
+    expect(res.body.error.code).toBe("unknown_profile");
     expect(res.body.error.message).toContain("no-such-profile");
+    expect(res.body.error.details.orchestrator_status).toBe(400);
     expect(existsSync(join(vault, res.body.error.details.bundle))).toBe(true);
   });
 
-  it("answers 502 when the orchestrator refuses the router's key", async () => {
+  it("answers 502 orchestrator_auth_failed naming SERVICE_API_KEY when the orchestrator refuses the router's key", async () => {
     const other = await startMain(
       ["--only", "router", "--vault", join(tempDir("dispatch-key"), "v")],
       { KB_ROUTER_TOKEN: TOKEN, ORCHESTRATOR_URL: orch.url, SERVICE_API_KEY: "wrong" },
@@ -78,10 +81,101 @@ describe("POST /dispatch to the real job orchestrator", () => {
     try {
       const res = await routerClient(() => other.routerUrl!).call("/dispatch", { task: "anything" });
       expect(res.status).toBe(502);
-      expect(res.body.error.message).toContain("answered 401");
+      expect(res.body.error.code).toBe("orchestrator_auth_failed");
+      expect(res.body.error.message).toContain("SERVICE_API_KEY");
+      expect(res.body.error.message).not.toContain("wrong");
+      expect(res.body.error.details.orchestrator_status).toBe(401);
     } finally {
       await other.stop();
     }
+  });
+});
+
+describe("POST /dispatch to an agent-mode orchestrator", () => {
+  let orch: Orchestrator;
+  let main: MainProcess;
+  beforeAll(async () => {
+    const home = tempDir("dispatch-agent-mode");
+    orch = await startOrchestrator({ env: { SERVICE_HUB_URL: await makeHub(join(home, "hub")), HUB_AGENT: AGENT, SERVICE_CLONE_ROOT: join(home, "clones") } });
+    main = await startMain(
+      ["--only", "router", "--vault", join(home, "vault")],
+      { KB_ROUTER_TOKEN: TOKEN, ORCHESTRATOR_URL: orch.url, SERVICE_API_KEY: KEY },
+      { expect: ["router"] },
+    );
+  });
+  afterAll(async () => {
+    await main?.stop();
+    await orch?.stop();
+  });
+
+  it("passes on the orchestrator's 409 (agent_mode) as a 409 with its code and message", async () => {
+    const res = await routerClient(() => main.routerUrl!).call("/dispatch", { task: "Fix it", repo_url: "https://github.com/acme/app" });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe("agent_mode");
+    expect(res.body.error.message).toContain("repo_url");
+    expect(res.body.error.details).toMatchObject({ orchestrator_status: 409, orchestrator_code: "agent_mode" });
+    expect(res.body.error.details.bundle).toMatch(/^bundles\/.+\.md$/);
+  });
+});
+
+describe("POST /dispatch in the one-process stack", () => {
+  let main: MainProcess;
+  let vault: string;
+  beforeAll(async () => {
+    vault = join(tempDir("dispatch-stack"), "v");
+    // Not the default 8200: the router's default ORCHESTRATOR_URL must follow the orchestrator wherever it listens.
+    main = await startMain(["--vault", vault], {
+      KB_ROUTER_TOKEN: TOKEN,
+      SERVICE_API_KEYS: `${KEY},second-key`,
+      SERVICE_CLAUDE_BINARY: join(REPO, "test", "fixtures", "fake-claude"),
+      SERVICE_OTEL_ENABLED: "false",
+    });
+  });
+  afterAll(() => main?.stop());
+
+  it("submits to its own orchestrator on the port it got, with its first key, and the job runs", async () => {
+    expect(new URL(main.orchestratorUrl!).port).not.toBe("8200");
+    const res = await routerClient(() => main.routerUrl!).call("/dispatch", { task: "Say hello" });
+    expect(res.status).toBe(202);
+    const jobUrl = `${main.orchestratorUrl}/jobs/${res.body.job_id}`;
+    const job = await until(
+      async () => {
+        const j = (await (await fetch(jobUrl, { headers: { authorization: `Bearer ${KEY}` } })).json()) as { status: string; task: string };
+        return j.status === "succeeded" || j.status === "failed" ? j : undefined;
+      },
+      { ms: 20_000, what: "the dispatched job to finish" },
+    );
+    expect(job.status).toBe("succeeded");
+    expect(job.task).toContain("# Task\n\nSay hello");
+  });
+});
+
+describe("POST /dispatch to an orchestrator that does not answer", () => {
+  let main: MainProcess;
+  let silent: ReturnType<typeof Bun.serve>;
+  const held: Array<() => void> = [];
+  beforeAll(async () => {
+    // Accepts the connection and never answers.
+    silent = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: () => new Promise<Response>((r) => held.push(() => r(new Response("late")))) });
+    main = await startMain(
+      ["--only", "router", "--vault", join(tempDir("dispatch-slow"), "v")],
+      { KB_ROUTER_TOKEN: TOKEN, ORCHESTRATOR_URL: `http://127.0.0.1:${silent.port}`, DISPATCH_TIMEOUT_MS: "500" },
+      { expect: ["router"] },
+    );
+  });
+  afterAll(async () => {
+    await main?.stop();
+    for (const r of held) r();
+    await silent?.stop(true);
+  });
+
+  it("answers 504 orchestrator_timeout after DISPATCH_TIMEOUT_MS, keeping the bundle", async () => {
+    const started = performance.now();
+    const res = await routerClient(() => main.routerUrl!).call("/dispatch", { task: "anything" });
+    expect(res.status).toBe(504);
+    expect(res.body.error.code).toBe("orchestrator_timeout");
+    expect(res.body.error.details.bundle).toMatch(/^bundles\/.+\.md$/);
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 });
 

@@ -253,6 +253,38 @@ describe("GET /health/pipeline", () => {
       expect(s.message).toContain("signals.md was never written");
     });
 
+    it("names a hand-made file in amygdala/ that is not a signal, with a fix a tick cannot make for it", async () => {
+      const r = await router();
+      put(r.vault, "amygdala/outage-notes.md", "# Outage notes\nThe db fell over.\n");
+      const s = (await report(r)).stage("signals");
+      expect(s.verdict).toBe("warn");
+      expect(s.message).toContain("amygdala/outage-notes.md: its frontmatter lacks `type: signal`");
+      expect(s.message).not.toContain("run a tick");
+      expect(s.evidence.not_signals).toEqual([{ path: "amygdala/outage-notes.md", why: "its frontmatter lacks `type: signal`" }]);
+      // A tick does not clear it (it lists signals only) ...
+      expect((await r.call("/tick", { wait: true })).body.status).toBe("succeeded");
+      expect((await report(r)).stage("signals").verdict).toBe("warn");
+      // ... the advice does: with `type: signal` and `created` it is a signal, and the next tick lists it.
+      put(r.vault, "amygdala/outage-notes.md", `---\ntype: signal\nseverity: low\ncreated: ${new Date().toISOString()}\n---\n\nThe db fell over.\n`);
+      expect((await r.call("/tick", { wait: true })).body.status).toBe("succeeded");
+      const after = (await report(r)).stage("signals");
+      expect(after.verdict).toBe("ok");
+      expect(after.evidence.not_signals).toEqual([]);
+      expect(readFileSync(join(r.vault, "signals.md"), "utf8")).toContain("The db fell over.");
+    });
+
+    it("still fails, saying to run a tick, when real signals sit beside a hand-made file and signals.md is missing", async () => {
+      const r = await router();
+      await r.call("/marker", { type: "signal", content: "Disk full on db-1", attrs: { severity: "critical", source: "pager" } });
+      put(r.vault, "amygdala/scratch.md", "just a note\n");
+      rmSync(join(r.vault, "signals.md"));
+      const s = (await report(r)).stage("signals");
+      expect(s.verdict).toBe("fail");
+      expect(s.message).toContain("run a tick");
+      expect((await r.call("/tick", { wait: true })).body.status).toBe("succeeded");
+      expect((await report(r)).stage("signals").verdict).toBe("warn");
+    });
+
     it("warns when signals.md has not been swept for SIGNAL_TTL_HOURS", async () => {
       const r = await router({ SIGNAL_TTL_HOURS: "24" });
       await r.call("/marker", { type: "signal", content: "Flaky test", attrs: { severity: "low" } });

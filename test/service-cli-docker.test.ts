@@ -229,7 +229,9 @@ describe("push", () => {
     expect(noRegistry.code).toBe(2);
     expect(noRegistry.stderr).toContain("DOCKER_REGISTRY");
     const r = setup(REGISTRY);
-    expect((await cli(r, "push")).code).toBe(2);
+    const unnamed = await cli(r, "push");
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain("push needs --main or --all");
     expect((await cli(r, "push", "-m", "--build-only", "--push-only")).code).toBe(2);
     expect((await cli(r, "push", "-m", "-t", "no/slashes")).code).toBe(2);
     expect([...calls(s), ...calls(r)]).toEqual([]);

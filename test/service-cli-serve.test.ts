@@ -14,7 +14,7 @@ import { BUNDLED_PROFILES } from "../src/orchestrator/profiles/profile";
 import { makeRemote } from "./fixtures/git-remote";
 import { compiledClis } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { FIXTURES, KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { FAKE_AGENT_ENV, FIXTURES, KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { deadPort, envFor, jobRecord, svc, writeJob } from "./support/service-cli";
 import { until } from "./support/until";
 
@@ -42,6 +42,7 @@ const serviceEnv = (home: string): Record<string, string> => ({
   PATH: `${process.env.PATH}`,
   SERVICE_API_KEYS: KEY,
   SERVICE_CLAUDE_BINARY: join(FIXTURES, "fake-claude"),
+  SERVICE_AGENT_ENV: FAKE_AGENT_ENV,
   SERVICE_OTEL_ENABLED: "false",
   SERVICE_POD_NAME: "pod-serve",
 });
@@ -73,6 +74,14 @@ describe("serve", () => {
     const r = await svc(["serve", "--host", "0.0.0.0", "--port", deadPort()], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("refusing to serve without auth");
+  });
+
+  it("stops on a bad configuration value as the server does: the variable named, exit 1", async () => {
+    const home = tempDir("serve-home");
+    const r = await svc(["serve", "--port", deadPort()], { ...serviceEnv(home), SERVICE_MAX_PARALLEL_JOBS: "many" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("SERVICE_MAX_PARALLEL_JOBS");
+    expect(r.stdout).toBe("");
   });
 
   it("exits 2 for a bad --port or --transport", async () => {

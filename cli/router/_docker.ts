@@ -138,7 +138,27 @@ export async function bringDownOthers(d: Deployment): Promise<void> {
   }
 }
 
+export const NO_COMPOSE_HINT =
+  "docker compose is not available (`docker compose version` fails): the stack commands need Docker's Compose plugin. Install it (Debian and Ubuntu: apt-get install docker-compose-plugin; elsewhere https://docs.docker.com/compose/install/), then run the command again.";
+export const NO_DOCKER_HINT =
+  "the docker client is not installed (or not on PATH): the stack commands need Docker with its Compose plugin (https://docs.docker.com/engine/install/).";
+
+/**
+ * The stack commands' prerequisite: without the Compose plugin, `docker compose -f …` is docker's
+ * own usage text ("unknown shorthand flag: 'f'"), which says nothing of what is missing.
+ */
+export async function requireCompose(): Promise<void> {
+  let proc: ReturnType<typeof Bun.spawn>;
+  try {
+    proc = Bun.spawn(["docker", "compose", "version"], { stdout: "ignore", stderr: "ignore", stdin: "ignore" });
+  } catch {
+    usage(NO_DOCKER_HINT);
+  }
+  if ((await proc.exited) !== 0) usage(NO_COMPOSE_HINT);
+}
+
 export async function requireDeployment(): Promise<Deployment> {
+  await requireCompose();
   const d = await detectDeployment();
   if (!d) {
     usage(NO_DEPLOYMENT_HINT);

@@ -10,7 +10,7 @@ export default defineCommand({
   meta: { name: "hook", description: "Claude Code hooks: the feed at session start, new signals on each prompt, markers at stop (hook input JSON on stdin)" },
   subCommands: {
     "session-start": event("session-start", "SessionStart: print the feed as additionalContext"),
-    prompt: event("prompt", "UserPromptSubmit: print signals raised since the session last looked"),
+    prompt: event("prompt", "UserPromptSubmit: print signals raised since the session last looked, and the notes that bear on the prompt"),
     stop: event("stop", "Stop: post the turn's markers (buffered to the outbox when the router is down), replay the outbox"),
   },
 });

@@ -9,6 +9,7 @@ import { consola } from "consola";
 import { parse as parseDotenv } from "dotenv";
 import composeTemplate from "../../compose.yml" with { type: "text" };
 import collectorConfig from "../../deploy/otel-collector.yaml" with { type: "text" };
+import collectorTracingConfig from "../../deploy/otel-collector-tracing.yaml" with { type: "text" };
 import { writeFileAtomic } from "../../src/common/atomic-write";
 import { VERSION } from "../../src/common/version";
 import { scaffold } from "../../src/router/vault/scaffold";
@@ -93,6 +94,7 @@ export default defineCommand({
             await mkdir(join(routerDir(), "deploy"), { recursive: true });
             await writeFileAtomic(file, composeText);
             await writeFileAtomic(join(routerDir(), "deploy", "otel-collector.yaml"), collectorConfig);
+            await writeFileAtomic(join(routerDir(), "deploy", "otel-collector-tracing.yaml"), collectorTracingConfig);
           },
         });
       }

@@ -40,9 +40,14 @@ export default defineCommand({
       throw err.cause;
     }
     const { posted, duplicates, refused } = counts;
-    (args.check ? consola.info : consola.success)(`markers: ${posted} posted, ${duplicates} already there, ${refused} refused`);
+    const report = () => (args.check ? consola.info : consola.success)(`markers: ${posted} posted, ${duplicates} already there, ${refused} refused`);
+    // With nothing buffered no request has reached the router yet: the summary waits for the
+    // tick's answer, so a router that does not answer is not preceded by a success line.
+    const touched = posted + duplicates + refused > 0;
+    if (touched) report();
 
     const queued = await enqueueTick(c, {});
+    if (!touched) report();
     const id = queued.tick_id;
     narrate(`tick ${id} ${queued.status}`);
     if (args.wait || args.check) {

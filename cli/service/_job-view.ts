@@ -43,6 +43,8 @@ export function jobDetails(job: Job): string {
     ["Retrying", retryLine(job)],
   ];
   const out = rows.filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => `${`${k}:`.padEnd(10)}${v}`);
+  // The vault's notes the agent's first turn was given (older records have none).
+  if (job.recall?.length) out.push("", "Recalled notes:", ...job.recall.map((n) => `  ${n.kind.padEnd(9)}${n.path}${n.title ? `  ${n.title}` : ""}`));
   if (job.error) out.push("", "Error:", job.error);
   if (job.output) out.push("", "Output:", shownOutput(job.output, job.id));
   return out.join("\n");

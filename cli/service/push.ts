@@ -7,7 +7,7 @@ import { usage } from "../_errors";
 import { buildContext, docker, IMAGE_NAME } from "./_docker";
 
 export default defineCommand({
-  meta: { name: "push", description: "Build and push the image to DOCKER_REGISTRY" },
+  meta: { name: "push", description: "Build and push the image to DOCKER_REGISTRY (--main or --all required)" },
   args: {
     main: { type: "boolean", alias: "m", description: `the main image (${IMAGE_NAME})` },
     all: { type: "boolean", alias: "a", description: "every image (there is one: the same as --main)" },
@@ -22,7 +22,8 @@ export default defineCommand({
     const noCache = a["no-cache"] === true || a.cache === false;
     const registry = process.env.DOCKER_REGISTRY?.trim().replace(/\/+$/, "");
     if (!registry) usage("DOCKER_REGISTRY is not set: set it to the registry to push to (e.g. ghcr.io/acme)");
-    if (!args.main && !args.all) usage("name the image: --main (or --all)");
+    if (!args.main && !args.all)
+      usage("push needs --main or --all to name the image (there is one, brain-stack, so both push it): service-cli push --main [--tag T]");
     if (args["build-only"] && args["push-only"]) usage("--build-only and --push-only exclude each other");
     if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(args.tag)) usage(`--tag ${JSON.stringify(args.tag)} is not a valid image tag`);
     const image = `${registry}/${IMAGE_NAME}:${args.tag}`;

@@ -10,7 +10,7 @@ import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orche
 import { checkOrchestratorExposure } from "../../src/orchestrator/exposure";
 import { serveMcpStdio } from "../../src/orchestrator/mcp/stdio";
 import { createOrchestratorRuntime } from "../../src/orchestrator/runtime";
-import { usage } from "../_errors";
+import { fail, usage } from "../_errors";
 import { home, intArg } from "./_context";
 
 const logger = log("main");
@@ -32,11 +32,24 @@ export default defineCommand({
     }
     const level = Number(process.env.LOG_LEVEL ?? 3);
     setLogLevel(Number.isFinite(level) ? level : 3);
-    const config = loadOrchestratorConfig(env, home());
+    const config = loadConfig(env);
     if (config.transport === "stdio") return serveStdio(config);
     return serveHttp(config);
   },
 });
+
+/**
+ * A bad configuration value stops the server as it stops `bun src/main.ts`: the message naming
+ * the variable and the file, exit 1 (a flag the user typed wrong is still exit 2, above).
+ */
+function loadConfig(env: Record<string, string | undefined>): OrchestratorConfig {
+  try {
+    return loadOrchestratorConfig(env, home());
+  } catch (err) {
+    if ((err as Error).name === "ConfigError") fail((err as Error).message);
+    throw err;
+  }
+}
 
 async function serveStdio(config: OrchestratorConfig): Promise<number> {
   // stdout carries MCP and nothing else: the protocol gets its own stream on fd 1, and whatever

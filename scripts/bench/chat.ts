@@ -111,6 +111,8 @@ async function startService(work: string, hubUrl: string, binary: string, agentE
       SERVICE_HUB_URL: hubUrl,
       HUB_AGENT: AGENT,
       SERVICE_CLAUDE_BINARY: binary,
+      // The fixture agent's knobs reach it as the operator's additions to its environment.
+      SERVICE_AGENT_ENV: "FAKE_CLAUDE_*",
       SERVICE_CLONE_ROOT: join(home, "clones"),
       SERVICE_PACKAGE_DIR: join(home, "package"),
       SERVICE_OTEL_ENABLED: "false",

@@ -7,7 +7,9 @@
 // (issue 7); service-cli version < 40 ms, jobs < 150 ms (issue 8). Then the Claude Code hooks
 // (issue 16): `router-cli hook session-start | prompt | stop` p50/p99 with the router up
 // (< 40 ms) and down (never > 2 s), beside the floor of a compiled Bun binary that only reads
-// stdin, run after each hook run so that both see the same load.
+// stdin, run after each hook run so that both see the same load. The prompt hook runs with a
+// prompt that two lessons match, in a new session each run, so every run searches the vault,
+// reads the notes and injects them (issue 35, recall at the prompt).
 //
 //   bun run bench cli
 //   BENCH_CLI_RUNS=50 BENCH_CLI_JOBS=5000 bun scripts/bench/cli.ts
@@ -166,11 +168,16 @@ async function once(argv: string[], env: Record<string, string>, stdin: string):
  * Wall times of `argv` fed `stdin`, RUNS times after one warm-up run, each run followed by one
  * of the floor (pushed to `floor`): the floor is measured under the same load, moment by moment.
  */
-async function samples(argv: string[], env: Record<string, string>, stdin: string, floor: { argv: string[]; times: number[] }): Promise<number[]> {
+async function samples(
+  argv: string[],
+  env: Record<string, string>,
+  stdin: (run: number) => string,
+  floor: { argv: string[]; times: number[] },
+): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i <= RUNS; i++) {
-    const t = await once(argv, env, stdin);
-    const f = await once(floor.argv, { PATH: "/usr/bin:/bin" }, stdin);
+    const t = await once(argv, env, stdin(i));
+    const f = await once(floor.argv, { PATH: "/usr/bin:/bin" }, stdin(i));
     if (i > 0) {
       out.push(t);
       floor.times.push(f);
@@ -206,6 +213,9 @@ async function hookRows(router: string, routerUrl: string | undefined): Promise<
   };
   writeFileSync(transcript, `${JSON.stringify({ type: "user", message: { content: "hi" } })}\n${JSON.stringify(entry)}\n`);
   const input = JSON.stringify({ session_id: "bench-session", transcript_path: transcript, cwd: tmp });
+  // The prompt hook: a prompt two lessons bear on, in a new session each run (a note is given once a session).
+  const prompt = (run: number) =>
+    JSON.stringify({ session_id: `bench-prompt-${run}`, cwd: tmp, prompt: "Why does the payment suite keep timing out in the sandbox?" });
   const floorRuns = { argv: [await floorBinary()], times: [] as number[] };
   const down = { PATH: "/usr/bin:/bin", HOME: home, BRAIN_URL: `http://127.0.0.1:${freePort()}`, KB_ROUTER_TOKEN: TOKEN };
   const up = routerUrl ? { ...down, BRAIN_URL: routerUrl } : undefined;
@@ -217,11 +227,31 @@ async function hookRows(router: string, routerUrl: string | undefined): Promise<
         body: JSON.stringify({ type: "lesson", content: `Bench feed lesson ${i}.` }),
       });
     }
+    for (const [day, content] of [
+      ["2026-03-04", "The payment suite flakes when the sandbox clock drifts: sync the clock before running it."],
+      ["2026-04-15", "Payment sandbox timeouts come from the rate limiter; raise it for the test account."],
+    ]) {
+      await fetch(`${routerUrl}/marker`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ type: "lesson", content, attrs: { ts: `${day}T09:00:00Z` } }),
+      });
+    }
+    // The hook must have something to inject, or the row measures a search that found nothing
+    // (a marker's lesson log is indexed soon after it is written: polled for up to 10 s).
+    let said = "";
+    for (const deadline = Date.now() + 10_000; !said.includes("payment suite flakes") && Date.now() < deadline; ) {
+      const probe = Bun.spawn([router, "hook", "prompt"], { env: up!, cwd: tmp, stdin: new Blob([prompt(-1)]), stdout: "pipe", stderr: "pipe" });
+      said = await new Response(probe.stdout).text();
+      await probe.exited;
+    }
+    if (!said.includes("payment suite flakes")) throw new Error(`the prompt hook injected no lesson: ${said || "(nothing)"}`);
   }
   const measured: Array<{ event: string; u?: number[]; d: number[] }> = [];
   for (const event of ["session-start", "prompt", "stop"]) {
-    const u = up ? await samples([router, "hook", event], up, input, floorRuns) : undefined;
-    measured.push({ event, u, d: await samples([router, "hook", event], down, input, floorRuns) });
+    const stdin = event === "prompt" ? prompt : () => input;
+    const u = up ? await samples([router, "hook", event], up, stdin, floorRuns) : undefined;
+    measured.push({ event, u, d: await samples([router, "hook", event], down, stdin, floorRuns) });
   }
   const floor = floorRuns.times;
   const floorP50 = percentile(floor, 50);
@@ -230,7 +260,7 @@ async function hookRows(router: string, routerUrl: string | undefined): Promise<
   const rows: string[][] = [["hook (p50 / p99, spawn to exit)", "router up", "router down", "target"]];
   for (const { event, u, d } of measured) {
     rows.push([
-      `router-cli hook ${event}`,
+      `router-cli hook ${event}${event === "prompt" ? " (recall: 2 lessons injected)" : ""}`,
       u ? judged(fmt(u), percentile(u, 50) < TARGET.hookUpMs) : "n/a",
       judged(fmt(d), Math.max(...d) < TARGET.hookDownMs),
       `< ${TARGET.hookUpMs} ms up; < ${TARGET.hookDownMs} ms down`,

@@ -138,6 +138,7 @@ async function service(delayMs: number): Promise<{ url: string; server: Started;
       SERVICE_API_KEYS: KEY,
       SERVICE_OTEL_ENABLED: "false",
       SERVICE_CLAUDE_BINARY: FAKE,
+      SERVICE_AGENT_ENV: "FAKE_CLAUDE_*",
       FAKE_CLAUDE_RECORD: record,
       FAKE_CLAUDE_DELAY_MS: String(delayMs),
       FAKE_CLAUDE_SCENARIO: process.env.FAKE_CLAUDE_SCENARIO,

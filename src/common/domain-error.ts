@@ -4,7 +4,7 @@
 // error carrying the code and message (mcp/tool-error.ts). No zod here, so code without routes
 // (the CLIs' share of the index, migrations) can throw them too.
 
-/** What went wrong; each edge maps a kind to its own terms (HTTP: 400, 404, 409, 413, 429, 502, 503, 504). */
+/** What went wrong; each edge maps a kind to its own terms (HTTP: 400, 404, 409, 413, 429, 502, 503, 504, 507). */
 export type ErrorKind =
   /** The caller's input is wrong (a bad field, an unknown name). */
   | "invalid"
@@ -21,7 +21,9 @@ export type ErrorKind =
   /** A service this one depends on did not answer in time. */
   | "timeout"
   /** This service cannot do it now (stopping, draining, not configured); retry later or configure it. */
-  | "unavailable";
+  | "unavailable"
+  /** The storage it writes to is full (a disk, a quota): the operator frees space, then the caller retries. */
+  | "full";
 
 /** The kinds that are the caller's to fix (the rest are this service's or its dependencies'). */
 const CALLERS: ReadonlySet<ErrorKind> = new Set(["invalid", "not_found", "conflict", "too_large", "busy"]);

@@ -38,6 +38,11 @@ export function errorBody(code: string, message: string, details?: ErrorDetails)
   return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
 }
 
+/** What a 507 means, for every write route's document. */
+export const STORAGE_FULL_DESCRIPTION =
+  "storage_full: the disk (or quota) the write needed is full; the message names the path. Free space there and retry (Retry-After). " +
+  "The health reports (router GET /health/deep, orchestrator GET /admin/status) list each storage path's free space.";
+
 /** A response entry for createRoute's `responses`: the shared error body. */
 export const errorResponse = (description: string) => ({
   description,

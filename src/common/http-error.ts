@@ -3,6 +3,7 @@
 // does not load zod and the route schemas.
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { DomainError, type ErrorKind } from "./domain-error";
+import { isStorageFull, storageFullError } from "./storage";
 
 export class HttpError extends Error {
   constructor(
@@ -28,12 +29,14 @@ export const STATUS_OF_KIND: Record<ErrorKind, ContentfulStatusCode> = {
   upstream: 502,
   unavailable: 503,
   timeout: 504,
+  full: 507,
 };
 
-/** The HTTP answer to an error: an HttpError as is, a DomainError by its kind; undefined for anything else (a 500). */
+/** The HTTP answer to an error: an HttpError as is, a DomainError by its kind, a full disk 507; undefined for anything else (a 500). */
 export function httpErrorOf(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
-  if (!(err instanceof DomainError)) return undefined;
+  // A full disk, whichever store raised it (a file write's ENOSPC, SQLITE_FULL): 507, never a 500.
+  if (!(err instanceof DomainError)) return isStorageFull(err) ? httpErrorOf(storageFullError(err)) : undefined;
   const headers = err.retryAfterSeconds === undefined ? undefined : { "Retry-After": String(err.retryAfterSeconds) };
   return new HttpError(STATUS_OF_KIND[err.kind], err.code, err.message, err.details, headers);
 }

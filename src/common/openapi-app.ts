@@ -5,8 +5,8 @@ import { Scalar } from "@scalar/hono-api-reference";
 import type { Env } from "hono";
 import type { ZodError } from "zod";
 import { createErrorHandler, createNotFoundHandler, isOpenAiPath, type OpenAiPathTest, renderError } from "./error-handler";
-import { type EdgeOptions, installServiceEdge } from "./middleware/stack";
-import { describeZodError } from "./validation";
+import { type EdgeOptions, installServiceEdge } from "./http/edge";
+import { describeZodError, illFormedString } from "./validation";
 
 export interface ApiInfo {
   title: string;
@@ -28,12 +28,15 @@ function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): H
       const { message, details } = describeZodError(result.error as ZodError);
       return renderError(c, 400, "invalid_request", message, details, openAi);
     }
+    // Valid by its schema, but a string no file, header or store can hold: refused here, by field.
+    const broken = illFormedString(result.data);
+    if (broken) return renderError(c, 400, "invalid_request", `invalid request: ${broken.path}: ${broken.message}`, [broken], openAi);
   };
 }
 
 /**
  * The app, its error handler and 404, the bearer scheme, and (given `edge`) the edge every
- * service runs: request id, access log, auth, body limit, bindings (middleware/stack.ts).
+ * service runs: request id, access log, auth, body limit, bindings (http/edge.ts).
  */
 export function createOpenApiApp<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath, edge?: Omit<EdgeOptions, "openAi">): OpenAPIHono<E> {
   const app = new OpenAPIHono<E>({ defaultHook: validationHook<E>(openAi) });

@@ -50,6 +50,17 @@ export const orchestratorSettings = {
   claudeBinary: { env: "SERVICE_CLAUDE_BINARY", fileKey: "claude.binary", default: "claude", parse: str(), doc: "agent CLI path" },
   claudeTimeout: { env: "SERVICE_CLAUDE_TIMEOUT", fileKey: "claude.timeout", default: "3600", parse: int(1, 7 * 86400), doc: "max seconds per job" },
   hooksProfile: { env: "HOOKS_PROFILE", fileKey: "agentihooks_profile", default: "coding", parse: str(), doc: "active execution profile of the hooks package" },
+  agentEnv: {
+    env: "SERVICE_AGENT_ENV",
+    fileKey: "claude.agent_env",
+    default: "",
+    defaultDoc: "none",
+    parse: list().refine(
+      (names) => names.every((n) => /^[A-Za-z_][A-Za-z0-9_]*\*?$/.test(n)),
+      "expected comma-separated variable names, each optionally ending in * (a prefix)",
+    ),
+    doc: "more of the service's variables the agent inherits (names, or prefixes ending in `*`), beyond its allowlist; never the service's own secrets",
+  },
   claudeConfigDir: {
     env: "SERVICE_CLAUDE_CONFIG_DIR",
     fileKey: "claude.config_dir",
@@ -449,9 +460,18 @@ export const orchestratorSettings = {
   routerCli: {
     env: "ROUTER_CLI_BINARY",
     fileKey: "router.cli",
-    default: "router-cli",
+    default: undefined,
+    defaultDoc:
+      "the router-cli shipped with the service: beside a compiled service-cli; in a checkout `dist/router-cli` when built, else `bun cli/router-cli.ts`; in the image the compiled one on PATH (start-up logs which)",
     parse: str(),
     doc: "the router-cli the agent's hooks run (`router-cli hook …`)",
+  },
+  recallMaxChars: {
+    env: "ROUTER_RECALL_MAX_CHARS",
+    fileKey: "router.recall_max_chars",
+    default: "2400",
+    parse: int(0, 50_000),
+    doc: "characters of vault notes a job's first turn and a conversation's first turn carry, found by searching the task (0: none); also the budget of the agent's prompt hook",
   },
   dockerRegistry: { env: "DOCKER_REGISTRY", fileKey: null, default: undefined, defaultDoc: "none", parse: str(), doc: "required by the push command" },
   ...edgeSettings("yaml"),

@@ -11,9 +11,12 @@ import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { createFileStore } from "../common/kv/file-store";
 import type { KeyValueStore } from "../common/kv/store";
 import { log } from "../common/logger";
+import { type StoragePath, watchStoragePath } from "../common/storage";
+import { secretsNamed } from "./agent/env";
 import { ROOT_WITHOUT_SANDBOX, rootWithoutSandbox } from "./agent/root-sandbox";
-import { createAgentModeDeps } from "./agent-mode/routes";
-import { createOrchestratorApp, type OrchestratorApp } from "./app";
+import { createAgentModeDeps } from "./agent-mode/deps";
+import { createOrchestratorApp } from "./app";
+import type { OrchestratorApp } from "./app-types";
 import type { OrchestratorConfig } from "./config";
 import { executeJob } from "./execution/execute";
 import type { Executor, ProfileLike } from "./execution/executor";
@@ -28,6 +31,7 @@ import { createEmbeddedQueue, type JobQueue } from "./jobs/queue";
 import { createJobService, type JobService } from "./jobs/service";
 import type { JobStore } from "./jobs/store";
 import { recordJobEnd } from "./loop/job-loop";
+import { defaultRouterCli, routerCliCommand } from "./loop/router-cli";
 import { type ListedProfileCatalog, profileCatalog } from "./profiles/catalog";
 import type { Profile } from "./profiles/profile";
 import { type CompanionSync, createCompanionSync } from "./repos/companions";
@@ -77,6 +81,14 @@ async function openQueue(config: OrchestratorConfig): Promise<JobQueue> {
   });
 }
 
+/** The paths the orchestrator writes to: named by a 507 storage_full and reported by GET /admin/status. */
+export function orchestratorStoragePaths(config: OrchestratorConfig): StoragePath[] {
+  return [
+    { role: "SERVICE_JOBS_DIR", path: jobsDirOf(config) },
+    { role: "state directory", path: config.stateDir },
+  ];
+}
+
 export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyValueStore; store: JobStore }> {
   // Temp files and locks a crashed process left (its pid gone) in the job and key-value folders.
   for (const dir of [jobsDirOf(config), join(config.stateDir, "kv")]) await cleanCrashLeftovers(dir);
@@ -92,9 +104,19 @@ export async function openStores(config: OrchestratorConfig): Promise<{ kv: KeyV
 
 export async function createOrchestratorRuntime(config: OrchestratorConfig): Promise<OrchestratorRuntime> {
   if (rootWithoutSandbox(process.env)) logger.warn(ROOT_WITHOUT_SANDBOX);
+  const named = secretsNamed(config.agentEnv);
+  if (named.length > 0) logger.warn(`SERVICE_AGENT_ENV names ${named.join(", ")}: the service's own secrets never reach the agent; left out`);
+  if (config.routerUrl && config.routerToken) {
+    const cli = config.routerCli ? { command: config.routerCli, why: "ROUTER_CLI_BINARY" } : { command: routerCliCommand(), why: defaultRouterCli().why };
+    const line = `agents' hooks run ${cli.command} (${cli.why}); they feed ${config.routerUrl}`;
+    if (cli.why.startsWith("by name")) logger.warn(line);
+    else logger.info(line);
+  }
   const execution = await jobExecution(config);
   const tracing = createJobTracing(config);
   const { kv, store } = await openStores(config);
+  const storage = orchestratorStoragePaths(config);
+  for (const p of storage) watchStoragePath(p.role, p.path);
   await prepareHooksPackage(config);
   // A broken agent package stops start-up with a message naming the file.
   const agentMode = await createAgentModeDeps(config, kv).catch(async (err) => {
@@ -151,7 +173,18 @@ export async function createOrchestratorRuntime(config: OrchestratorConfig): Pro
       return results;
     },
   };
-  const app = createOrchestratorApp({ config, jobs, jobEvents, jobChanges, profiles: execution.profiles, companions, mcpSessions, agentMode, teamChat });
+  const app = createOrchestratorApp({
+    config,
+    jobs,
+    jobEvents,
+    jobChanges,
+    profiles: execution.profiles,
+    companions,
+    mcpSessions,
+    agentMode,
+    teamChat,
+    storage,
+  });
   return {
     app,
     jobs,

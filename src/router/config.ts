@@ -182,7 +182,8 @@ export const routerSettings = {
   orchestratorUrl: {
     env: "ORCHESTRATOR_URL",
     fileKey: "ORCHESTRATOR_URL",
-    default: "http://127.0.0.1:8200",
+    default: undefined,
+    defaultDoc: "this process's own orchestrator (one-process stack), else `http://127.0.0.1:8200`",
     parse: url(),
     doc: "where /dispatch submits jobs",
   },
@@ -193,7 +194,14 @@ export const routerSettings = {
     defaultDoc: "none",
     parse: str(),
     secret: true,
-    doc: "API key /dispatch sends to the orchestrator",
+    doc: "API key /dispatch sends to the orchestrator; in the one-process stack with ORCHESTRATOR_URL unset, the orchestrator's first `SERVICE_API_KEYS` entry",
+  },
+  dispatchTimeoutMs: {
+    env: "DISPATCH_TIMEOUT_MS",
+    fileKey: "DISPATCH_TIMEOUT_MS",
+    default: "30000",
+    parse: int(100, 600_000),
+    doc: "how long /dispatch waits for the orchestrator to accept the job; past it 504 `orchestrator_timeout`",
   },
   s3Bucket: {
     env: "S3_BUCKET",
@@ -318,3 +326,6 @@ export function loadRouterConfig(env: Record<string, string | undefined>, home: 
     envFile,
   };
 }
+
+/** Where /dispatch goes when ORCHESTRATOR_URL is unset and no orchestrator runs in this process. */
+export const DEFAULT_ORCHESTRATOR_URL = "http://127.0.0.1:8200";

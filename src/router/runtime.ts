@@ -6,19 +6,22 @@ import { join } from "node:path";
 import { cleanCrashLeftovers } from "../common/crash-leftovers";
 import { maskRedisUrl } from "../common/kv/redis-store";
 import { log } from "../common/logger";
-import { createRouterApp, type RouterApp, type RouterDeps } from "./app";
-import type { RouterConfig } from "./config";
+import { watchStoragePath } from "../common/storage";
+import { createRouterApp } from "./app";
+import type { RouterApp, RouterDeps } from "./app-types";
+import { DEFAULT_ORCHESTRATOR_URL, type RouterConfig } from "./config";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
 import { modelRefine } from "./ingest/refine";
 import { type ChatEndpoint, chatBaseUrl, type EmbeddingsEndpoint, embed } from "./llm";
 import { extractTranscripts } from "./markers/extract-on-boot";
 import type { MarkerDeps } from "./markers/marker";
-import { createRouterMcp, type RouterMcp } from "./mcp";
+import { createRouterMcp, type RouterMcp } from "./mcp/listener";
 import { httpReranker, llmReranker, type Reranker } from "./search/rerank";
 import { SignalHub } from "./signals/hub";
 import type { SignalLog } from "./signals/log";
 import { BackgroundIndexer, catchUpIndex } from "./tick/index-refresh";
+import { LostWritesRecovery } from "./tick/lost-writes";
 import { TickQueue } from "./tick/queue";
 import { runTick } from "./tick/run";
 import { TickScheduler } from "./tick/scheduler";
@@ -82,6 +85,9 @@ export function rerankerOf(config: RouterConfig, chatEp: ChatEndpoint | undefine
 export async function createRouterRuntime(config: RouterConfig): Promise<RouterRuntime> {
   await scaffold(config.vault);
   await mkdir(config.dataDir, { recursive: true });
+  // Named by a 507 storage_full when one fills up (GET /health/deep reports both).
+  watchStoragePath("vault", config.vault);
+  watchStoragePath("DATA_DIR", config.dataDir);
   // Temp files and locks a crashed process left (its pid gone): before anything waits on them.
   await cleanCrashLeftovers(config.vault);
   if (!config.dataDir.startsWith(`${config.vault}/`)) await cleanCrashLeftovers(config.dataDir);
@@ -110,6 +116,8 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   const signals = new SignalHub({ journal: join(config.dataDir, "signal-events.jsonl"), log: await redisSignalLog(config) });
   await signals.open();
   const indexer = new BackgroundIndexer({ vault: config.vault, index, embed: embedFn });
+  // A held commit that fails after its answer (a full disk): its notes go back in from their files.
+  const lostWrites = new LostWritesRecovery({ vault: config.vault, index, embed: embedFn });
   // Its last writes may not have committed (INDEX_COMMIT_HOLD_MS): the files are the truth.
   if (index.stoppedUnclean) await catchUpIndex({ vault: config.vault, index, embed: embedFn });
   const markers: MarkerDeps = {
@@ -167,9 +175,14 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
           })
         : vaultBundleStore(config.vault),
       notes: { vault: config.vault, index },
-      orchestratorUrl: config.orchestratorUrl,
-      serviceApiKey: config.serviceApiKey,
-      timeoutMs: 30_000,
+      // Read at each dispatch: the one-process stack fills them in once its orchestrator listens.
+      get orchestratorUrl() {
+        return config.orchestratorUrl ?? DEFAULT_ORCHESTRATOR_URL;
+      },
+      get serviceApiKey() {
+        return config.serviceApiKey;
+      },
+      timeoutMs: config.dispatchTimeoutMs,
     },
     markers,
     ticks,
@@ -218,6 +231,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
       await endStreams();
       await ticks.close();
       await indexer.close();
+      await lostWrites.close();
       await index.close();
     },
   };

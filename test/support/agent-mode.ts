@@ -9,15 +9,17 @@ import { createParser } from "eventsource-parser";
 import { createFileStore } from "../../src/common/kv/file-store";
 import { createRedisStore } from "../../src/common/kv/redis-store";
 import type { KeyValueStore } from "../../src/common/kv/store";
-import { type AgentModeDeps, createAgentModeDeps } from "../../src/orchestrator/agent-mode/routes";
+import { type AgentModeDeps, createAgentModeDeps } from "../../src/orchestrator/agent-mode/deps";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
 import { createCompanionSync } from "../../src/orchestrator/repos/companions";
+import { FAKE_AGENT_ENV } from "./orchestrator-process";
 import { TEST_REDIS_URL } from "./servers";
 
 export const FAKE_CLAUDE = resolve(import.meta.dir, "../fixtures/fake-claude");
 const SCENARIOS_DIR = resolve(import.meta.dir, "../fixtures/claude-stream-json");
 export const KEY = "test-key";
+export { FAKE_AGENT_ENV };
 export const AGENT = "deploy-helper";
 
 export const MANIFEST = `name: ${AGENT}
@@ -104,6 +106,7 @@ export async function startAgentModeServer(o: AgentModeServerOptions): Promise<A
       SERVICE_HUB_URL: o.hubUrl,
       HUB_AGENT: AGENT,
       SERVICE_CLAUDE_BINARY: FAKE_CLAUDE,
+      SERVICE_AGENT_ENV: FAKE_AGENT_ENV,
       SERVICE_CLONE_ROOT: join(o.home, "clones"),
       SERVICE_PACKAGE_DIR: join(o.home, "package"),
       SERVICE_OTEL_ENABLED: "false",

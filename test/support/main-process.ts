@@ -42,15 +42,15 @@ export async function runMain(args: string[], env: Record<string, string>, timeo
   return { code, stdout, stderr };
 }
 
-/** Starts main.ts and resolves once every requested service has logged its address. */
+/** Starts main.ts (or `entry`, e.g. scripts/start.ts) and resolves once every requested service has logged its address. */
 export async function startMain(
   args: string[],
   env: Record<string, string>,
-  opts: { expect?: Array<"router" | "orchestrator">; timeoutMs?: number } = {},
+  opts: { expect?: Array<"router" | "orchestrator">; timeoutMs?: number; entry?: string } = {},
 ): Promise<MainProcess> {
   const home = env.HOME ?? tempDir("home");
   const expect = opts.expect ?? ["router", "orchestrator"];
-  const proc = Bun.spawn(["bun", MAIN, ...args], {
+  const proc = Bun.spawn(["bun", opts.entry ?? MAIN, ...args], {
     cwd: home,
     // SERVICE_ALLOW_LOCAL_REPOS=1: the suites' repositories are local bare repos (file://).
     env: { PATH: process.env.PATH ?? "", HOME: home, PORT_BRAIN_API: "0", PORT_BRAIN_MCP: "0", SERVICE_PORT: "0", SERVICE_ALLOW_LOCAL_REPOS: "1", ...env },

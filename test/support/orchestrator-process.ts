@@ -27,6 +27,9 @@ export interface Orchestrator {
   stop(signal?: NodeJS.Signals): Promise<number>;
 }
 
+/** SERVICE_AGENT_ENV for the fixture agent: its knobs (FAKE_CLAUDE_*) are the operator's additions to the agent's environment. */
+export const FAKE_AGENT_ENV = "FAKE_CLAUDE_*";
+
 export interface OrchestratorOptions {
   env?: Record<string, string>;
   /** Reuse a HOME (and so its jobs directory) from an earlier process. */
@@ -54,6 +57,7 @@ export async function startOrchestrator(opts: OrchestratorOptions = {}): Promise
       SERVICE_OTEL_ENABLED: "false",
       SERVICE_POD_NAME: "pod-test",
       FAKE_CLAUDE_RECORD: agentRecord,
+      SERVICE_AGENT_ENV: FAKE_AGENT_ENV,
       GIT_CONFIG_NOSYSTEM: "1",
       GIT_AUTHOR_NAME: "Test",
       GIT_AUTHOR_EMAIL: "test@example.com",

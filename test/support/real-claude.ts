@@ -1,13 +1,13 @@
 // The real Claude Code CLI (the pinned devDependency) pointed at the fixture Anthropic API:
 // its binary, and the environment it needs to run non-interactively and offline. Found by
-// experiment with 2.1.331: in `-p` mode it needs no onboarding or trust answers; as root it
+// experiment with 2.1.331 and 2.1.332: in `-p` mode it needs no onboarding or trust answers; as root it
 // refuses `--permission-mode bypassPermissions` unless IS_SANDBOX=1.
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./main-process";
 
 /** The version package.json pins; the README names it as the one tested. */
-export const REAL_CLAUDE_VERSION = "2.1.331";
+export const REAL_CLAUDE_VERSION = "2.1.332";
 
 const ROOT = join(import.meta.dir, "..", "..");
 

@@ -61,6 +61,7 @@ export function jobRecord(overrides: Partial<Job> = {}): Job {
     num_turns: null,
     duration_ms: null,
     max_budget_usd: null,
+    recall: [],
     api_retry: null,
     ...overrides,
   };

@@ -6,13 +6,13 @@ import type { Server } from "bun";
 import { createFileStore } from "../../src/common/kv/file-store";
 import { createRedisStore } from "../../src/common/kv/redis-store";
 import type { KeyValueStore } from "../../src/common/kv/store";
-import { type AgentModeDeps, createAgentModeDeps } from "../../src/orchestrator/agent-mode/routes";
+import { type AgentModeDeps, createAgentModeDeps } from "../../src/orchestrator/agent-mode/deps";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
 import { createCompanionSync } from "../../src/orchestrator/repos/companions";
 import { createTeamChatDeps, type TeamChatDeps } from "../../src/orchestrator/routes/teamchat";
 import { APP_ID, APP_PASSWORD, type BotPlatform } from "../fixtures/bot-platform";
-import { AGENT, FAKE_CLAUDE, type KvKind } from "./agent-mode";
+import { AGENT, FAKE_AGENT_ENV, FAKE_CLAUDE, type KvKind } from "./agent-mode";
 import { TEST_REDIS_URL } from "./servers";
 
 export const OWNER = "00000000-0000-4000-8000-00000000a0a0";
@@ -52,6 +52,7 @@ export async function startTeamChatServer(o: TeamChatServerOptions): Promise<Tea
       SERVICE_HUB_URL: o.hubUrl,
       HUB_AGENT: AGENT,
       SERVICE_CLAUDE_BINARY: FAKE_CLAUDE,
+      SERVICE_AGENT_ENV: FAKE_AGENT_ENV,
       SERVICE_CLONE_ROOT: join(o.home, "clones"),
       SERVICE_PACKAGE_DIR: join(o.home, "package"),
       SERVICE_OTEL_ENABLED: "false",

@@ -10,6 +10,7 @@ import { join } from "node:path";
 // node:util's parseEnv reads the same syntax as the dotenv package, without loading it on every hook.
 import { parseEnv } from "node:util";
 import { RouterClient } from "../../../src/router/client";
+import { RECALL_DEFAULTS, type RecallSettings } from "../../../src/router/recall/recall";
 
 /** The fields of Claude Code's hook input that the hooks read (the rest is ignored). */
 export interface HookInput {
@@ -33,6 +34,12 @@ export interface HookSettings {
   minSeverity: string;
   stateDir: string;
   home: string;
+  /** Recall at the prompt (BRAIN_RECALL_ENABLED, BRAIN_RECALL_MAX_CHARS, BRAIN_RECALL_MAX_NOTES, BRAIN_RECALL_MIN_COVERAGE). */
+  recall: RecallSettings & { enabled: boolean };
+  /** The repository the session works in, as a search hint (BRAIN_RECALL_REPO; else the git checkout around cwd). */
+  repoHint?: string;
+  /** Notes the orchestrator chose for a job's or conversation's first turn, for this prompt to carry (BRAIN_RECALL_FILE). */
+  recallFile?: string;
 }
 
 /** The process env first, then ~/.router/.env (as every router-cli command reads them). */
@@ -57,6 +64,14 @@ export async function hookSettings(env: Record<string, string | undefined> = pro
     minSeverity: get("AMYGDALA_MIN_SEVERITY") ?? "high",
     stateDir: get("BRAIN_HOOK_STATE_DIR") ?? join(home, ".router", "sessions"),
     home,
+    recall: {
+      enabled: !/^(0|false|no|off)$/i.test(get("BRAIN_RECALL_ENABLED") ?? "1"),
+      maxChars: num("BRAIN_RECALL_MAX_CHARS", RECALL_DEFAULTS.maxChars, 200, 50_000),
+      maxNotes: num("BRAIN_RECALL_MAX_NOTES", RECALL_DEFAULTS.maxNotes, 0, 10),
+      minCoverage: num("BRAIN_RECALL_MIN_COVERAGE", RECALL_DEFAULTS.minCoverage, 0, 1),
+    },
+    repoHint: env.BRAIN_RECALL_REPO || undefined,
+    recallFile: env.BRAIN_RECALL_FILE || undefined,
   };
 }
 
@@ -76,11 +91,15 @@ export function routerClient(s: HookSettings, deadline: AbortSignal): RouterClie
   return new RouterClient({ baseUrl: s.baseUrl, token: s.token, timeoutMs: s.timeoutMs, signal: deadline });
 }
 
-/** Per-session state: the last signal event seen, how far the transcript was read. */
+/** Per-session state: the last signal event seen, how far the transcript was read, the notes recalled. */
 export interface SessionState {
   signal_cursor?: number;
   transcript_path?: string;
   transcript_offset?: number;
+  /** Keys of the notes already given to the session (recall.ts: a path, or path#entry of a lesson log). */
+  recalled?: string[];
+  /** The BRAIN_RECALL_FILE already carried (a resumed session's prompt does not carry it twice). */
+  recall_file?: string;
 }
 
 const SAFE_ID = /^[A-Za-z0-9_.-]{1,128}$/;

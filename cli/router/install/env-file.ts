@@ -23,7 +23,7 @@ export function clientDefaults(home: string, port: string): Record<string, strin
  * nothing expands `~` in an env file, so it is replaced by the absolute path the hooks can use.
  */
 export function retiredDefaults(home: string): Array<{ key: string; old: string; replacement: string }> {
-  const oldOutbox = ["~", "$HOME", "${HOME}", home].flatMap((h) => [`${h}/.brain/outbox`, `${h}/.brain/outbox/`]);
+  const oldOutbox = ["~", "$HOME", `\${HOME}`, home].flatMap((h) => [`${h}/.brain/outbox`, `${h}/.brain/outbox/`]);
   return [
     { key: "BRAIN_URL", old: "http://localhost:8102", replacement: "http://localhost:8103" },
     { key: "PORT_BRAIN_API", old: "8102", replacement: "8103" },
@@ -59,8 +59,17 @@ export interface Completion {
   migrated: string[];
 }
 
-/** Adds `wanted` keys missing from `current`, migrates retired defaults; never drops a line. */
-export function completeEnv(current: string, wanted: Record<string, string>, retired: ReturnType<typeof retiredDefaults>, stamp: string): Completion {
+/**
+ * Adds `wanted` keys missing from `current`, migrates retired defaults; never drops a line. The
+ * added keys go under a `# added by <by> <stamp>` comment naming what wrote them.
+ */
+export function completeEnv(
+  current: string,
+  wanted: Record<string, string>,
+  retired: ReturnType<typeof retiredDefaults>,
+  stamp: string,
+  by = "router-cli install",
+): Completion {
   const have = parseDotenv(current);
   const migrated: string[] = [];
   let text = current;
@@ -73,7 +82,7 @@ export function completeEnv(current: string, wanted: Record<string, string>, ret
   const added = Object.keys(wanted).filter((k) => have[k] === undefined);
   if (added.length > 0) {
     if (text.length > 0 && !text.endsWith("\n")) text += "\n";
-    text += `# added by router-cli install ${stamp}\n`;
+    text += `# added by ${by} ${stamp}\n`;
     for (const k of added) text += `${k}=${quote(wanted[k]!)}\n`;
   }
   return { text, added, migrated };

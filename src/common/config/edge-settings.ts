@@ -52,7 +52,7 @@ export function edgeSettings(file: "dotenv" | "yaml") {
       fileKey: key("AUTH_FAILURE_LIMIT", "auth_failure_limit"),
       default: "30",
       parse: int(1, 1_000_000),
-      doc: "failed bearer attempts per client address per minute; past it the address gets 429 until the minute is over",
+      doc: "failed bearer attempts per client address per minute; past it that address's refused requests get 429 until the minute is over (a valid token is still served)",
     },
   } satisfies Settings;
 }
@@ -68,7 +68,7 @@ export interface EdgeConfig {
   authFailureLimit: number;
 }
 
-/** The guard and throttle of a service's edge (middleware/stack.ts), from its config. */
+/** The guard and throttle of a service's edge (http/edge.ts), from its config. */
 export function edgeProtection(config: EdgeConfig, credentialed: boolean): { guard: BrowserGuard; throttle: AuthThrottle } {
   return {
     guard: new BrowserGuard({ bindHost: config.host, allowedHosts: config.allowedHosts, corsOrigins: config.corsOrigins, credentialed }),

@@ -1,6 +1,8 @@
 // Failed bearer attempts are limited per client address: past `limit` failures within
-// `windowMs`, every request from that address answers 429 with Retry-After until the window
-// has passed (a right token included, so guessing cannot go on behind the limit).
+// `windowMs`, every refused request from that address answers 429 with Retry-After until the
+// window has passed. The edge consults it only for a request whose token was refused, so a right
+// token from the same address (another client behind the same proxy) is still served; tokens
+// are long random secrets, so the limit is there to bound the noise of a guesser, not its odds.
 import { HttpError } from "../errors";
 
 export interface AuthThrottleOptions {

@@ -32,6 +32,7 @@ export interface AgentMode {
 
 export type AgentModeConfig = Pick<
   OrchestratorConfig,
+  | "agentEnv"
   | "hubUrl"
   | "hubPath"
   | "hubAgent"

@@ -1,5 +1,5 @@
 // The agent CLI's retries of the model API and the refusals retrying cannot fix. Claude Code
-// (tested: 2.1.331) retries a failed request up to 10 times with exponential backoff (minutes in
+// (tested: 2.1.331, 2.1.332) retries a failed request up to 10 times with exponential backoff (minutes in
 // all), printing a `system` line with subtype `api_retry` before each wait; no recording has
 // them. A 401/403 (authentication_failed) is retried too, so a refused key would leave a job
 // `running` for minutes: the run is stopped at the first such line instead (process.ts).
@@ -16,6 +16,9 @@ export interface ApiRetry {
   error: string;
 }
 
+/** A string member as the line has it (the SDK's types name the known values; a line may have others, or none). */
+export const nonEmpty = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
+
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
 /** The retry an event announces, or undefined. */
@@ -26,7 +29,7 @@ export function apiRetryOf(ev: AgentEvent): ApiRetry | undefined {
     max_retries: num(ev.max_retries) ?? 0,
     retry_delay_ms: num(ev.retry_delay_ms) ?? 0,
     error_status: num(ev.error_status) ?? null,
-    error: typeof ev.error === "string" && ev.error !== "" ? ev.error : "unknown",
+    error: nonEmpty(ev.error) ?? "unknown",
   };
 }
 

@@ -11,6 +11,7 @@ const config = (c: Partial<AgentEnvConfig> = {}): AgentEnvConfig => ({
   claudeHomeDir: "/home/agent",
   home: "/home/agent",
   claudeConfigDir: none,
+  agentEnv: [],
   ...c,
 });
 
@@ -62,5 +63,33 @@ describe("buildAgentEnv (spec: Authentication, job environment)", () => {
     expect(env).toMatchObject({ HOME: "/home/agent", CLAUDE_CONFIG_DIR: "/cfg", OTEL_LOGS_EXPORTER: "otlp" });
     const oauth = buildAgentEnv({ base: {}, config: config({ modelOauthToken: "o" }), extra: { ANTHROPIC_AUTH_TOKEN: "sneaky" } });
     expect(oauth.ANTHROPIC_AUTH_TOKEN).toBeUndefined();
+  });
+
+  it("hands on only its allowlist of the service's environment, plus the names SERVICE_AGENT_ENV adds", () => {
+    const base = {
+      PATH: "/bin",
+      TERM: "xterm",
+      TMPDIR: "/tmp/x",
+      LANG: "C.UTF-8",
+      LC_ALL: "C.UTF-8",
+      IS_SANDBOX: "1",
+      ANTHROPIC_API_KEY: "sk-ant",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      AWS_SECRET_ACCESS_KEY: "aws",
+      OPENAI_API_KEY: "oai",
+      PGPASSWORD: "pg",
+      MYAPP_DEBUG: "1",
+      MYAPP_MODE: "x",
+      SOME_TOOL_HOME: "/opt/tool",
+    };
+    const plain = buildAgentEnv({ base, config: config() });
+    expect(Object.keys(plain).sort()).toEqual(
+      ["ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "HOME", "IS_SANDBOX", "LANG", "LC_ALL", "PATH", "TERM", "TMPDIR"].sort(),
+    );
+    const added = buildAgentEnv({ base, config: config({ agentEnv: ["MYAPP_*", "SOME_TOOL_HOME", "KB_ROUTER_TOKEN"] }) });
+    expect(added).toMatchObject({ MYAPP_DEBUG: "1", MYAPP_MODE: "x", SOME_TOOL_HOME: "/opt/tool" });
+    expect(added.AWS_SECRET_ACCESS_KEY).toBeUndefined();
+    // A secret of the service never passes, even named.
+    expect(buildAgentEnv({ base: { KB_ROUTER_TOKEN: "t" }, config: config({ agentEnv: ["KB_ROUTER_TOKEN", "KB_*"] }) }).KB_ROUTER_TOKEN).toBeUndefined();
   });
 });

@@ -2,7 +2,7 @@
 // process ended. Failure is decided by the result line's `is_error` (the subtype is only
 // informative: an auth failure arrives as subtype "success" with is_error true), by a missing
 // result line, by the exit status, and by cancel or timeout.
-import { type ApiRetry, apiRetryOf, isUnrecoverable, unrecoverableText } from "./api-retry";
+import { type ApiRetry, apiRetryOf, isUnrecoverable, nonEmpty, unrecoverableText } from "./api-retry";
 import { ROOT_REFUSAL, ROOT_WITHOUT_SANDBOX } from "./root-sandbox";
 import type { AgentEvent, ContentBlock, Usage } from "./stream-json";
 
@@ -52,8 +52,22 @@ function toTokenUsage(u: Usage | undefined): TokenUsage | undefined {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
+const USAGE_KEYS = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"] as const;
+
+/** Two result lines' usage, added up (the token counts; other members are not summed). */
+export function addUsage(a: Usage | undefined, b: Usage): Usage {
+  const sum: Usage = {};
+  for (const k of USAGE_KEYS) {
+    const x = a?.[k];
+    const y = b[k];
+    const add = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+    if (typeof x === "number" || typeof y === "number") sum[k] = add(x) + add(y);
+  }
+  return sum;
+}
+
 const textOf = (content: ContentBlock[]): string | undefined => {
-  const texts = content.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text as string);
+  const texts = content.flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : []));
   return texts.length > 0 ? texts[texts.length - 1] : undefined;
 };
 
@@ -68,7 +82,11 @@ export interface ProcessEnd {
 
 export class OutcomeCollector {
   private sessionId: string | undefined;
+  /** The last result line: a run with a background sub-agent has one more, for its follow-up turn. */
   private result: Extract<AgentEvent, { type: "result" }> | undefined;
+  /** Usage and turns summed over the result lines (each counts its own turn). */
+  private usage: Usage | undefined;
+  private turns: number | undefined;
   private lastText: string | undefined;
   private apiError: string | undefined;
   private lastRetry: ApiRetry | undefined;
@@ -92,11 +110,13 @@ export class OutcomeCollector {
         break;
       }
       case "assistant":
-        if (typeof ev.error === "string" && ev.error !== "") this.apiError ??= ev.error;
+        this.apiError ??= nonEmpty(ev.error);
         if (ev.parent_tool_use_id === null) this.lastText = textOf(ev.message.content) ?? this.lastText;
         break;
       case "result":
         this.result = ev;
+        if (ev.usage) this.usage = addUsage(this.usage, ev.usage);
+        if (ev.num_turns !== undefined) this.turns = (this.turns ?? 0) + ev.num_turns;
         if (typeof ev.session_id === "string") this.sessionId = ev.session_id;
         break;
     }
@@ -115,9 +135,10 @@ export class OutcomeCollector {
       isError: r?.is_error ?? false,
       subtype: r?.subtype,
       errors: r?.errors ?? [],
-      usage: toTokenUsage(r?.usage),
+      usage: toTokenUsage(this.usage),
+      // The CLI's total_cost_usd is the run's running total: the last one is the run's cost.
       costUsd: r?.total_cost_usd,
-      numTurns: r?.num_turns,
+      numTurns: this.turns,
       stderrTail: end.stderrTail,
       garbageLines: this.garbageLines,
     };

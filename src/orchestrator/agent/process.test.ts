@@ -256,8 +256,8 @@ describe("startAgent", () => {
     const run = startAgent({ ...opts, args: { ...opts.args, includePartialMessages: true }, env: { ...opts.env, FAKE_CLAUDE_SCENARIO: file } });
     const thinking: string[] = [];
     for await (const ev of run.events()) {
-      if (ev.type === "stream_event" && (ev.event.delta as { type?: string } | undefined)?.type === "thinking_delta") {
-        thinking.push((ev.event.delta as { thinking: string }).thinking);
+      if (ev.type === "stream_event" && ev.event.type === "content_block_delta" && ev.event.delta.type === "thinking_delta") {
+        thinking.push(ev.event.delta.thinking);
       }
     }
     expect(thinking).toEqual(Array.from({ length: n }, (_, i) => `${i} "q" \\ é 🎉\n`));

@@ -63,6 +63,11 @@ export interface AgentRun {
   batches(): AsyncGenerator<AgentEvent[]>;
   /** Resolves when the process has exited and its output is read. */
   wait(): Promise<AgentOutcome>;
+  /**
+   * Resolves as soon as the agent process itself has exited, whether or not its output has been
+   * read (what holds a conversation's turn is the process, not the reading of its output).
+   */
+  readonly exited: Promise<void>;
   /** SIGTERM now, SIGKILL after the grace period if it is still alive. Idempotent. */
   cancel(): void;
 }
@@ -103,6 +108,7 @@ type AgentProcess = Subprocess<"pipe" | "ignore", "pipe", "pipe">;
 
 class Run implements AgentRun {
   readonly pid: number;
+  readonly exited: Promise<void>;
   private readonly lines: AsyncGenerator<string[]>;
   private readonly collector: OutcomeCollector;
   private readonly stderr: Promise<string>;
@@ -126,6 +132,10 @@ class Run implements AgentRun {
     private readonly pipe: StdoutPipe | undefined,
   ) {
     this.pid = proc.pid;
+    this.exited = proc.exited.then(
+      () => {},
+      () => {},
+    );
     this.lines = readLineBatches(pipe ? pipe.stream : proc.stdout, { gatherMs: opts.readGatherMs ?? READ_GATHER_MS });
     this.collector = new OutcomeCollector(opts.args.resume ?? opts.args.sessionId);
     this.stderr = tail(proc.stderr, STDERR_TAIL_BYTES);

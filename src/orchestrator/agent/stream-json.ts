@@ -2,70 +2,64 @@
 // jobs read the result and usage, the chat stream (a later module) maps stream_event deltas
 // to chunks; neither mapping lives here. Unknown types and garbage never throw.
 
-export interface Usage {
-  input_tokens?: number;
-  output_tokens?: number;
-  cache_creation_input_tokens?: number;
-  cache_read_input_tokens?: number;
-  [key: string]: unknown;
-}
+import type {
+  SDKAssistantMessage,
+  SDKMessage,
+  SDKPartialAssistantMessage,
+  SDKRateLimitEvent,
+  SDKResultMessage,
+  SDKUserMessage,
+} from "@anthropic-ai/claude-agent-sdk";
 
-/** text, thinking, tool_use, tool_result, … — the members beyond `type` vary by kind. */
-export interface ContentBlock {
-  type: string;
-  [key: string]: unknown;
-}
+// The lines are typed with the Agent SDK's message types (the CLI prints exactly those), read
+// leniently: the parser checks only what it needs (the type, a message's content list, a stream
+// event's type) and normalises the result line's numbers, so members may still be absent.
 
-interface Common {
-  session_id?: string;
-  uuid?: string;
-  [key: string]: unknown;
-}
+/** Token counts of a result line or a message; any of them may be missing from a line. */
+export type Usage = Partial<SDKResultMessage["usage"]>;
 
-/** init (cwd, model, tools, …), hook_started, hook_response, compact_boundary, … */
-export interface SystemEvent extends Common {
-  type: "system";
-  subtype: string;
+/** text, thinking, tool_use, … of an assistant message. */
+export type ContentBlock = SDKAssistantMessage["message"]["content"][number];
+
+/** init, status, api_retry, task_*, hook_*, … (the CLI adds subtypes over time: match on subtype). */
+export type SystemEvent = Extract<SDKMessage, { type: "system" }>;
+
+/** Where a cut stream's message_stop says the CLI threw the blocks away (not in the SDK's types yet). */
+export interface AbandonedBlocks {
+  api_message_id?: string;
+  /** The first abandoned block: it and every later block of the message. */
+  from_block_index: number;
 }
 
 /** One raw Messages-API streaming event (only with --include-partial-messages). */
-export interface StreamEventLine extends Common {
-  type: "stream_event";
-  event: { type: string; [key: string]: unknown };
-  /** Set when the event belongs to a sub-agent started by the Task tool. */
+export type StreamEventLine = SDKPartialAssistantMessage & {
+  /** Set when the event belongs to a sub-agent started by the Agent/Task tool. */
   parent_tool_use_id: string | null;
-}
+  /** On the message_stop that ends a message cut mid-stream (Claude Code 2.1.33x). */
+  abandoned_blocks?: AbandonedBlocks;
+};
 
-export interface AssistantEvent extends Common {
-  type: "assistant";
-  message: { id?: string; model?: string; role?: string; content: ContentBlock[]; usage?: Usage; [key: string]: unknown };
-  parent_tool_use_id: string | null;
-  /** e.g. "authentication_failed" on an API error frame. */
-  error?: string;
-}
+export type AssistantEvent = SDKAssistantMessage;
 
-export interface UserEvent extends Common {
-  type: "user";
-  message: { role?: string; content: string | ContentBlock[]; [key: string]: unknown };
-  parent_tool_use_id: string | null;
-}
+export type UserEvent = SDKUserMessage;
 
-export interface ResultEvent extends Common {
-  type: "result";
-  /** success, error_max_turns, error_during_execution, … — informative only: failure is `is_error`. */
-  subtype: string;
-  is_error: boolean;
-  result?: string;
-  errors?: string[];
-  usage?: Usage;
-  total_cost_usd?: number;
-  num_turns?: number;
-  duration_ms?: number;
-}
+type ResultFields = "result" | "errors" | "usage" | "total_cost_usd" | "num_turns" | "duration_ms";
+/** A result line as the parser leaves it: its numbers checked, each member absent when the line had none. */
+type NormalisedResult<T> = T extends unknown
+  ? Omit<T, ResultFields> & {
+      result?: string;
+      errors?: string[];
+      usage?: Usage;
+      total_cost_usd?: number;
+      num_turns?: number;
+      duration_ms?: number;
+    }
+  : never;
 
-export interface RateLimitEvent extends Common {
-  type: "rate_limit_event";
-}
+/** success, error_max_turns, error_during_execution, … — failure is `is_error`, the subtype only informs. */
+export type ResultEvent = NormalisedResult<SDKResultMessage>;
+
+export type RateLimitEvent = SDKRateLimitEvent;
 
 /** A JSON object whose `type` we do not know, or a known type in a shape we do not expect. */
 export interface UnknownEvent {
@@ -104,13 +98,15 @@ function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
   const unknown: UnknownEvent = { type: "unknown", original_type: type, raw: o };
   switch (type) {
     case "system":
-      return typeof o.subtype === "string" ? (o as SystemEvent) : unknown;
+      return typeof o.subtype === "string" ? (o as unknown as SystemEvent) : unknown;
     case "stream_event":
-      return isObject(o.event) && typeof o.event.type === "string" ? (withParent(o) as StreamEventLine) : unknown;
+      return isObject(o.event) && typeof o.event.type === "string" ? (withParent(o) as unknown as StreamEventLine) : unknown;
     case "assistant":
-      return isObject(o.message) && Array.isArray(o.message.content) ? (withParent(o) as AssistantEvent) : unknown;
+      return isObject(o.message) && Array.isArray(o.message.content) ? (withParent(o) as unknown as AssistantEvent) : unknown;
     case "user":
-      return isObject(o.message) && (typeof o.message.content === "string" || Array.isArray(o.message.content)) ? (withParent(o) as UserEvent) : unknown;
+      return isObject(o.message) && (typeof o.message.content === "string" || Array.isArray(o.message.content))
+        ? (withParent(o) as unknown as UserEvent)
+        : unknown;
     case "result": {
       if (typeof o.subtype !== "string") return unknown;
       const errors = Array.isArray(o.errors) ? o.errors.map(String) : undefined;
@@ -125,10 +121,10 @@ function toEvent(o: Record<string, unknown>, type: string): AgentEvent {
         // odd field must not make the record unreadable (a `wait` would never see it finish).
         num_turns: count(o.num_turns),
         duration_ms: count(o.duration_ms),
-      } as ResultEvent;
+      } as unknown as ResultEvent;
     }
     case "rate_limit_event":
-      return o as RateLimitEvent;
+      return o as unknown as RateLimitEvent;
     default:
       return unknown;
   }

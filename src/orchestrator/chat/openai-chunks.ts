@@ -144,7 +144,7 @@ export function renderChunk(ctx: ChunkContext, ev: TurnEvent, v: Visibility): Ch
       // Legacy assistant text (the result line's text, nothing streamed) carries no type member.
       return ev.legacy ? chunk(ctx, { content: ev.text }) : chunk(ctx, { content: ev.text }, { x_service_event_type: "final" });
     case "status":
-      return chunk(ctx, { content: `\n_${ev.message}_\n` }, { x_service_event_type: "status", x_service_status: ev.code, x_service_retry: ev.retry });
+      return chunk(ctx, { content: `\n_${ev.message}_\n\n` }, { x_service_event_type: "status", x_service_status: ev.code, x_service_retry: ev.retry });
     case "error":
       return errorChunk(ctx, ev.code, ev.message);
     case "usage":

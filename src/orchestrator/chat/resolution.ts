@@ -47,7 +47,10 @@ export interface Conversation {
 const clean = (v: unknown): string | undefined => {
   if (typeof v !== "string") return undefined;
   const t = v.trim();
-  return t === "" ? undefined : t.slice(0, MAX_ID);
+  if (t === "") return undefined;
+  // Cut to MAX_ID, never between the halves of a surrogate pair.
+  const end = t.length > MAX_ID && /[\uD800-\uDBFF]/.test(t[MAX_ID - 1]!) ? MAX_ID - 1 : MAX_ID;
+  return t.slice(0, end);
 };
 
 /** A key segment: ':' and control characters escaped so segments never run into each other. */

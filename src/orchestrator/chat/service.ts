@@ -13,7 +13,7 @@ import { buildAgentEnv } from "../agent/env";
 import type { AgentOutcome } from "../agent/outcome";
 import { type AgentRun, AgentSpawnError, startAgent } from "../agent/process";
 import type { OrchestratorConfig } from "../config";
-import { writeLoopSettings } from "../loop/job-loop";
+import { hookFailure, recallForTask, writeLoopSettings } from "../loop/job-loop";
 import { telemetryEnv } from "../telemetry/otel-env";
 import { transcriptPath } from "../telemetry/transcript";
 import { clientTask, TASK_SYSTEM_PROMPT } from "./client-tasks";
@@ -54,6 +54,7 @@ export type ChatConfig = Pick<
   | "modelOauthToken"
   | "modelAuthToken"
   | "modelBaseUrl"
+  | "agentEnv"
   | "claudeHomeDir"
   | "home"
   | "claudeConfigDir"
@@ -68,7 +69,7 @@ export type ChatConfig = Pick<
   | "taskModel"
 > &
   // The loop (issue 16): set, turns run with brain-stack's hooks (loop/job-loop.ts).
-  Partial<Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli">>;
+  Partial<Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli" | "recallMaxChars">>;
 
 export interface ChatServiceDeps {
   agent: ChatAgent;
@@ -289,7 +290,8 @@ export class ChatService {
         `session=${sessionId} ${resumed ? "resume" : opening ? "new (opening message)" : "new"}${req.correlationId ? ` correlation=${req.correlationId}` : ""}` +
         `${caller ? ` caller=${caller}` : ""}`,
     );
-    const loop = await this.loopSettings();
+    // A conversation's first turn also carries the vault's notes that bear on its opening message.
+    const loop = await this.loopSettings(resumed ? undefined : lastText);
     if (this.deps.beforeTurn) {
       try {
         await this.deps.beforeTurn();
@@ -325,14 +327,18 @@ export class ChatService {
    * The turn's hooks settings, with a token minted for this turn (undefined when no router is
    * known, or when they could not be written: the turn then runs without the hooks).
    */
-  private async loopSettings(): Promise<{ path: string; remove: () => Promise<void> } | undefined> {
-    const { routerUrl, routerToken, routerCli, stateDir, claudeTimeout } = this.deps.config;
-    if (!routerUrl || !routerToken || !routerCli || !stateDir) return undefined;
+  private async loopSettings(task?: string): Promise<{ path: string; remove: () => Promise<void> } | undefined> {
+    const { routerUrl, routerToken, routerCli, recallMaxChars, stateDir, claudeTimeout } = this.deps.config;
+    if (!routerUrl || !routerToken || !stateDir) return undefined;
     const turn = randomUUID();
-    return writeLoopSettings({ routerUrl, routerToken, routerCli, stateDir }, `agent-${this.deps.agent.agentId}-${turn}`, {
-      sub: `turn:${this.deps.agent.agentId}:${turn}`,
-      timeoutSeconds: claudeTimeout,
-    }).catch((err) => {
+    const loop = { routerUrl, routerToken, routerCli, recallMaxChars, stateDir };
+    const recalled = task ? await recallForTask(loop, { task, what: `agent ${this.deps.agent.agentId} first turn` }) : {};
+    return writeLoopSettings(
+      loop,
+      `agent-${this.deps.agent.agentId}-${turn}`,
+      { sub: `turn:${this.deps.agent.agentId}:${turn}`, timeoutSeconds: claudeTimeout },
+      recalled,
+    ).catch((err) => {
       logger.warn(`the loop's settings were not written (the turn runs without the hooks): ${(err as Error).message}`);
       return undefined;
     });
@@ -376,22 +382,38 @@ export class ChatService {
     const runs = this.runs;
     const { info, release, storeSession } = t;
     const live = t.visibility.live_text && t.visibility.show_text;
+    // A result line means the CLI has the session: it is mapped at once, so the next turn resumes it.
+    let stored: Promise<void> | undefined;
+    const store = (sessionId: string) => {
+      if (storeSession === undefined || stored) return;
+      stored = sessions.set(storeSession, sessionId).catch((err: Error) => {
+        logger.error(`could not store the session of ${storeSession}: ${err.message}`);
+      });
+    };
+    // Issue 36 part 4: the conversation is free the moment its agent has exited, not when the
+    // response has been written out (a client that stopped reading, or aborted and resends at
+    // once, must not meet a turn that is over). Its session is stored first.
+    void run.exited.then(async () => {
+      await stored;
+      release();
+    });
     const batches = (async function* (): AsyncGenerator<TurnEvent[]> {
       const mapper = new TurnMapper({ live });
       let outcome: AgentOutcome | undefined;
       try {
         for await (const lines of run.batches()) {
           const out: TurnEvent[] = [];
-          for (const ev of lines) mapper.push(ev, out);
+          for (const ev of lines) {
+            if (ev.type === "result") store(typeof ev.session_id === "string" ? ev.session_id : info.sessionId);
+            const failed = hookFailure(ev);
+            if (failed) logger.warn(`chat turn session=${info.sessionId}: ${failed}`);
+            mapper.push(ev, out);
+          }
           if (out.length > 0) yield out;
         }
         outcome = await run.wait();
-        // A result line means the CLI has the session; store it so the next turn resumes it.
-        if (storeSession !== undefined && outcome.subtype !== undefined) {
-          await sessions.set(storeSession, outcome.sessionId ?? info.sessionId).catch((err: Error) => {
-            logger.error(`could not store the session of ${storeSession}: ${err.message}`);
-          });
-        }
+        if (outcome.subtype !== undefined) store(outcome.sessionId ?? info.sessionId);
+        await stored;
         const last = mapper.end(outcome);
         if (last.length > 0) yield last;
       } finally {
@@ -401,6 +423,7 @@ export class ChatService {
           await run.wait().catch(() => undefined);
         }
         runs.delete(run);
+        await stored;
         release();
         if (outcome?.failed)
           logger.warn(`chat turn ${info.task ? `(client task ${info.task})` : `conv_key=${info.conversation.convKey}`} failed: ${outcome.error}`);

@@ -182,6 +182,10 @@
         " ",
         h("span", { class: "mono small" }, j.id),
         h("p", {}, j.task),
+        // The vault's notes the agent's first turn was given.
+        j.recall?.length
+          ? h("p", { class: "small", id: "job-recall" }, h("b", {}, "Recalled "), j.recall.map((n) => `${n.kind}: ${n.path}`).join(" · "))
+          : null,
         j.error ? h("p", { class: "error-box" }, j.error) : null,
       ].filter(Boolean),
     );

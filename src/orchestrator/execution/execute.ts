@@ -17,7 +17,7 @@ import { type AgentRun, startAgent } from "../agent/process";
 import { chooseSession } from "../agent/session";
 import type { AgentEvent } from "../agent/stream-json";
 import type { OrchestratorConfig } from "../config";
-import { writeLoopSettings } from "../loop/job-loop";
+import { hookFailure, recallForTask, repoName, writeLoopSettings } from "../loop/job-loop";
 import type { Profile } from "../profiles/profile";
 import { type CachedRepo, ensureClone } from "../repos/clone-cache";
 import { gitAuthFor, resolveGitCredentials } from "../repos/credentials";
@@ -38,8 +38,14 @@ export interface ExecuteJobInput {
   config: OrchestratorConfig;
   /** Aborting cancels the job: SIGTERM to the agent, SIGKILL after killGraceMs. */
   signal: AbortSignal;
-  /** Once the agent process runs. */
-  onStarted?: (info: { pid: number; session_id: string; worktree?: string; branch?: string }) => void;
+  /** Once the agent process runs; `recall`: the vault's notes its first turn carries. */
+  onStarted?: (info: {
+    pid: number;
+    session_id: string;
+    worktree?: string;
+    branch?: string;
+    recall: Array<{ path: string; title: string; kind: string }>;
+  }) => void;
   /** Every agent event, as it arrives. */
   onEvent?: (event: AgentEvent) => void;
   /** The agent retries the model API (an api_retry line); null once the API answered again. */
@@ -122,7 +128,10 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
     });
     const timeoutMs = (profile.timeout_seconds ?? config.claudeTimeout) * 1000;
     // The loop (issue 16): brain-stack's hooks in a settings file of the job's own.
-    loopSettings = await writeLoopSettings(config, `job-${job.id}`, { sub: `job:${job.id}`, timeoutSeconds: timeoutMs / 1000 });
+    // Its first turn carries the vault's notes that bear on the task and the repository (issue 35).
+    const recalled = await recallForTask(config, { task: job.task, repo: repoName(job.repo_url), what: `job ${job.id}` });
+    if (signal.aborted) return cancelled();
+    loopSettings = await writeLoopSettings(config, `job-${job.id}`, { sub: `job:${job.id}`, timeoutSeconds: timeoutMs / 1000 }, recalled);
     run = startAgent({
       binary: config.claudeBinary,
       args: {
@@ -145,7 +154,13 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
     });
     logger.info(`job ${job.id}: agent pid ${run.pid} started in ${cwd} (profile ${profile.name}, model ${profile.model})`);
     try {
-      input.onStarted?.({ pid: run.pid, session_id: session.sessionId, worktree: worktree?.path, branch });
+      input.onStarted?.({
+        pid: run.pid,
+        session_id: session.sessionId,
+        worktree: worktree?.path,
+        branch,
+        recall: loopSettings ? (recalled.chosen?.notes ?? []).map((n) => ({ path: n.path, title: n.title, kind: n.kind })) : [],
+      });
     } catch (err) {
       logger.error(`job ${job.id}: onStarted threw:`, err);
     }
@@ -154,6 +169,8 @@ export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResul
     for await (const batch of run.batches()) {
       for (const ev of batch) {
         try {
+          const failed = hookFailure(ev);
+          if (failed) logger.warn(`job ${job.id}: ${failed}`);
           const retry = apiRetryOf(ev);
           if (retry && !isUnrecoverable(retry)) {
             retrying = true;

@@ -47,17 +47,28 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
     socket: { connectTimeout: 5_000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 2_000) },
   });
   let outage = false;
+  const resetListeners: Array<() => void> = [];
+  const reset = (why: string) => {
+    logger.info(`${why}: queued jobs are checked against their records now`);
+    for (const l of resetListeners) l();
+  };
   raw.on("error", (err: Error) => {
     if (!outage) logger.warn(`queue connection to Redis (${where}) lost: ${err.message}; reconnecting`);
     outage = true;
   });
   raw.on("ready", () => {
-    if (outage) logger.info(`queue connection to Redis (${where}) is back`);
+    if (!outage) return;
     outage = false;
+    // It may have come back without its data (no persistence): this pod's heartbeat first, then
+    // every queued job whose entry is gone is queued again from its record.
+    void beat(true);
   });
   const connection = createNodeRedisClient(raw);
   const prefix = `${opts.keyPrefix}:bull`;
   const heartbeatKey = (pod: string) => `${opts.keyPrefix}:pods:${pod}`;
+  /** Set once by the first pod and never removed: found missing, Redis lost its data without this pod seeing it go. */
+  const presentKey = `${opts.keyPrefix}:queue:present`;
+  let beats = 0;
   const cancelChannel = `${opts.keyPrefix}:jobs:cancel`;
 
   const queue = new Queue(QUEUE_NAME, { connection, prefix });
@@ -72,10 +83,15 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
     raw.isReady ? withDeadline(p(), COMMAND_TIMEOUT_MS, `Redis (${where}) ${what}`) : Promise.reject(new Error(`Redis (${where}) is not connected (${what})`));
 
   // --- heartbeat: "this pod is alive", for deciding whether a running job has lost its owner
-  const beat = () =>
-    timed("the heartbeat", () => raw.set(heartbeatKey(opts.podName), new Date().toISOString(), { expiration: { type: "PX", value: opts.lockMs } })).catch(
-      (err: Error) => logger.debug(`heartbeat: ${err.message}`),
-    );
+  // `back`: the connection has just come back from an outage (reset whatever Redis holds).
+  const beat = (back = false) =>
+    timed("the heartbeat", async () => {
+      await raw.set(heartbeatKey(opts.podName), new Date().toISOString(), { expiration: { type: "PX", value: opts.lockMs } });
+      const created = (await raw.set(presentKey, new Date().toISOString(), { condition: "NX" })) !== null;
+      const first = beats++ === 0;
+      if (back) reset(`queue connection to Redis (${where}) is back`);
+      else if (created && !first) reset(`Redis (${where}) lost its data`);
+    }).catch((err: Error) => logger.debug(`heartbeat: ${err.message}`));
   const heartbeat = setInterval(() => void beat(), Math.max(50, Math.floor(opts.lockMs / 3)));
   heartbeat.unref?.();
 
@@ -162,6 +178,7 @@ export function createBullQueue(opts: BullQueueOptions): JobQueue {
     },
     onCancel: (l) => void cancelListeners.push(l),
     onStalled: (l) => void stalledListeners.push(l),
+    onReset: (l) => void resetListeners.push(l),
     async podAlive(name) {
       if (name === opts.podName) return true;
       return (await timed("a heartbeat", () => raw.exists(heartbeatKey(name)))) === 1;

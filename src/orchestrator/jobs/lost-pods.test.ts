@@ -61,6 +61,7 @@ function runningOn(pod: string): Job {
     updated_at: at,
     usage: null,
     cost_usd: null,
+    recall: [],
     api_retry: null,
     total_cost_usd: null,
     num_turns: null,

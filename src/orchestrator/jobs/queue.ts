@@ -34,6 +34,11 @@ export interface JobQueue {
   onCancel(listener: (id: string) => void): void;
   /** Called with the ids of jobs whose process stopped renewing its hold on them (BullMQ stalled jobs). */
   onStalled(listener: (id: string) => void): void;
+  /**
+   * Called when the queue may have lost its entries: its Redis came back after an outage, or
+   * was found emptied (a restart without persistence). The service reconciles at once.
+   */
+  onReset(listener: () => void): void;
   /** Whether pod `name` has shown signs of life lately (its heartbeat); the embedded queue knows only itself. */
   podAlive(name: string): Promise<boolean>;
   close(): Promise<void>;
@@ -86,6 +91,7 @@ export function createEmbeddedQueue(opts: { podName: string; maxParallel: number
     broadcastCancel: async () => {},
     onCancel: () => {},
     onStalled: () => {},
+    onReset: () => {},
     podAlive: async (name) => name === opts.podName,
     async close() {
       closed = true;

@@ -24,6 +24,14 @@ const ApiRetry = z
   })
   .openapi("ApiRetry");
 
+const RecalledNote = z
+  .object({
+    path: z.string().openapi({ description: "vault path (GET /notes/{path}, `router-cli get`)", example: "left/reference/lessons-2026-09-03.md" }),
+    title: z.string().openapi({ example: "Lessons 2026-09-03" }),
+    kind: z.enum(["lesson", "decision", "note"]),
+  })
+  .openapi("RecalledNote");
+
 const timestamp = z.string().openapi({ format: "date-time", example: "2025-01-01T12:00:00.000Z" });
 
 export const Job = z
@@ -68,6 +76,14 @@ export const Job = z
       .nullable()
       .default(null)
       .openapi({ description: "The spending cap the job runs with (its own, else its profile's); null = none", example: 2 }),
+    recall: z
+      .array(RecalledNote)
+      .default([])
+      .openapi({
+        description:
+          "The vault's notes the agent's first turn was given, found by searching the task and the repository's name (ROUTER_RECALL_MAX_CHARS); " +
+          "set when the agent starts; empty when none bore on the task or no router is known",
+      }),
     api_retry: ApiRetry.nullable()
       .default(null)
       .openapi({ description: "Set while the agent retries the model API (its last retry); null once the API answered again" }),

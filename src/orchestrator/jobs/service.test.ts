@@ -53,6 +53,7 @@ function storedJob(id: string, fields: Partial<Job>): Job {
     num_turns: null,
     duration_ms: null,
     max_budget_usd: null,
+    recall: [],
     api_retry: null,
     ...fields,
   };
@@ -95,6 +96,7 @@ describe("submit", () => {
         "num_turns",
         "duration_ms",
         "max_budget_usd",
+        "recall",
         "api_retry",
       ].sort(),
     );

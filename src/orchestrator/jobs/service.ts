@@ -6,6 +6,7 @@
 import { DomainError } from "../../common/domain-error";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
+import { isStorageFull, storageFullError } from "../../common/storage";
 import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
 import type { JobChangeFeed } from "./changes";
@@ -119,6 +120,13 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   const finishedHere: Record<FinalStatus, number> = { succeeded: 0, failed: 0, cancelled: 0 };
   /** Recorded jobs the queue did not take (Redis down): added again every watch until it does. */
   const unqueued = new Set<string>();
+  /** Jobs taken from the queue whose start could not be recorded (a full disk): queued again every watch. */
+  const unstarted = new Set<string>();
+  /**
+   * Jobs whose agent has exited but whose end could not be recorded (a full disk): the end is
+   * written again every watch until the store takes it, and readers here see it meanwhile.
+   */
+  const unrecorded = new Map<string, { change: (job: Job) => Job | null; job: Job }>();
   const drainsHere = new Set<symbol>(); // drains under way in this process
   let drainingFlag = false; // the flag in the store (set by service-cli drain), re-read every watchMs
   let closed = false;
@@ -204,7 +212,15 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     if (profile === undefined) {
       return mutate(id, (j) => finish(j, "failed", { error: `profile ${queued.profile} no longer exists (GET /profiles lists them)` }));
     }
-    const started = await mutate(id, (j) => (j.status === "queued" ? { ...j, status: "running", started_at: iso(), pod_name: pod } : null));
+    let started: Job | null;
+    try {
+      started = await mutate(id, (j) => (j.status === "queued" ? { ...j, status: "running", started_at: iso(), pod_name: pod } : null));
+    } catch (err) {
+      // Not recorded as started, so not run: back to the queue (the next watch), never dropped.
+      if (!unstarted.has(id)) logger.warn(`job ${id}: its start could not be recorded (${(err as Error).message}); it goes back to the queue`);
+      unstarted.add(id);
+      return null;
+    }
     if (started === null || started.status !== "running" || started.pod_name !== pod) return null;
 
     // Stopped (close, cancel) before the agent was spawned: nothing to run.
@@ -216,8 +232,38 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       ? { status: "cancelled", exit_code: null, output: "" }
       : await runAgent(started, profile, entry.controller.signal, recorder?.push);
     const totals = await recorder?.finish(result);
-    return mutate(id, (j) => withResult(totals ? { ...j, ...progressFields(j, totals) } : j, result, entry.abortedFor, iso()));
+    const end = (j: Job) => withResult(totals ? { ...j, ...progressFields(j, totals) } : j, result, entry.abortedFor, iso());
+    try {
+      return await mutate(id, end);
+    } catch (err) {
+      // The agent has exited: its end is kept here and written as soon as the store takes it.
+      logger.warn(`job ${id}: its end could not be recorded (${(err as Error).message}); it is written as soon as the store takes it`);
+      const job = end(started);
+      unrecorded.set(id, { change: end, job });
+      return job;
+    }
   }
+
+  /** Writes the ends that could not be recorded, and queues again the jobs whose start could not be. */
+  async function retryUnrecorded(): Promise<void> {
+    for (const [id, { change }] of unrecorded) {
+      try {
+        const written = await mutate(id, (j) => (isFinished(j.status) ? null : change(j)));
+        unrecorded.delete(id);
+        if (written) waiters.notify(written);
+      } catch {
+        return; // the store still refuses: the next watch tries again
+      }
+    }
+    for (const id of [...unstarted]) {
+      if (running.has(id)) continue;
+      unstarted.delete(id);
+      await enqueue(id, true);
+    }
+  }
+
+  /** The record as this process knows it: an end not written yet counts. */
+  const known = (job: Job | null): Job | null => (job && !isFinished(job.status) ? (unrecorded.get(job.id)?.job ?? job) : job);
 
   async function runAgent(job: Job, profile: P, signal: AbortSignal, onEvent?: ExecuteRequest<P>["onEvent"]): Promise<ExecutionResult> {
     const id = job.id;
@@ -238,10 +284,11 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         onStarted: (info: StartedInfo) => {
           const session = typeof info.session_id === "string" ? info.session_id : undefined;
           const branch = typeof info.branch === "string" ? info.branch : undefined;
-          if (session === undefined && branch === undefined) return;
-          void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, session_id: session ?? j.session_id, branch: branch ?? j.branch })).catch(
-            (err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`),
-          );
+          const recall = Array.isArray(info.recall) ? (info.recall as Job["recall"]) : undefined;
+          if (session === undefined && branch === undefined && recall === undefined) return;
+          void mutate(id, (j) =>
+            isFinished(j.status) ? null : { ...j, session_id: session ?? j.session_id, branch: branch ?? j.branch, recall: recall ?? j.recall },
+          ).catch((err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`));
         },
         onRetry: (retry) => {
           void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, api_retry: retry && { ...retry, at: iso() } })).catch((err: Error) =>
@@ -300,9 +347,14 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
   const suspects = new Map<string, number>(); // running job id → when its pod was first seen gone
   let reconciling = false;
+  let reconcileAgain = false;
   /** Every live job: queued ones the queue lost are queued again; running ones without a live pod are settled. */
   async function reconcile(): Promise<void> {
-    if (reconciling || closed) return;
+    if (closed) return;
+    if (reconciling) {
+      reconcileAgain = true; // asked for mid-pass (the queue was reset): one more pass after this one
+      return;
+    }
     reconciling = true;
     try {
       const live = await scanJobs(store, (j) => j.status === "queued" || j.status === "running");
@@ -324,11 +376,17 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       logger.debug(`reconciling jobs with the queue: ${(err as Error).message}`);
     } finally {
       reconciling = false;
+      if (reconcileAgain) {
+        reconcileAgain = false;
+        void reconcile();
+      }
     }
   }
 
   jobQueue.onCancel(stopHere);
   jobQueue.onStalled((id) => void onStalled(id).catch((err: Error) => logger.warn(`job ${id} stalled: ${err.message}`)));
+  // The queue lost its entries (Redis back empty): queued jobs are queued again from their records now, not at the next pass.
+  jobQueue.onReset(() => void reconcile());
   jobQueue.start(runFromQueue);
   const reconcileTimer = jobQueue.shared ? setInterval(() => void reconcile(), reconcileMs) : undefined;
   reconcileTimer?.unref?.();
@@ -344,6 +402,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       drainingFlag = await isDraining(kv, pod).catch(() => drainingFlag);
       updatePause();
       for (const id of [...unqueued]) await enqueue(id);
+      await retryUnrecorded();
       for (const [id, entry] of running) {
         if (entry.controller.signal.aborted) continue;
         const job = await store.get(id).catch(() => null);
@@ -367,7 +426,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   sweepTimer.unref?.();
 
   async function getJob(id: string): Promise<Job> {
-    const job = isJobId(id) ? await store.get(id) : null;
+    const job = known(isJobId(id) ? await store.get(id) : null);
     if (job === null) throw new DomainError("not_found", "job_not_found", `no job ${id} (jobs expire SERVICE_JOB_TTL seconds after their last change)`);
     return job;
   }
@@ -406,6 +465,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         await store.put(job);
       } catch (err) {
         logger.warn(`a job could not be recorded: ${(err as Error).message}`);
+        if (isStorageFull(err)) throw storageFullError(err);
         throw new DomainError(
           "unavailable",
           "store_unavailable",
@@ -421,12 +481,11 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
     get: getJob,
 
-    list: (query) => listJobs(store, query),
+    list: async (query) => (await listJobs(store, query)).map((j) => known(j)!),
 
     async cancel(id) {
       const job = await getJob(id);
       if (isFinished(job.status)) throw finishedError(job);
-      unqueued.delete(id);
       let conflict: Job | undefined;
       const cancelled = await mutate(id, (j) => {
         if (isFinished(j.status)) {
@@ -437,6 +496,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       });
       if (conflict) throw finishedError(conflict);
       if (cancelled === null) throw new DomainError("not_found", "job_not_found", `no job ${id}`);
+      // Only once the cancel is recorded: a cancel that could not be (a full disk) leaves the job to run.
+      unqueued.delete(id);
       await jobQueue.remove(id).catch(() => {});
       // spec: States and transitions, cancel row: a running agent gets SIGTERM (the executor's
       // abort), then SIGKILL after its grace period. On another pod: the cancel channel tells it
@@ -460,7 +521,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         signal: waitOpts.signal,
         read: () =>
           store.get(id).then(
-            (j) => j ?? job,
+            (j) => known(j) ?? job,
             () => job,
           ),
       });
@@ -472,7 +533,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const requeue: string[] = [];
       for (const job of mine) {
         if (job.status === "running" && !running.has(job.id)) {
-          await mutate(job.id, (j) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null));
+          const interrupted = (j: Job) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null);
+          await mutate(job.id, interrupted).catch((err: Error) => {
+            // A full disk at start-up: kept and written once the store takes it (the watch), never left running.
+            logger.warn(`job ${job.id}: its interruption could not be recorded (${err.message}); it is written as soon as the store takes it`);
+            unrecorded.set(job.id, { change: interrupted, job: interrupted(job) ?? job });
+          });
           failed++;
         } else if (job.status === "queued" && !unqueued.has(job.id) && !(await jobQueue.has(job.id).catch(() => true))) {
           requeue.push(job.id);
@@ -550,6 +616,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const outcome = await Promise.race([Promise.all(entries.map((e) => e.done)).then(() => "done" as const), grace]);
       if (outcome === "timeout") logger.warn("some jobs did not stop in time; they will be marked failed on the next start");
       await Promise.all([...chains.values()]);
+      await retryUnrecorded().catch(() => {});
+      if (unrecorded.size > 0) logger.warn(`${unrecorded.size} job end(s) could not be recorded before the stop; the next start marks them failed`);
       await jobQueue.close();
     },
   };

@@ -52,6 +52,7 @@ function job(fields: Partial<Job> = {}): Job {
     num_turns: null,
     duration_ms: null,
     max_budget_usd: null,
+    recall: [],
     api_retry: null,
     ...fields,
   };

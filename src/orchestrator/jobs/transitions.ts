@@ -42,6 +42,7 @@ export function newJob(input: JobSubmission, opts: { profile: string; pod: strin
     num_turns: null,
     duration_ms: null,
     max_budget_usd: input.max_budget_usd ?? null,
+    recall: [],
     api_retry: null,
   };
 }

@@ -13,11 +13,14 @@ import { log } from "../../common/logger";
 import { mintScopedToken } from "../../common/scoped-token";
 import { RouterClient } from "../../router/client";
 import { bufferMarker, ReplayInterrupted, replayOutbox } from "../../router/outbox/outbox";
+import { RECALL_DEFAULTS, type RecalledNote, recall } from "../../router/recall/recall";
+import type { AgentEvent } from "../agent/stream-json";
 import type { OrchestratorConfig } from "../config";
+import { routerCliCommand } from "./router-cli";
 
 const logger = log("loop");
 
-export type LoopConfig = Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli" | "stateDir">;
+export type LoopConfig = Pick<OrchestratorConfig, "routerUrl" | "routerToken" | "routerCli" | "stateDir"> & Partial<Pick<OrchestratorConfig, "recallMaxChars">>;
 
 const loopEnabled = (c: LoopConfig): c is LoopConfig & { routerUrl: string; routerToken: string } => Boolean(c.routerUrl && c.routerToken);
 
@@ -35,9 +38,23 @@ export interface LoopRun {
 
 const STOP_GRACE_SECONDS = 60;
 
+/** What a run's first prompt carries besides what its prompt hook finds (recallForTask). */
+export interface RunRecall {
+  /** The repository's name: the hooks' search hint for every prompt of the run. */
+  repo?: string;
+  /** The notes chosen for the task, and their block. */
+  chosen?: { text: string; notes: RecalledNote[] };
+}
+
+const recallMaxChars = (c: LoopConfig) => c.recallMaxChars ?? RECALL_DEFAULTS.maxChars;
+
 /** The agent's settings: the three hooks, and the env they (and the profile's commands) read. */
-export function loopSettings(c: LoopConfig & { routerUrl: string; routerToken: string }, run: LoopRun): Record<string, unknown> {
-  const bin = quote(c.routerCli);
+export function loopSettings(
+  c: LoopConfig & { routerUrl: string; routerToken: string },
+  run: LoopRun,
+  extra: { recallFile?: string; repo?: string } = {},
+): Record<string, unknown> {
+  const bin = c.routerCli ? quote(c.routerCli) : routerCliCommand();
   const hook = (event: string) => [{ hooks: [{ type: "command", command: `${bin} hook ${event}`, timeout: 10 }] }];
   return {
     hooks: { SessionStart: hook("session-start"), UserPromptSubmit: hook("prompt"), Stop: hook("stop") },
@@ -46,20 +63,76 @@ export function loopSettings(c: LoopConfig & { routerUrl: string; routerToken: s
       KB_ROUTER_TOKEN: mintScopedToken(c.routerToken, { sub: run.sub, ttlSeconds: run.timeoutSeconds + STOP_GRACE_SECONDS }),
       BRAIN_OUTBOX: serviceOutbox(c),
       BRAIN_HOOK_STATE_DIR: join(loopDir(c), "sessions"),
+      // The prompt hook's recall follows the service's budget (ROUTER_RECALL_MAX_CHARS; 0 turns it off).
+      ...(recallMaxChars(c) > 0 ? { BRAIN_RECALL_MAX_CHARS: String(recallMaxChars(c)) } : { BRAIN_RECALL_ENABLED: "0" }),
+      ...(extra.repo ? { BRAIN_RECALL_REPO: extra.repo } : {}),
+      ...(extra.recallFile ? { BRAIN_RECALL_FILE: extra.recallFile } : {}),
     },
   };
 }
 
-/** Writes the settings file for one agent run; returns its path and how to remove it. */
-export async function writeLoopSettings(c: LoopConfig, runId: string, run: LoopRun): Promise<{ path: string; remove: () => Promise<void> } | undefined> {
+/** Writes the settings file for one agent run (and the notes its first prompt carries); returns its path and how to remove them. */
+export async function writeLoopSettings(
+  c: LoopConfig,
+  runId: string,
+  run: LoopRun,
+  recalled: RunRecall = {},
+): Promise<{ path: string; remove: () => Promise<void> } | undefined> {
   if (!loopEnabled(c)) return undefined;
   const dir = join(loopDir(c), "settings");
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const path = join(dir, `${runId.replace(/[^\w.-]/g, "_")}.json`);
-  await writeFileAtomic(path, `${JSON.stringify(loopSettings(c, run), null, 2)}\n`);
+  const base = join(dir, runId.replace(/[^\w.-]/g, "_"));
+  const path = `${base}.json`;
+  let recallFile: string | undefined;
+  if (recalled.chosen?.notes.length) {
+    recallFile = `${base}.recall.json`;
+    await writeFileAtomic(recallFile, JSON.stringify({ text: recalled.chosen.text, keys: recalled.chosen.notes.map((n) => n.key) }));
+    await chmod(recallFile, 0o600);
+  }
+  await writeFileAtomic(path, `${JSON.stringify(loopSettings(c, run, { recallFile, repo: recalled.repo }), null, 2)}\n`);
   await chmod(path, 0o600);
-  return { path, remove: () => rm(path, { force: true }) };
+  return {
+    path,
+    remove: async () => {
+      await rm(path, { force: true });
+      if (recallFile) await rm(recallFile, { force: true });
+    },
+  };
 }
+
+/** The repository's name in its URL (`https://host/acme/widgets.git` → widgets). */
+export function repoName(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const name = url
+    .replace(/[?#].*$/, "")
+    .replace(/\/+$/, "")
+    .replace(/\.git$/, "")
+    .split(/[/:]/)
+    .pop();
+  return name || undefined;
+}
+
+/** The vault's notes that bear on a job's task or a conversation's opening message (issue 35 part 4). Never throws: the router down or slow costs the run its notes, not its start. */
+export async function recallForTask(c: LoopConfig, input: { task: string; repo?: string; what: string }): Promise<RunRecall> {
+  const repo = input.repo;
+  if (!loopEnabled(c) || recallMaxChars(c) <= 0) return { repo };
+  const client = new RouterClient({ baseUrl: c.routerUrl, token: c.routerToken, timeoutMs: RECALL_TIMEOUT_MS });
+  try {
+    const found = await recall(
+      client,
+      { prompt: input.task, hint: repo, heading: "Team brain: notes that may bear on this task" },
+      { ...RECALL_DEFAULTS, maxChars: recallMaxChars(c) },
+    );
+    if (found.notes.length) logger.info(`${input.what}: recalled ${found.notes.map((n) => n.path).join(", ")}`);
+    return { repo, chosen: found };
+  } catch (err) {
+    logger.warn(`${input.what}: no notes recalled (the router did not answer: ${(err as Error).message})`);
+    return { repo };
+  }
+}
+
+/** How long a run's start waits for the router's notes. */
+const RECALL_TIMEOUT_MS = 3_000;
 
 export interface JobEnd {
   id: string;
@@ -136,4 +209,18 @@ export async function recordJobEnd<R extends { status: string; pr_url?: string; 
     error: result.error,
   });
   return result;
+}
+
+/**
+ * A hook that failed in the agent's run, as Claude Code reports it in its stream (a `system`
+ * `hook_response` with outcome `error` or a non-zero exit): `SessionStart failed (exit 127):
+ * /bin/sh: 1: router-cli: not found`. Undefined for anything else.
+ */
+export function hookFailure(ev: AgentEvent): string | undefined {
+  if (ev.type !== "system" || ev.subtype !== "hook_response") return undefined;
+  const exit = typeof ev.exit_code === "number" ? ev.exit_code : undefined;
+  if (ev.outcome !== "error" && (exit === undefined || exit === 0)) return undefined;
+  const name = typeof ev.hook_event === "string" ? ev.hook_event : typeof ev.hook_name === "string" ? ev.hook_name : "a hook";
+  const said = (typeof ev.stderr === "string" && ev.stderr.trim()) || (typeof ev.output === "string" && ev.output.trim()) || "";
+  return `${name} hook failed${exit !== undefined ? ` (exit ${exit})` : ""}${said ? `: ${said.split("\n")[0]!.slice(0, 300)}` : ""}`;
 }

@@ -1,6 +1,8 @@
 // GET /admin/status: this pod's drain state and its gate (what the console's header shows).
 import { createRoute, z } from "@hono/zod-openapi";
-import type { OrchestratorApp } from "../app";
+import { storageStatus } from "../../common/storage";
+import { StorageStatus } from "../../common/storage-schema";
+import type { OrchestratorApp } from "../app-types";
 import { authResponses } from "./schemas";
 
 const PodStatus = z
@@ -10,6 +12,9 @@ const PodStatus = z
     running: z.number().int().openapi({ description: "Jobs running in this process" }),
     queued: z.number().int().openapi({ description: "Jobs waiting for a slot in this process" }),
     max_parallel: z.number().int().openapi({ description: "SERVICE_MAX_PARALLEL_JOBS" }),
+    storage: z
+      .array(StorageStatus)
+      .openapi({ description: "SERVICE_JOBS_DIR and the service's state directory with their free space: which path is full (jobs then answer 507)" }),
   })
   .openapi("PodStatus");
 
@@ -28,7 +33,14 @@ export function registerAdminStatus(app: OrchestratorApp): void {
     const { jobs, config } = c.env.deps;
     const stats = jobs.stats();
     return c.json(
-      { pod_name: config.podName, draining: await jobs.isDraining(), running: stats.running, queued: stats.queued, max_parallel: stats.maxParallel },
+      {
+        pod_name: config.podName,
+        draining: await jobs.isDraining(),
+        running: stats.running,
+        queued: stats.queued,
+        max_parallel: stats.maxParallel,
+        storage: storageStatus(c.env.deps.storage ?? []),
+      },
       200,
     );
   });

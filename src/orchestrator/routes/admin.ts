@@ -2,11 +2,11 @@
 // transitions, "Drain (pre-shutdown)"; what `service-cli drain` and a pod's preStop hook call).
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { OrchestratorApp } from "../app";
+import { keepOpen } from "../../common/http/edge";
+import type { OrchestratorApp } from "../app-types";
 import { DRAIN_DEFAULT_SECONDS } from "../jobs/drain";
 import { SYNC_TARGETS } from "../repos/companions";
-import { keepOpen } from "./keep-open";
-import { authResponses } from "./schemas";
+import { authResponses, storageFullResponses } from "./schemas";
 
 const SyncQuery = z.object({
   target: z
@@ -67,6 +67,7 @@ const sync = createRoute({
     200: { description: "One result per target", content: { "application/json": { schema: SyncResponse } } },
     400: errorResponse("Unknown target"),
     ...authResponses,
+    ...storageFullResponses,
   },
 });
 
@@ -86,6 +87,7 @@ const drain = createRoute({
     200: { description: "How the drain ended", content: { "application/json": { schema: DrainResponse } } },
     400: errorResponse("timeout is not a whole number of seconds between 0 and 86400"),
     ...authResponses,
+    ...storageFullResponses,
   },
 });
 
@@ -107,6 +109,7 @@ const undrain = createRoute({
   responses: {
     200: { description: "The drain is over", content: { "application/json": { schema: UndrainResponse } } },
     ...authResponses,
+    ...storageFullResponses,
   },
 });
 

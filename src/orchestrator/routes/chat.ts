@@ -2,17 +2,17 @@
 // streaming (SSE) or not. Validation and HTTP shape only; the chat service runs the turn.
 import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
+import { keepOpen } from "../../common/http/edge";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { bufferReply, chatCompletion } from "../chat/buffered";
+import { chatCompletionStream, SSE_HEADERS } from "../chat/completion-stream";
 import { newChunkContext } from "../chat/openai-chunks";
 import { correlationIdOf } from "../chat/request-headers";
 import { type ChatOpening, CORRELATION_ENV } from "../chat/service";
 import { settled } from "../chat/settled";
-import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
-import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./schemas";
+import { openAiAuthResponses, openAiStorageFullResponses } from "./schemas";
 
 const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -103,6 +103,7 @@ const route = createRoute({
     },
     400: openAiErrorResponse("Invalid body (OpenAI error shape): no messages, last message not from the user, empty message"),
     ...openAiAuthResponses,
+    ...openAiStorageFullResponses,
     429: openAiErrorResponse("A turn of this conversation is still running (code conversation_busy; Retry-After in seconds)"),
     502: openAiErrorResponse("stream false: the agent failed (code: authentication_failed, error_max_turns, error_during_execution, agent_exit, …)"),
     503: openAiErrorResponse("Agent mode is off (agent_mode_off): SERVICE_HUB_URL and HUB_AGENT are not set"),
@@ -110,7 +111,7 @@ const route = createRoute({
 });
 
 /** A header value as sent: printable ASCII as is, anything else (non-ASCII, line breaks, NUL) percent-encoded. */
-export const headerSafe = (v: string): string => (/^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v));
+export const headerSafe = (v: string): string => (/^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v.toWellFormed()));
 
 export function turnHeaders(opening: ChatOpening, correlationId?: string): Record<string, string> {
   const h: Record<string, string> = {};
@@ -143,7 +144,7 @@ export function registerChat(app: OrchestratorApp, deps: AgentModeDeps | undefin
       // The turn may be silent for minutes: no idle timeout for this request; keep-alives cover proxies.
       keepOpen(c);
       return settled(opening, () => {
-        const stream = sseStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), {
+        const stream = chatCompletionStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), {
           keepAliveMs: deps.keepAliveMs,
         });
         return new Response(stream, { status: 200, headers: { ...SSE_HEADERS, ...turnHeaders(opening) } });

@@ -4,15 +4,15 @@
 // (sessions, slash tokens, the busy rule); errors in the service's own JSON shape.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
+import { keepOpen } from "../../common/http/edge";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { bufferReply } from "../chat/buffered";
 import { completionRequest, correlationIdOf } from "../chat/request-headers";
 import { MAX_ID } from "../chat/resolution";
 import { ChatUsage, turnHeaders } from "./chat";
-import { keepOpen } from "./keep-open";
-import { authResponses } from "./schemas";
+import { authResponses, storageFullResponses } from "./schemas";
 
 export const CompletionRequest = z
   .object({
@@ -49,6 +49,7 @@ const route = createRoute({
     200: { description: "The agent's answer", content: { "application/json": { schema: CompletionResponse } } },
     400: errorResponse("Invalid body"),
     ...authResponses,
+    ...storageFullResponses,
     429: errorResponse("A turn of this conversation is still running (conversation_busy; Retry-After in seconds)"),
     502: errorResponse("The agent failed (authentication_failed, error_max_turns, agent_exit, …)"),
     503: errorResponse("Agent mode is off (agent_mode_off)"),

@@ -2,10 +2,10 @@
 // Endpoints). Validation and HTTP shape only; the job service does the rest.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { OrchestratorApp } from "../app";
+import { keepOpen } from "../../common/http/edge";
+import type { OrchestratorApp } from "../app-types";
 import { isFinished, Job, JobList, JobListQuery, JobSubmission } from "../jobs/schema";
-import { keepOpen } from "./keep-open";
-import { authResponses } from "./schemas";
+import { authResponses, storageFullResponses } from "./schemas";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
@@ -33,6 +33,7 @@ const submit = createRoute({
     202: json(Job, "Accepted: the job is queued or running (Location: /jobs/{id})"),
     400: errorResponse("Invalid body: empty task, bad repository URL, bad base_ref or session_id, unknown profile"),
     ...authResponses,
+    ...storageFullResponses,
     409: errorResponse("Agent mode (HUB_AGENT set): the service clones no task repositories, so a job with repo_url is refused (agent_mode)"),
     503: errorResponse("The pod is draining (Retry-After says when to retry) or stopping"),
   },
@@ -84,6 +85,7 @@ const cancel = createRoute({
   responses: {
     200: json(Job, "The cancelled job"),
     ...authResponses,
+    ...storageFullResponses,
     404: errorResponse("No such job (job_not_found)"),
     409: errorResponse("The job has already finished (job_finished)"),
   },

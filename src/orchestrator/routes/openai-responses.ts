@@ -3,17 +3,17 @@
 // chat turn and chat/responses-events.ts renders it.
 import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
+import { keepOpen } from "../../common/http/edge";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
+import { SSE_HEADERS } from "../chat/completion-stream";
 import { correlationIdOf } from "../chat/request-headers";
 import { newResponseId, openResponse } from "../chat/responses";
 import type { ResponseContext } from "../chat/responses-events";
 import { bufferResponse, responsesStream } from "../chat/responses-stream";
-import { SSE_HEADERS } from "../chat/sse-stream";
 import { turnHeaders } from "./chat";
-import { keepOpen } from "./keep-open";
-import { openAiAuthResponses } from "./schemas";
+import { openAiAuthResponses, openAiStorageFullResponses } from "./schemas";
 
 const InputPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
 
@@ -121,6 +121,7 @@ const route = createRoute({
     },
     400: openAiErrorResponse("Invalid body, last message not the user's, or previous_response_id unknown (previous_response_not_found)"),
     ...openAiAuthResponses,
+    ...openAiStorageFullResponses,
     429: openAiErrorResponse("A turn of this conversation is still running (conversation_busy; Retry-After in seconds)"),
     502: openAiErrorResponse("stream false: the agent failed (authentication_failed, error_max_turns, agent_exit, …)"),
     503: openAiErrorResponse("Agent mode is off (agent_mode_off)"),

@@ -5,10 +5,10 @@
 // ignores — because the platform retries a webhook that is slow to answer.
 import { createRoute, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { errorResponse, HttpError } from "../../common/errors";
+import { errorResponse, HttpError, STORAGE_FULL_DESCRIPTION } from "../../common/errors";
 import { log } from "../../common/logger";
 import type { Authorize } from "../../common/middleware/bearer-auth";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { ServiceUrlRejected } from "../teamchat/cloud";
 import type { TeamChatDeps } from "../teamchat/deps";
 import { BotAuthError, verifyInbound } from "../teamchat/inbound-auth";
@@ -65,6 +65,7 @@ const route = createRoute({
     401: errorResponse("Missing or invalid platform token (signature, issuer, audience, expiry, serviceurl claim)"),
     403: errorResponse("The activity's serviceUrl is not one replies may go to (not a platform host, or a sovereign cloud)"),
     503: errorResponse("The platform's signing keys cannot be fetched right now, or the service is shutting down (Retry-After)"),
+    507: errorResponse(STORAGE_FULL_DESCRIPTION),
   },
 });
 

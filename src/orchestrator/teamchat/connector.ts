@@ -62,7 +62,7 @@ export class Connector {
   /** The activities URL of a conversation, or ServiceUrlRejected when the token may not go there. */
   activitiesUrl(serviceUrl: string, conversationId: string): string {
     const base = checkServiceUrl(serviceUrl, this.opts.allowedHosts).toString().replace(/\/+$/, "");
-    return `${base}/v3/conversations/${encodeURIComponent(conversationId)}/activities`;
+    return `${base}/v3/conversations/${encodeURIComponent(conversationId.toWellFormed())}/activities`;
   }
 
   /** Sends one activity; SendError when the platform keeps refusing it. */

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
+import { type StorageStatus, storageStatus } from "../../common/storage";
 import { storedDimension } from "../index/migrate";
 import { SQLITE_INDEX_FILE } from "../index/sqlite";
 import { type ChatEndpoint, chat, type EmbeddingsEndpoint, embeddingsRoute } from "../llm";
@@ -29,6 +30,8 @@ export interface Probe {
 export interface DeepReport {
   status: "ok" | "fail";
   probes: Probe[];
+  /** The router's storage paths (the vault, DATA_DIR) and their free space: which one is full. */
+  storage: StorageStatus[];
   checked_at: string;
 }
 
@@ -146,5 +149,10 @@ export async function deepReport(deps: DeepDeps): Promise<DeepReport> {
     timed("embeddings", () => embeddingsProbe(deps)),
     timed("completion", () => completionProbe(deps)),
   ]);
-  return { status: probes.some((p) => p.verdict === "fail") ? "fail" : "ok", probes, checked_at: checkedAt };
+  const storage = storageStatus([
+    { role: "vault", path: deps.vault },
+    { role: "DATA_DIR", path: deps.dataDir },
+  ]);
+  const failed = probes.some((p) => p.verdict === "fail") || storage.some((s) => s.full);
+  return { status: failed ? "fail" : "ok", probes, storage, checked_at: checkedAt };
 }

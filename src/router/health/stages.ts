@@ -264,20 +264,40 @@ export async function lessonsStage(ctx: StageContext): Promise<StageReport> {
   return { name: "lessons", verdict: "ok", evidence, message: `${logs.length} lesson log(s); ${entry.path} lists ${items}` };
 }
 
+/** Why a file in amygdala/ that parseSignalFile refused is not a signal the tick lists. */
+function notSignalWhy(text: string): string {
+  const { data } = splitFrontmatter(text);
+  if (data.type !== "signal") return "its frontmatter lacks `type: signal`";
+  return "its frontmatter lacks a valid `created` time";
+}
+
 // spec: signals — fails when signal files exist but signals.md was never written; warns when
-// signals.md is stale (the TTL sweep has not run).
+// signals.md is stale (the TTL sweep has not run). A file in amygdala/ that is not a signal
+// (hand-made, no `type: signal`) is one the tick skips: it is named with the fix, and never
+// counted as a signal that a tick would list.
 export async function signalsStage(ctx: StageContext): Promise<StageReport> {
   const { names: list, truncated } = await names(ctx, "amygdala");
   const files = list.filter((n) => n.endsWith(".md"));
   const md = await readFile(join(ctx.vault, SIGNALS_FILE), "utf8").catch(() => null);
   const sweptRaw = md === null ? undefined : splitFrontmatter(md).data.swept;
   const swept = typeof sweptRaw === "string" && !Number.isNaN(Date.parse(sweptRaw)) ? new Date(sweptRaw) : undefined;
-  // Signals overdue for the sweep: open, not critical, quiet past the TTL. Newest files first, capped.
+  // Signals overdue for the sweep: open, not critical, quiet past the TTL. Newest files first,
+  // capped; past the cap, older files are read only while no signal has been found yet.
   const overdue: string[] = [];
+  const notSignals: { path: string; why: string }[] = [];
   let open = 0;
-  for (const name of files.slice(-200).reverse()) {
-    const sig = parseSignalFile(`amygdala/${name}`, await readFile(join(ctx.vault, "amygdala", name), "utf8").catch(() => ""));
-    if (sig?.status !== "open") continue;
+  let signals = 0;
+  for (const [i, name] of [...files].reverse().entries()) {
+    if (i >= 200 && signals > 0) break;
+    const path = `amygdala/${name}`;
+    const text = await readFile(join(ctx.vault, "amygdala", name), "utf8").catch(() => "");
+    const sig = parseSignalFile(path, text);
+    if (!sig) {
+      notSignals.push({ path, why: notSignalWhy(text) });
+      continue;
+    }
+    signals++;
+    if (sig.status !== "open") continue;
     open++;
     if (severityRank(sig.severity) > 0 && ctx.now.getTime() - sig.last_seen.getTime() > ctx.signalTtlHours * 3_600_000) overdue.push(sig.path);
   }
@@ -285,17 +305,30 @@ export async function signalsStage(ctx: StageContext): Promise<StageReport> {
     signal_files: files.length,
     open,
     overdue_for_sweep: overdue.slice(0, LISTED),
+    not_signals: notSignals.slice(0, LISTED),
     ttl_hours: ctx.signalTtlHours,
     signals_md: md === null ? { exists: false } : { exists: true, swept: swept?.toISOString() ?? null },
     truncated,
   };
-  if (files.length === 0) return { name: "signals", verdict: "ok", evidence, message: md === null ? "no signals yet (nothing to check)" : "no signal files" };
+  const notSignalsWarning = (): StageReport => {
+    const first = notSignals[0]!;
+    return {
+      name: "signals",
+      verdict: "warn",
+      evidence,
+      message: `${notSignals.length} file(s) in amygdala/ are not signals, so no tick lists them (${first.path}: ${first.why}): give each \`type: signal\` and \`created: <ISO time>\` frontmatter (or record it with POST /marker), or move it out of amygdala/`,
+    };
+  };
+  if (signals === 0) {
+    if (notSignals.length > 0) return notSignalsWarning();
+    return { name: "signals", verdict: "ok", evidence, message: md === null ? "no signals yet (nothing to check)" : "no signal files" };
+  }
   if (md === null)
     return {
       name: "signals",
       verdict: "fail",
       evidence,
-      message: `${files.length} signal file(s) exist in amygdala/ but ${SIGNALS_FILE} was never written: run a tick`,
+      message: `${files.length - notSignals.length} signal file(s) exist in amygdala/ but ${SIGNALS_FILE} was never written: run a tick`,
     };
   if (!swept || hoursBetween(swept, ctx.now) > ctx.signalTtlHours) {
     return {
@@ -313,6 +346,7 @@ export async function signalsStage(ctx: StageContext): Promise<StageReport> {
       message: `${SIGNALS_FILE} is stale: ${overdue.length} open signal(s) are past SIGNAL_TTL_HOURS (${ctx.signalTtlHours}) and the TTL sweep has not run since`,
     };
   }
+  if (notSignals.length > 0) return notSignalsWarning();
   return { name: "signals", verdict: "ok", evidence, message: `${open} open signal(s); ${SIGNALS_FILE} swept ${swept.toISOString()}` };
 }
 

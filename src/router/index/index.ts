@@ -3,6 +3,7 @@
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
 import type { IndexStore } from "./types.ts";
+import { withConnectionErrors } from "./unavailable.ts";
 
 export interface IndexStoreConfig {
   /** DATABASE_URL: Postgres when set, else the embedded SQLite file under dataDir. */
@@ -23,6 +24,6 @@ export interface IndexStoreConfig {
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
   const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
   return databaseUrl
-    ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema })
+    ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema }).then(withConnectionErrors)
     : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs, backgroundListBuilds });
 }

@@ -19,6 +19,33 @@ export interface MigrateResult {
   vectorSchema?: string;
 }
 
+/**
+ * Indexes a first build drops and makes once at its end (bulkLoad), each sorted in one pass
+ * instead of updated a row at a time; migrate() puts back any that a build stopped before
+ * making.
+ */
+const DEFERRED_INDEXES = [
+  { name: "index_docs_producer", def: "ON {s}.index_docs (producer, updated_at DESC)" },
+  { name: "index_docs_tag_keys", def: "ON {s}.index_docs USING gin (tag_keys)" },
+  { name: "index_docs_name", def: "ON {s}.index_docs (name)" },
+  { name: "index_docs_updated", def: "ON {s}.index_docs (updated_at DESC, path DESC)" },
+  { name: "index_links_name", def: "ON {s}.index_links (name)" },
+  { name: "index_docs_tsv", def: "ON {s}.index_docs USING gin (tsv)" },
+  { name: "index_docs_salient", def: "ON {s}.index_docs USING gin (salient)" },
+] as const;
+
+/** The CREATE INDEX statements of the deferred indexes, IF NOT EXISTS. */
+export function indexStatements(schema: string): string[] {
+  const s = quoteSchema(schema);
+  return DEFERRED_INDEXES.map((i) => `CREATE INDEX IF NOT EXISTS ${i.name} ${i.def.replace("{s}", s)}`);
+}
+
+/** DROP INDEX statements for what bulkLoad defers. */
+export function dropIndexStatements(schema: string): string[] {
+  const s = quoteSchema(schema);
+  return DEFERRED_INDEXES.map((i) => `DROP INDEX IF EXISTS ${s}.${i.name}`);
+}
+
 /** pgvector's HNSW index takes at most 2,000 dimensions; beyond that searches scan. */
 const HNSW_MAX_DIM = 2_000;
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -50,6 +77,9 @@ export async function migrate(sql: Sql, opts: MigrateOptions = {}): Promise<Migr
         applied.push(m.version);
       }
       const vectorSchema = opts.embeddingDim === undefined ? undefined : await ensureVectorColumn(conn, schema, opts.embeddingDim);
+      // A first build that stopped before it made its deferred indexes (bulkLoad).
+      for (const statement of indexStatements(schema)) await conn.unsafe(statement);
+      await preferLz4(conn, schema);
       return { applied, vectorSchema };
     } finally {
       await conn`SELECT pg_advisory_unlock(hashtext(${`brain-stack index migrations ${schema}`}))`;
@@ -92,6 +122,19 @@ async function ensureVectorColumn(conn: ReservedSql, schema: string, dim: number
     });
   }
   return vectorSchema;
+}
+
+/**
+ * The text and tsvector columns compressed with lz4 where the server has it (a build option):
+ * several times faster than the default pglz to compress as notes are written and to
+ * decompress as a search ranks them. Rows written before keep theirs; both read the same.
+ */
+async function preferLz4(conn: ReservedSql, schema: string): Promise<void> {
+  const [lz4] = await conn`SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)`;
+  if (!lz4) return;
+  const s = quoteSchema(schema);
+  await conn.unsafe(`ALTER TABLE ${s}.index_docs ALTER COLUMN tsv SET COMPRESSION lz4`);
+  await conn.unsafe(`ALTER TABLE ${s}.index_chunks ALTER COLUMN body SET COMPRESSION lz4, ALTER COLUMN tsv SET COMPRESSION lz4`);
 }
 
 /** Where pgvector lives, creating it (in public) when the server has it but the database does not. */

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
 import { readdirSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -13,10 +13,11 @@ import { documentFromFile } from "./document.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
-import { openPostgresIndex } from "./postgres.ts";
+import { openPostgresIndex, type PostgresIndexStore } from "./postgres.ts";
 import { parseQuery } from "./query.ts";
+import { refreshFolder } from "./refresh.ts";
 import { openSqliteIndex } from "./sqlite.ts";
-import type { IndexStore } from "./types.ts";
+import type { IndexDoc, IndexStore } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {
   describeIndexStore("Postgres index (tsvector + GIN)", async () => postgresLab(), { vectors: false });
@@ -89,8 +90,8 @@ describeWithPostgres("Postgres index", () => {
         for (const doc of corpus()) await upserted.upsert(doc);
         // Every document's lexemes and weights are those an upsert writes.
         const vectors = (s: string) =>
-          sql.unsafe<{ path: string; a: string; b: string }[]>(
-            `SELECT path, strip(ts_filter(tsv, '{a}'))::text AS a, strip(ts_filter(tsv, '{b}'))::text AS b FROM "${s}".index_docs ORDER BY path`,
+          sql.unsafe<{ path: string; a: string; b: string; salient: string[] }[]>(
+            `SELECT path, strip(ts_filter(tsv, '{a}'))::text AS a, strip(ts_filter(tsv, '{b}'))::text AS b, salient FROM "${s}".index_docs ORDER BY path`,
           );
         expect(await vectors(schema)).toEqual(await vectors(freshLab.schema));
         for (const q of PARITY_QUERIES) {
@@ -144,6 +145,146 @@ describeWithPostgres("Postgres index", () => {
       );
       expect(err).toBeInstanceOf(VectorsUnavailableError);
       expect((err as Error).message).toContain("no pgvector extension");
+    });
+  });
+
+  describe("at scale", () => {
+    const sql = postgres(PG_URL, { max: 2, onnotice: () => {} });
+    let lab: ReturnType<typeof postgresLab>;
+    let store: PostgresIndexStore;
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "index-pg-scale-"));
+    });
+    afterEach(async () => {
+      await store?.close();
+      await lab?.cleanup();
+    });
+    afterAll(async () => {
+      await sql.end();
+      await rm(dir, { recursive: true, force: true });
+    });
+    const note = (i: number, title: string, body: string): IndexDoc =>
+      documentFromFile({ path: `raw/n/${String(i).padStart(5, "0")}.md`, producer: "raw", content: `---\ntitle: ${title}\n---\n${body}\n`, mtimeMs: i });
+    const indexNames = async (schema: string) =>
+      (await sql<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE schemaname = ${schema} ORDER BY indexname`).map((r) => r.indexname);
+
+    it("writes a batch as upsert() would write its documents one by one", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const other = postgresLab();
+      const single = await other.open();
+      try {
+        const docs = corpus();
+        const first = await store.upsertMany(docs);
+        const one: boolean[] = [];
+        for (const d of docs) one.push(await single.upsert(d));
+        expect(first).toEqual(one);
+        expect(first.every(Boolean)).toBe(true);
+        for (const q of PARITY_QUERIES) {
+          const [x, y] = [await store.search(parseQuery(q), 10), await single.search(parseQuery(q), 10)];
+          expect(x.map((h) => h.id)).toEqual(y.map((h) => h.id));
+        }
+        // Unchanged, touched (new mtime), changed and twice in one batch (the last one wins).
+        const [a, b, c] = docs as [IndexDoc, IndexDoc, IndexDoc];
+        const again = await store.upsertMany([
+          a,
+          { ...b, mtimeMs: 99 },
+          { ...c, body: `${c.body}\nrebalanced shards`, hash: "changed" },
+          { ...a, body: "zeppelin", hash: "z" },
+        ]);
+        expect(again).toEqual([false, false, true, true]);
+        expect((await store.fingerprints(b.producer)).get(b.path)?.mtimeMs).toBe(99);
+        expect((await store.search(parseQuery("rebalanced"), 5)).map((h) => h.path)).toEqual([c.path]);
+        expect((await store.search(parseQuery("zeppelin"), 5)).map((h) => h.path)).toEqual([a.path]);
+      } finally {
+        await single.close();
+        await other.cleanup();
+      }
+    });
+
+    it("builds a first load's indexes once at its end, and puts back those a stopped build left out", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const all = await indexNames(lab.schema);
+      expect(all).toContain("index_docs_tsv");
+      expect(all).toContain("index_docs_salient");
+      let during: string[] = [];
+      await store.bulkLoad(async () => {
+        during = await indexNames(lab.schema);
+        await store.upsertMany(corpus());
+      });
+      expect(during).not.toContain("index_docs_tsv");
+      expect(during).not.toContain("index_docs_salient");
+      expect(await indexNames(lab.schema)).toEqual(all);
+      expect((await store.search(parseQuery("postgres"), 3))[0]?.path).toBe("raw/runbooks/postgres-vacuum.md");
+      // Not empty any more: a second bulk load is a plain load, indexes kept.
+      await store.bulkLoad(async () => {
+        during = await indexNames(lab.schema);
+      });
+      expect(during).toEqual(all);
+      // A build that stopped half way (its indexes dropped): the next open makes them.
+      await sql.unsafe(`DROP INDEX "${lab.schema}".index_docs_tsv, "${lab.schema}".index_docs_salient`);
+      await store.close();
+      store = (await lab.open()) as PostgresIndexStore;
+      expect(await indexNames(lab.schema)).toEqual(all);
+    });
+
+    it("indexes a first build of many files by the batch, within one bulk load", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const vault = join(dir, "vault");
+      for (let i = 0; i < 1_200; i++) {
+        const folder = join(vault, "raw", `f${i % 7}`);
+        await mkdir(folder, { recursive: true });
+        await Bun.write(join(folder, `note-${i}.md`), `# Note ${i}\n\nShard ${i} of the ${i % 2 ? "ledger" : "catalog"} rebuild.\n`);
+      }
+      const batches: number[] = [];
+      let bulk = 0;
+      const upsertMany = store.upsertMany.bind(store);
+      const bulkLoad = store.bulkLoad.bind(store);
+      const spy = Object.assign(Object.create(store), {
+        upsertMany: (docs: IndexDoc[]) => {
+          batches.push(docs.length);
+          return upsertMany(docs);
+        },
+        bulkLoad: <T>(load: () => Promise<T>) => {
+          bulk++;
+          return bulkLoad(load);
+        },
+      }) as IndexStore;
+      expect(await refreshFolder(spy, { vault })).toEqual({ added: 1_200, updated: 0, removed: 0, unchanged: 0, skipped: 0 });
+      expect(bulk).toBe(1);
+      expect(Math.max(...batches)).toBeLessThanOrEqual(256);
+      expect(batches.reduce((a, b) => a + b, 0)).toBe(1_200);
+      expect((await store.countByProducer()).raw).toBe(1_200);
+      expect((await store.search(parseQuery("ledger"), 1_000)).length).toBe(600);
+      // Nothing changed: nothing written.
+      batches.length = 0;
+      expect(await refreshFolder(spy, { vault })).toMatchObject({ added: 0, updated: 0, unchanged: 1_200 });
+      expect(batches).toEqual([]);
+    });
+
+    it("finds the best matches of a word held by more notes than a search ranks", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      // Far more passing mentions than the candidates a search reads, written first (so a
+      // scan in table order meets them first), then a note saying it twice, then the note
+      // with the word in its title.
+      const docs = Array.from({ length: 400 }, (_, i) => note(i, `Weekly notes ${i}`, `A passing mention of pgbouncer in week ${i}. Nothing else.`));
+      docs.push(note(400, "Pooling", "We run pgbouncer in transaction mode; pgbouncer restarts drop sessions."));
+      docs.push(note(401, "pgbouncer runbook", "How to restart it without dropping clients."));
+      await store.upsertMany(docs);
+      const hits = await store.search(parseQuery("pgbouncer"), 5);
+      expect(hits.map((h) => h.path).slice(0, 2)).toEqual(["raw/n/00401.md", "raw/n/00400.md"]);
+      expect(hits).toHaveLength(5);
+      // Two words: the note holding both, close together, first; limit filled by partial matches.
+      await store.upsertMany([note(402, "Sessions", "Every pgbouncer session drop paged us twice last month.")]);
+      const both = await store.search(parseQuery("pgbouncer paged"), 10);
+      expect(both[0]?.path).toBe("raw/n/00402.md");
+      expect(both[0]?.coverage).toBe(1);
+      expect(both).toHaveLength(10);
+      expect((await store.search(parseQuery("pgbouncer paged"), 10, { match: "all" })).map((h) => h.path)).toEqual(["raw/n/00402.md"]);
     });
   });
 

@@ -3,19 +3,21 @@
 // snippet, from ts_headline; pgvector for embeddings when a
 // dimension is configured. Tables live in one schema (default public), so tests isolate.
 import postgres, { type PendingQuery, type Row, type Sql, type TransactionSql } from "postgres";
-import { chunkDocument, embeddingInputs } from "./chunk.ts";
+import { type Chunk, chunkDocument, embeddingInputs } from "./chunk.ts";
 import { checkVector, resolveEmbeddings } from "./embeddings.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
-import { migrate, quoteSchema } from "./migrate.ts";
-import { clauses, hasText, type ParsedQuery } from "./query.ts";
+import { dropIndexStatements, indexStatements, migrate, quoteSchema } from "./migrate.ts";
+import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
+import { anyScore, closeness, type Occurrence } from "./rank.ts";
 import {
   type Fingerprint,
   type HitSnippet,
   type IndexDoc,
   type IndexStore,
   type LinkCounts,
+  type MatchMode,
   type NoteMeta,
   PRODUCERS,
   type Producer,
@@ -39,6 +41,18 @@ export interface PostgresIndexOptions {
   max?: number;
 }
 
+/**
+ * A "match any" search of several clauses weighs the best of the documents holding any of
+ * them again by coverage and closeness (rank.ts): this many per hit asked for, at least
+ * CANDIDATES_MIN, and the best `limit` holding all of them — as the SQLite store does.
+ */
+const CANDIDATES_PER_HIT = 3;
+const CANDIDATES_MIN = 30;
+/** Candidates read from each tier of a search at most (see match()), and at least `limit` × CANDIDATES_PER_HIT. */
+const DEPTH = 40;
+/** gin_fuzzy_search_limit of an unfiltered "match any" search (see search()). */
+const SAMPLE_LIMIT = 50_000;
+
 /** ts_rank weights {D, C, B, A}: a title (A) match counts ten times a body (B) match, as in SQLite. */
 const RANK_WEIGHTS = "{0.1, 0.1, 0.1, 1.0}";
 /**
@@ -59,9 +73,21 @@ interface MetaRow {
   hash: string;
 }
 
+interface OldRow {
+  id: string;
+  path: string;
+  hash: string;
+  title: string;
+  producer: string;
+  tags: string[];
+  mtime_ms: number;
+  name: string | null;
+}
+
 interface HitRow {
   seq: number;
   score: number;
+  coverage?: number;
   path: string;
   producer: Producer;
   title: string;
@@ -81,7 +107,7 @@ export async function openPostgresIndex(opts: PostgresIndexOptions): Promise<Pos
   return store;
 }
 
-class PostgresIndexStore implements IndexStore {
+export class PostgresIndexStore implements IndexStore {
   readonly kind = "postgres";
   readonly embeddingDim: number | undefined;
   readonly schema: string;
@@ -89,6 +115,8 @@ class PostgresIndexStore implements IndexStore {
   private readonly docs: string;
   private readonly chunks: string;
   private readonly links: string;
+  private readonly tsvectorCat: string;
+  private readonly salientLexemes: string;
   /** Schema of the pgvector extension, once migrate() has seen it. */
   private vectorSchema: string | undefined;
 
@@ -98,11 +126,16 @@ class PostgresIndexStore implements IndexStore {
     this.docs = `${s}.index_docs`;
     this.chunks = `${s}.index_chunks`;
     this.links = `${s}.index_links`;
+    this.tsvectorCat = `${s}.tsvector_cat`;
+    this.salientLexemes = `${s}.salient_lexemes`;
     this.embeddingDim = opts.embeddingDim;
     this.sql = postgres(opts.url, {
       max: opts.max ?? 10,
       connect_timeout: 10,
       onnotice: () => {}, // e.g. "query contains only stop words": an empty result says as much
+      // A search is a few short statements; JIT compiling one (when a misestimate pushes its
+      // cost over jit_above_cost) would take longer than running it.
+      connection: { jit: "off" },
     });
   }
 
@@ -115,56 +148,147 @@ class PostgresIndexStore implements IndexStore {
     this.vectorSchema = result.vectorSchema;
   }
 
-  async upsert(doc: IndexDoc, opts: UpsertOptions = {}): Promise<boolean> {
+  /**
+   * A first build: on an empty index, `load` runs without the text index and the listing
+   * indexes (migrate.ts DEFERRED_INDEXES), which are then built once, sorted, at the end,
+   * instead of updated note by note. Meanwhile searches scan the table; a crash before the
+   * end leaves them to migrate(), which makes them at the next open. Otherwise: just `load`.
+   */
+  async bulkLoad<T>(load: () => Promise<T>): Promise<T> {
     const sql = this.sql;
-    const mtimeMs = doc.mtimeMs ?? doc.updatedAt.getTime();
-    const title = clean(doc.title);
-    const tags = doc.tags.map(clean);
-    const [old] = await sql<{ id: string; hash: string; title: string; producer: string; tags: string[]; mtime_ms: number; name: string | null }[]>`
-      SELECT id, hash, title, producer, tags, mtime_ms, name FROM ${sql.unsafe(this.docs)} WHERE path = ${doc.path}`;
-    if (old && old.hash === doc.hash && old.title === title && old.producer === doc.producer && sameList(old.tags, tags)) {
-      if (old.name === null) {
-        // Indexed before links were kept: record them now, the text stays as it is.
-        const links = extractLinks(doc.path, doc.body);
-        await sql.begin(async (tx) => {
-          await tx`UPDATE ${tx.unsafe(this.docs)} SET mtime_ms = ${mtimeMs}, name = ${noteName(doc.path)} WHERE id = ${old.id}`;
-          await this.insertLinks(tx, old.id, links);
-        });
-      } else if (old.mtime_ms !== mtimeMs) await sql`UPDATE ${sql.unsafe(this.docs)} SET mtime_ms = ${mtimeMs} WHERE id = ${old.id}`;
-      return false;
+    const [row] = await sql`SELECT EXISTS (SELECT 1 FROM ${sql.unsafe(this.docs)}) AS found`;
+    if (row?.found) return load();
+    for (const statement of dropIndexStatements(this.schema)) await sql.unsafe(statement);
+    try {
+      return await load();
+    } finally {
+      const conn = await sql.reserve();
+      try {
+        // Index builds sort in memory up to this (a session setting, for this connection only).
+        await conn.unsafe("SET maintenance_work_mem = '256MB'");
+        for (const statement of indexStatements(this.schema)) await conn.unsafe(statement);
+        await conn.unsafe(`ANALYZE ${this.docs}`);
+        await conn.unsafe(`ANALYZE ${this.chunks}`);
+      } finally {
+        await conn.unsafe("RESET maintenance_work_mem").catch(() => {});
+        conn.release();
+      }
     }
-    const links = extractLinks(doc.path, doc.body);
-    const chunks = chunkDocument(doc);
-    const embeddings = await resolveEmbeddings(opts, chunks.length, this.hasVectors ? this.embeddingDim : undefined, () => embeddingInputs(doc));
+  }
+
+  async upsert(doc: IndexDoc, opts: UpsertOptions = {}): Promise<boolean> {
+    return (await this.upsertMany([doc], opts))[0]!;
+  }
+
+  /**
+   * Many documents in one transaction: one lookup of what is stored, then each table written
+   * by one multi-row statement (arrays unnested server-side), so a build costs a few round
+   * trips per batch instead of several per note. `opts` applies to every document
+   * (`embeddings` only with a single document).
+   */
+  async upsertMany(docs: IndexDoc[], opts: UpsertOptions = {}): Promise<boolean[]> {
+    if (docs.length === 0) return [];
+    if (opts.embeddings && docs.length > 1) throw new RangeError("embeddings are given per document: upsert one document at a time");
+    const sql = this.sql;
+    // The last of two documents with one path wins, as two upserts in a row would.
+    const last = new Map(docs.map((d, i) => [d.path, i]));
+    const prepared = docs.map((doc) => ({
+      doc,
+      title: clean(doc.title),
+      tags: doc.tags.map(clean),
+      mtimeMs: doc.mtimeMs ?? doc.updatedAt.getTime(),
+    }));
+    const olds = await sql<OldRow[]>`
+      SELECT id, path, hash, title, producer, tags, mtime_ms, name FROM ${sql.unsafe(this.docs)} WHERE path = ANY(${[...last.keys()]}::text[])`;
+    const byPath = new Map(olds.map((o) => [o.path, o]));
+    const wrote = docs.map(() => false);
+    const touched: { id: string; mtimeMs: number }[] = [];
+    const relinked: { id: string; mtimeMs: number; name: string; links: DocLink[] }[] = [];
+    const changed: { p: (typeof prepared)[number]; chunks: Chunk[]; links: DocLink[]; embeddings: number[][] | undefined; old?: OldRow }[] = [];
+    for (const [i, p] of prepared.entries()) {
+      if (last.get(p.doc.path) !== i) continue;
+      const old = byPath.get(p.doc.path);
+      if (old && old.hash === p.doc.hash && old.title === p.title && old.producer === p.doc.producer && sameList(old.tags, p.tags)) {
+        // Indexed before links were kept (name NULL): record them now, the text stays as it is.
+        if (old.name === null) relinked.push({ id: old.id, mtimeMs: p.mtimeMs, name: noteName(p.doc.path), links: extractLinks(p.doc.path, p.doc.body) });
+        else if (old.mtime_ms !== p.mtimeMs) touched.push({ id: old.id, mtimeMs: p.mtimeMs });
+        continue;
+      }
+      wrote[i] = true;
+      changed.push({ p, chunks: chunkDocument(p.doc), links: extractLinks(p.doc.path, p.doc.body), embeddings: undefined, old });
+    }
+    const dim = this.hasVectors ? this.embeddingDim : undefined;
+    await Promise.all(
+      changed.map(async (c) => {
+        c.embeddings = await resolveEmbeddings(opts, c.chunks.length, dim, () => embeddingInputs(c.p.doc));
+      }),
+    );
+    if (changed.length === 0 && touched.length === 0 && relinked.length === 0) return wrote;
     await sql.begin(async (tx) => {
-      const bodies = chunks.map((c) => clean(c.text));
-      const [row] = await tx<{ id: string }[]>`
-        INSERT INTO ${tx.unsafe(this.docs)} (path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, name, tsv)
-        VALUES (${doc.path}, ${doc.producer}, ${title}, ${tags}, ${tags.map((t) => t.toLowerCase())},
-                ${doc.updatedAt}, ${doc.hash}, ${mtimeMs}, ${noteName(doc.path)},
-                setweight(to_tsvector('english', ${searchable(title)}), 'A') ||
-                  setweight(to_tsvector('english', ${searchable(bodies.join("\n\n"))}), 'B'))
-        ON CONFLICT (path) DO UPDATE SET producer = excluded.producer, title = excluded.title, tags = excluded.tags,
-          tag_keys = excluded.tag_keys, updated_at = excluded.updated_at, hash = excluded.hash, mtime_ms = excluded.mtime_ms,
-          name = excluded.name, tsv = excluded.tsv
-        RETURNING id`;
-      const id = row!.id;
-      await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ${id}`;
-      await tx`DELETE FROM ${tx.unsafe(this.links)} WHERE doc_id = ${id}`;
-      await this.insertLinks(tx, id, links);
-      const vector = embeddings ? tx.unsafe(`, u.emb::${quoteSchema(this.vectorSchema!)}.vector`) : tx``;
-      const vectorCol = embeddings ? tx.unsafe(", embedding") : tx``;
-      const vectorArg = embeddings ? tx`, ${embeddings.map((e) => JSON.stringify(e))}::text[]` : tx``;
-      const vectorName = embeddings ? tx.unsafe(", emb") : tx``;
-      await tx`
-        INSERT INTO ${tx.unsafe(this.chunks)} (doc_id, seq, body, tsv${vectorCol})
-        SELECT ${id}, u.seq, u.body,
-               setweight(to_tsvector('english', ${searchable(title)}), 'A') || setweight(to_tsvector('english', u.words), 'B')
-               ${vector}
-          FROM unnest(${chunks.map((c) => c.seq)}::int[], ${bodies}::text[], ${bodies.map(searchable)}::text[]${vectorArg})
-            AS u(seq, body, words${vectorName})`;
+      if (touched.length > 0 || relinked.length > 0) {
+        const rows = [...touched.map((t) => ({ ...t, name: null as string | null })), ...relinked];
+        await tx`
+          UPDATE ${tx.unsafe(this.docs)} d SET mtime_ms = u.mtime_ms, name = coalesce(u.name, d.name)
+            FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.mtimeMs)}::float8[], ${rows.map((r) => r.name)}::text[]) AS u(id, mtime_ms, name)
+           WHERE d.id = u.id`;
+        await this.insertLinks(
+          tx,
+          relinked.flatMap((r) => r.links.map((l) => ({ docId: r.id, link: l }))),
+        );
+      }
+      if (changed.length === 0) return;
+      const replaced = changed.filter((c) => c.old).map((c) => c.old!.id);
+      if (replaced.length > 0) {
+        await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ANY(${replaced}::bigint[])`;
+        await tx`DELETE FROM ${tx.unsafe(this.links)} WHERE doc_id = ANY(${replaced}::bigint[])`;
+      }
+      const chunkRows = changed.flatMap((c, i) => c.chunks.map((k, j) => ({ i: i + 1, seq: k.seq, body: clean(k.text), embedding: c.embeddings?.[j] })));
+      const withVectors = chunkRows.some((r) => r.embedding);
+      const vector = withVectors ? tx.unsafe(`, c.emb::${quoteSchema(this.vectorSchema!)}.vector`) : tx``;
+      const vectorCol = withVectors ? tx.unsafe(", embedding") : tx``;
+      const vectorArg = withVectors ? tx`, ${chunkRows.map((r) => (r.embedding ? JSON.stringify(r.embedding) : null))}::text[]` : tx``;
+      const vectorName = withVectors ? tx.unsafe(", emb") : tx``;
+      // Each text is parsed once: a chunk's vector is the title's (weight A) and its own words'
+      // (B); the document's is the title's and its chunks' words joined (tsvector_cat).
+      const rows = await tx<{ id: string; path: string }[]>`
+        WITH d AS (
+          SELECT u.*, setweight(to_tsvector('english', u.title_words), 'A') AS ttsv
+            FROM unnest(${changed.map((c) => c.p.doc.path)}::text[], ${changed.map((c) => c.p.doc.producer)}::text[],
+                        ${changed.map((c) => c.p.title)}::text[], ${changed.map((c) => JSON.stringify(c.p.tags))}::text[],
+                        ${changed.map((c) => c.p.doc.updatedAt.toISOString())}::timestamptz[], ${changed.map((c) => c.p.doc.hash)}::text[],
+                        ${changed.map((c) => c.p.mtimeMs)}::float8[], ${changed.map((c) => noteName(c.p.doc.path))}::text[],
+                        ${changed.map((c) => searchable(c.p.title))}::text[])
+                 WITH ORDINALITY AS u(path, producer, title, tags, updated_at, hash, mtime_ms, name, title_words, i)
+        ), c AS MATERIALIZED (
+          SELECT k.i, k.seq, k.body, setweight(to_tsvector('english', k.words), 'B') AS btsv${vectorName}
+            FROM unnest(${chunkRows.map((r) => r.i)}::bigint[], ${chunkRows.map((r) => r.seq)}::int[], ${chunkRows.map((r) => r.body)}::text[],
+                        ${chunkRows.map((r) => searchable(r.body))}::text[]${vectorArg}) AS k(i, seq, body, words${vectorName})
+        ), body AS (
+          SELECT c.i, ${tx.unsafe(this.tsvectorCat)}(c.btsv ORDER BY c.seq) AS tsv FROM c GROUP BY c.i
+        ), ins AS (
+          INSERT INTO ${tx.unsafe(this.docs)} (path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, name, tsv, salient)
+          SELECT d.path, d.producer, d.title, ARRAY(SELECT jsonb_array_elements_text(d.tags::jsonb)),
+                 ARRAY(SELECT lower(t) FROM jsonb_array_elements_text(d.tags::jsonb) AS t),
+                 d.updated_at, d.hash, d.mtime_ms, d.name, d.ttsv || coalesce(body.tsv, ''),
+                 ${tx.unsafe(this.salientLexemes)}(d.ttsv, coalesce(body.tsv, ''))
+            FROM d LEFT JOIN body ON body.i = d.i
+          ON CONFLICT (path) DO UPDATE SET producer = excluded.producer, title = excluded.title, tags = excluded.tags,
+            tag_keys = excluded.tag_keys, updated_at = excluded.updated_at, hash = excluded.hash, mtime_ms = excluded.mtime_ms,
+            name = excluded.name, tsv = excluded.tsv, salient = excluded.salient
+          RETURNING id, path
+        ), chunks AS (
+          INSERT INTO ${tx.unsafe(this.chunks)} (doc_id, seq, body, tsv${vectorCol})
+          SELECT ins.id, c.seq, c.body, d.ttsv || c.btsv${vector}
+            FROM c JOIN d ON d.i = c.i JOIN ins ON ins.path = d.path
+        )
+        SELECT id, path FROM ins`;
+      const ids = new Map(rows.map((r) => [r.path, r.id]));
+      await this.insertLinks(
+        tx,
+        changed.flatMap((c) => c.links.map((l) => ({ docId: ids.get(c.p.doc.path)!, link: l }))),
+      );
     });
-    return true;
+    return wrote;
   }
 
   async remove(path: string): Promise<boolean> {
@@ -174,19 +298,26 @@ class PostgresIndexStore implements IndexStore {
 
   async search(query: ParsedQuery, limit: number, opts: SearchOptions = {}): Promise<SearchHit[]> {
     if (!hasText(query)) return this.browse(query, limit);
-    const parts = clauses(query);
+    const mode = opts.match ?? "any";
     const snippets = opts.snippets ?? true;
-    let hits = await this.match(parts, "AND", query, limit, snippets);
-    if (hits.length === 0 && parts.length > 1) hits = await this.match(parts, "OR", query, limit, snippets);
-    return hits;
+    // Unfiltered "match any": each GIN scan may stop at SAMPLE_LIMIT (Postgres' fuzzy limit),
+    // so a word held by half a million notes costs what one held by SAMPLE_LIMIT does; the
+    // tiers take any DEPTH of a tier's notes anyway. Not with filters or "match all", whose
+    // index scans intersect (sampled sides could miss a small intersection).
+    if (mode === "all" || query.tags.length > 0 || query.producers.length > 0) return this.match(this.sql, query, mode, limit, snippets);
+    return this.sql.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL gin_fuzzy_search_limit = ${SAMPLE_LIMIT}`);
+      return this.match(tx as unknown as Sql, query, mode, limit, snippets);
+    });
   }
 
   async snippets(query: ParsedQuery, paths: string[]): Promise<Map<string, HitSnippet>> {
     const out = new Map<string, HitSnippet>();
     if (!hasText(query) || paths.length === 0) return out;
     const sql = this.sql;
+    // OR: marks every clause a document holds, as search() marks them in either match mode.
     const rows = await sql<{ path: string; seq: number; snippet: string }[]>`
-      WITH ${this.queries(clauses(query), "AND")}
+      WITH ${this.queries(clauses(query), "OR")}
       SELECT d.path, b.seq, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
         FROM ${sql.unsafe(this.docs)} d, q, ${this.bestChunk(sql`d.id`)}
        WHERE d.path = ANY(${paths}::text[]) AND d.tsv @@ q.any`;
@@ -299,34 +430,108 @@ class PostgresIndexStore implements IndexStore {
   }
 
   /**
-   * One hit per document, as in SQLite: documents are ranked on their own tsvector (filters in
-   * the same WHERE, so only documents that pass them are scored) and only the best `limit`
-   * are kept; then, for those alone and only when `snippets`, the best chunk (bestChunk) gives
-   * the hit its id and its ts_headline (costly, so run for the returned rows only). Every word
-   * reaches Postgres as a bound parameter of phraseto_tsquery, which has no syntax to break.
+   * Ranked hits, one per document, by the rule both stores share (rank.ts), over a bounded
+   * set of candidates so that a search costs about the same whatever the vault's size:
+   * instead of ranking every document that holds a common word, it ranks at most DEPTH of
+   * them from each of these tiers, in order, each read from a GIN index: documents holding
+   * a query word in their title, then holding one at least twice in their body (the salient
+   * column), then holding one anywhere; and at most DEPTH holding every word, those with one
+   * in their title first. ts_rank puts a title word ten times a body word and a repeated
+   * word above a passing mention, so the best matches are in the first tiers; a vault where
+   * fewer than DEPTH documents hold the words gets all of them ranked, exactly.
+   *
+   * "all" (or a single clause): the best `limit` candidates holding every clause, by ts_rank.
+   * "any" with several clauses: the best CANDIDATES by ts_rank over the clauses OR-ed, and the
+   * best `limit` holding all; for those alone, which clauses each holds and where (its
+   * lexemes' positions), ordered by anyScore(). Filters sit in each tier's WHERE. Then, for
+   * the hits alone and only when `snippets`, each one's best chunk and ts_headline. Every
+   * word reaches Postgres as a bound parameter of phraseto_tsquery, which has no syntax to break.
    */
-  private async match(parts: string[][], op: "AND" | "OR", filters: SearchFilters, limit: number, snippets: boolean): Promise<SearchHit[]> {
-    const sql = this.sql;
-    const top = sql`
-      top AS (
-        SELECT d.id, d.path, ts_rank(${RANK_WEIGHTS}::float4[], d.tsv, q.q, ${RANK_NORMALIZATION}) AS score
-          FROM ${sql.unsafe(this.docs)} d, q
-         WHERE d.tsv @@ q.q ${this.filters(sql, filters)}
-         ORDER BY score DESC, d.path LIMIT ${limit}
-      )`;
-    const rows = snippets
-      ? await sql<HitRow[]>`
-          WITH ${this.queries(parts, op)}, ${top}
-          SELECT b.seq, t.score, d.path, d.producer, d.title, d.tags, d.updated_at,
-                 ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-            FROM top t JOIN ${sql.unsafe(this.docs)} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`)}
-           ORDER BY t.score DESC, d.path`
-      : await sql<HitRow[]>`
-          WITH ${this.queries(parts, op)}, ${top}
-          SELECT 0 AS seq, t.score, d.path, d.producer, d.title, d.tags, d.updated_at, '' AS snippet
-            FROM top t JOIN ${sql.unsafe(this.docs)} d ON d.id = t.id
-           ORDER BY t.score DESC, d.path`;
-    return rows.map(rowHit);
+  private async match(sql: Sql, query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): Promise<SearchHit[]> {
+    const parts = clauses(query);
+    const meta = sql`d.path, d.producer, d.title, d.tags, d.updated_at`;
+    const docs = sql.unsafe(this.docs);
+    const f = this.filters(sql, query);
+    const depth = Math.max(DEPTH, limit * CANDIDATES_PER_HIT);
+    // The salient tiers read the salient index alone; the words themselves are then checked
+    // row by row (a CASE, which the planner cannot turn into a scan of the tsv index: that
+    // would read every match), and not at all for one word, which its salient lexeme implies
+    // (a phrase's lexemes may stand apart: a phrase is checked).
+    const check = (q: PendingQuery<Row[]>, several: boolean) => (several || query.phrases.length > 0 ? sql`AND CASE WHEN d.tsv @@ ${q} THEN true END` : sql``);
+    const holdsAll = check(sql`q.q`, parts.length > 1);
+    const holdsAny = check(sql`q.any`, false);
+    const t = sql`(SELECT t FROM k)`;
+    const b = sql`(SELECT b FROM k)`;
+    const ctes = sql`
+      ${this.queries(parts, "AND", sql)},
+      ql AS (SELECT x.i, t.lexeme, t.positions FROM unnest(${parts.map((p) => p.join(" "))}::text[]) WITH ORDINALITY AS x(words, i),
+                    unnest(to_tsvector('english', x.words)) AS t),
+      k AS (SELECT ARRAY(SELECT DISTINCT 't:' || lexeme FROM ql) AS t, ARRAY(SELECT DISTINCT 'b:' || lexeme FROM ql) AS b),
+      allc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${holdsAll} ${f} LIMIT ${depth})
+               UNION ALL
+               (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${b} AND NOT d.salient && ${t} ${holdsAll} ${f} LIMIT ${depth})
+               UNION ALL
+               (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.q AND NOT d.salient && (SELECT t || b FROM k) ${f} LIMIT ${depth})
+               LIMIT ${depth})`;
+    if (mode === "all" || parts.length === 1) {
+      const top = sql`
+        top AS (SELECT d.id, ${this.rankOf(sql`q.q`, sql)} AS score FROM allc c JOIN ${docs} d ON d.id = c.id, q
+                 ORDER BY score DESC, d.path LIMIT ${limit})`;
+      const rows = snippets
+        ? await sql<HitRow[]>`
+            WITH ${ctes}, ${top}
+            SELECT b.seq, t.score, 1 AS coverage, ${meta}, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
+              FROM top t JOIN ${docs} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`, sql)}`
+        : await sql<HitRow[]>`
+            WITH ${ctes}, ${top}
+            SELECT 0 AS seq, t.score, 1 AS coverage, ${meta}, '' AS snippet FROM top t JOIN ${docs} d ON d.id = t.id`;
+      return rows.map(rowHit).sort(byScore);
+    }
+    const k = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
+    const rows = await sql<(HitRow & { id: string; lexemes: [string, number[], string[]][] | null; clause_lexemes: [number, string, number[]][] })[]>`
+      WITH ${ctes},
+      anyc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${holdsAny} ${f} LIMIT ${depth})
+               UNION ALL
+               (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${b} AND NOT d.salient && ${t} ${holdsAny} ${f} LIMIT ${depth})
+               UNION ALL
+               (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.any AND NOT d.salient && (SELECT t || b FROM k) ${f} LIMIT ${depth})
+               LIMIT ${depth}),
+      scored AS MATERIALIZED (
+        SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}
+          FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id, q),
+      top AS ((SELECT id FROM scored ORDER BY score DESC, path LIMIT ${k})
+              UNION
+              (SELECT id FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
+      SELECT d.id, d.score, d.path, d.producer, d.title, d.tags, d.updated_at, 0 AS seq, '' AS snippet,
+             (SELECT json_agg(json_build_array(u.lexeme, u.positions, u.weights)) FROM unnest(d.tsv) u
+               WHERE u.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))) AS lexemes,
+             (SELECT json_agg(json_build_array(ql.i, ql.lexeme, ql.positions)) FROM ql) AS clause_lexemes
+        FROM top t JOIN scored d ON d.id = t.id`;
+    if (rows.length === 0) return [];
+    const shapes = clauseShapes(parts.length, rows[0]!.clause_lexemes ?? []);
+    const weights = clauseWeights(query);
+    const scored = rows.map((r) => {
+      const { held, occurrences } = clausesHeld(shapes, r.lexemes ?? []);
+      const coverage = queryCoverage(weights, held);
+      return { ...r, coverage, score: anyScore(clauseScore(occurrences), coverage, closeness(occurrences)) };
+    });
+    const ranked = scored
+      .filter((r) => r.coverage > 0)
+      .sort(byScore)
+      .slice(0, limit);
+    if (!snippets || ranked.length === 0) return ranked.map(rowHit);
+    const marked = await sql<{ id: string; seq: number; snippet: string }[]>`
+      WITH ${this.queries(parts, "OR", sql)}
+      SELECT d.id, b.seq, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
+        FROM ${docs} d, q, ${this.bestChunk(sql`d.id`, sql)}
+       WHERE d.id = ANY(${ranked.map((r) => r.id)}::bigint[])`;
+    const byId = new Map(marked.map((m) => [m.id, m]));
+    return ranked.map((r) => rowHit({ ...r, seq: byId.get(r.id)?.seq ?? 0, snippet: byId.get(r.id)?.snippet ?? "" }));
+  }
+
+  /** A document's text score for `q`: ts_rank, title ten times body. */
+  private rankOf(q: PendingQuery<Row[]>, sql: Sql = this.sql): PendingQuery<Row[]> {
+    return sql`ts_rank(${RANK_WEIGHTS}::float4[], d.tsv, ${q}, ${RANK_NORMALIZATION})`;
   }
 
   private metaColumns(): PendingQuery<Row[]> {
@@ -353,18 +558,18 @@ class PostgresIndexStore implements IndexStore {
     ];
   }
 
-  private async insertLinks(tx: TransactionSql, docId: string, links: DocLink[]): Promise<void> {
-    if (links.length === 0) return;
+  private async insertLinks(tx: TransactionSql, rows: { docId: string; link: DocLink }[]): Promise<void> {
+    if (rows.length === 0) return;
     await tx`
       INSERT INTO ${tx.unsafe(this.links)} (doc_id, kind, target, name)
-      SELECT ${docId}, u.kind, u.target, u.name
-        FROM unnest(${links.map((l) => l.kind)}::text[], ${links.map((l) => clean(l.target))}::text[], ${links.map((l) => clean(l.name))}::text[]) AS u(kind, target, name)
+      SELECT u.doc_id, u.kind, u.target, u.name
+        FROM unnest(${rows.map((r) => r.docId)}::bigint[], ${rows.map((r) => r.link.kind)}::text[],
+                    ${rows.map((r) => clean(r.link.target))}::text[], ${rows.map((r) => clean(r.link.name))}::text[]) AS u(doc_id, kind, target, name)
       ON CONFLICT DO NOTHING`;
   }
 
   /** The CTE `q`: q.q the clauses joined by `op`, q.any joined by OR. */
-  private queries(parts: string[][], op: "AND" | "OR"): PendingQuery<Row[]> {
-    const sql = this.sql;
+  private queries(parts: string[][], op: "AND" | "OR", sql: Sql = this.sql): PendingQuery<Row[]> {
     const phrases = parts.map((words) => sql`phraseto_tsquery('english', ${words.join(" ")})`);
     const join = (how: "AND" | "OR") => phrases.reduce((a, b) => (how === "AND" ? sql`${a} && ${b}` : sql`${a} || ${b}`));
     return sql`q AS (SELECT ${join(op)} AS q, ${join("OR")} AS any)`;
@@ -375,8 +580,7 @@ class PostgresIndexStore implements IndexStore {
    * is one, else one matching q.any, then the best ranked, then the first — and the query
    * (hq) its headline marks.
    */
-  private bestChunk(docId: PendingQuery<Row[]>): PendingQuery<Row[]> {
-    const sql = this.sql;
+  private bestChunk(docId: PendingQuery<Row[]>, sql: Sql = this.sql): PendingQuery<Row[]> {
     return sql`LATERAL (
                SELECT c.seq, c.body, m.hq
                  FROM ${sql.unsafe(this.chunks)} c,
@@ -435,8 +639,70 @@ function rowHit(r: HitRow): SearchHit {
     tags: r.tags,
     updatedAt: r.updated_at,
     score: Number(r.score),
+    coverage: r.coverage === undefined ? undefined : Number(r.coverage),
     snippet: r.snippet,
   });
+}
+
+/** Best first, then by path (a stable order for equal scores). */
+function byScore(a: { score: number; path: string }, b: { score: number; path: string }): number {
+  return Number(b.score) - Number(a.score) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+}
+
+/** bm25's term-frequency saturation: a clause held once scores 1, held often at most K1 + 1. */
+const K1 = 1.2;
+/** A title occurrence counts as this many body ones (the ten-to-one of RANK_WEIGHTS and of SQLite's bm25). */
+const TITLE_WEIGHT = 10;
+
+/**
+ * A "match any" candidate's text score, from where it holds each clause: per clause, its
+ * occurrences (a title one counting TITLE_WEIGHT) saturated as bm25 does, summed. ts_rank
+ * chose the candidates; it is not used here because it lets one word held in a title outweigh
+ * two words held in the body, where bm25's saturation ranks the note holding more words higher.
+ */
+function clauseScore(occurrences: Occurrence[]): number {
+  const tf = new Map<number, number>();
+  for (const o of occurrences) tf.set(o.clause, (tf.get(o.clause) ?? 0) + (o.field === 0 ? TITLE_WEIGHT : 1));
+  let score = 0;
+  for (const x of tf.values()) score += (x * (K1 + 1)) / (x + K1);
+  return score;
+}
+
+/** A clause as lexemes at offsets from its first (a phrase's stop words keep their places). */
+type ClauseShape = { lexeme: string; offset: number }[];
+
+/** Each clause's shape, from to_tsvector of its words: [clause number (1-based), lexeme, positions]. */
+function clauseShapes(count: number, rows: [number, string, number[]][]): ClauseShape[] {
+  const at: { lexeme: string; pos: number }[][] = Array.from({ length: count }, () => []);
+  for (const [i, lexeme, positions] of rows) for (const pos of positions) at[i - 1]?.push({ lexeme, pos });
+  return at.map((list) => {
+    list.sort((a, b) => a.pos - b.pos);
+    const first = list[0]?.pos ?? 0;
+    return list.map((l) => ({ lexeme: l.lexeme, offset: l.pos - first }));
+  });
+}
+
+/**
+ * Which clauses a document holds and where, from its tsvector's entries for the query's
+ * lexemes ([lexeme, positions, weights]): a word wherever its lexeme stands, a phrase where
+ * its lexemes stand at its offsets. Weight A is the title, anything else the body.
+ */
+function clausesHeld(shapes: ClauseShape[], entries: [string, number[], string[]][]): { held: boolean[]; occurrences: Occurrence[] } {
+  const positions = new Map<string, Map<number, string>>();
+  for (const [lexeme, pos, weights] of entries) positions.set(lexeme, new Map(pos.map((p, i) => [p, weights[i] ?? "D"])));
+  const held = shapes.map(() => false);
+  const occurrences: Occurrence[] = [];
+  shapes.forEach((shape, clause) => {
+    const [first, ...rest] = shape;
+    if (!first) return;
+    const len = (shape[shape.length - 1]?.offset ?? 0) + 1;
+    for (const [start, weight] of positions.get(first.lexeme) ?? []) {
+      if (!rest.every((l) => positions.get(l.lexeme)?.has(start + l.offset))) continue;
+      held[clause] = true;
+      occurrences.push({ field: weight === "A" ? 0 : 1, at: start, clause, len });
+    }
+  });
+  return { held, occurrences };
 }
 
 function noteMeta(r: MetaRow): NoteMeta {

@@ -6,7 +6,7 @@ import { type Dirent, readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { linkStaysInVaultSync } from "../vault/contained.ts";
 import { documentFromFile } from "./document.ts";
-import type { IndexStore, Producer } from "./types.ts";
+import type { IndexDoc, IndexStore, Producer } from "./types.ts";
 
 export interface RefreshOptions {
   /** The vault's root directory. */
@@ -45,6 +45,8 @@ const INDEXED = /\.(md|markdown|txt)$/i;
 const BULK_LOAD_FILES = 1000;
 /** Larger files are skipped: an index row is for reading, not for dumps. */
 export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
+/** Batches a store with upsertMany writes at once (each its own transaction, on its own connection). */
+const WRITES_IN_FLIGHT = 2;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
 
@@ -58,49 +60,81 @@ interface FileEntry {
 export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Promise<RefreshCounts> {
   const folder = opts.folder ?? "raw";
   const producer = opts.producer ?? "raw";
+  const size = opts.concurrency ?? 256;
   const counts: RefreshCounts = { added: 0, updated: 0, removed: 0, unchanged: 0, skipped: 0 };
+  // What the index holds; each path is taken out as its file is seen, so what is left at the
+  // end is gone from the folder. The walk streams: no list of the vault's files is ever held.
   const known = await store.fingerprints(producer);
-  const changed: FileEntry[] = [];
-  const seen = new Set<string>();
+  const firstBuild = known.size === 0;
+  const changed = (function* () {
+    for (const file of walk(opts.vault, folder, counts)) {
+      const fp = known.get(file.path);
+      if (fp) known.delete(file.path);
+      if (fp && fp.mtimeMs === file.mtimeMs) counts.unchanged++;
+      else yield { ...file, known: fp !== undefined };
+    }
+  })();
 
-  for (const file of walk(opts.vault, folder, counts)) {
-    seen.add(file.path);
-    const fp = known.get(file.path);
-    if (fp && fp.mtimeMs === file.mtimeMs) counts.unchanged++;
-    else changed.push(file);
-  }
-
-  // In path order: a new document's row then lands beside the last one in every index keyed
-  // by its path (the path's own, the fingerprints'), so a batch's commit rewrites a few pages
-  // of them, not one page per document scattered over the whole index (readdir's order is the
-  // directory's hash order).
-  changed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const upsertChanged = async () => {
-    // Batches: read a batch's files, then issue its upserts together, so SQLite commits them
-    // as one transaction (its group commit) and Postgres overlaps them on its pool.
-    for (const batch of batches(changed, opts.concurrency ?? 256, BATCH_BYTES)) {
-      const contents = await Promise.all(batch.map((f) => readText(f.abs)));
-      await Promise.all(
-        batch.map(async (file, i) => {
-          const content = contents[i];
-          if (content === null || content === undefined) return void seen.delete(file.path); // deleted since the walk
-          opts.onRead?.(file, content);
-          const doc = documentFromFile({ path: file.path, producer, content, mtimeMs: file.mtimeMs });
-          const wrote = await store.upsert(doc, opts.embed ? { embed: opts.embed } : {});
-          if (!wrote)
-            counts.unchanged++; // touched, same content: upsert recorded the new mtime
-          else if (known.has(file.path)) counts.updated++;
-          else counts.added++;
-        }),
-      );
+  const index = async (batch: (FileEntry & { known: boolean })[], contents: (string | null)[]) => {
+    const docs: IndexDoc[] = [];
+    const files: typeof batch = [];
+    for (const [i, file] of batch.entries()) {
+      const content = contents[i];
+      if (content === null || content === undefined) continue; // deleted since the walk: gone (if indexed) or never there
+      opts.onRead?.(file, content);
+      docs.push(documentFromFile({ path: file.path, producer, content, mtimeMs: file.mtimeMs }));
+      files.push(file);
+    }
+    const embed = opts.embed ? { embed: opts.embed } : {};
+    const wrote = store.upsertMany ? await store.upsertMany(docs, embed) : await Promise.all(docs.map((doc) => store.upsert(doc, embed)));
+    for (const [i, file] of files.entries()) {
+      if (!wrote[i])
+        counts.unchanged++; // touched, same content: upsert recorded the new mtime
+      else if (file.known) counts.updated++;
+      else counts.added++;
     }
   };
-  // A first build of many files: the store may defer work to its end (SQLite's bulkLoad).
-  const firstBuild = known.size === 0 && changed.length >= BULK_LOAD_FILES;
-  await (firstBuild && store.bulkLoad ? store.bulkLoad(upsertChanged) : upsertChanged());
+  const upsertChanged = async (files: Iterable<FileEntry & { known: boolean }>) => {
+    // A batch's files are read, then upserted together: SQLite commits them as one transaction
+    // (its group commit); Postgres writes each as one (upsertMany), WRITES_IN_FLIGHT at a time
+    // on its pool while the next batch is read.
+    const writing = new Set<Promise<void>>();
+    for (const batch of batches(files, size, BATCH_BYTES)) {
+      // The last batch's texts (read, parsed, sent) are garbage now: ask for a collection, so
+      // the heap of a long build stays near one batch's size instead of growing until the
+      // collector's own schedule catches up (asynchronous: the build does not wait for it).
+      Bun.gc(false);
+      const contents = await Promise.all(batch.map((f) => readText(f.abs)));
+      for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) known.set(file.path, { hash: "", mtimeMs: -1 });
+      if (!store.upsertMany) {
+        await index(batch, contents);
+        continue;
+      }
+      while (writing.size >= WRITES_IN_FLIGHT) await Promise.race(writing);
+      const write: Promise<void> = index(batch, contents).finally(() => writing.delete(write));
+      write.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
+      writing.add(write);
+    }
+    await Promise.all(writing);
+  };
+  // A first build of many files: the store may defer work to its end (bulkLoad). Up to
+  // BULK_LOAD_FILES changed files are looked at first to tell.
+  const head: (FileEntry & { known: boolean })[] = [];
+  let next = changed.next();
+  while (!next.done && head.length < BULK_LOAD_FILES) {
+    head.push(next.value);
+    next = changed.next();
+  }
+  const rest = (function* () {
+    yield* head;
+    while (!next.done) {
+      yield next.value;
+      next = changed.next();
+    }
+  })();
+  await (firstBuild && head.length >= BULK_LOAD_FILES && store.bulkLoad ? store.bulkLoad(() => upsertChanged(rest)) : upsertChanged(rest));
 
-  const gone = [...known.keys()].filter((path) => !seen.has(path));
-  const size = opts.concurrency ?? 256;
+  const gone = [...known.keys()];
   for (let i = 0; i < gone.length; i += size) {
     const removed = await Promise.all(gone.slice(i, i + size).map((path) => store.remove(path)));
     counts.removed += removed.filter(Boolean).length;
@@ -131,11 +165,17 @@ function* walk(vault: string, folder: string, counts: RefreshCounts): Generator<
       continue; // no folder (or gone meanwhile): nothing indexed from it
     }
     first = false;
+    // In name order, folders after a folder's files: a new document's row then lands beside
+    // the last one in every index keyed by its path, so a batch's commit rewrites a few pages
+    // of them, not one page per document scattered over the whole index (readdir's order is
+    // the directory's hash order).
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const folders: string[] = [];
     for (const entry of entries) {
       if (entry.name.startsWith(".")) continue;
       const relPath = rel ? `${rel}${sep}${entry.name}` : entry.name;
       if (entry.isDirectory()) {
-        stack.push(relPath);
+        folders.push(relPath);
         continue;
       }
       const abs = `${dir}${sep}${entry.name}`;
@@ -159,12 +199,13 @@ function* walk(vault: string, folder: string, counts: RefreshCounts): Generator<
       }
       yield { path, abs, mtimeMs, size };
     }
+    stack.push(...folders.reverse());
   }
 }
 
 /** Consecutive slices of at most `size` files and about `maxBytes` bytes. */
-function* batches(files: FileEntry[], size: number, maxBytes: number): Generator<FileEntry[]> {
-  let batch: FileEntry[] = [];
+function* batches<T extends FileEntry>(files: Iterable<T>, size: number, maxBytes: number): Generator<T[]> {
+  let batch: T[] = [];
   let bytes = 0;
   for (const f of files) {
     if (batch.length > 0 && (batch.length >= size || bytes + f.size > maxBytes)) {

@@ -97,8 +97,8 @@ export function rowLengths(db: Database, table: string, ids: ArrayLike<number>):
 }
 
 /**
- * Every row's length in tokens (`<table>_docsize`), indexed by rowid: one pass over the table
- * (12 ms at 100k notes), then a lookup is an array read. Undefined when the rowids run past
+ * Every row's length in tokens (`<table>_docsize`), indexed by rowid: one pass over the table,
+ * then a lookup is an array read. Undefined when the rowids run past
  * `maxRowid` (the array would be too big for what it holds).
  */
 export function allRowLengths(db: Database, table: string, maxRowid = 8_000_000): Int32Array | undefined {

@@ -1,43 +1,13 @@
-// A first pass for the SQLite index's searches that skips FTS5's scoring of every match
-// (issue 21): champion lists (Manning, Raghavan & Schütze, §7.1.3) with a threshold check
-// (Fagin's threshold algorithm), answering only where the answer is provably the exact bm25
-// top-k, and falling back to the full FTS5 query everywhere else.
-//
-// FTS5's bm25 of a query is a sum over its phrases of idf(phrase) · g(weighted count, row
-// length), with the table's row count and average length shared by all: so a query's score
-// of a document is the sum of the scores each clause (word or phrase) would get alone, and a
-// filter phrase (weighted 0) adds nothing. A clause's list is the best DEPTH documents of that
-// clause alone, by FTS5's own bm25, and the score of its last one (θ): no document outside the
-// list scores more than θ on that clause. A query's candidates are the union of its clauses'
-// lists; a candidate found in every list has its exact score, any other document at most the
-// sum of what it is known to score and the θ of each list it is missing from. When the k-th
-// best exact score (among those passing the tag and producer filters) beats every such bound,
-// those k are the full query's top k, in the full query's order. A list holding every match
-// of its clause (fewer than DEPTH) is complete: a document missing from it does not hold the
-// clause (an AND query leaves it out; an OR query adds 0).
-//
-// The lists are built on first use of a clause, by one FTS5 query of that clause alone (with
-// `workerFile`, the router's setting, in a worker thread on a connection of its own, the search
-// that asked answering with the full query meanwhile), and kept in memory across this
-// connection's writes (another connection's write, seen in PRAGMA
-// data_version, drops them all). A write changes every clause's idf and the average length,
-// and the written documents' own scores. So the store tells the lists each document whose
-// text it writes or deletes (written()), and a search after writes carries each list to the
-// index as it is now (view()):
-// - a document not written since: its weighted count f and length D have not changed, so its
-//   score now is FTS5's formula with today's idf and average length (sqlite-bm25.ts; f comes
-//   back from the score the list was built with, D from docs_fts_docsize). Computed in FTS5's
-//   order of operations, it is the double FTS5 would return;
-// - a document outside the list and not written since scored at most θ then, so now at most
-//   θ · idf1/idf0 · max(1, avgdl1/avgdl0) (growthBound): the threshold check stays sound;
-// - the documents written since are scored apart, exactly: their text sits in a temporary
-//   FTS5 table (champ_delta) whose bm25 gives back each one's f, scored like the rest;
-// - a clause's match count now (its idf) is carried from the count made when its list was
-//   built (one pass over its doclist, ~1/10 of a build): each document written since that
-//   holds it now adds one, each that held it before its first write since takes one away
-//   (a deleted row's text is kept, indexed only, in a second temporary table, champ_gone).
-// After more than maxWritten documents written (4,096), or 32 MiB of deleted text kept, or a
-// write's rollback, the lists are dropped and built afresh.
+// A first pass for the SQLite index's searches: champion lists (Manning, Raghavan & Schütze,
+// §7.1.3) with Fagin's threshold check. Each query clause keeps its best documents by FTS5's own
+// bm25; FTS5's bm25 of a query is the sum of its clauses', so a query answers from the lists
+// only when the check proves them the exact top k, and runs the full FTS5 query otherwise: the
+// answer never differs from the full query's.
+// Lists are built on first use (in a worker thread when `workerFile` is set) and kept across
+// this connection's writes: entries are rescored with FTS5's formula (sqlite-bm25.ts), written
+// documents are scored apart (champ_delta) and each clause's match count is carried (deleted
+// text kept in champ_gone). Another connection's write, a rollback, or more than maxWritten
+// documents written since drop them.
 import type { Database, Statement } from "bun:sqlite";
 import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./sqlite-bm25.ts";
 import { buildDepth, rankedArrays } from "./sqlite-champion-build.ts";
@@ -93,7 +63,7 @@ export interface ChampionOptions {
   depth?: number;
   /** A list too shallow to prove a query's top k is built again whole or 4× deeper, up to this (default 131,072). */
   maxDepth?: number;
-  /** Entries kept over all clauses before the least recently used lists go (default 1,572,864: ~24 MB). */
+  /** Entries kept over all clauses before the least recently used lists go (default 1,572,864). */
   maxEntries?: number;
   /** Documents written since the lists were built beyond which they are dropped and built again on use (default 4,096). */
   maxWritten?: number;
@@ -105,8 +75,8 @@ export interface ChampionOptions {
   maxFilterChecks?: number;
   /**
    * The index file: lists are built in a worker thread on a read-only connection of their own
-   * (sqlite-champions-worker.ts), so a first use does not hold the event loop for a build
-   * (100–300 ms for a common word at 100k notes); a search that needs a list still being
+   * (sqlite-champions-worker.ts), so a first use does not hold the event loop for a build of a
+   * common word's list; a search that needs a list still being
    * built runs the full query. Unset: built in the calling thread, at first use.
    */
   workerFile?: string;

@@ -1,7 +1,7 @@
 // WAL checkpoints of the SQLite index off the event loop. SQLite's own checkpoint runs inside
 // the committing call once the WAL holds wal_autocheckpoint pages (1000 by default): it copies
-// them into the database file and fsyncs both files — 10–60 ms on a busy disk, every ~40
-// single-note commits, which for POST /ingest at one connection cost more on average than the
+// them into the database file and fsyncs both files, a disk wait that falls on whichever
+// single-note commit crosses the threshold and, on average, costs POST /ingest more than the
 // commit itself. Here a worker thread with its own connection runs the same PASSIVE checkpoint
 // (the same pages copied, the same fsyncs: the same durability), asked after every
 // WRITES_PER_CHECKPOINT written documents, never while one is running.

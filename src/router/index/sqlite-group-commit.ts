@@ -1,37 +1,17 @@
 // Group commit for the SQLite index: writes issued in one turn of the event loop share one
-// transaction, each in its own savepoint (a failing write rejects alone). FTS5 pays per
-// commit — a new segment, then merges — so a refresh or a burst of ingests that overlaps
-// its upserts runs several times faster than one transaction per document. A write's
-// promise settles once its transaction has committed (unless commits are held: below).
-//
-// FTS5 writes go last (defer()): FTS5 flushes its pending terms into a new segment at every
-// savepoint opened after a write to it, so a full-text row written inside each document's
-// savepoint made one tiny segment per document and the merges that follow — most of an index
-// build's time. Deferred to the end of the batch, outside any savepoint, a batch's rows make
-// one segment, as a bare FTS5 loader's would. A deferred write that fails fails the batch.
-//
-// Savepoints only when a write fails: a batch first runs every write bare in its one
-// transaction; only if one throws is the transaction rolled back and the batch run again with
-// a savepoint each (so the failing write rejects alone, as before). A write is SQL only (it
-// must be: it may run twice), so the second run does what the first would have. A savepoint
-// per write cost two statements and, worse, a sub-journal: every page a write touched first
-// in its savepoint was copied to a temp file — in an index build, more file writes than the
-// WAL's own (17 page writes a note against the bare loader's 3).
-//
-// Held commits (`holdMs` > 0): a batch's writes are answered once they are in the open
-// transaction — this connection's reads (every search of the process) see them — and the
-// transaction is committed `holdMs` after it began, when it holds `maxHeldWrites` writes, or
-// when settle() is called (a search, close()). A one-note commit was over half of a lone
-// ingest's index cost (the WAL frames of the docs b-tree, FTS5's new segment and its
-// structure record, written again for every note); held, a run of lone writes shares one.
-// What a crash can lose is the index rows of the last `holdMs`, never a file: the caller
-// recovers them from the files (the router's catch-up refresh after an unclean stop). While a
-// transaction is held, a failing write cannot be rolled back alone without a savepoint (which
-// would flush FTS5 per batch): the transaction is rolled back and the writes answered in it
-// are run again (a write is SQL only and may run twice), then the failing batch isolated.
-// FTS5 also flushes its pending terms when any later statement that may abort begins in the
-// transaction (the next note's docs row): so the SQLite store keeps a held transaction's
-// full-text rows itself and writes them back to back in `beforeCommit`, one segment a commit.
+// transaction, because FTS5 pays per commit (a new segment, then merges). Rules that keep it fast
+// and correct:
+// - FTS5 writes go last (defer()), outside any savepoint: FTS5 flushes a segment at every
+//   savepoint after a write to it, so per-write savepoints would make a segment per document.
+// - Savepoints only after a failure: a batch runs bare; if a write throws, the transaction is
+//   rolled back and the batch run again with a savepoint each, so the failing write rejects
+//   alone. A write is SQL only, so it may safely run twice.
+// - Held commits (`holdMs` > 0): a write is answered once it is in the open transaction (this
+//   connection's reads see it) and committed `holdMs` later, at `maxHeldWrites`, or on settle().
+//   A crash loses at most the index rows of the last `holdMs`, never a file: the caller
+//   re-indexes from the files after an unclean stop. The SQLite store keeps a held transaction's
+//   full-text rows itself and writes them in `beforeCommit`, since FTS5 also flushes whenever a
+//   later statement begins in the transaction.
 import type { Database } from "bun:sqlite";
 
 type Result = { ok: true; value: unknown } | { ok: false; error: unknown };

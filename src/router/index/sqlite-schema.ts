@@ -59,7 +59,7 @@ export const SCHEMA: Array<string | ((db: Database) => void)> = [
      embedding BLOB NOT NULL        -- float32, little-endian
    );`,
   // v2: FTS5's own rank column is the weighted bm25, so ORDER BY rank LIMIT takes its fast
-  // path; fingerprints() reads a covering index instead of 100k table rows.
+  // path; fingerprints() reads a covering index instead of the table's rows.
   `INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', '${BM25_RANK}');
    CREATE INDEX docs_fingerprint ON docs (producer, path, hash, mtime_ms);`,
   // v3: one full-text row per document instead of one per chunk. docs_text (a view) is each
@@ -151,14 +151,12 @@ export const SCHEMA: Array<string | ((db: Database) => void)> = [
   // v6: doc_tags goes. Tag filters read each document's tag tokens in docs_fts's `filters`
   // column (v3), which every search's MATCH already used; doc_tags and its doc_id index only
   // served listings by tag, and cost every write a random b-tree insert per tag plus one in
-  // the index — a third of the pages a one-note commit wrote beyond FTS5's own.
+  // the index.
   "DROP TABLE doc_tags;",
   // v7: docs_fingerprint goes. It served fingerprints() (a refresh's "what does the index hold
   // for this producer") as a covering index, and the by-producer counts and listings by its
   // prefix; each note's row in it (producer, path and the 64-hex hash) was one more b-tree page
-  // in every commit: ~9 µs of a single ingest's ~80 µs commit. Without it those read the docs
-  // table, whose rows are small (the text lives in docs_fts): at 100k notes fingerprints() of
-  // the largest producer went from 45 to 32 ms, of a small one from ~3 to ~10 ms, the counts
-  // from 5 to 14 ms — against a no-change refresh of ~0.5 s.
+  // in every commit. Without it those read the docs table, whose rows are small (the text
+  // lives in docs_fts): still small beside a no-change refresh, and every commit is cheaper.
   "DROP INDEX IF EXISTS docs_fingerprint;",
 ];

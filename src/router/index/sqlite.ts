@@ -177,10 +177,15 @@ export class SqliteIndexStore implements IndexStore {
    * (or a read of docs_fts needs them) and then written back to back. FTS5 turns its pending
    * terms into a new segment whenever another statement that may abort starts in the
    * transaction (a savepoint) — the next note's docs row, for one — so rows written one per
-   * flush made one segment per lone ingest, as if each had committed (~85 against ~40 µs a
-   * note, and the merges that follow). Undefined when commits are not held.
+   * flush made one segment per lone ingest, as if each had committed (and the merges that
+   * follow). Undefined when commits are not held.
    */
   private readonly pendingText: Map<number, { title: string; body: string; filters: string }> | undefined;
+  /** Held commits: the paths written in the open transaction (what a failed commit loses). */
+  private readonly heldPaths: Set<string> | undefined;
+  /** Paths whose answered writes a failed commit lost and no commit has carried since: close() then leaves the open marker. */
+  private readonly lostPaths = new Set<string>();
+  private readonly lostListeners: Array<(paths: string[]) => void> = [];
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
@@ -202,21 +207,26 @@ export class SqliteIndexStore implements IndexStore {
     this.db.run("PRAGMA foreign_keys = ON");
     this.db.run("PRAGMA busy_timeout = 5000");
     // 16 MiB of page cache (default 2 MiB). An index build dirties pages faster than it
-    // commits, so the cache fills to its limit and stays resident: after a 10k-note build the
-    // process held 146 MB at 64 MiB, 93 MB at 16 MiB, 79 MB at 2 MiB. Searches at 100k notes
-    // over the bench's rotating queries measured alike at 2, 8, 16 and 64 MiB within the noise
-    // of a loaded machine (the OS page cache holds the file), so the larger cache bought memory
-    // use, not speed. 16 MiB keeps the hot FTS5 structure pages and the docs b-tree in process.
+    // commits, so the cache fills to its limit and stays resident: a larger cache costs memory,
+    // and searches gain nothing from it (the OS page cache holds the file). 16 MiB keeps the hot
+    // FTS5 structure pages and the docs b-tree in process for builds.
     this.db.run("PRAGMA cache_size = -16384");
     // Statement journals (a group commit's savepoints) in memory: past 64 KiB one spilled into
     // a temp file, created and deleted once per commit.
     this.db.run("PRAGMA temp_store = MEMORY");
     const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
     this.checkpointer = checkpointer;
-    if (holds) this.pendingText = new Map();
+    if (holds) {
+      this.pendingText = new Map();
+      this.heldPaths = new Set();
+    }
     // A rolled-back batch's FTS writes were told to the champion lists: they start afresh.
     this.writes = new GroupCommit(this.db, {
-      committed: checkpointer && ((n) => checkpointer.committed(n)),
+      committed: (n) => {
+        for (const path of this.heldPaths ?? []) this.lostPaths.delete(path);
+        this.heldPaths?.clear();
+        checkpointer?.committed(n);
+      },
       rolledBack: () => {
         this.pendingText?.clear();
         this.champions.clear();
@@ -224,10 +234,15 @@ export class SqliteIndexStore implements IndexStore {
       beforeCommit: holds ? () => this.writePendingText() : undefined,
       holdMs: opts.holdCommitMs,
       beforeBegin: () => settleOthers(this.file, this),
-      lost: (err, n) =>
+      lost: (err, n) => {
+        const paths = [...(this.heldPaths ?? [])];
+        this.heldPaths?.clear();
+        for (const path of paths) this.lostPaths.add(path);
         logger.error(
-          `index: a commit of ${n} written notes failed (${err instanceof Error ? err.message : String(err)}); their files stay, the next refresh indexes them again`,
-        ),
+          `index: a commit of ${n} answered writes failed (${err instanceof Error ? err.message : String(err)}); ${paths.length} note(s) are indexed again from their files`,
+        );
+        for (const listener of this.lostListeners) listener(paths);
+      },
     });
     this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, {
       ...opts.champions,
@@ -242,6 +257,11 @@ export class SqliteIndexStore implements IndexStore {
   private settleFile(): void {
     settleOthers(this.file, this);
     this.writes.settle();
+  }
+
+  /** Held commits: `listener` is told the paths whose answered writes a failed commit lost (IndexStore.onLostWrites). */
+  onLostWrites(listener: (paths: string[]) => void): void {
+    this.lostListeners.push(listener);
   }
 
   /** Commits what this store holds (held commits): its writes are then every connection's. */
@@ -286,7 +306,7 @@ export class SqliteIndexStore implements IndexStore {
   /**
    * A first build: when the index holds no document, `load` runs without the b-trees that take
    * a scattered insert per note (DEFERRED_INDEXES), which are then built once, sorted, at the
-   * end — a 10k build then writes less than half the pages. Meanwhile lookups they serve (notes
+   * end, which writes far fewer pages. Meanwhile lookups they serve (notes
    * by name, listings by time) scan the table; a crash before the end leaves them
    * to migrate(), which puts them back at the next open. On a non-empty index: just `load`.
    */
@@ -327,6 +347,7 @@ export class SqliteIndexStore implements IndexStore {
       // a read is a WAL read transaction of its own (its shared-memory locks are four fcntl
       // calls), paid by every ingest before its write.
       return this.writes.run(() => {
+        this.heldPaths?.add(doc.path);
         const old = w.same.get(doc.path);
         if (old && this.isSame(old, doc, tagsJson)) {
           this.touchSame(old, doc, mtimeMs);
@@ -338,12 +359,17 @@ export class SqliteIndexStore implements IndexStore {
     }
     const old = w.same.get(doc.path);
     if (old && this.isSame(old, doc, tagsJson)) {
-      if (old.mtime_ms !== mtimeMs || old.name === null) await this.writes.run(() => this.touchSame(old, doc, mtimeMs));
+      if (old.mtime_ms !== mtimeMs || old.name === null)
+        await this.writes.run(() => {
+          this.heldPaths?.add(doc.path);
+          this.touchSame(old, doc, mtimeMs);
+        });
       return false;
     }
     const prepared = prepareDoc(doc);
     const embeddings = await resolveEmbeddings(opts, prepared.chunks.length, this.embeddingDim, () => embeddingInputs(doc));
     return this.writes.run(() => {
+      this.heldPaths?.add(doc.path);
       this.writeDoc(doc, tagsJson, mtimeMs, prepared, embeddings);
       return true;
     });
@@ -426,6 +452,7 @@ export class SqliteIndexStore implements IndexStore {
 
   async remove(path: string): Promise<boolean> {
     return this.writes.run(() => {
+      this.heldPaths?.add(path);
       const row = this.w.idOf.get(path);
       if (row) this.deleteDoc(row.id);
       return row !== null;
@@ -547,8 +574,8 @@ export class SqliteIndexStore implements IndexStore {
 
   /**
    * One lookup in docs_fts's `filters` column (every row carries its producer's token): the
-   * docs table has no producer index since v7, and counting 100k rows took 50–150 ms, paid by
-   * the first signal or milestone a router wrote (BackgroundIndexer). Held writes committed
+   * docs table has no producer index since v7, and counting a large vault's rows would be paid
+   * by the first signal or milestone a router wrote (BackgroundIndexer). Held writes committed
    * first, so FTS5 reads them from its table.
    */
   async holdsProducer(producer: Producer): Promise<boolean> {
@@ -571,7 +598,10 @@ export class SqliteIndexStore implements IndexStore {
     storesOnFile.get(this.file)?.delete(this);
     if (storesOnFile.get(this.file)?.size === 0) storesOnFile.delete(this.file);
     if (this.openMarker) {
-      rmSync(this.openMarker, { force: true });
+      // Lost writes not yet carried by a commit: the marker stays (no longer this store's), so the next open catches up from the files.
+      if (this.lostPaths.size > 0) {
+        logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
+      } else rmSync(this.openMarker, { force: true });
       ownMarkers.delete(this.openMarker);
     }
   }

@@ -1,7 +1,6 @@
 // The search index's vocabulary: what is indexed, what a search returns, and the one
 // interface both stores (sqlite.ts, postgres.ts) implement. Chosen once at start-up.
 import type { DocLink } from "./links.ts";
-import type { ParsedQuery } from "./query.ts";
 
 /** Who wrote a document into the vault; spec: pipeline "index" stage counts rows per producer. */
 export const PRODUCERS = ["raw", "ingest", "lessons", "arcs", "signals", "feed", "markers"] as const;
@@ -61,6 +60,14 @@ export interface SearchFilters {
   tags: string[];
   /** A document must come from one of these producers; empty = any. */
   producers: Producer[];
+}
+
+/** A search box's text, parsed (parseQuery() in query.ts): what a store's search() runs. */
+export interface ParsedQuery extends SearchFilters {
+  /** Loose words: each one counts (MatchMode "any"), or each is required ("all"). */
+  terms: string[];
+  /** Each phrase's words must appear together, in order. */
+  phrases: string[][];
 }
 
 /**
@@ -146,10 +153,21 @@ export interface IndexStore {
   readonly stoppedUnclean?: boolean;
   /** Commits the writes a store answered before committing (SQLite's held commits); a store that commits first has none. */
   settle?(): void;
+  /**
+   * Held commits: `listener` is told the vault paths whose answered writes a failed commit
+   * (a full disk) lost from the index; the router indexes them again from their files.
+   */
+  onLostWrites?(listener: (paths: string[]) => void): void;
   /** Creates or upgrades the schema; idempotent (the factories call it at start-up). */
   migrate(): Promise<void>;
   /** Chunks and (re)writes the document's rows. Returns false when nothing changed. */
   upsert(doc: IndexDoc, opts?: UpsertOptions): Promise<boolean>;
+  /**
+   * Many documents at once, as upsert() would write them one by one (the same return per
+   * document); a store that has it writes them together (Postgres: one transaction, one
+   * statement per table). refreshFolder uses it when present.
+   */
+  upsertMany?(docs: IndexDoc[], opts?: Pick<UpsertOptions, "embed">): Promise<boolean[]>;
   /** A first build's writes (refreshFolder on an empty index); a store may defer work to its end (SQLite: three b-trees). */
   bulkLoad?<T>(load: () => Promise<T>): Promise<T>;
   /** Returns true when the path was indexed. */

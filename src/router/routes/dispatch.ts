@@ -1,7 +1,7 @@
 // POST /dispatch: bundle a task with its context and submit it to the job orchestrator.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { dispatch } from "../dispatch/dispatch";
 import { QUERY_MAX_CHARS } from "../search/limits";
 import { authResponses } from "./schemas";
@@ -45,10 +45,19 @@ const route = createRoute({
   request: { body: { required: true, content: { "application/json": { schema: DispatchRequest } } } },
   responses: {
     202: { description: "Bundle stored, job submitted", content: { "application/json": { schema: DispatchResponse } } },
-    400: errorResponse("Bad request, or the orchestrator refused the job's input (bad repo URL, unknown profile)"),
-    502: errorResponse("The orchestrator (or object store, or gateway) failed; details.bundle_id names the kept bundle"),
-    504: errorResponse("The language model gateway timed out"),
+    400: errorResponse(
+      "Bad request, or the orchestrator refused the job's input (bad repo URL, unknown profile): its code and message, details.bundle_id names the kept bundle",
+    ),
+    409: errorResponse("The orchestrator refused the job as conflicting with its state (e.g. agent_mode: repo_url on an agent-mode pod); its code and message"),
+    413: errorResponse("The orchestrator refused the bundle as larger than its MAX_BODY_BYTES"),
+    429: errorResponse("The orchestrator is busy (its code, message and Retry-After)"),
+    502: errorResponse(
+      "The orchestrator is unreachable (orchestrator_unreachable), refused SERVICE_API_KEY (orchestrator_auth_failed) or failed (orchestrator_error); " +
+        "or the object store or gateway failed. details.bundle_id names the kept bundle",
+    ),
+    504: errorResponse("The orchestrator (orchestrator_timeout) or the language model gateway did not answer in time"),
     ...authResponses,
+    503: errorResponse("No server token configured (the router fails closed); or the orchestrator is draining or stopping (its code, message and Retry-After)"),
   },
 });
 

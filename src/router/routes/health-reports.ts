@@ -1,6 +1,7 @@
 // GET /health/pipeline and GET /health/deep: the two reports computed where the vault is mounted.
 import { createRoute, z } from "@hono/zod-openapi";
-import type { RouterApp } from "../app";
+import { StorageStatus } from "../../common/storage-schema";
+import type { RouterApp } from "../app-types";
 import { deepReport } from "../health/deep";
 import { pipelineReport } from "../health/pipeline";
 import { STAGE_NAMES } from "../health/report";
@@ -37,8 +38,9 @@ const Probe = z
 
 export const DeepReport = z
   .object({
-    status: z.enum(["ok", "fail"]).openapi({ description: "fail when any probe failed" }),
+    status: z.enum(["ok", "fail"]).openapi({ description: "fail when any probe failed or a storage path is full" }),
     probes: z.array(Probe).length(3),
+    storage: z.array(StorageStatus).openapi({ description: "the vault and DATA_DIR with their free space: which path is full" }),
     checked_at: z.string().openapi({ format: "date-time" }),
   })
   .openapi("DeepReport");

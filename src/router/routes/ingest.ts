@@ -3,11 +3,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorBody, type ErrorDetails, errorResponse, httpErrorOf } from "../../common/errors";
 import { log } from "../../common/logger";
 import { describeZodError } from "../../common/validation";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { KINDS } from "../ingest/classify";
 import { type BatchItemOutcome, ingest, ingestBatch } from "../ingest/ingest";
 import { INGEST_BATCH_MAX, INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
-import { authResponses } from "./schemas";
+import { authResponses, storageFullResponses } from "./schemas";
 
 export const IngestRequest = z
   .object({
@@ -48,6 +48,7 @@ const route = createRoute({
     400: errorResponse("Empty content or bad tags"),
     413: errorResponse("Content over INGEST_MAX_BYTES"),
     ...authResponses,
+    ...storageFullResponses,
   },
 });
 
@@ -118,6 +119,7 @@ const batchRoute = createRoute({
     400: errorResponse("No items, more than the batch allows, or a body that is not {items: [...]}"),
     413: errorResponse("Body over MAX_BODY_BYTES"),
     ...authResponses,
+    ...storageFullResponses,
   },
 });
 

@@ -1,10 +1,10 @@
 // POST /marker: record a lesson, milestone, signal or decision (the hooks package's wire format).
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
 import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS, MARKER_TYPES } from "../markers/types";
-import { authResponses } from "./schemas";
+import { authResponses, storageFullResponses } from "./schemas";
 
 export const MarkerAttrs = z
   .looseObject({
@@ -68,6 +68,7 @@ const route = createRoute({
     400: errorResponse("Unknown type, empty content, bad attrs"),
     413: errorResponse(`Content over ${MARKER_MAX_CHARS} characters`),
     ...authResponses,
+    ...storageFullResponses,
   },
 });
 

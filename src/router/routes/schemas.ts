@@ -1,6 +1,6 @@
 // Schemas shared by several router routes.
 import { z } from "@hono/zod-openapi";
-import { errorResponse } from "../../common/errors";
+import { errorResponse, STORAGE_FULL_DESCRIPTION } from "../../common/errors";
 import { PRODUCERS } from "../index/types";
 
 export const SearchHit = z
@@ -34,4 +34,9 @@ export const authResponses = {
   401: errorResponse("Missing or wrong bearer token, or an expired scoped token"),
   403: errorResponse("A scoped token (an agent's hooks: GET /feed, GET /signal, POST /marker) on a route outside its scope"),
   503: errorResponse("No server token configured (KB_ROUTER_TOKEN / KB_ROUTER_TOKENS): the router fails closed"),
+} as const;
+
+/** The 507 of every route that writes (a full disk is a storage error, not a bug). */
+export const storageFullResponses = {
+  507: errorResponse(STORAGE_FULL_DESCRIPTION),
 } as const;

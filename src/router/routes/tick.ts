@@ -1,9 +1,9 @@
 // POST /tick (enqueue a tick) and GET /tick/{id} (its record).
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { TICK_WAIT_MS, tickFinished } from "../tick/queue";
-import { authResponses } from "./schemas";
+import { authResponses, storageFullResponses } from "./schemas";
 
 const flag = z.string().optional().openapi({ description: "true when present empty or as 1/true/yes; 0/false/no is false" });
 
@@ -75,6 +75,7 @@ const enqueueRoute = createRoute({
     200: { description: "With wait: the finished tick (succeeded or failed)", content: { "application/json": { schema: TickRecord } } },
     400: errorResponse("Bad flag or as_of"),
     ...authResponses,
+    ...storageFullResponses,
   },
 });
 

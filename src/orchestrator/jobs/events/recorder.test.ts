@@ -104,7 +104,7 @@ describe("the job's event log", () => {
     }
   });
 
-  it("appends the run's last events when the result line comes, not a tick later", async () => {
+  it("appends the run's events when the result line comes, not a tick later, and the answer when the run ends", async () => {
     const dir = mkdtempSync(join(tmpdir(), "events-"));
     const store = createFileJobEventStore({ dir, ttlSeconds: 60 });
     const id = Bun.randomUUIDv7();
@@ -117,12 +117,15 @@ describe("the job's event log", () => {
     const events = await until(
       async () => {
         const all = await store.read(id, 0);
-        return all.some((e) => e.event.type === "text" && e.event.final) ? all : undefined;
+        return all.some((e) => e.event.type === "tool_use") ? all : undefined;
       },
-      { what: "the final text in the log" },
+      { what: "the tool call in the log" },
     );
-    expect(events.map((e) => e.event.type)).toContain("tool_use");
+    // A result line is not the run's end (a follow-up turn may come after a background
+    // sub-agent): the answer is known when the agent has exited.
+    expect(events.some((e) => e.event.type === "text" && e.event.final)).toBe(false);
     await r.finish({ status: "succeeded", exit_code: 0 });
+    expect((await store.read(id, 0)).some((e) => e.event.type === "text" && e.event.final)).toBe(true);
     await store.close();
   });
 });

@@ -1,6 +1,8 @@
 // One run's agent events → the job's event log and running totals (issue 18, parts 1 and 2).
 // The mapping is the chat stream's (TurnMapper); the running usage is summed per model message
-// (frames of one message repeat its usage) until the result line gives the final figures.
+// (frames of one message repeat its usage) until the result lines give the final figures: the
+// sum of their usage and turns (a follow-up turn after a background sub-agent has its own
+// result), the last one's cost (the CLI's total_cost_usd is the run's running total).
 
 import { log } from "../../../common/logger";
 import type { AgentEvent } from "../../agent/stream-json";
@@ -53,6 +55,8 @@ export class RunRecorder {
   private usage: RunningUsage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   private cost: number | null = null;
   private turns = 0;
+  /** The result lines so far, summed. */
+  private results: { usage: RunningUsage; turns: number } | undefined;
   private finalDuration: number | undefined;
   private sessionId: string | undefined;
   private bytes = 0;
@@ -97,15 +101,20 @@ export class RunRecorder {
     }
     if (ev.type === "result") {
       const u = ev.usage ?? {};
-      this.usage = {
-        input_tokens: n(u.input_tokens),
-        output_tokens: n(u.output_tokens),
-        cache_creation_input_tokens: n(u.cache_creation_input_tokens),
-        cache_read_input_tokens: n(u.cache_read_input_tokens),
+      const before = this.results ?? { usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }, turns: 0 };
+      this.results = {
+        usage: {
+          input_tokens: before.usage.input_tokens + n(u.input_tokens),
+          output_tokens: before.usage.output_tokens + n(u.output_tokens),
+          cache_creation_input_tokens: before.usage.cache_creation_input_tokens + n(u.cache_creation_input_tokens),
+          cache_read_input_tokens: before.usage.cache_read_input_tokens + n(u.cache_read_input_tokens),
+        },
+        turns: before.turns + n(ev.num_turns),
       };
+      this.usage = this.results.usage;
       if (typeof ev.total_cost_usd === "number") this.cost = ev.total_cost_usd;
-      if (typeof ev.num_turns === "number") this.turns = ev.num_turns;
-      if (typeof ev.duration_ms === "number") this.finalDuration = ev.duration_ms;
+      if (typeof ev.num_turns === "number") this.turns = this.results.turns;
+      if (typeof ev.duration_ms === "number") this.finalDuration = (this.finalDuration ?? 0) + ev.duration_ms;
       if (typeof ev.session_id === "string") this.sessionId = ev.session_id;
       usageChanged = true;
     }
@@ -117,7 +126,7 @@ export class RunRecorder {
       this.dirty = true;
       this.progress(ev.type === "result");
     }
-    // The result line is the run's last: its events go now, not a tick later.
+    // A result line ends a turn: its events go now, not a tick later.
     if (ev.type === "result") this.writeNow();
   };
 
@@ -135,7 +144,11 @@ export class RunRecorder {
     });
     for (const te of events) {
       const je = fromTurnEvent(te, at);
-      if (je) this.add(je);
+      if (je) {
+        this.add(je);
+        // The totals close the log, after the answer (known only now the agent has exited).
+        if (je.type !== "usage") this.dirty = true;
+      }
     }
     this.progress(true);
     await this.flushNow();

@@ -5,16 +5,18 @@
 // the cheapest a request can be (scripts/bench/http.ts keeps it in sight).
 // The app's handlers get what they need as bindings (c.env): the deps, the request id and
 // Bun's server (to lift the idle timeout of a long request).
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { getPath } from "hono/utils/url";
 import { errorPayload, type OpenAiPathTest } from "../error-handler";
 import { HttpError, httpErrorOf } from "../http-error";
 import { infoLine, log } from "../logger";
-import type { AuthThrottle } from "./auth-throttle";
-import type { Authorize, EdgeRequest } from "./bearer-auth";
-import { limitBody } from "./body-limit";
-import type { BrowserGuard } from "./browser-guard";
-import { type AddressServer, clientAddress } from "./client-address";
+import type { AuthThrottle } from "../middleware/auth-throttle";
+import type { Authorize, EdgeRequest } from "../middleware/bearer-auth";
+import { limitBody } from "../middleware/body-limit";
+import type { BrowserGuard } from "../middleware/browser-guard";
+import { type AddressServer, clientAddress } from "../middleware/client-address";
+import { headLimitApplies, oversizedHead } from "../middleware/header-limit";
+import { liftIdleTimeout } from "./sse";
 
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 
@@ -64,17 +66,25 @@ export function installServiceEdge(app: Hono<any>, opts: EdgeOptions): void {
     if (logger.level >= 4) logger.debug(`-> ${method} ${path}`);
     let res: Response | Promise<Response>;
     try {
+      if (headLimitApplies) {
+        const over = oversizedHead(req, method);
+        if (over) throw over;
+      }
       const early = guard?.check(req, method);
       if (early) {
         res = early;
       } else {
-        const address = throttle ? clientAddress(req, server as AddressServer | undefined) : "";
-        throttle?.check(address);
         const edgeReq: EdgeRequest = { method, path, header: (name) => headers.get(name) };
         try {
           authorize(edgeReq);
         } catch (err) {
-          if (err instanceof HttpError && err.status === 401) throttle?.failed(address);
+          // Only a refused request meets the throttle: a right token is served even from an address
+          // that is throttled (one bad client behind a shared proxy must not lock the others out).
+          if (throttle && err instanceof HttpError && err.status === 401) {
+            const address = clientAddress(req, server as AddressServer | undefined);
+            throttle.check(address);
+            throttle.failed(address);
+          }
           throw err;
         }
         guard?.checkBody(req, method);
@@ -113,4 +123,12 @@ function refusal(err: unknown, path: string, openAi: OpenAiPathTest, logger: Ret
   if (e) return Response.json(errorPayload(path, e.status, e.code, e.message, e.details, openAi), { status: e.status, headers: e.headers });
   logger.error(`the edge failed on ${path}:`, err);
   return Response.json(errorPayload(path, 500, "internal_error", "the server failed to handle this request; see its log", undefined, openAi), { status: 500 });
+}
+
+/**
+ * Keeps this request open past Bun's idle timeout (a wait for a job, a stream). The server comes
+ * from the edge's bindings; an app called without them (app.request() in a test) has none to lift.
+ */
+export function keepOpen(c: Context): void {
+  liftIdleTimeout((c.env as Partial<EdgeBindings> | undefined)?.server, c.req.raw);
 }
