@@ -516,7 +516,10 @@ export class PostgresIndexStore implements IndexStore {
       const coverage = queryCoverage(weights, held);
       return { ...r, coverage, score: anyScore(clauseScore(occurrences), coverage, closeness(occurrences)) };
     });
-    const ranked = scored.filter((r) => r.coverage > 0).sort(byScore).slice(0, limit);
+    const ranked = scored
+      .filter((r) => r.coverage > 0)
+      .sort(byScore)
+      .slice(0, limit);
     if (!snippets || ranked.length === 0) return ranked.map(rowHit);
     const marked = await sql<{ id: string; seq: number; snippet: string }[]>`
       WITH ${this.queries(parts, "OR", sql)}
