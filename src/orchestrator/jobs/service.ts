@@ -10,9 +10,11 @@ import { isStorageFull, storageFullError } from "../../common/storage";
 import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
 import type { JobChangeFeed } from "./changes";
-import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult, drainPod, isDraining, undrainPod } from "./drain";
+import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult } from "./drain";
 import type { JobEventLog, JobProgress } from "./events";
+import { createPauseDrain } from "./pause-drain";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
+import { createRecordsChain } from "./records-chain";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { type JobQuery, type JobStore, listJobs, scanJobs } from "./store";
 import {
@@ -22,7 +24,6 @@ import {
   finished,
   INTERRUPTED_BY_RESTART,
   INTERRUPTED_BY_STOP,
-  laterThan,
   newJob,
   ownerLost,
   withResult,
@@ -116,7 +117,6 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   const reconcileMs = opts.reconcileMs ?? 15_000;
   const running = new Map<string, Running>();
   const waiters = new Waiters((id) => !running.has(id));
-  const slotFreed = new Set<() => void>();
   const finishedHere: Record<FinalStatus, number> = { succeeded: 0, failed: 0, cancelled: 0 };
   /** Recorded jobs the queue did not take (Redis down): added again every watch until it does. */
   const unqueued = new Set<string>();
@@ -127,44 +127,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
    * written again every watch until the store takes it, and readers here see it meanwhile.
    */
   const unrecorded = new Map<string, { change: (job: Job) => Job | null; job: Job }>();
-  const drainsHere = new Set<symbol>(); // drains under way in this process
-  let drainingFlag = false; // the flag in the store (set by service-cli drain), re-read every watchMs
   let closed = false;
-  let paused = false;
 
-  // --- writes, serialized per job so a cancel and a finish never lose each other's fields
-  const chains = new Map<string, Promise<unknown>>();
-  function mutate(id: string, change: (job: Job) => Job | null): Promise<Job | null> {
-    const prev = chains.get(id) ?? Promise.resolve();
-    const next = prev.then(async () => {
-      const current = await store.get(id);
-      if (current === null) return null;
-      const changed = change(current);
-      if (changed === null || changed === current) return current;
-      const written = { ...changed, updated_at: laterThan(current.updated_at, iso()) };
-      await store.put(written);
-      // In the chain: once a reader sees the record finished, its final status is in the log.
-      if (written.status !== current.status) {
-        await opts.events?.status(written);
-        void opts.changes?.publish(written.id);
-      }
-      return written;
-    });
-    const tail = next.catch(() => {});
-    chains.set(id, tail);
-    void tail.then(() => {
-      if (chains.get(id) === tail) chains.delete(id);
-    });
-    return next;
-  }
+  const records = createRecordsChain({ store, events: opts.events, changes: opts.changes, iso });
+  const mutate = records.mutate;
 
-  /** Stopping, or draining here or by the flag: this process's worker takes no new jobs. */
-  function updatePause(): void {
-    const want = closed || drainsHere.size > 0 || drainingFlag;
-    if (want === paused) return;
-    paused = want;
-    void jobQueue.setPaused(want).catch((err: Error) => logger.warn(`could not ${want ? "pause" : "resume"} the job queue: ${err.message}`));
-  }
+  const pauseDrain = createPauseDrain({ kv, pod, queue: jobQueue, countRunning: () => running.size });
 
   /** Queues a recorded job; when the queue is unreachable, remembers it and tries again on every watch. */
   async function enqueue(id: string, again = false): Promise<boolean> {
@@ -200,7 +168,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         waiters.notify(job);
         if (isFinished(job.status)) finishedHere[job.status as FinalStatus]++;
       }
-      for (const wake of [...slotFreed]) wake();
+      pauseDrain.jobEnded();
     }
   }
 
@@ -399,8 +367,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     if (watching || closed) return;
     watching = true;
     try {
-      drainingFlag = await isDraining(kv, pod).catch(() => drainingFlag);
-      updatePause();
+      await pauseDrain.refresh();
       for (const id of [...unqueued]) await enqueue(id);
       await retryUnrecorded();
       for (const [id, entry] of running) {
@@ -552,47 +519,11 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       return { failed, requeued: requeue.length };
     },
 
-    async drain(timeoutSeconds) {
-      const me = Symbol("drain");
-      drainsHere.add(me);
-      updatePause();
-      try {
-        return await drainPod({
-          kv,
-          pod,
-          timeoutSeconds,
-          countRunning: () => running.size,
-          changed: () =>
-            new Promise<void>((resolve) =>
-              slotFreed.add(function wake() {
-                slotFreed.delete(wake);
-                resolve();
-              }),
-            ),
-        });
-      } finally {
-        drainsHere.delete(me);
-        // Another drain (here or elsewhere) may still hold the flag.
-        drainingFlag = await isDraining(kv, pod).catch(() => false);
-        updatePause();
-      }
-    },
+    drain: (timeoutSeconds) => pauseDrain.drain(timeoutSeconds),
 
-    async undrain() {
-      const here = drainsHere.size > 0;
-      drainsHere.clear();
-      const flagged = await undrainPod(kv, pod);
-      drainingFlag = false;
-      updatePause();
-      return { was_draining: here || flagged };
-    },
+    undrain: () => pauseDrain.undrain(),
 
-    async isDraining() {
-      if (drainsHere.size > 0) return true;
-      drainingFlag = await isDraining(kv, pod).catch(() => drainingFlag);
-      updatePause();
-      return drainingFlag;
-    },
+    isDraining: () => pauseDrain.isDraining(),
 
     stats: () => ({ running: running.size, queued: jobQueue.localDepth(), maxParallel: opts.maxParallel, finished: { ...finishedHere } }),
 
@@ -601,7 +532,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     async close() {
       if (closed) return;
       closed = true;
-      updatePause();
+      pauseDrain.stop();
       clearInterval(watchTimer);
       clearInterval(sweepTimer);
       clearInterval(reconcileTimer);
@@ -615,7 +546,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const grace = Bun.sleep(opts.closeGraceMs ?? 15_000).then(() => "timeout" as const);
       const outcome = await Promise.race([Promise.all(entries.map((e) => e.done)).then(() => "done" as const), grace]);
       if (outcome === "timeout") logger.warn("some jobs did not stop in time; they will be marked failed on the next start");
-      await Promise.all([...chains.values()]);
+      await records.settled();
       await retryUnrecorded().catch(() => {});
       if (unrecorded.size > 0) logger.warn(`${unrecorded.size} job end(s) could not be recorded before the stop; the next start marks them failed`);
       await jobQueue.close();
