@@ -9,6 +9,7 @@ import { log } from "../../common/logger";
 import { isStorageFull, storageFullError } from "../../common/storage";
 import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
+import { createBacklog } from "./backlog";
 import type { JobChangeFeed } from "./changes";
 import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult } from "./drain";
 import type { JobEventLog, JobProgress } from "./events";
@@ -118,15 +119,6 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   const running = new Map<string, Running>();
   const waiters = new Waiters((id) => !running.has(id));
   const finishedHere: Record<FinalStatus, number> = { succeeded: 0, failed: 0, cancelled: 0 };
-  /** Recorded jobs the queue did not take (Redis down): added again every watch until it does. */
-  const unqueued = new Set<string>();
-  /** Jobs taken from the queue whose start could not be recorded (a full disk): queued again every watch. */
-  const unstarted = new Set<string>();
-  /**
-   * Jobs whose agent has exited but whose end could not be recorded (a full disk): the end is
-   * written again every watch until the store takes it, and readers here see it meanwhile.
-   */
-  const unrecorded = new Map<string, { change: (job: Job) => Job | null; job: Job }>();
   let closed = false;
 
   const records = createRecordsChain({ store, events: opts.events, changes: opts.changes, iso });
@@ -134,18 +126,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
   const pauseDrain = createPauseDrain({ kv, pod, queue: jobQueue, countRunning: () => running.size });
 
-  /** Queues a recorded job; when the queue is unreachable, remembers it and tries again on every watch. */
-  async function enqueue(id: string, again = false): Promise<boolean> {
-    try {
-      await jobQueue.add(id, again);
-      unqueued.delete(id);
-      return true;
-    } catch (err) {
-      if (!unqueued.has(id)) logger.warn(`job ${id} is recorded but not queued yet (${(err as Error).message}); it is queued as soon as the queue answers`);
-      unqueued.add(id);
-      return false;
-    }
-  }
+  const backlog = createBacklog({ queue: jobQueue, mutate, isRunning: (id) => running.has(id), notify: (job) => waiters.notify(job) });
+  const enqueue = backlog.enqueue;
 
   // --- what the queue hands this process
   async function runFromQueue(id: string): Promise<void> {
@@ -185,8 +167,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       started = await mutate(id, (j) => (j.status === "queued" ? { ...j, status: "running", started_at: iso(), pod_name: pod } : null));
     } catch (err) {
       // Not recorded as started, so not run: back to the queue (the next watch), never dropped.
-      if (!unstarted.has(id)) logger.warn(`job ${id}: its start could not be recorded (${(err as Error).message}); it goes back to the queue`);
-      unstarted.add(id);
+      backlog.startNotRecorded(id, err as Error);
       return null;
     }
     if (started === null || started.status !== "running" || started.pod_name !== pod) return null;
@@ -207,31 +188,10 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       // The agent has exited: its end is kept here and written as soon as the store takes it.
       logger.warn(`job ${id}: its end could not be recorded (${(err as Error).message}); it is written as soon as the store takes it`);
       const job = end(started);
-      unrecorded.set(id, { change: end, job });
+      backlog.endNotRecorded(id, end, job);
       return job;
     }
   }
-
-  /** Writes the ends that could not be recorded, and queues again the jobs whose start could not be. */
-  async function retryUnrecorded(): Promise<void> {
-    for (const [id, { change }] of unrecorded) {
-      try {
-        const written = await mutate(id, (j) => (isFinished(j.status) ? null : change(j)));
-        unrecorded.delete(id);
-        if (written) waiters.notify(written);
-      } catch {
-        return; // the store still refuses: the next watch tries again
-      }
-    }
-    for (const id of [...unstarted]) {
-      if (running.has(id)) continue;
-      unstarted.delete(id);
-      await enqueue(id, true);
-    }
-  }
-
-  /** The record as this process knows it: an end not written yet counts. */
-  const known = (job: Job | null): Job | null => (job && !isFinished(job.status) ? (unrecorded.get(job.id)?.job ?? job) : job);
 
   async function runAgent(job: Job, profile: P, signal: AbortSignal, onEvent?: ExecuteRequest<P>["onEvent"]): Promise<ExecutionResult> {
     const id = job.id;
@@ -330,7 +290,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       for (const job of live) {
         if (closed) return;
         if (job.status === "queued") {
-          if (!unqueued.has(job.id) && !(await jobQueue.has(job.id))) await enqueue(job.id, true);
+          if (!backlog.isUnqueued(job.id) && !(await jobQueue.has(job.id))) await enqueue(job.id, true);
           continue;
         }
         if (running.has(job.id) || (await jobQueue.podAlive(job.pod_name))) continue;
@@ -368,8 +328,8 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     watching = true;
     try {
       await pauseDrain.refresh();
-      for (const id of [...unqueued]) await enqueue(id);
-      await retryUnrecorded();
+      await backlog.retryQueue();
+      await backlog.retryWrites();
       for (const [id, entry] of running) {
         if (entry.controller.signal.aborted) continue;
         const job = await store.get(id).catch(() => null);
@@ -393,7 +353,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   sweepTimer.unref?.();
 
   async function getJob(id: string): Promise<Job> {
-    const job = known(isJobId(id) ? await store.get(id) : null);
+    const job = backlog.known(isJobId(id) ? await store.get(id) : null);
     if (job === null) throw new DomainError("not_found", "job_not_found", `no job ${id} (jobs expire SERVICE_JOB_TTL seconds after their last change)`);
     return job;
   }
@@ -448,7 +408,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
     get: getJob,
 
-    list: async (query) => (await listJobs(store, query)).map((j) => known(j)!),
+    list: async (query) => (await listJobs(store, query)).map((j) => backlog.known(j)!),
 
     async cancel(id) {
       const job = await getJob(id);
@@ -464,7 +424,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       if (conflict) throw finishedError(conflict);
       if (cancelled === null) throw new DomainError("not_found", "job_not_found", `no job ${id}`);
       // Only once the cancel is recorded: a cancel that could not be (a full disk) leaves the job to run.
-      unqueued.delete(id);
+      backlog.dropUnqueued(id);
       await jobQueue.remove(id).catch(() => {});
       // spec: States and transitions, cancel row: a running agent gets SIGTERM (the executor's
       // abort), then SIGKILL after its grace period. On another pod: the cancel channel tells it
@@ -488,7 +448,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         signal: waitOpts.signal,
         read: () =>
           store.get(id).then(
-            (j) => known(j) ?? job,
+            (j) => backlog.known(j) ?? job,
             () => job,
           ),
       });
@@ -504,10 +464,10 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
           await mutate(job.id, interrupted).catch((err: Error) => {
             // A full disk at start-up: kept and written once the store takes it (the watch), never left running.
             logger.warn(`job ${job.id}: its interruption could not be recorded (${err.message}); it is written as soon as the store takes it`);
-            unrecorded.set(job.id, { change: interrupted, job: interrupted(job) ?? job });
+            backlog.endNotRecorded(job.id, interrupted, interrupted(job) ?? job);
           });
           failed++;
-        } else if (job.status === "queued" && !unqueued.has(job.id) && !(await jobQueue.has(job.id).catch(() => true))) {
+        } else if (job.status === "queued" && !backlog.isUnqueued(job.id) && !(await jobQueue.has(job.id).catch(() => true))) {
           requeue.push(job.id);
         }
       }
@@ -547,8 +507,9 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       const outcome = await Promise.race([Promise.all(entries.map((e) => e.done)).then(() => "done" as const), grace]);
       if (outcome === "timeout") logger.warn("some jobs did not stop in time; they will be marked failed on the next start");
       await records.settled();
-      await retryUnrecorded().catch(() => {});
-      if (unrecorded.size > 0) logger.warn(`${unrecorded.size} job end(s) could not be recorded before the stop; the next start marks them failed`);
+      await backlog.retryWrites().catch(() => {});
+      if (backlog.unrecordedCount() > 0)
+        logger.warn(`${backlog.unrecordedCount()} job end(s) could not be recorded before the stop; the next start marks them failed`);
       await jobQueue.close();
     },
   };
