@@ -15,6 +15,7 @@ import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult } from "./drain";
 import type { JobEventLog, JobProgress } from "./events";
 import { createPauseDrain } from "./pause-drain";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
+import { createReconciler } from "./reconciler";
 import { createRecordsChain } from "./records-chain";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { type JobQuery, type JobStore, listJobs, scanJobs } from "./store";
@@ -26,7 +27,6 @@ import {
   INTERRUPTED_BY_RESTART,
   INTERRUPTED_BY_STOP,
   newJob,
-  ownerLost,
   withResult,
 } from "./transitions";
 import { Waiters } from "./waiters";
@@ -238,81 +238,25 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     entry.controller.abort(new Error(CANCELLED_BY_REQUEST));
   }
 
-  // --- jobs whose pod is gone (shared queue only): failed naming the pod, or queued again when
-  // the profile allows retries. One process settles each (a claim in the key-value store).
-  async function settleOrphan(job: Job, why: string): Promise<void> {
-    if (running.has(job.id)) return;
-    const retries = opts.profiles.select(job.task, job.profile)?.retries ?? 0;
-    const tried = Number((await kv.get(`attempts:${job.id}`).catch(() => null)) ?? 0);
-    const claimed = await kv.setIfAbsent(`orphan:${job.id}:${tried}`, pod, { ttlSeconds: 3600 }).catch(() => false);
-    if (!claimed) return;
-    const lost = (j: Job) => j.status === "running" && j.pod_name === job.pod_name;
-    if (tried < retries) {
-      const requeued = await mutate(job.id, (j) =>
-        lost(j) ? { ...j, status: "queued", started_at: null, error: `${why}; queued again (retry ${tried + 1} of ${retries})` } : null,
-      );
-      if (requeued?.status !== "queued") return;
-      await kv.set(`attempts:${job.id}`, String(tried + 1), { ttlSeconds: 7 * 86_400 }).catch(() => {});
-      logger.warn(`job ${job.id}: ${why}; queued again (retry ${tried + 1} of ${retries})`);
-      await enqueue(job.id, true);
-      return;
-    }
-    const failed = await mutate(job.id, (j) => (lost(j) ? finish(j, "failed", { error: why }) : null));
-    if (failed?.status === "failed" && failed.error === why) {
-      logger.warn(`job ${job.id}: ${why}`);
-      waiters.notify(failed);
-    }
-  }
-
-  /** BullMQ reported the job stalled: its pod stopped renewing the lock. */
-  async function onStalled(id: string): Promise<void> {
-    const job = await store.get(id).catch(() => null);
-    if (job?.status !== "running" || running.has(id)) return;
-    // A live pod that lost Redis for a moment keeps its job and records how it ends.
-    if (await jobQueue.podAlive(job.pod_name).catch(() => true)) return;
-    await settleOrphan(job, ownerLost(job.pod_name, "its hold on the job expired"));
-  }
-
-  const suspects = new Map<string, number>(); // running job id → when its pod was first seen gone
-  let reconciling = false;
-  let reconcileAgain = false;
-  /** Every live job: queued ones the queue lost are queued again; running ones without a live pod are settled. */
-  async function reconcile(): Promise<void> {
-    if (closed) return;
-    if (reconciling) {
-      reconcileAgain = true; // asked for mid-pass (the queue was reset): one more pass after this one
-      return;
-    }
-    reconciling = true;
-    try {
-      const live = await scanJobs(store, (j) => j.status === "queued" || j.status === "running");
-      const gone = new Set<string>();
-      for (const job of live) {
-        if (closed) return;
-        if (job.status === "queued") {
-          if (!backlog.isUnqueued(job.id) && !(await jobQueue.has(job.id))) await enqueue(job.id, true);
-          continue;
-        }
-        if (running.has(job.id) || (await jobQueue.podAlive(job.pod_name))) continue;
-        gone.add(job.id);
-        const since = suspects.get(job.id);
-        if (since === undefined) suspects.set(job.id, now());
-        else if (now() - since >= reconcileMs) await settleOrphan(job, ownerLost(job.pod_name, "it sent no heartbeat"));
-      }
-      for (const id of suspects.keys()) if (!gone.has(id)) suspects.delete(id);
-    } catch (err) {
-      logger.debug(`reconciling jobs with the queue: ${(err as Error).message}`);
-    } finally {
-      reconciling = false;
-      if (reconcileAgain) {
-        reconcileAgain = false;
-        void reconcile();
-      }
-    }
-  }
+  const reconciler = createReconciler({
+    store,
+    kv,
+    pod,
+    queue: jobQueue,
+    profiles: opts.profiles,
+    mutate,
+    backlog,
+    isRunning: (id) => running.has(id),
+    notify: (job) => waiters.notify(job),
+    stopped: () => closed,
+    reconcileMs,
+    now,
+    iso,
+  });
+  const reconcile = reconciler.reconcile;
 
   jobQueue.onCancel(stopHere);
-  jobQueue.onStalled((id) => void onStalled(id).catch((err: Error) => logger.warn(`job ${id} stalled: ${err.message}`)));
+  jobQueue.onStalled((id) => void reconciler.onStalled(id).catch((err: Error) => logger.warn(`job ${id} stalled: ${err.message}`)));
   // The queue lost its entries (Redis back empty): queued jobs are queued again from their records now, not at the next pass.
   jobQueue.onReset(() => void reconcile());
   jobQueue.start(runFromQueue);
