@@ -13,6 +13,7 @@ import { createBacklog } from "./backlog";
 import type { JobChangeFeed } from "./changes";
 import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult } from "./drain";
 import type { JobEventLog, JobProgress } from "./events";
+import { startHousekeeping } from "./housekeeping";
 import { createPauseDrain } from "./pause-drain";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
 import { createReconciler } from "./reconciler";
@@ -260,41 +261,26 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   // The queue lost its entries (Redis back empty): queued jobs are queued again from their records now, not at the next pass.
   jobQueue.onReset(() => void reconcile());
   jobQueue.start(runFromQueue);
-  const reconcileTimer = jobQueue.shared ? setInterval(() => void reconcile(), reconcileMs) : undefined;
-  reconcileTimer?.unref?.();
+  const housekeeping = startHousekeeping({
+    store,
+    events: opts.events,
+    watchMs: opts.watchMs ?? 2_000,
+    watch,
+    sweepMs: opts.sweepMs ?? 10 * 60_000,
+    ...(jobQueue.shared && { reconcile: { everyMs: reconcileMs, run: reconcile } }),
+  });
 
-  // --- the watch: cancels made by another process, the drain flag set by another process, jobs not queued yet
-  const watchTimer = setInterval(() => void watch(), opts.watchMs ?? 2_000);
-  watchTimer.unref?.();
-  let watching = false;
+  /** The watch: the drain flag and cancels set by another process, and what could not be queued or recorded yet. */
   async function watch(): Promise<void> {
-    if (watching || closed) return;
-    watching = true;
-    try {
-      await pauseDrain.refresh();
-      await backlog.retryQueue();
-      await backlog.retryWrites();
-      for (const [id, entry] of running) {
-        if (entry.controller.signal.aborted) continue;
-        const job = await store.get(id).catch(() => null);
-        if (job?.status === "cancelled") stopHere(id);
-      }
-    } finally {
-      watching = false;
+    await pauseDrain.refresh();
+    await backlog.retryQueue();
+    await backlog.retryWrites();
+    for (const [id, entry] of running) {
+      if (entry.controller.signal.aborted) continue;
+      const job = await store.get(id).catch(() => null);
+      if (job?.status === "cancelled") stopHere(id);
     }
   }
-
-  const sweepTimer = setInterval(
-    () => {
-      void store.sweep().then(
-        (n) => n > 0 && logger.info(`removed ${n} expired job record(s)`),
-        (err: Error) => logger.warn(`sweeping expired jobs failed: ${err.message}`),
-      );
-      void opts.events?.store.sweep(async (id) => (await store.get(id).catch(() => null)) !== null).catch(() => {});
-    },
-    opts.sweepMs ?? 10 * 60_000,
-  );
-  sweepTimer.unref?.();
 
   async function getJob(id: string): Promise<Job> {
     const job = backlog.known(isJobId(id) ? await store.get(id) : null);
@@ -437,9 +423,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       if (closed) return;
       closed = true;
       pauseDrain.stop();
-      clearInterval(watchTimer);
-      clearInterval(sweepTimer);
-      clearInterval(reconcileTimer);
+      housekeeping.stop();
       const entries = [...running.values()];
       if (entries.length > 0) logger.warn(`stopping ${entries.length} running job(s): ${INTERRUPTED_BY_STOP}`);
       for (const entry of entries) {
