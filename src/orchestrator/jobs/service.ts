@@ -7,29 +7,21 @@ import { DomainError } from "../../common/domain-error";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { isStorageFull, storageFullError } from "../../common/storage";
-import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
+import type { Executor, ProfileCatalog, ProfileLike } from "../execution/executor";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
 import { createBacklog } from "./backlog";
 import type { JobChangeFeed } from "./changes";
 import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult } from "./drain";
-import type { JobEventLog, JobProgress } from "./events";
+import type { JobEventLog } from "./events";
 import { startHousekeeping } from "./housekeeping";
 import { createPauseDrain } from "./pause-drain";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
 import { createReconciler } from "./reconciler";
 import { createRecordsChain } from "./records-chain";
+import { createRunner } from "./runner";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { type JobQuery, type JobStore, listJobs, scanJobs } from "./store";
-import {
-  type AbortReason,
-  CANCELLED_BY_REQUEST,
-  type FinalStatus,
-  finished,
-  INTERRUPTED_BY_RESTART,
-  INTERRUPTED_BY_STOP,
-  newJob,
-  withResult,
-} from "./transitions";
+import { CANCELLED_BY_REQUEST, type FinalStatus, finished, INTERRUPTED_BY_RESTART, newJob } from "./transitions";
 import { Waiters } from "./waiters";
 
 const logger = log("jobs");
@@ -74,13 +66,6 @@ export interface JobServiceOptions<P extends ProfileLike> {
   now?: () => number;
 }
 
-interface Running {
-  controller: AbortController;
-  /** Why it was aborted: set before the abort so the finish knows what to record. */
-  abortedFor?: AbortReason;
-  done: Promise<void>;
-}
-
 export interface JobService {
   submit(input: JobSubmission): Promise<Job>;
   get(id: string): Promise<Job>;
@@ -117,127 +102,31 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   const iso = () => new Date(now()).toISOString();
   const jobQueue = opts.queue ?? createEmbeddedQueue({ podName: pod, maxParallel: opts.maxParallel });
   const reconcileMs = opts.reconcileMs ?? 15_000;
-  const running = new Map<string, Running>();
-  const waiters = new Waiters((id) => !running.has(id));
-  const finishedHere: Record<FinalStatus, number> = { succeeded: 0, failed: 0, cancelled: 0 };
+  const waiters = new Waiters((id) => !runner.isRunning(id));
   let closed = false;
 
   const records = createRecordsChain({ store, events: opts.events, changes: opts.changes, iso });
   const mutate = records.mutate;
 
-  const pauseDrain = createPauseDrain({ kv, pod, queue: jobQueue, countRunning: () => running.size });
+  const pauseDrain = createPauseDrain({ kv, pod, queue: jobQueue, countRunning: () => runner.count() });
 
-  const backlog = createBacklog({ queue: jobQueue, mutate, isRunning: (id) => running.has(id), notify: (job) => waiters.notify(job) });
+  const backlog = createBacklog({ queue: jobQueue, mutate, isRunning: (id) => runner.isRunning(id), notify: (job) => waiters.notify(job) });
   const enqueue = backlog.enqueue;
 
-  // --- what the queue hands this process
-  async function runFromQueue(id: string): Promise<void> {
-    if (running.has(id)) return; // never twice at once here
-    const entry: Running = { controller: new AbortController(), done: Promise.resolve() };
-    running.set(id, entry);
-    let final: Job | null = null;
-    entry.done = run(id, entry).then(
-      (job) => {
-        final = job;
-      },
-      (err) => logger.error(`job ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
-    );
-    try {
-      await entry.done;
-    } finally {
-      running.delete(id);
-      const job = final as Job | null;
-      if (job) {
-        waiters.notify(job);
-        if (isFinished(job.status)) finishedHere[job.status as FinalStatus]++;
-      }
-      pauseDrain.jobEnded();
-    }
-  }
-
-  /** Runs one job; resolves to its final record, or null when it did not run here. */
-  async function run(id: string, entry: Running): Promise<Job | null> {
-    const queued = await store.get(id);
-    if (queued === null || queued.status !== "queued") return null; // cancelled or expired while queued
-    const profile = opts.profiles.select(queued.task, queued.profile);
-    if (profile === undefined) {
-      return mutate(id, (j) => finish(j, "failed", { error: `profile ${queued.profile} no longer exists (GET /profiles lists them)` }));
-    }
-    let started: Job | null;
-    try {
-      started = await mutate(id, (j) => (j.status === "queued" ? { ...j, status: "running", started_at: iso(), pod_name: pod } : null));
-    } catch (err) {
-      // Not recorded as started, so not run: back to the queue (the next watch), never dropped.
-      backlog.startNotRecorded(id, err as Error);
-      return null;
-    }
-    if (started === null || started.status !== "running" || started.pod_name !== pod) return null;
-
-    // Stopped (close, cancel) before the agent was spawned: nothing to run.
-    const recorder = opts.events?.recorder(
-      id,
-      (p) => void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, ...progressFields(j, p) })).catch(() => {}),
-    );
-    const result: ExecutionResult = entry.controller.signal.aborted
-      ? { status: "cancelled", exit_code: null, output: "" }
-      : await runAgent(started, profile, entry.controller.signal, recorder?.push);
-    const totals = await recorder?.finish(result);
-    const end = (j: Job) => withResult(totals ? { ...j, ...progressFields(j, totals) } : j, result, entry.abortedFor, iso());
-    try {
-      return await mutate(id, end);
-    } catch (err) {
-      // The agent has exited: its end is kept here and written as soon as the store takes it.
-      logger.warn(`job ${id}: its end could not be recorded (${(err as Error).message}); it is written as soon as the store takes it`);
-      const job = end(started);
-      backlog.endNotRecorded(id, end, job);
-      return job;
-    }
-  }
-
-  async function runAgent(job: Job, profile: P, signal: AbortSignal, onEvent?: ExecuteRequest<P>["onEvent"]): Promise<ExecutionResult> {
-    const id = job.id;
-    try {
-      return await opts.execute({
-        job: {
-          id,
-          task: job.task,
-          repo_url: job.repo_url ?? undefined,
-          base_ref: job.base_ref ?? undefined,
-          session_id: job.session_id ?? undefined,
-          ...(job.max_budget_usd !== null && { max_budget_usd: job.max_budget_usd }),
-          created_at: job.created_at,
-        },
-        profile,
-        signal,
-        ...(onEvent && { onEvent }),
-        onStarted: (info: StartedInfo) => {
-          const session = typeof info.session_id === "string" ? info.session_id : undefined;
-          const branch = typeof info.branch === "string" ? info.branch : undefined;
-          const recall = Array.isArray(info.recall) ? (info.recall as Job["recall"]) : undefined;
-          if (session === undefined && branch === undefined && recall === undefined) return;
-          void mutate(id, (j) =>
-            isFinished(j.status) ? null : { ...j, session_id: session ?? j.session_id, branch: branch ?? j.branch, recall: recall ?? j.recall },
-          ).catch((err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`));
-        },
-        onRetry: (retry) => {
-          void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, api_retry: retry && { ...retry, at: iso() } })).catch((err: Error) =>
-            logger.warn(`job ${id}: could not record the agent's retry: ${err.message}`),
-          );
-        },
-      });
-    } catch (err) {
-      return { status: "failed", exit_code: null, output: "", error: `the job runner failed: ${(err as Error).message}` };
-    }
-  }
+  const runner = createRunner({
+    store,
+    execute: opts.execute,
+    profiles: opts.profiles,
+    events: opts.events,
+    pod,
+    iso,
+    mutate,
+    backlog,
+    notify: (job) => waiters.notify(job),
+    onEnded: () => pauseDrain.jobEnded(),
+  });
 
   const finish = (job: Job, status: FinalStatus, fields: Partial<Job>): Job => finished(job, status, fields, iso());
-
-  function stopHere(id: string): void {
-    const entry = running.get(id);
-    if (!entry || entry.controller.signal.aborted) return;
-    entry.abortedFor = "cancel";
-    entry.controller.abort(new Error(CANCELLED_BY_REQUEST));
-  }
 
   const reconciler = createReconciler({
     store,
@@ -247,7 +136,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     profiles: opts.profiles,
     mutate,
     backlog,
-    isRunning: (id) => running.has(id),
+    isRunning: (id) => runner.isRunning(id),
     notify: (job) => waiters.notify(job),
     stopped: () => closed,
     reconcileMs,
@@ -256,11 +145,11 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   });
   const reconcile = reconciler.reconcile;
 
-  jobQueue.onCancel(stopHere);
+  jobQueue.onCancel(runner.stopHere);
   jobQueue.onStalled((id) => void reconciler.onStalled(id).catch((err: Error) => logger.warn(`job ${id} stalled: ${err.message}`)));
   // The queue lost its entries (Redis back empty): queued jobs are queued again from their records now, not at the next pass.
   jobQueue.onReset(() => void reconcile());
-  jobQueue.start(runFromQueue);
+  jobQueue.start(runner.run);
   const housekeeping = startHousekeeping({
     store,
     events: opts.events,
@@ -275,11 +164,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     await pauseDrain.refresh();
     await backlog.retryQueue();
     await backlog.retryWrites();
-    for (const [id, entry] of running) {
-      if (entry.controller.signal.aborted) continue;
-      const job = await store.get(id).catch(() => null);
-      if (job?.status === "cancelled") stopHere(id);
-    }
+    await runner.stopCancelledElsewhere();
   }
 
   async function getJob(id: string): Promise<Job> {
@@ -359,7 +244,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       // spec: States and transitions, cancel row: a running agent gets SIGTERM (the executor's
       // abort), then SIGKILL after its grace period. On another pod: the cancel channel tells it
       // at once, and its watch sees the record within seconds should the message be lost.
-      if (running.has(id)) stopHere(id);
+      if (runner.isRunning(id)) runner.stopHere(id);
       else {
         waiters.notify(cancelled);
         if (job.status === "running") void jobQueue.broadcastCancel(id).catch(() => {});
@@ -370,7 +255,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     async wait(id, waitOpts = {}) {
       const job = await getJob(id);
       // A cancelled job still running here finishes when its agent has exited (exit code, output).
-      if ((isFinished(job.status) && !running.has(id)) || waitOpts.signal?.aborted) return job;
+      if ((isFinished(job.status) && !runner.isRunning(id)) || waitOpts.signal?.aborted) return job;
       const timeoutSeconds = opts.profiles.select(job.task, job.profile)?.timeout_seconds ?? opts.defaultTimeoutSeconds;
       const boundMs = waitOpts.timeoutMs ?? (timeoutSeconds + 60) * 1000;
       return waiters.wait(id, {
@@ -389,7 +274,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       let failed = 0;
       const requeue: string[] = [];
       for (const job of mine) {
-        if (job.status === "running" && !running.has(job.id)) {
+        if (job.status === "running" && !runner.isRunning(job.id)) {
           const interrupted = (j: Job) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null);
           await mutate(job.id, interrupted).catch((err: Error) => {
             // A full disk at start-up: kept and written once the store takes it (the watch), never left running.
@@ -415,7 +300,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
     isDraining: () => pauseDrain.isDraining(),
 
-    stats: () => ({ running: running.size, queued: jobQueue.localDepth(), maxParallel: opts.maxParallel, finished: { ...finishedHere } }),
+    stats: () => ({ running: runner.count(), queued: jobQueue.localDepth(), maxParallel: opts.maxParallel, finished: runner.finished() }),
 
     queueDepth: () => jobQueue.depth(),
 
@@ -424,15 +309,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       closed = true;
       pauseDrain.stop();
       housekeeping.stop();
-      const entries = [...running.values()];
-      if (entries.length > 0) logger.warn(`stopping ${entries.length} running job(s): ${INTERRUPTED_BY_STOP}`);
-      for (const entry of entries) {
-        if (entry.controller.signal.aborted) continue;
-        entry.abortedFor = "stop";
-        entry.controller.abort(new Error("service stopped"));
-      }
-      const grace = Bun.sleep(opts.closeGraceMs ?? 15_000).then(() => "timeout" as const);
-      const outcome = await Promise.race([Promise.all(entries.map((e) => e.done)).then(() => "done" as const), grace]);
+      const outcome = await runner.stopAll(opts.closeGraceMs ?? 15_000);
       if (outcome === "timeout") logger.warn("some jobs did not stop in time; they will be marked failed on the next start");
       await records.settled();
       await backlog.retryWrites().catch(() => {});
@@ -442,18 +319,6 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     },
   };
   return service;
-}
-
-/** The running totals as job record fields (issue 18, part 2). */
-function progressFields(job: Job, p: JobProgress): Partial<Job> {
-  return {
-    usage: { ...job.usage, ...p.usage },
-    total_cost_usd: p.total_cost_usd ?? job.total_cost_usd,
-    cost_usd: p.total_cost_usd ?? job.cost_usd,
-    num_turns: p.num_turns,
-    duration_ms: p.duration_ms,
-    session_id: p.session_id ?? job.session_id,
-  };
 }
 
 function finishedError(job: Job): DomainError {
