@@ -91,6 +91,44 @@ describe("a lone UTF-16 surrogate", () => {
   });
 });
 
+describe("a lone UTF-16 surrogate over MCP", () => {
+  const rpc = (url: string, token: string, body: unknown, session?: string) =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-03-26",
+        ...(session ? { "mcp-session-id": session } : {}),
+      },
+      body: JSON.stringify(body),
+    });
+  const call = (name: string, args: unknown) => ({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } });
+
+  it("in a router tool's arguments: a JSON-RPC invalid-params error naming the field", async () => {
+    const init = await rpc(`${main.mcpUrl}/mcp`, ROUTER_TEST_TOKEN, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    const session = init.headers.get("mcp-session-id")!;
+    await init.body?.cancel();
+    const res = await rpc(`${main.mcpUrl}/mcp`, ROUTER_TEST_TOKEN, call("ingest", { content: "# MCP\nhalf \ud800 a pair" }), session);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as Json;
+    expect(body.error.code).toBe(-32602);
+    expect(body.error.message).toContain("params.arguments.content: is not valid Unicode");
+  });
+
+  it("in the orchestrator's run_task (stateless MCP): the same error", async () => {
+    const res = await rpc(`${main.orchestratorUrl}/mcp`, KEY, call("run_task", { task: "fix \udc00 it" }));
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as Json).error.message).toContain("params.arguments.task: is not valid Unicode");
+  });
+});
+
 describe("NUL and long ids", () => {
   it("/completions refuses an id over 256 characters with 400 naming it", async () => {
     for (const field of ["conversation_id", "user"]) {

@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { createParser } from "eventsource-parser";
 import OpenAI, { RateLimitError } from "openai";
 import { createClient } from "redis";
-import { registerAgentMode } from "../src/orchestrator/agent-mode/routes";
 import { createOrchestratorApp } from "../src/orchestrator/app";
 import { contentHash } from "../src/orchestrator/chat/resolution";
 import type { ChatOpening } from "../src/orchestrator/chat/service";
@@ -532,8 +531,8 @@ describe("agent mode off", () => {
   it("the routes still exist: chat answers 503 agent_mode_off in OpenAI's shape, the model list is empty", async () => {
     const t = await tempHome("agent-mode-off-");
     const config = loadOrchestratorConfig({ SERVICE_API_KEYS: "test-key" }, t.home);
+    // No agentMode in the deps: the app still registers the chat routes, answering 503.
     const app = createOrchestratorApp({ config, jobs: {} as never, profiles: {} as never, companions: createCompanionSync(config) });
-    registerAgentMode(app, undefined);
     const auth = { authorization: "Bearer test-key", "content-type": "application/json" };
     try {
       const chat = await app.request("/v1/chat/completions", { method: "POST", headers: auth, body: JSON.stringify({ messages: [user("hi")] }) });

@@ -246,6 +246,25 @@ describe("router-cli hook prompt: recall", () => {
     expect(context((await hook("prompt", { ...input, session_id: "s-recall-2" }, env(home))).stdout)).toContain(lesson);
   });
 
+  it("of a day's lesson log gives the entry the prompt bears on, and another entry of it to a later prompt", async () => {
+    const day = "2026-08-11T08:00:00Z";
+    const first = "The nightly backup job skips tables without a primary key; add one before relying on restores.";
+    const second = "Grafana alert rules for the billing queue live in the alerts repository, reviewed weekly.";
+    for (const content of [first, second]) expect((await post("/marker", { type: "lesson", content, attrs: { ts: day } })).status).toBe(201);
+    await until(async () => ((await (await post("/search", { query: "billing queue alert rules" })).json()) as { hits: unknown[] }).hits.length > 0, {
+      ms: 10_000,
+      what: "the lesson log indexed",
+    });
+    const home = tempDir("recall-home");
+    const backup = context((await hook("prompt", { session_id: "s-log", prompt: "Restores from the nightly backup miss some tables" }, env(home))).stdout);
+    expect(backup).toContain(first);
+    expect(backup).not.toContain(second);
+    const alerts = context((await hook("prompt", { session_id: "s-log", prompt: "Where are the billing queue alert rules kept?" }, env(home))).stdout);
+    expect(alerts).toContain(second);
+    expect(alerts).not.toContain(first);
+    expect(alerts).toContain("(left/reference/lessons-2026-08-11.md)");
+  });
+
   it("stays within BRAIN_RECALL_MAX_CHARS, looks nothing up for a word or two, and is off with BRAIN_RECALL_ENABLED=0", async () => {
     const home = tempDir("recall-home");
     const input = { session_id: "s-budget", prompt: "Fix the flaky payment test in the sandbox, it times out" };

@@ -86,8 +86,15 @@ describe("router-cli search --read", () => {
     expect(res.stdout).toMatch(/ 1\. raw\/zebra-\w+\.md/);
     expect(res.stdout.match(/^── /gm)).toHaveLength(1);
     const json = JSON.parse((await cli(["search", "zebra", "--read", "2", "--json"])).stdout);
+    // Every word counts: the note holding both words first, the one holding "zebra" after it.
     const words = JSON.parse((await cli(["search", "zebra", "stripes", "--json"])).stdout);
-    expect(words.hits.map((h: { path: string }) => h.path)).toEqual(["raw/zebra-plan.md"]);
+    expect(words.hits.map((h: { path: string }) => h.path)).toEqual(["raw/zebra-plan.md", "raw/zebra-notes.md"]);
+    expect(words.hits.map((h: { coverage: number }) => h.coverage)).toEqual([1, 0.5]);
+    const all = JSON.parse((await cli(["search", "zebra", "stripes", "--all", "--json"])).stdout);
+    expect(all.hits.map((h: { path: string }) => h.path)).toEqual(["raw/zebra-plan.md"]);
+    const shown = await cli(["search", "zebra", "stripes"]);
+    expect(shown.stdout).toContain("raw/zebra-plan.md — Zebra plan  (raw, score 1.000, words 100%)");
+    expect(shown.stdout).toMatch(/raw\/zebra-notes\.md — Zebra notes {2}\(raw, score 0\.\d{3}, words 50%\)/);
     const typo = await cli(["get", "raw/zebra-plan.md", "--jsn"]);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain("unknown flag --jsn");

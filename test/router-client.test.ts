@@ -27,6 +27,10 @@ describe("RouterClient", () => {
     expect(ing.kind).toBe("note");
     const found = await client.search({ query: "worker", limit: 5 });
     expect(found.hits[0]?.path).toBe(ing.paths[0]!);
+    expect(found.hits[0]).toMatchObject({ score: 1, coverage: 1 });
+    const strict = await client.search({ query: "worker reboot", match: "all" });
+    expect(strict.hits).toEqual([]);
+    expect((await client.search({ query: "worker reboot" })).hits[0]?.coverage).toBe(0.5);
     const brief = await client.brief("worker");
     expect(brief.synthesis).toBe("extractive");
     expect(brief.citations[0]?.path).toBe(ing.paths[0]!);

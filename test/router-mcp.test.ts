@@ -81,6 +81,12 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
       const found = await tool(client, "search", { query: word });
       expect(found.structuredContent!.hits[0].path).toBe(ingested.structuredContent!.paths[0]);
       expect(found.structuredContent!.hits[0].explain).toBeUndefined();
+      expect(found.structuredContent!.hits[0]).toMatchObject({ score: 1, coverage: 1 });
+      // match "all": the note lacks the second word, so nothing; "any" still finds it by one word.
+      const strict = await tool(client, "search", { query: `${word} zanzibarish`, match: "all" });
+      expect(strict.structuredContent!.hits).toEqual([]);
+      const loose = await tool(client, "search", { query: `${word} zanzibarish` });
+      expect(loose.structuredContent!.hits[0]).toMatchObject({ path: ingested.structuredContent!.paths[0], coverage: 0.5 });
       const explained = await tool(client, "search", { query: word, explain: true });
       expect(explained.structuredContent!.hits[0].explain).toMatchObject({ bm25: { rank: 1 }, vector: null, fused: { rank: 1 }, rerank: null });
       expect(explained.structuredContent!.rerank).toMatchObject({ applied: false, reason: expect.stringMatching(/no reranker is configured/) });

@@ -14,7 +14,7 @@ import { BUNDLED_PROFILES } from "../src/orchestrator/profiles/profile";
 import { makeRemote } from "./fixtures/git-remote";
 import { compiledClis } from "./support/cli";
 import { tempDir } from "./support/main-process";
-import { FIXTURES, KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
+import { FAKE_AGENT_ENV, FIXTURES, KEY, type Orchestrator, startOrchestrator } from "./support/orchestrator-process";
 import { deadPort, envFor, jobRecord, svc, writeJob } from "./support/service-cli";
 import { until } from "./support/until";
 
@@ -42,6 +42,7 @@ const serviceEnv = (home: string): Record<string, string> => ({
   PATH: `${process.env.PATH}`,
   SERVICE_API_KEYS: KEY,
   SERVICE_CLAUDE_BINARY: join(FIXTURES, "fake-claude"),
+  SERVICE_AGENT_ENV: FAKE_AGENT_ENV,
   SERVICE_OTEL_ENABLED: "false",
   SERVICE_POD_NAME: "pod-serve",
 });

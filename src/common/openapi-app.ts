@@ -5,7 +5,7 @@ import { Scalar } from "@scalar/hono-api-reference";
 import type { Env } from "hono";
 import type { ZodError } from "zod";
 import { createErrorHandler, createNotFoundHandler, isOpenAiPath, type OpenAiPathTest, renderError } from "./error-handler";
-import { type EdgeOptions, installServiceEdge } from "./middleware/stack";
+import { type EdgeOptions, installServiceEdge } from "./http/edge";
 import { describeZodError, illFormedString } from "./validation";
 
 export interface ApiInfo {
@@ -36,7 +36,7 @@ function validationHook<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath): H
 
 /**
  * The app, its error handler and 404, the bearer scheme, and (given `edge`) the edge every
- * service runs: request id, access log, auth, body limit, bindings (middleware/stack.ts).
+ * service runs: request id, access log, auth, body limit, bindings (http/edge.ts).
  */
 export function createOpenApiApp<E extends Env>(openAi: OpenAiPathTest = isOpenAiPath, edge?: Omit<EdgeOptions, "openAi">): OpenAPIHono<E> {
   const app = new OpenAPIHono<E>({ defaultHook: validationHook<E>(openAi) });

@@ -32,8 +32,9 @@ describe("a full disk at the edges", () => {
 
   it("is a storage_full tool error over MCP", () => {
     const tool = toolErrorOf(coded("SQLITE_FULL"));
-    expect(tool?.isError).toBe(true);
-    expect((tool?.content[0] as { text: string }).text).toStartWith("storage_full: ");
+    if (!tool) throw new Error("no tool error for SQLITE_FULL");
+    expect(tool.isError).toBe(true);
+    expect((tool.content[0] as { text: string }).text).toStartWith("storage_full: ");
     expect(toolErrorOf(new DomainError("invalid", "bad", "bad"))).toBeDefined();
   });
 });

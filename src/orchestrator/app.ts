@@ -1,51 +1,25 @@
 // The job orchestrator's Hono sub-app: middleware and routes, nothing else.
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { edgeProtection } from "../common/config/edge-settings";
 import { registerHealth } from "../common/health";
 import { bearerAuth } from "../common/middleware/bearer-auth";
-import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
-import type { StoragePath } from "../common/storage";
 import { VERSION } from "../common/version";
-import { type AgentModeDeps, registerAgentMode } from "./agent-mode/routes";
-import type { OrchestratorConfig } from "./config";
+import type { OrchestratorApp, OrchestratorDeps, OrchestratorEnv } from "./app-types";
 import { registerOrchestratorConsole } from "./console";
-import type { JobChangeFeed } from "./jobs/changes";
-import type { JobEventStore } from "./jobs/events";
-import type { JobService } from "./jobs/service";
-import type { ProfileList } from "./profiles/listing";
-import type { CompanionSync } from "./repos/companions";
 import { registerAdmin } from "./routes/admin";
 import { registerAdminStatus } from "./routes/admin-status";
 import apiGuide from "./routes/api-guide.md" with { type: "text" };
+import { registerChat } from "./routes/chat";
+import { registerCompletions } from "./routes/completions";
 import { registerJobEvents, registerJobWatch } from "./routes/job-events";
 import { registerJobs } from "./routes/jobs";
 import { McpSseSessions, registerMcp } from "./routes/mcp";
 import { registerMetrics } from "./routes/metrics";
+import { registerModels } from "./routes/models";
+import { registerResponses } from "./routes/openai-responses";
 import { registerProfiles } from "./routes/profiles";
-import { exceptTeamChat, registerTeamChat, type TeamChatDeps } from "./routes/teamchat";
-
-export interface OrchestratorDeps {
-  config: OrchestratorConfig;
-  jobs: JobService;
-  /** The jobs' event logs (GET /jobs/{id}/events, get_job's last events); undefined = none kept. */
-  jobEvents?: JobEventStore;
-  /** Job status changes (GET /jobs?watch=true); undefined = the list cannot be watched. */
-  jobChanges?: JobChangeFeed;
-  profiles: { list(): ProfileList | Promise<ProfileList> };
-  companions: CompanionSync;
-  /** Open MCP SSE sessions; the runtime ends them on shutdown. */
-  mcpSessions?: McpSseSessions;
-  /** Agent mode (SERVICE_HUB_URL + HUB_AGENT); undefined = off (chat routes answer 503). */
-  agentMode?: AgentModeDeps;
-  /** Team chat (TEAMCHAT_APP_ID + TEAMCHAT_APP_PASSWORD); undefined = no /api/messages. */
-  teamChat?: TeamChatDeps;
-  /** The paths the service writes to, reported with their free space by GET /admin/status. */
-  storage?: StoragePath[];
-}
-
-export type OrchestratorEnv = { Bindings: EdgeBindings & { deps: OrchestratorDeps } };
-export type OrchestratorApp = OpenAPIHono<OrchestratorEnv>;
+import { registerRelay } from "./routes/relay";
+import { exceptTeamChat, registerTeamChat } from "./routes/teamchat";
 
 const SERVICE_NAME = "job-orchestrator";
 
@@ -90,8 +64,14 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   registerAdminStatus(app);
   registerMetrics(app);
   registerMcp(app, deps, deps.mcpSessions ?? new McpSseSessions());
-  // Always registered, so there is one API document: with agent mode off they answer 503.
-  registerAgentMode(app, deps.agentMode);
+  // The agent-mode surface (POST /v1/chat/completions, POST /v1/responses, GET /v1/models,
+  // POST /completions, GET /v1/relay/{correlation_id}): always registered, so there is one API
+  // document; with agent mode off the chat routes answer 503 agent_mode_off and no model is listed.
+  registerChat(app, deps.agentMode);
+  registerModels(app, deps.agentMode);
+  registerCompletions(app, deps.agentMode);
+  registerResponses(app, deps.agentMode);
+  registerRelay(app, deps.agentMode);
   registerTeamChat(app, deps.teamChat);
   serveDocs(app, SERVICE_API_INFO);
   registerOrchestratorConsole(app);

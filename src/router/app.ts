@@ -1,22 +1,11 @@
 // The knowledge router's Hono sub-app: middleware and routes, nothing else.
-import type { OpenAPIHono } from "@hono/zod-openapi";
 import { edgeProtection } from "../common/config/edge-settings";
 import { registerHealth } from "../common/health";
 import { bearerAuth } from "../common/middleware/bearer-auth";
-import type { EdgeBindings } from "../common/middleware/stack";
 import { createOpenApiApp, serveDocs } from "../common/openapi-app";
 import { VERSION } from "../common/version";
-import type { BriefDeps } from "./brief/brief";
-import type { RouterConfig } from "./config";
+import type { RouterApp, RouterDeps, RouterEnv } from "./app-types";
 import { registerRouterConsole } from "./console";
-import type { DispatchDeps } from "./dispatch/dispatch";
-import type { FeedDeps } from "./feed/feed";
-import type { DeepDeps } from "./health/deep";
-import type { PipelineDeps } from "./health/pipeline";
-import type { IndexStore } from "./index/types";
-import type { IngestDeps } from "./ingest/ingest";
-import type { MarkerDeps } from "./markers/marker";
-import type { NotesDeps } from "./notes/file";
 import apiGuide from "./routes/api-guide.md" with { type: "text" };
 import { registerBrief } from "./routes/brief";
 import { registerDispatch } from "./routes/dispatch";
@@ -28,28 +17,6 @@ import { registerNotes } from "./routes/notes";
 import { registerSearch } from "./routes/search";
 import { registerSignal } from "./routes/signal";
 import { registerTick } from "./routes/tick";
-import type { SignalHub } from "./signals/hub";
-import type { TickQueue } from "./tick/queue";
-
-export interface RouterDeps {
-  config: RouterConfig;
-  index: IndexStore;
-  ingest: IngestDeps;
-  /** Search and brief (brief adds the chat endpoint when one is configured). */
-  search: BriefDeps;
-  dispatch: DispatchDeps;
-  markers: MarkerDeps;
-  /** Reading notes by path, their links, recent changes. */
-  notes: NotesDeps;
-  ticks: TickQueue;
-  signals: SignalHub;
-  feed: FeedDeps;
-  pipeline: PipelineDeps;
-  deep: DeepDeps;
-}
-
-export type RouterEnv = { Bindings: EdgeBindings & { deps: RouterDeps } };
-export type RouterApp = OpenAPIHono<RouterEnv>;
 
 const SERVICE_NAME = "knowledge-router";
 

@@ -9,7 +9,7 @@ import { createParser } from "eventsource-parser";
 import { createFileStore } from "../../src/common/kv/file-store";
 import { createRedisStore } from "../../src/common/kv/redis-store";
 import type { KeyValueStore } from "../../src/common/kv/store";
-import { type AgentModeDeps, createAgentModeDeps } from "../../src/orchestrator/agent-mode/routes";
+import { type AgentModeDeps, createAgentModeDeps } from "../../src/orchestrator/agent-mode/deps";
 import { createOrchestratorApp } from "../../src/orchestrator/app";
 import { loadOrchestratorConfig, type OrchestratorConfig } from "../../src/orchestrator/config";
 import { createCompanionSync } from "../../src/orchestrator/repos/companions";

@@ -3,7 +3,7 @@
 // HUB_AGENT, SERVICE_CLAUDE_BINARY, …) with HOME as the home; GET /health answers when ready.
 import { join } from "node:path";
 import { createFileStore } from "../../../src/common/kv/file-store";
-import { createAgentModeDeps } from "../../../src/orchestrator/agent-mode/routes";
+import { createAgentModeDeps } from "../../../src/orchestrator/agent-mode/deps";
 import { createOrchestratorApp } from "../../../src/orchestrator/app";
 import { loadOrchestratorConfig } from "../../../src/orchestrator/config";
 import { createCompanionSync } from "../../../src/orchestrator/repos/companions";

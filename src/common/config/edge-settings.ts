@@ -68,7 +68,7 @@ export interface EdgeConfig {
   authFailureLimit: number;
 }
 
-/** The guard and throttle of a service's edge (middleware/stack.ts), from its config. */
+/** The guard and throttle of a service's edge (http/edge.ts), from its config. */
 export function edgeProtection(config: EdgeConfig, credentialed: boolean): { guard: BrowserGuard; throttle: AuthThrottle } {
   return {
     guard: new BrowserGuard({ bindHost: config.host, allowedHosts: config.allowedHosts, corsOrigins: config.corsOrigins, credentialed }),

@@ -22,8 +22,11 @@ export interface IdleTimeoutServer {
   timeout?: (req: Request, seconds: number) => void;
 }
 
-/** No idle timeout for this request: it streams (or waits) for longer than Bun's 255 s maximum. */
-export function keepOpen(server: IdleTimeoutServer | undefined, req: Request): void {
+/**
+ * No idle timeout for this request: it streams (or waits) for longer than Bun's 255 s maximum.
+ * Route handlers call keepOpen(c) (http/edge.ts), which finds the server in the context.
+ */
+export function liftIdleTimeout(server: IdleTimeoutServer | undefined, req: Request): void {
   server?.timeout?.(req, 0);
 }
 

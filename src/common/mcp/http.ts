@@ -1,5 +1,5 @@
 // The one MCP HTTP layer of both services, mounted on an app behind the service edge (which
-// checks the bearer, Origin and Host first: middleware/stack.ts):
+// checks the bearer, Origin and Host first: http/edge.ts):
 //   Streamable HTTP  POST /mcp (+ GET for the session's event stream and DELETE, when stateful)
 //   HTTP+SSE (older) GET <sse paths>, or GET /mcp with neither Mcp-Session-Id nor
 //                    MCP-Protocol-Version (what an SSE-only client given the one URL sends),
@@ -15,10 +15,11 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Hono } from "hono";
 import { HttpError } from "../errors";
-import { keepOpen } from "../http/sse";
+import type { EdgeBindings } from "../http/edge";
+import { liftIdleTimeout } from "../http/sse";
 import { bearerFrom } from "../middleware/bearer-auth";
 import { clientAddress } from "../middleware/client-address";
-import type { EdgeBindings } from "../middleware/stack";
+import { illFormedString } from "../validation";
 import type { McpSessions } from "./sessions";
 import { SseServerTransport } from "./sse-transport";
 
@@ -40,6 +41,12 @@ interface McpSession {
 
 const jsonRpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
+
+/** A message holding a string no file, header or store can hold (a lone surrogate): refused as invalid params, by field. */
+function illFormedMessage(body: unknown): Response | undefined {
+  const broken = illFormedString(body);
+  return broken ? jsonRpcError(400, -32602, `invalid params: ${broken.path}: ${broken.message}`) : undefined;
+}
 
 /** Who holds a session: the bearer token (hashed), else the client's address. */
 function sessionOwner(req: Request, env: Partial<EdgeBindings> | undefined): string {
@@ -64,7 +71,7 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
   const openSse = async (req: Request, env: Partial<EdgeBindings> | undefined): Promise<Response> => {
     const owner = sessionOwner(req, env);
     sessions.admit(owner);
-    keepOpen(env?.server, req);
+    liftIdleTimeout(env?.server, req);
     const transport = new SseServerTransport(paths.messages, opts.keepAliveMs);
     const server = opts.createServer();
     sessions.add(transport.sessionId, "sse", owner, { sse: transport, close: () => server.close() });
@@ -87,9 +94,16 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
 
   app.post(paths.mcp, async (c) => {
     const req = c.req.raw;
-    keepOpen(c.env?.server, req);
+    liftIdleTimeout(c.env?.server, req);
     if (!stateful) {
       // Stateless: a fresh server and transport per request, gone with its response.
+      const refused = illFormedMessage(
+        await req
+          .clone()
+          .json()
+          .catch(() => undefined),
+      );
+      if (refused) return refused;
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       await opts.createServer().connect(transport);
       return transport.handleRequest(req);
@@ -98,6 +112,8 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
     const body: unknown = await req.json().catch(() => {
       throw new HttpError(400, "invalid_json", "the request body is not valid JSON");
     });
+    const refused = illFormedMessage(body);
+    if (refused) return refused;
     const id = c.req.header("mcp-session-id");
     if (id) {
       const s = sessions.use(id, "streamable");
@@ -131,7 +147,7 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
     if (!stateful) return notAllowed();
     const s = sessions.use(id, "streamable");
     if (!s?.streamable) return jsonRpcError(404, -32001, `no MCP session ${id ?? "(Mcp-Session-Id missing)"}: initialize a new one`);
-    keepOpen(c.env?.server, req);
+    liftIdleTimeout(c.env?.server, req);
     return s.streamable.handleRequest(req);
   });
 

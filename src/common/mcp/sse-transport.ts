@@ -7,6 +7,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema, type MessageExtraInfo } from "@modelcontextprotocol/sdk/types.js";
 import { HttpError } from "../errors";
 import { formatEvent, type SseSink, sseResponse, sseStream } from "../http/sse";
+import { illFormedString } from "../validation";
 
 export class SseServerTransport implements Transport {
   readonly sessionId = randomUUID();
@@ -59,6 +60,8 @@ export class SseServerTransport implements Transport {
     const body: unknown = await req.json().catch(() => {
       throw new HttpError(400, "invalid_json", "the request body is not valid JSON");
     });
+    const broken = illFormedString(body);
+    if (broken) throw new HttpError(400, "invalid_request", `invalid request: ${broken.path}: ${broken.message}`, [broken]);
     let messages: JSONRPCMessage[];
     try {
       messages = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.parse(m));

@@ -1,4 +1,4 @@
-// Refuses bodies over MAX_BODY_BYTES with 413 in the shared error shape. The edge (stack.ts)
+// Refuses bodies over MAX_BODY_BYTES with 413 in the shared error shape. The edge (http/edge.ts)
 // applies it before the app's dispatch, so a POST's route keeps Hono's shorter handler chain
 // (as a middleware on every body method it was a large share of the edge's cost).
 import { HttpError } from "../errors";

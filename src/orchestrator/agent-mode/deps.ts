@@ -4,10 +4,10 @@
 // service that runs turns. close() stops running turns on shutdown.
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
+import { DEFAULT_KEEP_ALIVE_MS } from "../chat/completion-stream";
 import { ResponseLinks } from "../chat/responses";
 import { ChatService } from "../chat/service";
 import { createSessionStore } from "../chat/sessions";
-import { DEFAULT_KEEP_ALIVE_MS } from "../chat/sse-stream";
 import { createVisibilityStore } from "../chat/visibility";
 import type { OrchestratorConfig } from "../config";
 import { runHooksInit } from "../hooks-package/hooks-package";

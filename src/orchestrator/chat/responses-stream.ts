@@ -4,9 +4,9 @@
 // Non-streaming, a failed turn is a DomainError (upstream, the agent's code), as on chat completions.
 import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
+import { eventStream } from "./completion-stream";
 import { ResponseBuilder, type ResponseContext } from "./responses-events";
 import type { ChatOpening } from "./service";
-import { eventStream } from "./sse-stream";
 
 const logger = log("chat");
 

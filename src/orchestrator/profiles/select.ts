@@ -1,8 +1,7 @@
 // Choosing a job's profile. An explicit name must exist; "auto" (the default) reads the task:
 // the first keyword found decides, so "Review the fix" reviews and "Fix what the review found"
-// codes. Deterministic and documented in the README.
+// codes. Deterministic and documented in docs/jobs.md.
 import { DomainError } from "../../common/domain-error";
-import type { ProfileSet } from "./load";
 import { AUTO, type Profile } from "./profile";
 
 /** An asked-for profile that does not exist: the caller's mistake (invalid). */
@@ -35,7 +34,13 @@ export function autoProfileName(task: string): "code" | "review" {
   return text.trimEnd().endsWith("?") ? "review" : "code";
 }
 
-export function selectProfile(task: string, requested: string | undefined, profiles: ProfileSet): Profile {
+/** The profiles to choose from: a ProfileSet (load.ts) or anything that lists and finds them. */
+export interface ProfileChoice {
+  profiles: Profile[];
+  get(name: string): Profile | undefined;
+}
+
+export function selectProfile(task: string, requested: string | undefined, profiles: ProfileChoice): Profile {
   const name = requested?.trim().toLowerCase() ?? "";
   const wanted = name === "" || name === AUTO ? autoProfileName(task) : name;
   const profile = profiles.get(wanted);

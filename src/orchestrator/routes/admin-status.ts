@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { storageStatus } from "../../common/storage";
 import { StorageStatus } from "../../common/storage-schema";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { authResponses } from "./schemas";
 
 const PodStatus = z

@@ -2,10 +2,10 @@
 // transitions, "Drain (pre-shutdown)"; what `service-cli drain` and a pod's preStop hook call).
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { OrchestratorApp } from "../app";
+import { keepOpen } from "../../common/http/edge";
+import type { OrchestratorApp } from "../app-types";
 import { DRAIN_DEFAULT_SECONDS } from "../jobs/drain";
 import { SYNC_TARGETS } from "../repos/companions";
-import { keepOpen } from "./keep-open";
 import { authResponses, storageFullResponses } from "./schemas";
 
 const SyncQuery = z.object({

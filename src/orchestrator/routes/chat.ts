@@ -2,16 +2,16 @@
 // streaming (SSE) or not. Validation and HTTP shape only; the chat service runs the turn.
 import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
+import { keepOpen } from "../../common/http/edge";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { bufferReply, chatCompletion } from "../chat/buffered";
+import { chatCompletionStream, SSE_HEADERS } from "../chat/completion-stream";
 import { newChunkContext } from "../chat/openai-chunks";
 import { correlationIdOf } from "../chat/request-headers";
 import { type ChatOpening, CORRELATION_ENV } from "../chat/service";
 import { settled } from "../chat/settled";
-import { SSE_HEADERS, sseStream } from "../chat/sse-stream";
-import { keepOpen } from "./keep-open";
 import { openAiAuthResponses, openAiStorageFullResponses } from "./schemas";
 
 const ContentPart = z.object({ type: z.string(), text: z.string().optional() }).loose();
@@ -144,7 +144,7 @@ export function registerChat(app: OrchestratorApp, deps: AgentModeDeps | undefin
       // The turn may be silent for minutes: no idle timeout for this request; keep-alives cover proxies.
       keepOpen(c);
       return settled(opening, () => {
-        const stream = sseStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), {
+        const stream = chatCompletionStream(opening, newChunkContext(model, { includeUsage: body.stream_options?.include_usage === true }), {
           keepAliveMs: deps.keepAliveMs,
         });
         return new Response(stream, { status: 200, headers: { ...SSE_HEADERS, ...turnHeaders(opening) } });

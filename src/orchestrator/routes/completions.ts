@@ -4,14 +4,14 @@
 // (sessions, slash tokens, the busy rule); errors in the service's own JSON shape.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
+import { keepOpen } from "../../common/http/edge";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { bufferReply } from "../chat/buffered";
 import { completionRequest, correlationIdOf } from "../chat/request-headers";
 import { MAX_ID } from "../chat/resolution";
 import { ChatUsage, turnHeaders } from "./chat";
-import { keepOpen } from "./keep-open";
 import { authResponses, storageFullResponses } from "./schemas";
 
 export const CompletionRequest = z

@@ -2,12 +2,12 @@
 // with Last-Event-ID; a finished job's whole log is replayed, then the stream ends.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
+import { keepOpen } from "../../common/http/edge";
 import { eventIdOf, sseResponse, sseStream } from "../../common/http/sse";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { followJobEvents, type StoredJobEvent } from "../jobs/events";
 import { JobListQuery } from "../jobs/schema";
 import { watchJobs } from "../jobs/watch";
-import { keepOpen } from "./keep-open";
 import { authResponses } from "./schemas";
 
 const route = createRoute({

@@ -2,9 +2,9 @@
 // Endpoints). Validation and HTTP shape only; the job service does the rest.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { OrchestratorApp } from "../app";
+import { keepOpen } from "../../common/http/edge";
+import type { OrchestratorApp } from "../app-types";
 import { isFinished, Job, JobList, JobListQuery, JobSubmission } from "../jobs/schema";
-import { keepOpen } from "./keep-open";
 import { authResponses, storageFullResponses } from "./schemas";
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({

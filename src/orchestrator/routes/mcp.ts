@@ -9,7 +9,7 @@
 import { DEFAULT_KEEP_ALIVE_MS } from "../../common/http/sse";
 import { mountMcp } from "../../common/mcp/http";
 import { McpSessions } from "../../common/mcp/sessions";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { createMcpServer, type McpDeps } from "../mcp/server";
 
 const MCP_PATH = "/mcp";

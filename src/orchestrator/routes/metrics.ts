@@ -1,7 +1,7 @@
 // GET /metrics (issue 17): Prometheus text exposition of metrics.ts, behind the API keys like
 // every other route (Prometheus sends them with `authorization: {credentials: …}`).
 import { createRoute, z } from "@hono/zod-openapi";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { createMetrics } from "../metrics";
 import { authResponses } from "./schemas";
 

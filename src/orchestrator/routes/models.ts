@@ -3,7 +3,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { HttpError, openAiErrorResponse } from "../../common/errors";
 import type { AgentModeDeps } from "../agent-mode/deps";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { openAiAuthResponses } from "./schemas";
 
 const Model = z

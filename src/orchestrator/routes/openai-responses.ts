@@ -3,16 +3,16 @@
 // chat turn and chat/responses-events.ts renders it.
 import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
+import { keepOpen } from "../../common/http/edge";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
+import { SSE_HEADERS } from "../chat/completion-stream";
 import { correlationIdOf } from "../chat/request-headers";
 import { newResponseId, openResponse } from "../chat/responses";
 import type { ResponseContext } from "../chat/responses-events";
 import { bufferResponse, responsesStream } from "../chat/responses-stream";
-import { SSE_HEADERS } from "../chat/sse-stream";
 import { turnHeaders } from "./chat";
-import { keepOpen } from "./keep-open";
 import { openAiAuthResponses, openAiStorageFullResponses } from "./schemas";
 
 const InputPart = z.object({ type: z.string(), text: z.string().optional() }).loose();

@@ -1,6 +1,6 @@
 // GET /profiles (spec: job-orchestrator, Endpoints; Profile).
 import { createRoute } from "@hono/zod-openapi";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { ProfileList } from "../profiles/listing";
 import { authResponses } from "./schemas";
 

@@ -3,13 +3,13 @@
 // (XREAD BLOCK on Redis, so a reader on any pod sees the events as they are appended).
 import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
+import { keepOpen } from "../../common/http/edge";
 import { sseResponse, sseStream } from "../../common/http/sse";
 import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { CORRELATION_ID } from "../chat/request-headers";
 import { CURSOR_PATTERN, parseCursor, RELAY_MAX_ENTRIES } from "../relay/relay";
-import { keepOpen } from "./keep-open";
 import { openAiAuthResponses } from "./schemas";
 
 const route = createRoute({

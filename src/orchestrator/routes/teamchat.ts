@@ -8,7 +8,7 @@ import type { MiddlewareHandler } from "hono";
 import { errorResponse, HttpError, STORAGE_FULL_DESCRIPTION } from "../../common/errors";
 import { log } from "../../common/logger";
 import type { Authorize } from "../../common/middleware/bearer-auth";
-import type { OrchestratorApp } from "../app";
+import type { OrchestratorApp } from "../app-types";
 import { ServiceUrlRejected } from "../teamchat/cloud";
 import type { TeamChatDeps } from "../teamchat/deps";
 import { BotAuthError, verifyInbound } from "../teamchat/inbound-auth";

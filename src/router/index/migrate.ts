@@ -12,8 +12,6 @@ export interface MigrateOptions {
   embeddingDim?: number;
 }
 
-
-
 export interface MigrateResult {
   /** Versions this call applied (empty when the schema was up to date). */
   applied: string[];

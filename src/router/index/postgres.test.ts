@@ -15,8 +15,8 @@ import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
 import { openPostgresIndex, type PostgresIndexStore } from "./postgres.ts";
 import { parseQuery } from "./query.ts";
-import { openSqliteIndex } from "./sqlite.ts";
 import { refreshFolder } from "./refresh.ts";
+import { openSqliteIndex } from "./sqlite.ts";
 import type { IndexDoc, IndexStore } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {
@@ -187,7 +187,12 @@ describeWithPostgres("Postgres index", () => {
         }
         // Unchanged, touched (new mtime), changed and twice in one batch (the last one wins).
         const [a, b, c] = docs as [IndexDoc, IndexDoc, IndexDoc];
-        const again = await store.upsertMany([a, { ...b, mtimeMs: 99 }, { ...c, body: `${c.body}\nrebalanced shards`, hash: "changed" }, { ...a, body: "zeppelin", hash: "z" }]);
+        const again = await store.upsertMany([
+          a,
+          { ...b, mtimeMs: 99 },
+          { ...c, body: `${c.body}\nrebalanced shards`, hash: "changed" },
+          { ...a, body: "zeppelin", hash: "z" },
+        ]);
         expect(again).toEqual([false, false, true, true]);
         expect((await store.fingerprints(b.producer)).get(b.path)?.mtimeMs).toBe(99);
         expect((await store.search(parseQuery("rebalanced"), 5)).map((h) => h.path)).toEqual([c.path]);
@@ -239,8 +244,14 @@ describeWithPostgres("Postgres index", () => {
       const upsertMany = store.upsertMany.bind(store);
       const bulkLoad = store.bulkLoad.bind(store);
       const spy = Object.assign(Object.create(store), {
-        upsertMany: (docs: IndexDoc[]) => (batches.push(docs.length), upsertMany(docs)),
-        bulkLoad: <T>(load: () => Promise<T>) => (bulk++, bulkLoad(load)),
+        upsertMany: (docs: IndexDoc[]) => {
+          batches.push(docs.length);
+          return upsertMany(docs);
+        },
+        bulkLoad: <T>(load: () => Promise<T>) => {
+          bulk++;
+          return bulkLoad(load);
+        },
       }) as IndexStore;
       expect(await refreshFolder(spy, { vault })).toEqual({ added: 1_200, updated: 0, removed: 0, unchanged: 0, skipped: 0 });
       expect(bulk).toBe(1);

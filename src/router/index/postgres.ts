@@ -50,6 +50,8 @@ const CANDIDATES_PER_HIT = 3;
 const CANDIDATES_MIN = 30;
 /** Candidates read from each tier of a search at most (see match()), and at least `limit` × CANDIDATES_PER_HIT. */
 const DEPTH = 40;
+/** gin_fuzzy_search_limit of an unfiltered "match any" search (see search()). */
+const SAMPLE_LIMIT = 50_000;
 
 /** ts_rank weights {D, C, B, A}: a title (A) match counts ten times a body (B) match, as in SQLite. */
 const RANK_WEIGHTS = "{0.1, 0.1, 0.1, 1.0}";
@@ -296,7 +298,17 @@ export class PostgresIndexStore implements IndexStore {
 
   async search(query: ParsedQuery, limit: number, opts: SearchOptions = {}): Promise<SearchHit[]> {
     if (!hasText(query)) return this.browse(query, limit);
-    return this.match(query, opts.match ?? "any", limit, opts.snippets ?? true);
+    const mode = opts.match ?? "any";
+    const snippets = opts.snippets ?? true;
+    // Unfiltered "match any": each GIN scan may stop at SAMPLE_LIMIT (Postgres' fuzzy limit),
+    // so a word held by half a million notes costs what one held by SAMPLE_LIMIT does; the
+    // tiers take any DEPTH of a tier's notes anyway. Not with filters or "match all", whose
+    // index scans intersect (sampled sides could miss a small intersection).
+    if (mode === "all" || query.tags.length > 0 || query.producers.length > 0) return this.match(this.sql, query, mode, limit, snippets);
+    return this.sql.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL gin_fuzzy_search_limit = ${SAMPLE_LIMIT}`);
+      return this.match(tx as unknown as Sql, query, mode, limit, snippets);
+    });
   }
 
   async snippets(query: ParsedQuery, paths: string[]): Promise<Map<string, HitSnippet>> {
@@ -435,8 +447,7 @@ export class PostgresIndexStore implements IndexStore {
    * the hits alone and only when `snippets`, each one's best chunk and ts_headline. Every
    * word reaches Postgres as a bound parameter of phraseto_tsquery, which has no syntax to break.
    */
-  private async match(query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): Promise<SearchHit[]> {
-    const sql = this.sql;
+  private async match(sql: Sql, query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): Promise<SearchHit[]> {
     const parts = clauses(query);
     const meta = sql`d.path, d.producer, d.title, d.tags, d.updated_at`;
     const docs = sql.unsafe(this.docs);
@@ -446,14 +457,13 @@ export class PostgresIndexStore implements IndexStore {
     // row by row (a CASE, which the planner cannot turn into a scan of the tsv index: that
     // would read every match), and not at all for one word, which its salient lexeme implies
     // (a phrase's lexemes may stand apart: a phrase is checked).
-    const check = (q: PendingQuery<Row[]>, several: boolean) =>
-      several || query.phrases.length > 0 ? sql`AND CASE WHEN d.tsv @@ ${q} THEN true END` : sql``;
+    const check = (q: PendingQuery<Row[]>, several: boolean) => (several || query.phrases.length > 0 ? sql`AND CASE WHEN d.tsv @@ ${q} THEN true END` : sql``);
     const holdsAll = check(sql`q.q`, parts.length > 1);
     const holdsAny = check(sql`q.any`, false);
     const t = sql`(SELECT t FROM k)`;
     const b = sql`(SELECT b FROM k)`;
     const ctes = sql`
-      ${this.queries(parts, "AND")},
+      ${this.queries(parts, "AND", sql)},
       ql AS (SELECT x.i, t.lexeme, t.positions FROM unnest(${parts.map((p) => p.join(" "))}::text[]) WITH ORDINALITY AS x(words, i),
                     unnest(to_tsvector('english', x.words)) AS t),
       k AS (SELECT ARRAY(SELECT DISTINCT 't:' || lexeme FROM ql) AS t, ARRAY(SELECT DISTINCT 'b:' || lexeme FROM ql) AS b),
@@ -465,13 +475,13 @@ export class PostgresIndexStore implements IndexStore {
                LIMIT ${depth})`;
     if (mode === "all" || parts.length === 1) {
       const top = sql`
-        top AS (SELECT d.id, ${this.rankOf(sql`q.q`)} AS score FROM allc c JOIN ${docs} d ON d.id = c.id, q
+        top AS (SELECT d.id, ${this.rankOf(sql`q.q`, sql)} AS score FROM allc c JOIN ${docs} d ON d.id = c.id, q
                  ORDER BY score DESC, d.path LIMIT ${limit})`;
       const rows = snippets
         ? await sql<HitRow[]>`
             WITH ${ctes}, ${top}
             SELECT b.seq, t.score, 1 AS coverage, ${meta}, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-              FROM top t JOIN ${docs} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`)}`
+              FROM top t JOIN ${docs} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`, sql)}`
         : await sql<HitRow[]>`
             WITH ${ctes}, ${top}
             SELECT 0 AS seq, t.score, 1 AS coverage, ${meta}, '' AS snippet FROM top t JOIN ${docs} d ON d.id = t.id`;
@@ -487,7 +497,7 @@ export class PostgresIndexStore implements IndexStore {
                (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.any AND NOT d.salient && (SELECT t || b FROM k) ${f} LIMIT ${depth})
                LIMIT ${depth}),
       scored AS MATERIALIZED (
-        SELECT d.id, ${this.rankOf(sql`q.any`)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}
+        SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}
           FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id, q),
       top AS ((SELECT id FROM scored ORDER BY score DESC, path LIMIT ${k})
               UNION
@@ -505,20 +515,23 @@ export class PostgresIndexStore implements IndexStore {
       const coverage = queryCoverage(weights, held);
       return { ...r, coverage, score: anyScore(clauseScore(occurrences), coverage, closeness(occurrences)) };
     });
-    const ranked = scored.filter((r) => r.coverage > 0).sort(byScore).slice(0, limit);
+    const ranked = scored
+      .filter((r) => r.coverage > 0)
+      .sort(byScore)
+      .slice(0, limit);
     if (!snippets || ranked.length === 0) return ranked.map(rowHit);
     const marked = await sql<{ id: string; seq: number; snippet: string }[]>`
-      WITH ${this.queries(parts, "OR")}
+      WITH ${this.queries(parts, "OR", sql)}
       SELECT d.id, b.seq, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-        FROM ${docs} d, q, ${this.bestChunk(sql`d.id`)}
+        FROM ${docs} d, q, ${this.bestChunk(sql`d.id`, sql)}
        WHERE d.id = ANY(${ranked.map((r) => r.id)}::bigint[])`;
     const byId = new Map(marked.map((m) => [m.id, m]));
     return ranked.map((r) => rowHit({ ...r, seq: byId.get(r.id)?.seq ?? 0, snippet: byId.get(r.id)?.snippet ?? "" }));
   }
 
   /** A document's text score for `q`: ts_rank, title ten times body. */
-  private rankOf(q: PendingQuery<Row[]>): PendingQuery<Row[]> {
-    return this.sql`ts_rank(${RANK_WEIGHTS}::float4[], d.tsv, ${q}, ${RANK_NORMALIZATION})`;
+  private rankOf(q: PendingQuery<Row[]>, sql: Sql = this.sql): PendingQuery<Row[]> {
+    return sql`ts_rank(${RANK_WEIGHTS}::float4[], d.tsv, ${q}, ${RANK_NORMALIZATION})`;
   }
 
   private metaColumns(): PendingQuery<Row[]> {
@@ -556,8 +569,7 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   /** The CTE `q`: q.q the clauses joined by `op`, q.any joined by OR. */
-  private queries(parts: string[][], op: "AND" | "OR"): PendingQuery<Row[]> {
-    const sql = this.sql;
+  private queries(parts: string[][], op: "AND" | "OR", sql: Sql = this.sql): PendingQuery<Row[]> {
     const phrases = parts.map((words) => sql`phraseto_tsquery('english', ${words.join(" ")})`);
     const join = (how: "AND" | "OR") => phrases.reduce((a, b) => (how === "AND" ? sql`${a} && ${b}` : sql`${a} || ${b}`));
     return sql`q AS (SELECT ${join(op)} AS q, ${join("OR")} AS any)`;
@@ -568,8 +580,7 @@ export class PostgresIndexStore implements IndexStore {
    * is one, else one matching q.any, then the best ranked, then the first — and the query
    * (hq) its headline marks.
    */
-  private bestChunk(docId: PendingQuery<Row[]>): PendingQuery<Row[]> {
-    const sql = this.sql;
+  private bestChunk(docId: PendingQuery<Row[]>, sql: Sql = this.sql): PendingQuery<Row[]> {
     return sql`LATERAL (
                SELECT c.seq, c.body, m.hq
                  FROM ${sql.unsafe(this.chunks)} c,

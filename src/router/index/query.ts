@@ -4,14 +4,11 @@
 // each store then quotes every word again on its own terms.
 import { QueryError } from "./errors.ts";
 import { STOP_WORDS } from "./stopwords.ts";
-import { isProducer, PRODUCERS, type Producer, type SearchFilters } from "./types.ts";
+import { isProducer, type ParsedQuery, PRODUCERS, type Producer } from "./types.ts";
 
-export interface ParsedQuery extends SearchFilters {
-  /** Loose words: each one counts (MatchMode "any"), or each is required ("all"). */
-  terms: string[];
-  /** Each phrase's words must appear together, in order. */
-  phrases: string[][];
-}
+// The parsed query's type lives with the store interface that takes it (types.ts), so the two
+// modules do not import each other; it is exported here too, beside parseQuery().
+export type { ParsedQuery };
 
 /** Words past this count are ignored; a search box is not a document. */
 export const MAX_QUERY_WORDS = 32;

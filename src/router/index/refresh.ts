@@ -100,6 +100,10 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
     // on its pool while the next batch is read.
     const writing = new Set<Promise<void>>();
     for (const batch of batches(files, size, BATCH_BYTES)) {
+      // The last batch's texts (read, parsed, sent) are garbage now: ask for a collection, so
+      // the heap of a long build stays near one batch's size instead of growing until the
+      // collector's own schedule catches up (asynchronous: the build does not wait for it).
+      Bun.gc(false);
       const contents = await Promise.all(batch.map((f) => readText(f.abs)));
       for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) known.set(file.path, { hash: "", mtimeMs: -1 });
       if (!store.upsertMany) {

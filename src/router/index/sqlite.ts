@@ -11,8 +11,9 @@ import { resolveEmbeddings } from "./embeddings.ts";
 import { DimensionMismatchError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
+import { clausePositions, clauseStems } from "./positions.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
-import { anyScore, closeness, type Occurrence } from "./rank.ts";
+import { anyScore, closeness } from "./rank.ts";
 import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-champions.ts";
 import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
 import { GroupCommit } from "./sqlite-group-commit.ts";
@@ -85,10 +86,13 @@ const RANKED_MARKED = `SELECT 0 AS rank, (SELECT highlight(docs_fts, 1, '${MARK_
 /**
  * A "match any" search of several clauses weighs the best of the notes holding any of them
  * (by bm25) again by coverage and closeness: this many per hit asked for, at least CANDIDATES_MIN,
- * and every note holding all of them among the best `limit` of those (an AND query).
+ * and, unless those provably hold the best, the best `limit` holding all of them (an AND query).
  */
 const CANDIDATES_PER_HIT = 3;
 const CANDIDATES_MIN = 30;
+const byScore = (a: RankedId, b: RankedId) => b.score - a.score || a.id - b.id;
+/** The candidates' title and body (?1, JSON ids), read for where they hold the query's words (positions.ts). */
+const CANDIDATE_TEXT = "SELECT f.rowid, f.title, f.body FROM json_each(?1) j JOIN docs_fts f ON f.rowid = j.value";
 
 interface DocRow {
   id: number;
@@ -243,7 +247,6 @@ export class SqliteIndexStore implements IndexStore {
     this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, {
       ...opts.champions,
       workerFile: opts.backgroundListBuilds ? this.file : undefined,
-      ...(process.env.X_NO_CHAMPIONS === "1" ? { depth: 0 } : {}),
     });
     const peers = storesOnFile.get(this.file) ?? new Set();
     peers.add(this);
@@ -644,41 +647,48 @@ export class SqliteIndexStore implements IndexStore {
    * its MATCH, so FTS5 intersects them with the words before anything is scored, and the
    * core's ORDER BY … LIMIT keeps only the best. "all" (or a single clause): the best `limit`
    * holding every clause. "any" with several clauses: the best candidates holding any clause,
-   * and the best holding all, read apart (loadApart) to see which clauses each holds and how
-   * close together, then ordered by anyScore(). Then, for the hits alone (and only when
+   * and the best holding all, their text read (positions.ts) for which clauses each holds and
+   * how close together, then ordered by anyScore(). Then, for the hits alone (and only when
    * `snippets`), each one's best chunk and snippet.
    */
   private match(query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): SearchHit[] {
     const parts = clauses(query);
     const text = ftsExpression(parts, "OR");
     let ranked: Array<RankedId & { coverage: number }>;
-    let apart = false;
     if (mode === "all" || parts.length === 1) {
       ranked = this.topByRank(parts, "AND", query, limit).map((r) => ({ ...r, coverage: 1 }));
     } else {
-      const candidates = new Map<number, number>();
-      for (const r of this.topByRank(parts, "OR", query, Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT))) candidates.set(r.id, r.score);
-      for (const r of this.topByRank(parts, "AND", query, limit)) candidates.set(r.id, r.score);
-      const ids = [...candidates.keys()];
-      this.loadApart(ids);
-      apart = true;
+      const stems = clauseStems(parts);
       const weights = clauseWeights(query);
-      const held = this.clausesHeldApart(parts, ids);
-      ranked = ids.map((id) => {
-        const h = held.get(id);
-        const coverage = h ? queryCoverage(weights, h.held) : 0;
-        return { id, coverage, score: anyScore(candidates.get(id)!, coverage, h ? closeness(h.occurrences) : 0) };
-      });
-      ranked = ranked
-        .filter((r) => r.coverage > 0)
-        .sort((a, b) => b.score - a.score)
-        .slice(0, limit);
+      const total = weights.reduce((a, b) => a + b, 0);
+      const weigh = (found: Array<RankedId>) => {
+        const texts = this.db.query(CANDIDATE_TEXT).values(JSON.stringify(found.map((r) => r.id))) as [number, string, string][];
+        const text = new Map(found.map((r) => [r.id, r.score]));
+        return texts.map(([id, title, body]) => {
+          const at = clausePositions(stems, [title, body]);
+          // FTS5 matched it, so it holds a clause even where this stemmer reads a word otherwise.
+          const coverage = Math.max(queryCoverage(weights, at.held), Math.min(...weights) / total);
+          return { id, coverage: Math.round(coverage * 1000) / 1000, score: anyScore(text.get(id)!, coverage, closeness(at.occurrences)) };
+        });
+      };
+      const depth = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
+      const any = this.topByRank(parts, "OR", query, depth);
+      ranked = weigh(any).sort(byScore);
+      // A note past the candidates scored at most the last one's bm25 (θ), so at most
+      // anyScore(θ, 1, 1): when the limit-th hit is above that, the hits are the exact best.
+      // Otherwise the best holding every word are weighed too.
+      const theta = any.length === depth ? any[depth - 1]!.score : 0;
+      if (theta > 0 && (ranked[limit - 1]?.score ?? 0) < anyScore(theta, 1, 1)) {
+        const seen = new Set(any.map((r) => r.id));
+        ranked = [...ranked, ...weigh(this.topByRank(parts, "AND", query, limit).filter((r) => !seen.has(r.id)))].sort(byScore);
+      }
+      ranked = ranked.slice(0, limit);
     }
     const ids = JSON.stringify(ranked.map((r) => r.id));
     let rows: Array<DocRow & { rank: number; marked: string | null }>;
-    if (snippets && (apart || parts.length > 1)) {
+    if (snippets && parts.length > 1) {
       rows = this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
-      if (!apart) this.loadApart(ranked.map((r) => r.id));
+      this.loadApart(ranked.map((r) => r.id));
       const marked = this.markApart(text);
       for (const row of rows) row.marked = marked.get(row.id) ?? null;
     } else if (snippets) rows = this.db.query<DocRow & { rank: number; marked: string | null }, [string, string]>(RANKED_MARKED).all(ids, text);
@@ -713,19 +723,14 @@ export class SqliteIndexStore implements IndexStore {
 
   /**
    * These documents' title and body, alone in a temporary FTS5 table (search_hl) of the same
-   * tokenizer: which clauses each holds and where (clausesHeldApart), and their highlighted
-   * bodies (markApart), are then read from a table of a few dozen rows. The same as reading
-   * docs_fts (a document matches there as here), but each MATCH there seeks every clause's
-   * doclist in every segment for each document.
+   * tokenizer, to highlight them (markApart): the same as highlighting them in docs_fts (a
+   * document matches there as here), but each MATCH there seeks every clause's doclist in every
+   * segment for each document. A query of one clause seeks once, and stays with docs_fts.
    */
   private loadApart(ids: number[]): void {
     if (!this.apart) {
       this.db.run("CREATE TEMP TABLE IF NOT EXISTS search_hl_text (title TEXT, body TEXT)");
       this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_hl USING fts5 (title, body, content = 'search_hl_text', tokenize = '${DOC_TOKENIZER}')`);
-      this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_hl_words USING fts5vocab(temp, search_hl, instance)");
-      // The query's words, tokenized as the documents are (stemmed), one row per clause.
-      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_q USING fts5 (words, tokenize = '${DOC_TOKENIZER}')`);
-      this.db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_q_words USING fts5vocab(temp, search_q, instance)");
       this.apart = {
         clearIndex: this.db.query("INSERT INTO search_hl (search_hl) VALUES ('delete-all')"),
         clearText: this.db.query("DELETE FROM search_hl_text"),
@@ -734,10 +739,6 @@ export class SqliteIndexStore implements IndexStore {
         ),
         index: this.db.query("INSERT INTO search_hl (rowid, title, body) SELECT rowid, title, body FROM search_hl_text"),
         marked: this.db.query(`SELECT rowid, highlight(search_hl, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM search_hl WHERE search_hl MATCH ?`),
-        clearQuery: this.db.query("DELETE FROM search_q"),
-        query: this.db.query("INSERT INTO search_q (rowid, words) SELECT key + 1, value FROM json_each(?)"),
-        queryWords: this.db.query("SELECT doc, term FROM search_q_words ORDER BY doc, offset"),
-        positions: this.db.query("SELECT term, doc, col, offset FROM search_hl_words WHERE term IN (SELECT value FROM json_each(?))"),
       };
     }
     const a = this.apart;
@@ -746,61 +747,11 @@ export class SqliteIndexStore implements IndexStore {
     a.text.run(JSON.stringify(ids));
     a.index.run();
   }
-  private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked" | "clearQuery" | "query" | "queryWords" | "positions", Statement> | undefined;
+  private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked", Statement> | undefined;
 
   /** highlight() of the loaded documents' bodies (loadApart) for `text`, by id. */
   private markApart(text: string): Map<number, string> {
     return new Map(this.apart!.marked.values(text) as [number, string][]);
-  }
-
-  /**
-   * Which clauses each loaded document (loadApart) holds, and where: a word wherever its
-   * stemmed term stands, a phrase where its terms stand one after another in one field.
-   */
-  private clausesHeldApart(parts: string[][], ids: number[]): Map<number, { held: boolean[]; occurrences: Occurrence[] }> {
-    const a = this.apart!;
-    a.clearQuery.run();
-    a.query.run(JSON.stringify(parts.map((p) => p.join(" "))));
-    const terms: string[][] = parts.map(() => []);
-    for (const [doc, term] of a.queryWords.values() as [number, string][]) terms[doc - 1]?.push(term);
-    const wanted = [...new Set(terms.flat())];
-    // term → "doc:field" → positions
-    const at = new Map<string, Map<string, Set<number>>>();
-    for (const [term, doc, col, offset] of a.positions.values(JSON.stringify(wanted)) as [string, number, string, number][]) {
-      const byDoc = at.get(term) ?? new Map<string, Set<number>>();
-      at.set(term, byDoc);
-      const key = `${doc}:${col}`;
-      const set = byDoc.get(key) ?? new Set<number>();
-      byDoc.set(key, set);
-      set.add(offset);
-    }
-    const out = new Map<number, { held: boolean[]; occurrences: Occurrence[] }>();
-    for (const id of ids) out.set(id, { held: parts.map(() => false), occurrences: [] });
-    terms.forEach((seq, clause) => {
-      const first = seq[0];
-      if (first === undefined) return;
-      for (const [key, starts] of at.get(first) ?? []) {
-        const [doc, col] = key.split(":") as [string, string];
-        const entry = out.get(Number(doc));
-        if (!entry) continue;
-        for (const start of starts) {
-          if (
-            !seq.every(
-              (t, i) =>
-                i === 0 ||
-                at
-                  .get(t)
-                  ?.get(key)
-                  ?.has(start + i),
-            )
-          )
-            continue;
-          entry.held[clause] = true;
-          entry.occurrences.push({ field: col === "title" ? 0 : 1, at: start, clause, len: seq.length });
-        }
-      }
-    });
-    return out;
   }
 
   /** Which of these documents pass the tag and producer filters (each one's row read by its key). */

@@ -1,7 +1,6 @@
 // The search index's vocabulary: what is indexed, what a search returns, and the one
 // interface both stores (sqlite.ts, postgres.ts) implement. Chosen once at start-up.
 import type { DocLink } from "./links.ts";
-import type { ParsedQuery } from "./query.ts";
 
 /** Who wrote a document into the vault; spec: pipeline "index" stage counts rows per producer. */
 export const PRODUCERS = ["raw", "ingest", "lessons", "arcs", "signals", "feed", "markers"] as const;
@@ -61,6 +60,14 @@ export interface SearchFilters {
   tags: string[];
   /** A document must come from one of these producers; empty = any. */
   producers: Producer[];
+}
+
+/** A search box's text, parsed (parseQuery() in query.ts): what a store's search() runs. */
+export interface ParsedQuery extends SearchFilters {
+  /** Loose words: each one counts (MatchMode "any"), or each is required ("all"). */
+  terms: string[];
+  /** Each phrase's words must appear together, in order. */
+  phrases: string[][];
 }
 
 /**

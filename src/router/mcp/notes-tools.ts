@@ -2,7 +2,7 @@
 // limits of GET /notes/{path}, POST /notes/batch, GET /notes and GET /notes/{path}/context.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { RouterDeps } from "../app";
+import type { RouterDeps } from "../app-types";
 import { PRODUCERS } from "../index/types";
 import { CONTEXT_CHARS, CONTEXT_DEPTH, noteContext } from "../notes/context";
 import { NOTE_PATH_MAX_CHARS } from "../notes/file";

@@ -5,7 +5,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { VERSION } from "../../common/version";
-import type { RouterDeps } from "../app";
+import type { RouterDeps } from "../app-types";
 import { brief } from "../brief/brief";
 import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { MATCH_MODES } from "../index/types";

@@ -120,6 +120,8 @@ function excerptOf(hit: Hit, body: string | undefined, words: string[]): { key: 
         bestCover = c;
       }
     });
+    // The matching entry lies past what was read of a long log: the search's passage stands in.
+    if (bestCover <= 0) return { key: hit.id, text: stripMarks(hit.snippet) };
     const e = entries[best]!;
     return { key: `${hit.path}#${best + 1}`, text: `(${e.heading.split(" — ")[0]}) ${e.text}` };
   }
@@ -170,7 +172,8 @@ const LABEL: Record<RecallKind, string> = { lesson: "Lesson", decision: "Decisio
 /** The block: a heading, how to read a note whole, then each note's excerpt, all within maxChars. Notes that do not fit are left out. */
 export function render(notes: RecalledNote[], maxChars: number, heading = "Team brain: notes that may bear on this"): RecallResult {
   if (notes.length === 0) return { notes: [], text: "" };
-  const head = `# ${heading}\n\n` + "Excerpts, best first; read one whole with `router-cli get <path>` (or GET /notes/<path>, or the router's MCP tool `get`).";
+  const how = "Excerpts, best first; read one whole with `router-cli get <path>` (or GET /notes/<path>, or the router's MCP tool `get`).";
+  const head = `# ${heading}\n\n${how}`;
   let text = head;
   const shown: RecalledNote[] = [];
   for (const n of notes) {

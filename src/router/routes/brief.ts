@@ -2,9 +2,10 @@
 // `stream: true` answers with server-sent events instead.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorBody, errorResponse, HttpError } from "../../common/errors";
-import { keepOpen, sseResponse, sseStream } from "../../common/http/sse";
+import { keepOpen } from "../../common/http/edge";
+import { sseResponse, sseStream } from "../../common/http/sse";
 import { httpErrorOf } from "../../common/http-error";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { brief, briefStream } from "../brief/brief";
 import { QUERY_MAX_CHARS } from "../search/limits";
 import { authResponses, SearchHit, SearchMode } from "./schemas";
@@ -56,7 +57,7 @@ export const registerBrief = (app: RouterApp) =>
     const { query, stream } = c.req.valid("json");
     if (!stream) return c.json(await brief(c.env.deps.search, query), 200);
     const started = await briefStream(c.env.deps.search, query);
-    keepOpen(c.env.server, c.req.raw);
+    keepOpen(c);
     const body = sseStream({
       run: async (sse) => {
         sse.event({ event: "hits", data: { hits: started.hits, citations: started.citations, mode: started.mode } });

@@ -1,7 +1,7 @@
 // POST /dispatch: bundle a task with its context and submit it to the job orchestrator.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { dispatch } from "../dispatch/dispatch";
 import { QUERY_MAX_CHARS } from "../search/limits";
 import { authResponses } from "./schemas";

@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import { etagMatches, etagOf } from "../../common/http/etag";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { buildFeed, FEED_CHARS } from "../feed/feed";
 import { authResponses } from "./schemas";
 

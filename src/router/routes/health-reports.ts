@@ -1,7 +1,7 @@
 // GET /health/pipeline and GET /health/deep: the two reports computed where the vault is mounted.
 import { createRoute, z } from "@hono/zod-openapi";
 import { StorageStatus } from "../../common/storage-schema";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { deepReport } from "../health/deep";
 import { pipelineReport } from "../health/pipeline";
 import { STAGE_NAMES } from "../health/report";

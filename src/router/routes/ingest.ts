@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorBody, type ErrorDetails, errorResponse, httpErrorOf } from "../../common/errors";
 import { log } from "../../common/logger";
 import { describeZodError } from "../../common/validation";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { KINDS } from "../ingest/classify";
 import { type BatchItemOutcome, ingest, ingestBatch } from "../ingest/ingest";
 import { INGEST_BATCH_MAX, INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";

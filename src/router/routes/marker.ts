@@ -1,7 +1,7 @@
 // POST /marker: record a lesson, milestone, signal or decision (the hooks package's wire format).
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
 import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS, MARKER_TYPES } from "../markers/types";
 import { authResponses, storageFullResponses } from "./schemas";

@@ -4,7 +4,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import { etagMatches, etagOf } from "../../common/http/etag";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { PRODUCERS } from "../index/types";
 import { CONTEXT_CHARS, CONTEXT_DEPTH, noteContext } from "../notes/context";
 import { NOTE_PATH_MAX_CHARS, readNoteFile } from "../notes/file";

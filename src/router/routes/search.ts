@@ -1,7 +1,7 @@
 // POST /search: federated search across every producer.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { MATCH_MODES } from "../index/types";
 import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
 import { search } from "../search/search";

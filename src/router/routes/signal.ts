@@ -1,8 +1,9 @@
 // GET /signal: server-sent events of signals as they are recorded, resumable with Last-Event-ID.
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
-import { eventIdOf, keepOpen, lastEventIdOf, sseResponse, sseStream } from "../../common/http/sse";
-import type { RouterApp } from "../app";
+import { keepOpen } from "../../common/http/edge";
+import { eventIdOf, lastEventIdOf, sseResponse, sseStream } from "../../common/http/sse";
+import type { RouterApp } from "../app-types";
 import { SEVERITIES } from "../signals/signal-files";
 import { signalPump } from "../signals/stream";
 import { authResponses } from "./schemas";
@@ -48,7 +49,7 @@ export const registerSignal = (app: RouterApp) =>
     const lastId = eventIdOf(lastEventIdOf(c.req.raw));
     const pump = signalPump(hub, { lastId, minSeverity: c.req.valid("query").min_severity });
     // The stream is meant to stay open: no idle timeout for it (the keep-alives guard proxies).
-    keepOpen(c.env.server, c.req.raw);
+    keepOpen(c);
     const stream = sseStream({ keepAliveMs: c.env.deps.config.signalHeartbeatSeconds * 1000, onCancel: pump.stop, run: pump.run });
     // Where the stream starts: a client that only wants what is new resumes from here next time.
     return sseResponse(stream, { "X-Last-Event-Id": String(hub.lastId) }) as never;

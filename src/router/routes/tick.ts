@@ -1,7 +1,7 @@
 // POST /tick (enqueue a tick) and GET /tick/{id} (its record).
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
-import type { RouterApp } from "../app";
+import type { RouterApp } from "../app-types";
 import { TICK_WAIT_MS, tickFinished } from "../tick/queue";
 import { authResponses, storageFullResponses } from "./schemas";
 

@@ -5,17 +5,18 @@
 // the cheapest a request can be (scripts/bench/http.ts keeps it in sight).
 // The app's handlers get what they need as bindings (c.env): the deps, the request id and
 // Bun's server (to lift the idle timeout of a long request).
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { getPath } from "hono/utils/url";
 import { errorPayload, type OpenAiPathTest } from "../error-handler";
 import { HttpError, httpErrorOf } from "../http-error";
 import { infoLine, log } from "../logger";
-import type { AuthThrottle } from "./auth-throttle";
-import type { Authorize, EdgeRequest } from "./bearer-auth";
-import { limitBody } from "./body-limit";
-import type { BrowserGuard } from "./browser-guard";
-import { type AddressServer, clientAddress } from "./client-address";
-import { headLimitApplies, oversizedHead } from "./header-limit";
+import type { AuthThrottle } from "../middleware/auth-throttle";
+import type { Authorize, EdgeRequest } from "../middleware/bearer-auth";
+import { limitBody } from "../middleware/body-limit";
+import type { BrowserGuard } from "../middleware/browser-guard";
+import { type AddressServer, clientAddress } from "../middleware/client-address";
+import { headLimitApplies, oversizedHead } from "../middleware/header-limit";
+import { liftIdleTimeout } from "./sse";
 
 const SAFE_ID = /^[\w\-=]{1,200}$/;
 
@@ -122,4 +123,12 @@ function refusal(err: unknown, path: string, openAi: OpenAiPathTest, logger: Ret
   if (e) return Response.json(errorPayload(path, e.status, e.code, e.message, e.details, openAi), { status: e.status, headers: e.headers });
   logger.error(`the edge failed on ${path}:`, err);
   return Response.json(errorPayload(path, 500, "internal_error", "the server failed to handle this request; see its log", undefined, openAi), { status: 500 });
+}
+
+/**
+ * Keeps this request open past Bun's idle timeout (a wait for a job, a stream). The server comes
+ * from the edge's bindings; an app called without them (app.request() in a test) has none to lift.
+ */
+export function keepOpen(c: Context): void {
+  liftIdleTimeout((c.env as Partial<EdgeBindings> | undefined)?.server, c.req.raw);
 }

@@ -4,7 +4,7 @@
 // writer both this and the Responses API's typed events (responses-stream.ts) use. Whatever
 // happens, the stream ends with stop and [DONE]; a client that goes away cancels the agent.
 
-import { sseStream as commonSseStream, DEFAULT_KEEP_ALIVE_MS, SSE_HEADERS } from "../../common/http/sse";
+import { DEFAULT_KEEP_ALIVE_MS, SSE_HEADERS, sseStream } from "../../common/http/sse";
 import { log } from "../../common/logger";
 import { type Chunk, type ChunkContext, chunkRenderer, errorChunk, roleChunk, stopChunk, streamConfigChunk, usageChunk } from "./openai-chunks";
 import type { ChatOpening } from "./service";
@@ -19,10 +19,11 @@ export type SseWrite = (text: string) => void;
 
 /** A text/event-stream body written by `produce` through the shared SSE helper; `cancel` runs when the client goes away. */
 export function eventStream(produce: (write: SseWrite) => Promise<void>, opts: { keepAliveMs?: number; cancel?: () => void } = {}): ReadableStream<Uint8Array> {
-  return commonSseStream({ keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS, onCancel: opts.cancel, run: (sink) => produce((text) => sink.write(text)) });
+  return sseStream({ keepAliveMs: opts.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS, onCancel: opts.cancel, run: (sink) => produce((text) => sink.write(text)) });
 }
 
-export function sseStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepAliveMs?: number } = {}): ReadableStream<Uint8Array> {
+/** A chat completion as `chat.completion.chunk` SSE: role, the turn's chunks, stop with usage, [DONE]. */
+export function chatCompletionStream(opening: ChatOpening, ctx: ChunkContext, opts: { keepAliveMs?: number } = {}): ReadableStream<Uint8Array> {
   return eventStream(
     async (write) => {
       const send = (c: Chunk) => write(`data: ${JSON.stringify(c)}\n\n`);

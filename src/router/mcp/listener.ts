@@ -4,17 +4,17 @@
 //   Streamable HTTP  POST/GET/DELETE /mcp           (one session per client)
 //   HTTP+SSE (older) GET /sse (also /mcp/sse, and GET /mcp without a session id, for SSE-only
 //                    clients given the one URL), then POST /messages?sessionId=<id>
-// Each session gets its own McpServer over the shared domain (mcp/tools.ts).
+// Each session gets its own McpServer over the shared domain (tools.ts).
 import { Hono } from "hono";
-import { edgeProtection, mcpLimitsOf } from "../common/config/edge-settings";
-import { createErrorHandler, createNotFoundHandler } from "../common/error-handler";
-import { mountMcp } from "../common/mcp/http";
-import { McpSessions } from "../common/mcp/sessions";
-import { bearerAuth } from "../common/middleware/bearer-auth";
-import { type EdgeBindings, installServiceEdge } from "../common/middleware/stack";
-import { VERSION } from "../common/version";
-import type { RouterDeps } from "./app";
-import { createRouterMcpServer } from "./mcp/tools";
+import { edgeProtection, mcpLimitsOf } from "../../common/config/edge-settings";
+import { createErrorHandler, createNotFoundHandler } from "../../common/error-handler";
+import { type EdgeBindings, installServiceEdge } from "../../common/http/edge";
+import { mountMcp } from "../../common/mcp/http";
+import { McpSessions } from "../../common/mcp/sessions";
+import { bearerAuth } from "../../common/middleware/bearer-auth";
+import { VERSION } from "../../common/version";
+import type { RouterDeps } from "../app-types";
+import { createRouterMcpServer } from "./tools";
 
 export interface RouterMcp {
   fetch: (req: Request, server?: unknown) => Response | Promise<Response>;
