@@ -2,6 +2,9 @@
 // in the JobStore (the source of truth); which process runs a job, and when, is the JobQueue's
 // (queue.ts: in this process without Redis, BullMQ shared by every pod with it), which calls
 // back here with at most SERVICE_MAX_PARALLEL_JOBS at once. Every state change is written through.
+// It composes named parts: the per-job records chain (records-chain.ts), the runner (runner.ts),
+// what waits to be queued or recorded (backlog.ts), the reconciler (reconciler.ts), pause and
+// drain (pause-drain.ts) and the housekeeping timers (housekeeping.ts).
 
 import { DomainError } from "../../common/domain-error";
 import type { KeyValueStore } from "../../common/kv/store";
