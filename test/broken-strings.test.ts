@@ -55,7 +55,7 @@ describe("a lone UTF-16 surrogate", () => {
     ] as const) {
       const res = await orch("/v1/chat/completions", body);
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" });
+      expect(res.body.error).toMatchObject({ type: "invalid_request_error", code: "invalid_request", param: field });
       expect(res.body.error.message).toContain(`${field}: is not valid Unicode`);
     }
     const ok = await orch("/v1/chat/completions", { model: AGENT, messages: [user("hi")], metadata: { conversation_id: "conv-\ud83d\ude00-id" } });

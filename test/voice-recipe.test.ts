@@ -84,12 +84,13 @@ describe("docs/chat-clients.md: trying team chat and voice locally", () => {
     await until(() => platform.output().includes("saved to"), { ms: 30_000, what: platform.output });
     expect(platform.output()).toMatch(/bot: \(audio, audio\/ogg\) saved to \S+reply-1\.ogg/);
     expect(readFileSync(join(dir, "reply-1.ogg")).subarray(0, 4).toString()).toBe("OggS");
-    expect(voice.output()).toContain("POST /speak:");
+    // The backend prints its requests as it takes them (every 100 ms): wait for the line.
+    await until(() => voice.output().includes("POST /speak:"), { ms: 10_000, what: voice.output });
 
     writeFileSync(join(dir, "note.ogg"), new Uint8Array([0x4f, 0x67, 0x67, 0x53, 0x00, 0x02, 42, 42]));
     stdin.write("@note.ogg\n");
     stdin.flush();
     await until(() => platform.output().includes("bot: **Heard:** what failed on main"), { ms: 30_000, what: platform.output });
-    expect(voice.output()).toContain("POST /stt: audio audio/ogg 8 bytes");
+    await until(() => voice.output().includes("POST /stt: audio audio/ogg 8 bytes"), { ms: 10_000, what: voice.output });
   });
 });

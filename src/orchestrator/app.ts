@@ -67,12 +67,12 @@ export function createOrchestratorApp(deps: OrchestratorDeps): OrchestratorApp {
   // The agent-mode surface (POST /v1/chat/completions, POST /v1/responses, GET /v1/models,
   // POST /completions, GET /v1/relay/{correlation_id}): always registered, so there is one API
   // document; with agent mode off the chat routes answer 503 agent_mode_off and no model is listed.
-  registerChat(app, deps.agentMode);
-  registerModels(app, deps.agentMode);
-  registerCompletions(app, deps.agentMode);
-  registerResponses(app, deps.agentMode);
-  registerRelay(app, deps.agentMode);
-  registerTeamChat(app, deps.teamChat);
+  registerChat(app);
+  registerModels(app);
+  registerCompletions(app);
+  registerResponses(app);
+  registerRelay(app);
+  if (deps.teamChat) registerTeamChat(app);
   serveDocs(app, SERVICE_API_INFO);
   registerOrchestratorConsole(app);
   return app;

@@ -3,7 +3,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
 import { keepOpen } from "../../common/http/edge";
-import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app-types";
 import { bufferReply, chatCompletion } from "../chat/buffered";
@@ -127,8 +126,9 @@ export function turnHeaders(opening: ChatOpening, correlationId?: string): Recor
   return h;
 }
 
-export function registerChat(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerChat(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
+    const deps = c.env.deps.agentMode;
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");
     const model = body.model || deps.agent.agentId;

@@ -5,7 +5,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import { keepOpen } from "../../common/http/edge";
-import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app-types";
 import { bufferReply } from "../chat/buffered";
@@ -56,8 +55,9 @@ const route = createRoute({
   },
 });
 
-export function registerCompletions(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerCompletions(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
+    const deps = c.env.deps.agentMode;
     if (!deps) throw agentModeOff();
     const header = (name: string) => c.req.header(name);
     const { conversationId, request } = completionRequest(c.req.valid("json"), header);

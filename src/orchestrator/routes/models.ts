@@ -45,11 +45,17 @@ const get = createRoute({
   },
 });
 
-export function registerModels(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerModels(app: OrchestratorApp): void {
   const created = Math.floor(Date.now() / 1000);
-  const model = deps ? { id: deps.agent.agentId, object: "model" as const, created, owned_by: "brain-stack" } : undefined;
-  app.openapi(list, (c) => c.json({ object: "list" as const, data: model ? [model] : [] }, 200));
+  /** This pod's agent as a model, or undefined with agent mode off. */
+  const modelOf = (deps: AgentModeDeps | undefined) =>
+    deps ? { id: deps.agent.agentId, object: "model" as const, created, owned_by: "brain-stack" } : undefined;
+  app.openapi(list, (c) => {
+    const model = modelOf(c.env.deps.agentMode);
+    return c.json({ object: "list" as const, data: model ? [model] : [] }, 200);
+  });
   app.openapi(get, (c) => {
+    const model = modelOf(c.env.deps.agentMode);
     const wanted = c.req.valid("param").model;
     if (!model || wanted !== model.id) {
       throw new HttpError(404, "model_not_found", model ? `this pod serves only the agent ${model.id}` : `agent mode is off: no model ${wanted}`);

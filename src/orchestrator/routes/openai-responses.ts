@@ -4,7 +4,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
 import { keepOpen } from "../../common/http/edge";
-import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app-types";
 import { SSE_HEADERS } from "../chat/completion-stream";
@@ -128,8 +127,9 @@ const route = createRoute({
   },
 });
 
-export function registerResponses(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerResponses(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
+    const deps = c.env.deps.agentMode;
     if (!deps) throw agentModeOff();
     const body = c.req.valid("json");
     const { id, hex } = newResponseId();

@@ -5,7 +5,6 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { openAiErrorResponse } from "../../common/errors";
 import { keepOpen } from "../../common/http/edge";
 import { sseResponse, sseStream } from "../../common/http/sse";
-import type { AgentModeDeps } from "../agent-mode/deps";
 import { agentModeOff } from "../agent-mode/errors";
 import type { OrchestratorApp } from "../app-types";
 import { CORRELATION_ID } from "../chat/request-headers";
@@ -42,8 +41,9 @@ const route = createRoute({
   },
 });
 
-export function registerRelay(app: OrchestratorApp, deps: AgentModeDeps | undefined): void {
+export function registerRelay(app: OrchestratorApp): void {
   app.openapi(route, async (c) => {
+    const deps = c.env.deps.agentMode;
     if (!deps?.relay) throw agentModeOff();
     const relayed = await deps.relay.stream(c.req.valid("param").correlation_id, parseCursor(c.req.valid("header")["last-event-id"]));
     keepOpen(c);

@@ -4,11 +4,11 @@
 // message was taken (the turn and its replies run in the background), 200 for activities it
 // ignores — because the platform retries a webhook that is slow to answer.
 import { createRoute, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { errorResponse, HttpError, STORAGE_FULL_DESCRIPTION } from "../../common/errors";
 import { log } from "../../common/logger";
 import type { Authorize } from "../../common/middleware/bearer-auth";
-import type { OrchestratorApp } from "../app-types";
+import type { OrchestratorApp, OrchestratorEnv } from "../app-types";
 import { ServiceUrlRejected } from "../teamchat/cloud";
 import type { TeamChatDeps } from "../teamchat/deps";
 import { BotAuthError, verifyInbound } from "../teamchat/inbound-auth";
@@ -69,10 +69,18 @@ const route = createRoute({
   },
 });
 
+/** Team chat's deps, from the app's bindings (the route is registered only when team chat is on). */
+function teamChatOf(c: Context<OrchestratorEnv>): TeamChatDeps {
+  const deps = c.env.deps.teamChat;
+  if (!deps) throw new HttpError(404, "not_found", "team chat is off (TEAMCHAT_APP_ID and TEAMCHAT_APP_PASSWORD)");
+  return deps;
+}
+
 /** The platform's JWT, checked before the body is validated (a bad token is 401 whatever it sent). */
-function platformAuth(deps: TeamChatDeps): MiddlewareHandler {
+function platformAuth(): MiddlewareHandler<OrchestratorEnv> {
   let warned = false;
   return async function platformAuth(c, next) {
+    const deps = teamChatOf(c);
     if (!deps.auth) {
       if (!warned) {
         warned = true;
@@ -95,12 +103,12 @@ function platformAuth(deps: TeamChatDeps): MiddlewareHandler {
   };
 }
 
-export function registerTeamChat(app: OrchestratorApp, deps: TeamChatDeps | undefined): void {
-  if (!deps) return;
-  app.openapi({ ...route, middleware: [platformAuth(deps)] }, (c) => {
+/** POST /api/messages; the app registers it only when team chat is on. */
+export function registerTeamChat(app: OrchestratorApp): void {
+  app.openapi({ ...route, middleware: [platformAuth()] }, (c) => {
     let verdict;
     try {
-      verdict = deps.bot.receive(c.req.valid("json"));
+      verdict = teamChatOf(c).bot.receive(c.req.valid("json"));
     } catch (err) {
       if (err instanceof ServiceUrlRejected) throw new HttpError(403, "service_url_not_allowed", err.message);
       throw err;

@@ -302,8 +302,9 @@ export class PostgresIndexStore implements IndexStore {
     const snippets = opts.snippets ?? true;
     // Unfiltered "match any": each GIN scan may stop at SAMPLE_LIMIT (Postgres' fuzzy limit),
     // so a word held by half a million notes costs what one held by SAMPLE_LIMIT does; the
-    // tiers take any DEPTH of a tier's notes anyway. Not with filters or "match all", whose
-    // index scans intersect (sampled sides could miss a small intersection).
+    // tiers take any DEPTH of a tier's notes anyway (the every-word list's last tier, words
+    // each held by more than SAMPLE_LIMIT notes, then reads a sample of their intersection).
+    // Not with filters or "match all", whose answers are an intersection and must be whole.
     if (mode === "all" || query.tags.length > 0 || query.producers.length > 0) return this.match(this.sql, query, mode, limit, snippets);
     return this.sql.begin(async (tx) => {
       await tx.unsafe(`SET LOCAL gin_fuzzy_search_limit = ${SAMPLE_LIMIT}`);
