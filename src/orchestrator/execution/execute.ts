@@ -12,7 +12,6 @@ import { DomainError } from "../../common/domain-error";
 import { log } from "../../common/logger";
 import { type ApiRetry, apiRetryOf, isUnrecoverable, retryText } from "../agent/api-retry";
 import { buildAgentEnv } from "../agent/env";
-import type { TokenUsage } from "../agent/outcome";
 import { type AgentRun, startAgent } from "../agent/process";
 import { chooseSession } from "../agent/session";
 import type { AgentEvent } from "../agent/stream-json";
@@ -28,7 +27,7 @@ import { parseRepoUrl } from "../repos/url";
 import { addWorktree, assertJobId, removeWorktree, type Worktree } from "../repos/worktree";
 import { telemetryEnv } from "../telemetry/otel-env";
 import { shipTranscript, tracingEnabled } from "../telemetry/transcript";
-import type { ExecutionJob } from "./executor";
+import type { ExecutionJob, ExecutionResult } from "./executor";
 
 const logger = log("execute");
 
@@ -56,27 +55,6 @@ export interface ExecuteJobInput {
   killGraceMs?: number;
   /** Bound on shipping the transcript (in the background); default 10000. */
   shipTimeoutMs?: number;
-}
-
-export type ExecutionStatus = "succeeded" | "failed" | "cancelled";
-
-export interface ExecutionResult {
-  status: ExecutionStatus;
-  exit_code: number | null;
-  /** The agent's result text (else its last text). */
-  output: string;
-  /** Why the job failed or was cancelled, or what went wrong with the pull request (redacted). */
-  error?: string;
-  /** The code of a typed error (invalid_repo_url, invalid_base_ref, invalid_session_id, …). */
-  error_code?: string;
-  pr_url?: string;
-  /** The job's branch (kept in the clone cache, pushed when a PR was opened). */
-  branch?: string;
-  session_id?: string;
-  usage?: TokenUsage;
-  cost_usd?: number;
-  num_turns?: number;
-  timed_out?: boolean;
 }
 
 export async function executeJob(input: ExecuteJobInput): Promise<ExecutionResult> {

@@ -2,6 +2,7 @@
 // plain contracts: runtime.ts plugs in the real ones (execute.ts beside this file), tests plug
 // in small in-test fakes (test/support/job-service.ts).
 import type { ApiRetry } from "../agent/api-retry";
+import type { TokenUsage } from "../agent/outcome";
 import type { AgentEvent } from "../agent/stream-json";
 
 /** The job as the executor sees it. */
@@ -17,15 +18,24 @@ export interface ExecutionJob {
   created_at?: string;
 }
 
+export type ExecutionStatus = "succeeded" | "failed" | "cancelled";
+
+/** How a job ended, as the executor reports it: the one result type of the execution half. */
 export interface ExecutionResult {
-  status: "succeeded" | "failed" | "cancelled";
+  status: ExecutionStatus;
   exit_code: number | null;
+  /** The agent's result text (else its last text). */
   output: string;
+  /** Why the job failed or was cancelled, or what went wrong with the pull request (redacted). */
   error?: string;
+  /** The code of a typed error (invalid_repo_url, invalid_base_ref, invalid_session_id, …). */
+  error_code?: string;
   pr_url?: string;
+  /** The job's branch (kept in the clone cache, pushed when a PR was opened). */
   branch?: string;
   session_id?: string;
-  usage?: unknown;
+  /** Token counts; merged into the job record's usage beside the running totals. */
+  usage?: TokenUsage | Record<string, number>;
   cost_usd?: number;
   num_turns?: number;
   timed_out?: boolean;

@@ -2,31 +2,29 @@
 // in the JobStore (the source of truth); which process runs a job, and when, is the JobQueue's
 // (queue.ts: in this process without Redis, BullMQ shared by every pod with it), which calls
 // back here with at most SERVICE_MAX_PARALLEL_JOBS at once. Every state change is written through.
+// It composes named parts: the per-job records chain (records-chain.ts), the runner (runner.ts),
+// what waits to be queued or recorded (backlog.ts), the reconciler (reconciler.ts), pause and
+// drain (pause-drain.ts) and the housekeeping timers (housekeeping.ts).
 
 import { DomainError } from "../../common/domain-error";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
 import { isStorageFull, storageFullError } from "../../common/storage";
-import type { ExecuteRequest, ExecutionResult, Executor, ProfileCatalog, ProfileLike, StartedInfo } from "../execution/executor";
+import type { Executor, ProfileCatalog, ProfileLike } from "../execution/executor";
 import { assertRepoAllowed, parseRepoUrl } from "../repos/url";
+import { createBacklog } from "./backlog";
 import type { JobChangeFeed } from "./changes";
-import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult, drainPod, isDraining, undrainPod } from "./drain";
-import type { JobEventLog, JobProgress } from "./events";
+import { DRAIN_RETRY_AFTER_SECONDS, type DrainResult } from "./drain";
+import type { JobEventLog } from "./events";
+import { startHousekeeping } from "./housekeeping";
+import { createPauseDrain } from "./pause-drain";
 import { createEmbeddedQueue, type JobQueue } from "./queue";
+import { createReconciler } from "./reconciler";
+import { createRecordsChain } from "./records-chain";
+import { createRunner } from "./runner";
 import { isFinished, isJobId, type Job, type JobSubmission } from "./schema";
 import { type JobQuery, type JobStore, listJobs, scanJobs } from "./store";
-import {
-  type AbortReason,
-  CANCELLED_BY_REQUEST,
-  type FinalStatus,
-  finished,
-  INTERRUPTED_BY_RESTART,
-  INTERRUPTED_BY_STOP,
-  laterThan,
-  newJob,
-  ownerLost,
-  withResult,
-} from "./transitions";
+import { CANCELLED_BY_REQUEST, type FinalStatus, finished, INTERRUPTED_BY_RESTART, newJob } from "./transitions";
 import { Waiters } from "./waiters";
 
 const logger = log("jobs");
@@ -71,13 +69,6 @@ export interface JobServiceOptions<P extends ProfileLike> {
   now?: () => number;
 }
 
-interface Running {
-  controller: AbortController;
-  /** Why it was aborted: set before the abort so the finish knows what to record. */
-  abortedFor?: AbortReason;
-  done: Promise<void>;
-}
-
 export interface JobService {
   submit(input: JobSubmission): Promise<Job>;
   get(id: string): Promise<Job>;
@@ -114,319 +105,73 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
   const iso = () => new Date(now()).toISOString();
   const jobQueue = opts.queue ?? createEmbeddedQueue({ podName: pod, maxParallel: opts.maxParallel });
   const reconcileMs = opts.reconcileMs ?? 15_000;
-  const running = new Map<string, Running>();
-  const waiters = new Waiters((id) => !running.has(id));
-  const slotFreed = new Set<() => void>();
-  const finishedHere: Record<FinalStatus, number> = { succeeded: 0, failed: 0, cancelled: 0 };
-  /** Recorded jobs the queue did not take (Redis down): added again every watch until it does. */
-  const unqueued = new Set<string>();
-  /** Jobs taken from the queue whose start could not be recorded (a full disk): queued again every watch. */
-  const unstarted = new Set<string>();
-  /**
-   * Jobs whose agent has exited but whose end could not be recorded (a full disk): the end is
-   * written again every watch until the store takes it, and readers here see it meanwhile.
-   */
-  const unrecorded = new Map<string, { change: (job: Job) => Job | null; job: Job }>();
-  const drainsHere = new Set<symbol>(); // drains under way in this process
-  let drainingFlag = false; // the flag in the store (set by service-cli drain), re-read every watchMs
+  const waiters = new Waiters((id) => !runner.isRunning(id));
   let closed = false;
-  let paused = false;
 
-  // --- writes, serialized per job so a cancel and a finish never lose each other's fields
-  const chains = new Map<string, Promise<unknown>>();
-  function mutate(id: string, change: (job: Job) => Job | null): Promise<Job | null> {
-    const prev = chains.get(id) ?? Promise.resolve();
-    const next = prev.then(async () => {
-      const current = await store.get(id);
-      if (current === null) return null;
-      const changed = change(current);
-      if (changed === null || changed === current) return current;
-      const written = { ...changed, updated_at: laterThan(current.updated_at, iso()) };
-      await store.put(written);
-      // In the chain: once a reader sees the record finished, its final status is in the log.
-      if (written.status !== current.status) {
-        await opts.events?.status(written);
-        void opts.changes?.publish(written.id);
-      }
-      return written;
-    });
-    const tail = next.catch(() => {});
-    chains.set(id, tail);
-    void tail.then(() => {
-      if (chains.get(id) === tail) chains.delete(id);
-    });
-    return next;
-  }
+  const records = createRecordsChain({ store, events: opts.events, changes: opts.changes, iso });
+  const mutate = records.mutate;
 
-  /** Stopping, or draining here or by the flag: this process's worker takes no new jobs. */
-  function updatePause(): void {
-    const want = closed || drainsHere.size > 0 || drainingFlag;
-    if (want === paused) return;
-    paused = want;
-    void jobQueue.setPaused(want).catch((err: Error) => logger.warn(`could not ${want ? "pause" : "resume"} the job queue: ${err.message}`));
-  }
+  const pauseDrain = createPauseDrain({ kv, pod, queue: jobQueue, countRunning: () => runner.count() });
 
-  /** Queues a recorded job; when the queue is unreachable, remembers it and tries again on every watch. */
-  async function enqueue(id: string, again = false): Promise<boolean> {
-    try {
-      await jobQueue.add(id, again);
-      unqueued.delete(id);
-      return true;
-    } catch (err) {
-      if (!unqueued.has(id)) logger.warn(`job ${id} is recorded but not queued yet (${(err as Error).message}); it is queued as soon as the queue answers`);
-      unqueued.add(id);
-      return false;
-    }
-  }
+  const backlog = createBacklog({ queue: jobQueue, mutate, isRunning: (id) => runner.isRunning(id), notify: (job) => waiters.notify(job) });
+  const enqueue = backlog.enqueue;
 
-  // --- what the queue hands this process
-  async function runFromQueue(id: string): Promise<void> {
-    if (running.has(id)) return; // never twice at once here
-    const entry: Running = { controller: new AbortController(), done: Promise.resolve() };
-    running.set(id, entry);
-    let final: Job | null = null;
-    entry.done = run(id, entry).then(
-      (job) => {
-        final = job;
-      },
-      (err) => logger.error(`job ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
-    );
-    try {
-      await entry.done;
-    } finally {
-      running.delete(id);
-      const job = final as Job | null;
-      if (job) {
-        waiters.notify(job);
-        if (isFinished(job.status)) finishedHere[job.status as FinalStatus]++;
-      }
-      for (const wake of [...slotFreed]) wake();
-    }
-  }
-
-  /** Runs one job; resolves to its final record, or null when it did not run here. */
-  async function run(id: string, entry: Running): Promise<Job | null> {
-    const queued = await store.get(id);
-    if (queued === null || queued.status !== "queued") return null; // cancelled or expired while queued
-    const profile = opts.profiles.select(queued.task, queued.profile);
-    if (profile === undefined) {
-      return mutate(id, (j) => finish(j, "failed", { error: `profile ${queued.profile} no longer exists (GET /profiles lists them)` }));
-    }
-    let started: Job | null;
-    try {
-      started = await mutate(id, (j) => (j.status === "queued" ? { ...j, status: "running", started_at: iso(), pod_name: pod } : null));
-    } catch (err) {
-      // Not recorded as started, so not run: back to the queue (the next watch), never dropped.
-      if (!unstarted.has(id)) logger.warn(`job ${id}: its start could not be recorded (${(err as Error).message}); it goes back to the queue`);
-      unstarted.add(id);
-      return null;
-    }
-    if (started === null || started.status !== "running" || started.pod_name !== pod) return null;
-
-    // Stopped (close, cancel) before the agent was spawned: nothing to run.
-    const recorder = opts.events?.recorder(
-      id,
-      (p) => void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, ...progressFields(j, p) })).catch(() => {}),
-    );
-    const result: ExecutionResult = entry.controller.signal.aborted
-      ? { status: "cancelled", exit_code: null, output: "" }
-      : await runAgent(started, profile, entry.controller.signal, recorder?.push);
-    const totals = await recorder?.finish(result);
-    const end = (j: Job) => withResult(totals ? { ...j, ...progressFields(j, totals) } : j, result, entry.abortedFor, iso());
-    try {
-      return await mutate(id, end);
-    } catch (err) {
-      // The agent has exited: its end is kept here and written as soon as the store takes it.
-      logger.warn(`job ${id}: its end could not be recorded (${(err as Error).message}); it is written as soon as the store takes it`);
-      const job = end(started);
-      unrecorded.set(id, { change: end, job });
-      return job;
-    }
-  }
-
-  /** Writes the ends that could not be recorded, and queues again the jobs whose start could not be. */
-  async function retryUnrecorded(): Promise<void> {
-    for (const [id, { change }] of unrecorded) {
-      try {
-        const written = await mutate(id, (j) => (isFinished(j.status) ? null : change(j)));
-        unrecorded.delete(id);
-        if (written) waiters.notify(written);
-      } catch {
-        return; // the store still refuses: the next watch tries again
-      }
-    }
-    for (const id of [...unstarted]) {
-      if (running.has(id)) continue;
-      unstarted.delete(id);
-      await enqueue(id, true);
-    }
-  }
-
-  /** The record as this process knows it: an end not written yet counts. */
-  const known = (job: Job | null): Job | null => (job && !isFinished(job.status) ? (unrecorded.get(job.id)?.job ?? job) : job);
-
-  async function runAgent(job: Job, profile: P, signal: AbortSignal, onEvent?: ExecuteRequest<P>["onEvent"]): Promise<ExecutionResult> {
-    const id = job.id;
-    try {
-      return await opts.execute({
-        job: {
-          id,
-          task: job.task,
-          repo_url: job.repo_url ?? undefined,
-          base_ref: job.base_ref ?? undefined,
-          session_id: job.session_id ?? undefined,
-          ...(job.max_budget_usd !== null && { max_budget_usd: job.max_budget_usd }),
-          created_at: job.created_at,
-        },
-        profile,
-        signal,
-        ...(onEvent && { onEvent }),
-        onStarted: (info: StartedInfo) => {
-          const session = typeof info.session_id === "string" ? info.session_id : undefined;
-          const branch = typeof info.branch === "string" ? info.branch : undefined;
-          const recall = Array.isArray(info.recall) ? (info.recall as Job["recall"]) : undefined;
-          if (session === undefined && branch === undefined && recall === undefined) return;
-          void mutate(id, (j) =>
-            isFinished(j.status) ? null : { ...j, session_id: session ?? j.session_id, branch: branch ?? j.branch, recall: recall ?? j.recall },
-          ).catch((err: Error) => logger.warn(`job ${id}: could not record the agent's start: ${err.message}`));
-        },
-        onRetry: (retry) => {
-          void mutate(id, (j) => (isFinished(j.status) ? null : { ...j, api_retry: retry && { ...retry, at: iso() } })).catch((err: Error) =>
-            logger.warn(`job ${id}: could not record the agent's retry: ${err.message}`),
-          );
-        },
-      });
-    } catch (err) {
-      return { status: "failed", exit_code: null, output: "", error: `the job runner failed: ${(err as Error).message}` };
-    }
-  }
+  const runner = createRunner({
+    store,
+    execute: opts.execute,
+    profiles: opts.profiles,
+    events: opts.events,
+    pod,
+    iso,
+    mutate,
+    backlog,
+    notify: (job) => waiters.notify(job),
+    onEnded: () => pauseDrain.jobEnded(),
+  });
 
   const finish = (job: Job, status: FinalStatus, fields: Partial<Job>): Job => finished(job, status, fields, iso());
 
-  function stopHere(id: string): void {
-    const entry = running.get(id);
-    if (!entry || entry.controller.signal.aborted) return;
-    entry.abortedFor = "cancel";
-    entry.controller.abort(new Error(CANCELLED_BY_REQUEST));
-  }
+  const reconciler = createReconciler({
+    store,
+    kv,
+    pod,
+    queue: jobQueue,
+    profiles: opts.profiles,
+    mutate,
+    backlog,
+    isRunning: (id) => runner.isRunning(id),
+    notify: (job) => waiters.notify(job),
+    stopped: () => closed,
+    reconcileMs,
+    now,
+    iso,
+  });
+  const reconcile = reconciler.reconcile;
 
-  // --- jobs whose pod is gone (shared queue only): failed naming the pod, or queued again when
-  // the profile allows retries. One process settles each (a claim in the key-value store).
-  async function settleOrphan(job: Job, why: string): Promise<void> {
-    if (running.has(job.id)) return;
-    const retries = opts.profiles.select(job.task, job.profile)?.retries ?? 0;
-    const tried = Number((await kv.get(`attempts:${job.id}`).catch(() => null)) ?? 0);
-    const claimed = await kv.setIfAbsent(`orphan:${job.id}:${tried}`, pod, { ttlSeconds: 3600 }).catch(() => false);
-    if (!claimed) return;
-    const lost = (j: Job) => j.status === "running" && j.pod_name === job.pod_name;
-    if (tried < retries) {
-      const requeued = await mutate(job.id, (j) =>
-        lost(j) ? { ...j, status: "queued", started_at: null, error: `${why}; queued again (retry ${tried + 1} of ${retries})` } : null,
-      );
-      if (requeued?.status !== "queued") return;
-      await kv.set(`attempts:${job.id}`, String(tried + 1), { ttlSeconds: 7 * 86_400 }).catch(() => {});
-      logger.warn(`job ${job.id}: ${why}; queued again (retry ${tried + 1} of ${retries})`);
-      await enqueue(job.id, true);
-      return;
-    }
-    const failed = await mutate(job.id, (j) => (lost(j) ? finish(j, "failed", { error: why }) : null));
-    if (failed?.status === "failed" && failed.error === why) {
-      logger.warn(`job ${job.id}: ${why}`);
-      waiters.notify(failed);
-    }
-  }
-
-  /** BullMQ reported the job stalled: its pod stopped renewing the lock. */
-  async function onStalled(id: string): Promise<void> {
-    const job = await store.get(id).catch(() => null);
-    if (job?.status !== "running" || running.has(id)) return;
-    // A live pod that lost Redis for a moment keeps its job and records how it ends.
-    if (await jobQueue.podAlive(job.pod_name).catch(() => true)) return;
-    await settleOrphan(job, ownerLost(job.pod_name, "its hold on the job expired"));
-  }
-
-  const suspects = new Map<string, number>(); // running job id → when its pod was first seen gone
-  let reconciling = false;
-  let reconcileAgain = false;
-  /** Every live job: queued ones the queue lost are queued again; running ones without a live pod are settled. */
-  async function reconcile(): Promise<void> {
-    if (closed) return;
-    if (reconciling) {
-      reconcileAgain = true; // asked for mid-pass (the queue was reset): one more pass after this one
-      return;
-    }
-    reconciling = true;
-    try {
-      const live = await scanJobs(store, (j) => j.status === "queued" || j.status === "running");
-      const gone = new Set<string>();
-      for (const job of live) {
-        if (closed) return;
-        if (job.status === "queued") {
-          if (!unqueued.has(job.id) && !(await jobQueue.has(job.id))) await enqueue(job.id, true);
-          continue;
-        }
-        if (running.has(job.id) || (await jobQueue.podAlive(job.pod_name))) continue;
-        gone.add(job.id);
-        const since = suspects.get(job.id);
-        if (since === undefined) suspects.set(job.id, now());
-        else if (now() - since >= reconcileMs) await settleOrphan(job, ownerLost(job.pod_name, "it sent no heartbeat"));
-      }
-      for (const id of suspects.keys()) if (!gone.has(id)) suspects.delete(id);
-    } catch (err) {
-      logger.debug(`reconciling jobs with the queue: ${(err as Error).message}`);
-    } finally {
-      reconciling = false;
-      if (reconcileAgain) {
-        reconcileAgain = false;
-        void reconcile();
-      }
-    }
-  }
-
-  jobQueue.onCancel(stopHere);
-  jobQueue.onStalled((id) => void onStalled(id).catch((err: Error) => logger.warn(`job ${id} stalled: ${err.message}`)));
+  jobQueue.onCancel(runner.stopHere);
+  jobQueue.onStalled((id) => void reconciler.onStalled(id).catch((err: Error) => logger.warn(`job ${id} stalled: ${err.message}`)));
   // The queue lost its entries (Redis back empty): queued jobs are queued again from their records now, not at the next pass.
   jobQueue.onReset(() => void reconcile());
-  jobQueue.start(runFromQueue);
-  const reconcileTimer = jobQueue.shared ? setInterval(() => void reconcile(), reconcileMs) : undefined;
-  reconcileTimer?.unref?.();
+  jobQueue.start(runner.run);
+  const housekeeping = startHousekeeping({
+    store,
+    events: opts.events,
+    watchMs: opts.watchMs ?? 2_000,
+    watch,
+    sweepMs: opts.sweepMs ?? 10 * 60_000,
+    ...(jobQueue.shared && { reconcile: { everyMs: reconcileMs, run: reconcile } }),
+  });
 
-  // --- the watch: cancels made by another process, the drain flag set by another process, jobs not queued yet
-  const watchTimer = setInterval(() => void watch(), opts.watchMs ?? 2_000);
-  watchTimer.unref?.();
-  let watching = false;
+  /** The watch: the drain flag and cancels set by another process, and what could not be queued or recorded yet. */
   async function watch(): Promise<void> {
-    if (watching || closed) return;
-    watching = true;
-    try {
-      drainingFlag = await isDraining(kv, pod).catch(() => drainingFlag);
-      updatePause();
-      for (const id of [...unqueued]) await enqueue(id);
-      await retryUnrecorded();
-      for (const [id, entry] of running) {
-        if (entry.controller.signal.aborted) continue;
-        const job = await store.get(id).catch(() => null);
-        if (job?.status === "cancelled") stopHere(id);
-      }
-    } finally {
-      watching = false;
-    }
+    await pauseDrain.refresh();
+    await backlog.retryQueue();
+    await backlog.retryWrites();
+    await runner.stopCancelledElsewhere();
   }
 
-  const sweepTimer = setInterval(
-    () => {
-      void store.sweep().then(
-        (n) => n > 0 && logger.info(`removed ${n} expired job record(s)`),
-        (err: Error) => logger.warn(`sweeping expired jobs failed: ${err.message}`),
-      );
-      void opts.events?.store.sweep(async (id) => (await store.get(id).catch(() => null)) !== null).catch(() => {});
-    },
-    opts.sweepMs ?? 10 * 60_000,
-  );
-  sweepTimer.unref?.();
-
   async function getJob(id: string): Promise<Job> {
-    const job = known(isJobId(id) ? await store.get(id) : null);
+    const job = backlog.known(isJobId(id) ? await store.get(id) : null);
     if (job === null) throw new DomainError("not_found", "job_not_found", `no job ${id} (jobs expire SERVICE_JOB_TTL seconds after their last change)`);
     return job;
   }
@@ -481,7 +226,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
 
     get: getJob,
 
-    list: async (query) => (await listJobs(store, query)).map((j) => known(j)!),
+    list: async (query) => (await listJobs(store, query)).map((j) => backlog.known(j)!),
 
     async cancel(id) {
       const job = await getJob(id);
@@ -497,12 +242,12 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       if (conflict) throw finishedError(conflict);
       if (cancelled === null) throw new DomainError("not_found", "job_not_found", `no job ${id}`);
       // Only once the cancel is recorded: a cancel that could not be (a full disk) leaves the job to run.
-      unqueued.delete(id);
+      backlog.dropUnqueued(id);
       await jobQueue.remove(id).catch(() => {});
       // spec: States and transitions, cancel row: a running agent gets SIGTERM (the executor's
       // abort), then SIGKILL after its grace period. On another pod: the cancel channel tells it
       // at once, and its watch sees the record within seconds should the message be lost.
-      if (running.has(id)) stopHere(id);
+      if (runner.isRunning(id)) runner.stopHere(id);
       else {
         waiters.notify(cancelled);
         if (job.status === "running") void jobQueue.broadcastCancel(id).catch(() => {});
@@ -513,7 +258,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
     async wait(id, waitOpts = {}) {
       const job = await getJob(id);
       // A cancelled job still running here finishes when its agent has exited (exit code, output).
-      if ((isFinished(job.status) && !running.has(id)) || waitOpts.signal?.aborted) return job;
+      if ((isFinished(job.status) && !runner.isRunning(id)) || waitOpts.signal?.aborted) return job;
       const timeoutSeconds = opts.profiles.select(job.task, job.profile)?.timeout_seconds ?? opts.defaultTimeoutSeconds;
       const boundMs = waitOpts.timeoutMs ?? (timeoutSeconds + 60) * 1000;
       return waiters.wait(id, {
@@ -521,7 +266,7 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
         signal: waitOpts.signal,
         read: () =>
           store.get(id).then(
-            (j) => known(j) ?? job,
+            (j) => backlog.known(j) ?? job,
             () => job,
           ),
       });
@@ -532,15 +277,15 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       let failed = 0;
       const requeue: string[] = [];
       for (const job of mine) {
-        if (job.status === "running" && !running.has(job.id)) {
+        if (job.status === "running" && !runner.isRunning(job.id)) {
           const interrupted = (j: Job) => (j.status === "running" && j.pod_name === pod ? finish(j, "failed", { error: INTERRUPTED_BY_RESTART }) : null);
           await mutate(job.id, interrupted).catch((err: Error) => {
             // A full disk at start-up: kept and written once the store takes it (the watch), never left running.
             logger.warn(`job ${job.id}: its interruption could not be recorded (${err.message}); it is written as soon as the store takes it`);
-            unrecorded.set(job.id, { change: interrupted, job: interrupted(job) ?? job });
+            backlog.endNotRecorded(job.id, interrupted, interrupted(job) ?? job);
           });
           failed++;
-        } else if (job.status === "queued" && !unqueued.has(job.id) && !(await jobQueue.has(job.id).catch(() => true))) {
+        } else if (job.status === "queued" && !backlog.isUnqueued(job.id) && !(await jobQueue.has(job.id).catch(() => true))) {
           requeue.push(job.id);
         }
       }
@@ -552,88 +297,31 @@ export function createJobService<P extends ProfileLike>(opts: JobServiceOptions<
       return { failed, requeued: requeue.length };
     },
 
-    async drain(timeoutSeconds) {
-      const me = Symbol("drain");
-      drainsHere.add(me);
-      updatePause();
-      try {
-        return await drainPod({
-          kv,
-          pod,
-          timeoutSeconds,
-          countRunning: () => running.size,
-          changed: () =>
-            new Promise<void>((resolve) =>
-              slotFreed.add(function wake() {
-                slotFreed.delete(wake);
-                resolve();
-              }),
-            ),
-        });
-      } finally {
-        drainsHere.delete(me);
-        // Another drain (here or elsewhere) may still hold the flag.
-        drainingFlag = await isDraining(kv, pod).catch(() => false);
-        updatePause();
-      }
-    },
+    drain: (timeoutSeconds) => pauseDrain.drain(timeoutSeconds),
 
-    async undrain() {
-      const here = drainsHere.size > 0;
-      drainsHere.clear();
-      const flagged = await undrainPod(kv, pod);
-      drainingFlag = false;
-      updatePause();
-      return { was_draining: here || flagged };
-    },
+    undrain: () => pauseDrain.undrain(),
 
-    async isDraining() {
-      if (drainsHere.size > 0) return true;
-      drainingFlag = await isDraining(kv, pod).catch(() => drainingFlag);
-      updatePause();
-      return drainingFlag;
-    },
+    isDraining: () => pauseDrain.isDraining(),
 
-    stats: () => ({ running: running.size, queued: jobQueue.localDepth(), maxParallel: opts.maxParallel, finished: { ...finishedHere } }),
+    stats: () => ({ running: runner.count(), queued: jobQueue.localDepth(), maxParallel: opts.maxParallel, finished: runner.finished() }),
 
     queueDepth: () => jobQueue.depth(),
 
     async close() {
       if (closed) return;
       closed = true;
-      updatePause();
-      clearInterval(watchTimer);
-      clearInterval(sweepTimer);
-      clearInterval(reconcileTimer);
-      const entries = [...running.values()];
-      if (entries.length > 0) logger.warn(`stopping ${entries.length} running job(s): ${INTERRUPTED_BY_STOP}`);
-      for (const entry of entries) {
-        if (entry.controller.signal.aborted) continue;
-        entry.abortedFor = "stop";
-        entry.controller.abort(new Error("service stopped"));
-      }
-      const grace = Bun.sleep(opts.closeGraceMs ?? 15_000).then(() => "timeout" as const);
-      const outcome = await Promise.race([Promise.all(entries.map((e) => e.done)).then(() => "done" as const), grace]);
+      pauseDrain.stop();
+      housekeeping.stop();
+      const outcome = await runner.stopAll(opts.closeGraceMs ?? 15_000);
       if (outcome === "timeout") logger.warn("some jobs did not stop in time; they will be marked failed on the next start");
-      await Promise.all([...chains.values()]);
-      await retryUnrecorded().catch(() => {});
-      if (unrecorded.size > 0) logger.warn(`${unrecorded.size} job end(s) could not be recorded before the stop; the next start marks them failed`);
+      await records.settled();
+      await backlog.retryWrites().catch(() => {});
+      if (backlog.unrecordedCount() > 0)
+        logger.warn(`${backlog.unrecordedCount()} job end(s) could not be recorded before the stop; the next start marks them failed`);
       await jobQueue.close();
     },
   };
   return service;
-}
-
-/** The running totals as job record fields (issue 18, part 2). */
-function progressFields(job: Job, p: JobProgress): Partial<Job> {
-  return {
-    usage: { ...job.usage, ...p.usage },
-    total_cost_usd: p.total_cost_usd ?? job.total_cost_usd,
-    cost_usd: p.total_cost_usd ?? job.cost_usd,
-    num_turns: p.num_turns,
-    duration_ms: p.duration_ms,
-    session_id: p.session_id ?? job.session_id,
-  };
 }
 
 function finishedError(job: Job): DomainError {
