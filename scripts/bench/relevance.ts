@@ -293,7 +293,9 @@ function agentMemory(vault: string): LabSet {
 }
 
 async function main(): Promise<void> {
-  const only = process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined;
+  const only =
+    process.argv.find((a) => a.startsWith("--set="))?.slice("--set=".length) ??
+    (process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined);
   const names = SETS.filter((n) => only === undefined || n === only);
   if (names.length === 0) throw new Error(`--set ${only}: use one of ${SETS.join(", ")}`);
   const tmp = mkdtempSync(join(tmpdir(), "brain-bench-relevance-"));
