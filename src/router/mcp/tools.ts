@@ -29,7 +29,13 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     {
       description:
         "Federated search over the knowledge vault. Query syntax: words, \"quoted phrases\", tag:x, producer:x. Each hit's score is 0–1 relative to the best hit; coverage is the share of the query's words it holds.",
-      inputSchema: SearchRequest.shape,
+      // The request's own fields; the words an agent reads are its own (OpenAPI descriptions do not reach MCP's JSON Schema).
+      inputSchema: {
+        ...SearchRequest.shape,
+        explain: SearchRequest.shape.explain.describe("add each hit's BM25, vector, fused and rerank scores and ranks"),
+        rerank: SearchRequest.shape.rerank.describe("false skips the configured reranker"),
+        match: SearchRequest.shape.match.describe("any: every word counts, notes holding every word first; all: only notes holding every word and phrase"),
+      },
       annotations: { readOnlyHint: true },
     },
     ({ query, limit, explain, rerank, match }) => answer(() => search(deps.search, query, limit, { explain, rerank, match })),
