@@ -5,16 +5,20 @@ import type { z } from "@hono/zod-openapi";
 import { createParser } from "eventsource-parser";
 import { ApiError, type ClientOptions, ConnectionError, HttpClient } from "../common/client/http-client";
 import type { Health } from "../common/health";
+import type { IngestRequest } from "./ingest/schema";
+import type { MarkerRequest } from "./markers/schema";
 import type { BriefRequest, BriefResponse } from "./routes/brief";
 import type { DispatchRequest, DispatchResponse } from "./routes/dispatch";
 import type { Feed } from "./routes/feed";
 import type { DeepReport, PipelineReport } from "./routes/health-reports";
-import type { IngestBatchResponse, IngestRequest, IngestResponse } from "./routes/ingest";
-import type { MarkerRecord, MarkerRequest } from "./routes/marker";
+import type { IngestBatchResponse, IngestResponse } from "./routes/ingest";
+import type { MarkerRecord } from "./routes/marker";
 import type { Note, NoteContext, NotesBatchRequest, NotesBatchResponse, RecentNotes } from "./routes/notes";
-import type { SearchRequest, SearchResponse } from "./routes/search";
-import type { TickRecord, TickRequest } from "./routes/tick";
+import type { SearchResponse } from "./routes/search";
+import type { TickRecord } from "./routes/tick";
+import type { SearchRequest } from "./search/schema";
 import type { SEVERITIES } from "./signals/signal-files";
+import type { TickRequest } from "./tick/schema";
 
 // The response types named as in the OpenAPI document, straight from the routes' schemas.
 export type { DeepReport, Feed, Health, MarkerRecord, Note, NoteContext, PipelineReport, RecentNotes, TickRecord };

@@ -2,7 +2,7 @@
 // store, with a file fallback"). One small interface; file-store.ts, kv-store.ts and
 // merged-store.ts implement it, and runtime.ts picks once from the config. Listing and
 // scanning are built on it here, the same for every backend.
-import type { Job, JobStatus } from "./schema";
+import type { Job, JobListQuery } from "./schema";
 
 export interface JobStore {
   readonly kind: string;
@@ -17,14 +17,8 @@ export interface JobStore {
   close(): Promise<void>;
 }
 
-export interface JobQuery {
-  limit: number;
-  status?: JobStatus;
-  /** Only jobs created at or after this time (ISO 8601). */
-  since?: string;
-  /** By created time; default desc (newest first). */
-  order?: "asc" | "desc";
-}
+/** GET /jobs' query as the stores take it: order may be left out (newest first). */
+export type JobQuery = Omit<JobListQuery, "order"> & Partial<Pick<JobListQuery, "order">>;
 
 /** Of two copies of one job, the one written last wins. */
 export function newer(a: Job | null, b: Job | null): Job | null {

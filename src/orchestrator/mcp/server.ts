@@ -7,7 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { toolErrorOf } from "../../common/mcp/tool-error";
 import { VERSION } from "../../common/version";
 import { flatten, type JobEventStore } from "../jobs/events";
-import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JobStatus, JobSubmission } from "../jobs/schema";
+import { JOB_LIST_DEFAULT, JOB_LIST_MAX, JobListQuery, JobSubmission } from "../jobs/schema";
 import type { JobService } from "../jobs/service";
 import type { ProfileList } from "../profiles/listing";
 
@@ -114,14 +114,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
       title: "List jobs",
       description: "Recent jobs, newest first.",
       inputSchema: {
-        limit: z
-          .number()
-          .int()
-          .min(1)
-          .max(JOB_LIST_MAX)
-          .default(JOB_LIST_DEFAULT)
-          .describe(`At most this many (1–${JOB_LIST_MAX}, default ${JOB_LIST_DEFAULT})`),
-        status: JobStatus.optional().describe("Only jobs in this status"),
+        limit: JobListQuery.shape.limit.describe(`At most this many (1–${JOB_LIST_MAX}, default ${JOB_LIST_DEFAULT})`),
+        status: JobListQuery.shape.status.describe("Only jobs in this status"),
       },
       annotations: { readOnlyHint: true },
     },

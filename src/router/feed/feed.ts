@@ -10,6 +10,7 @@ import { HOT_ARCS_FILE, type HotArcRow, parseHotArcs } from "../tick/arc-files";
 import { walk } from "../vault/walk";
 import { FEED_DIR, type FeedEntry, isExpired, parseFeedEntry } from "./entry";
 import { type LessonEntry, newestLessons } from "./lessons";
+import type { FeedRequest } from "./schema";
 
 export interface FeedDeps {
   vault: string;
@@ -43,8 +44,7 @@ export interface Feed {
   truncated: boolean;
 }
 
-/** The range a feed's inject_blocks budget may take (FEED_MAX_CHARS, GET /feed and the MCP feed tool's max_chars). */
-export const FEED_CHARS = { min: 200, max: 200_000 } as const;
+export { FEED_CHARS } from "./limits";
 
 export const FEED_LESSONS = 10;
 export const FEED_SIGNALS = 20;
@@ -95,9 +95,9 @@ function injectBlocks(entries: FeedEntry[], maxChars: number): { blocks: string[
   return { blocks, truncated: false };
 }
 
-export async function buildFeed(deps: FeedDeps, opts: { maxChars?: number } = {}): Promise<Feed> {
+export async function buildFeed(deps: FeedDeps, req: FeedRequest = {}): Promise<Feed> {
   const now = (deps.now ?? (() => new Date()))();
-  const maxChars = opts.maxChars ?? deps.defaultMaxChars;
+  const maxChars = req.max_chars ?? deps.defaultMaxChars;
   const [{ entries, invalid }, hotText, lessons, signalFiles] = await Promise.all([
     readFeedEntries(deps.vault, now),
     readFile(join(deps.vault, HOT_ARCS_FILE), "utf8").catch(() => ""),

@@ -27,15 +27,11 @@ import {
 import { safeVaultPathSync } from "../vault/safe-path";
 import { isoDate, slugify } from "../vault/slug";
 import { classify, type Kind } from "./classify";
+import type { IngestRequest } from "./schema";
 
 const logger = log("ingest");
 
-export interface IngestRequest {
-  content: string;
-  tags: string[];
-  title?: string;
-  source?: string;
-}
+export type { IngestRequest } from "./schema";
 
 export interface IngestResult {
   id: string;

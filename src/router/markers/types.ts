@@ -1,33 +1,13 @@
 // What a marker is (issue 6, POST /marker): the wire body the hooks package sends, and the
 // record the router keeps for it.
-export const MARKER_TYPES = ["lesson", "milestone", "signal", "decision"] as const;
-export type MarkerType = (typeof MARKER_TYPES)[number];
-/** The types as a client may send them: with or without the leading @. */
-export const MARKER_TYPE_SPELLINGS = [...MARKER_TYPES, ...MARKER_TYPES.map((t) => `@${t}` as const)] as const;
+import { MARKER_TYPES, type MarkerType } from "./limits";
+import type { MarkerAttrs, MarkerRequest } from "./schema";
 
-/** Longest marker content, in characters; longer is refused as too large. */
-export const MARKER_MAX_CHARS = 4096;
+export { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS, MARKER_TYPES, type MarkerType } from "./limits";
+export type { MarkerAttrs } from "./schema";
 
-/** Longest idempotency key a client may name a marker by (X-Idempotency-Key, the MCP tool's idempotency_key). */
-export const MARKER_KEY_MAX_CHARS = 512;
-
-export interface MarkerAttrs {
-  severity?: string;
-  source?: string;
-  session_id?: string;
-  title?: string;
-  scope?: string;
-  status?: string;
-  /** The record's time: ISO 8601, or epoch seconds / milliseconds. Replays back-date with it. */
-  ts?: string | number;
-  [key: string]: unknown;
-}
-
-export interface MarkerInput {
-  type: MarkerType;
-  content: string;
-  attrs: MarkerAttrs;
-}
+/** A marker as the domain records it: the request with its type spelled without the @. */
+export type MarkerInput = Omit<MarkerRequest, "type"> & { type: MarkerType };
 
 /** Where a marker came from. */
 export type MarkerOrigin = "api" | "mcp" | "inline";

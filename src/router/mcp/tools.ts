@@ -7,14 +7,17 @@ import { z } from "zod";
 import { VERSION } from "../../common/version";
 import type { RouterDeps } from "../app-types";
 import { brief } from "../brief/brief";
-import { buildFeed, FEED_CHARS } from "../feed/feed";
-import { MATCH_MODES } from "../index/types";
+import { buildFeed } from "../feed/feed";
+import { FeedRequest } from "../feed/schema";
 import { ingest } from "../ingest/ingest";
-import { INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
+import { IngestRequest } from "../ingest/schema";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
-import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS } from "../markers/types";
-import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
+import { MarkerToolRequest } from "../markers/schema";
+import { MARKER_MAX_CHARS } from "../markers/types";
+import { QUERY_MAX_CHARS } from "../search/limits";
+import { SearchRequest } from "../search/schema";
 import { search } from "../search/search";
+import { TickRequest } from "../tick/schema";
 import { answer } from "./answer";
 import { registerNoteTools } from "./notes-tools";
 
@@ -26,15 +29,12 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     {
       description:
         "Federated search over the knowledge vault. Query syntax: words, \"quoted phrases\", tag:x, producer:x. Each hit's score is 0–1 relative to the best hit; coverage is the share of the query's words it holds.",
+      // The request's own fields; the words an agent reads are its own (OpenAPI descriptions do not reach MCP's JSON Schema).
       inputSchema: {
-        query: z.string().min(1).max(QUERY_MAX_CHARS),
-        limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default),
-        explain: z.boolean().default(false).describe("add each hit's BM25, vector, fused and rerank scores and ranks"),
-        rerank: z.boolean().default(true).describe("false skips the configured reranker"),
-        match: z
-          .enum(MATCH_MODES)
-          .default("any")
-          .describe("any: every word counts, notes holding every word first; all: only notes holding every word and phrase"),
+        ...SearchRequest.shape,
+        explain: SearchRequest.shape.explain.describe("add each hit's BM25, vector, fused and rerank scores and ranks"),
+        rerank: SearchRequest.shape.rerank.describe("false skips the configured reranker"),
+        match: SearchRequest.shape.match.describe("any: every word counts, notes holding every word first; all: only notes holding every word and phrase"),
       },
       annotations: { readOnlyHint: true },
     },
@@ -55,12 +55,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "ingest",
     {
       description: "Add content to the vault: classified, written as markdown with frontmatter, indexed at once.",
-      inputSchema: {
-        content: z.string().min(1),
-        tags: z.array(z.string().min(1).max(INGEST_TAGS.maxChars)).max(INGEST_TAGS.max).default([]),
-        title: z.string().max(INGEST_TITLE_MAX_CHARS).optional(),
-        source: z.string().max(INGEST_SOURCE_MAX_CHARS).optional(),
-      },
+      inputSchema: IngestRequest.shape,
     },
     (args) => answer(() => ingest(deps.ingest, { ...args, source: args.source?.trim() || "mcp" })),
   );
@@ -69,12 +64,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "marker",
     {
       description: `Record a marker: lesson, milestone, signal or decision (content at most ${MARKER_MAX_CHARS} characters). Idempotent by idempotency_key, else by the arguments' hash.`,
-      inputSchema: {
-        type: z.enum(MARKER_TYPE_SPELLINGS),
-        content: z.string().min(1),
-        attrs: z.record(z.string(), z.union([z.string(), z.number()])).default({}),
-        idempotency_key: z.string().min(1).max(MARKER_KEY_MAX_CHARS).optional(),
-      },
+      inputSchema: MarkerToolRequest.shape,
     },
     ({ type, content, attrs, idempotency_key }) =>
       answer(async () => {
@@ -91,17 +81,17 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "feed",
     {
       description: "The session-start feed: hot arcs, inject blocks by priority, recent lessons and live signals.",
-      inputSchema: { max_chars: z.number().int().min(FEED_CHARS.min).max(FEED_CHARS.max).optional() },
+      inputSchema: FeedRequest.shape,
       annotations: { readOnlyHint: true },
     },
-    ({ max_chars }) => answer(() => buildFeed(deps.feed, { maxChars: max_chars })),
+    (req) => answer(() => buildFeed(deps.feed, req)),
   );
 
   server.registerTool(
     "tick",
     {
       description: "Enqueue a tick (harvest inline markers, cluster arcs, sweep signals, write the feed, refresh the index). wait: return the finished record.",
-      inputSchema: { dry_run: z.boolean().default(false), no_ai: z.boolean().default(false), wait: z.boolean().default(false) },
+      inputSchema: TickRequest.pick({ dry_run: true, no_ai: true, wait: true }).shape,
     },
     ({ dry_run, no_ai, wait }) =>
       answer(async () => {

@@ -3,7 +3,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import { etagMatches, etagOf } from "../../common/http/etag";
 import type { RouterApp } from "../app-types";
-import { buildFeed, FEED_CHARS } from "../feed/feed";
+import { buildFeed } from "../feed/feed";
+import { FeedRequest } from "../feed/schema";
 import { authResponses } from "./schemas";
 
 const HotArc = z.object({ id: z.string(), heat: z.number(), region: z.string(), status: z.string(), title: z.string(), summary: z.string() }).openapi("HotArc");
@@ -56,15 +57,7 @@ const route = createRoute({
   summary: "Session-start injection payload",
   security: [{ bearer: [] }],
   request: {
-    query: z.object({
-      max_chars: z.coerce
-        .number()
-        .int()
-        .min(FEED_CHARS.min)
-        .max(FEED_CHARS.max)
-        .optional()
-        .openapi({ description: "budget for inject_blocks (default FEED_MAX_CHARS)" }),
-    }),
+    query: FeedRequest,
     headers: z.object({ "if-none-match": z.string().optional().openapi({ description: "a previous hash (ETag): 304 when unchanged" }) }),
   },
   responses: {
@@ -81,8 +74,7 @@ const route = createRoute({
 
 export const registerFeed = (app: RouterApp) =>
   app.openapi(route, async (c) => {
-    const { max_chars } = c.req.valid("query");
-    const feed = await buildFeed(c.env.deps.feed, { maxChars: max_chars });
+    const feed = await buildFeed(c.env.deps.feed, c.req.valid("query"));
     c.header("ETag", etagOf(feed.hash));
     if (etagMatches(c.req.valid("header")["if-none-match"], feed.hash)) return c.body(null, 304);
     return c.json(feed, 200);

@@ -6,23 +6,9 @@ import { describeZodError } from "../../common/validation";
 import type { RouterApp } from "../app-types";
 import { KINDS } from "../ingest/classify";
 import { type BatchItemOutcome, ingest, ingestBatch } from "../ingest/ingest";
-import { INGEST_BATCH_MAX, INGEST_SOURCE_MAX_CHARS, INGEST_TAGS, INGEST_TITLE_MAX_CHARS } from "../ingest/limits";
+import { INGEST_BATCH_MAX } from "../ingest/limits";
+import { IngestRequest } from "../ingest/schema";
 import { authResponses, storageFullResponses } from "./schemas";
-
-export const IngestRequest = z
-  .object({
-    content: z
-      .string()
-      .refine((s) => s.trim().length > 0, "content is empty")
-      .openapi({ example: "# Deploys\nRoll back with `make rollback`." }),
-    tags: z
-      .array(z.string().min(1).max(INGEST_TAGS.maxChars, `a tag is at most ${INGEST_TAGS.maxChars} characters`))
-      .max(INGEST_TAGS.max, `at most ${INGEST_TAGS.max} tags`)
-      .default([]),
-    title: z.string().max(INGEST_TITLE_MAX_CHARS).optional(),
-    source: z.string().max(INGEST_SOURCE_MAX_CHARS).optional().openapi({ description: "who sent it (default api)" }),
-  })
-  .openapi("IngestRequest");
 
 export const IngestResponse = z
   .object({
@@ -123,12 +109,11 @@ const batchRoute = createRoute({
   },
 });
 
-type IngestInput = z.infer<typeof IngestRequest>;
 type BatchItem = z.infer<typeof IngestBatchItem>;
 const logger = log("ingest");
 
 /** Each item read by POST /ingest's own schema: the request, or the 400 it would have had. */
-function readItem(item: unknown, index: number): IngestInput | BatchItem {
+function readItem(item: unknown, index: number): IngestRequest | BatchItem {
   const parsed = IngestRequest.safeParse(item);
   if (parsed.success) return parsed.data;
   const { message, details } = describeZodError(parsed.error);
@@ -154,7 +139,7 @@ export const registerIngest = (app: RouterApp) => {
   });
   app.openapi(batchRoute, async (c) => {
     const read = c.req.valid("json").items.map(readItem);
-    const valid = read.map((r, index) => ({ r, index })).filter((x): x is { r: IngestInput; index: number } => !("index" in x.r));
+    const valid = read.map((r, index) => ({ r, index })).filter((x): x is { r: IngestRequest; index: number } => !("index" in x.r));
     const outcomes = await ingestBatch(
       c.env.deps.ingest,
       valid.map((v) => v.r),

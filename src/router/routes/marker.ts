@@ -3,30 +3,9 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app-types";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
-import { MARKER_KEY_MAX_CHARS, MARKER_MAX_CHARS, MARKER_TYPE_SPELLINGS, MARKER_TYPES } from "../markers/types";
+import { MarkerIdempotencyKey, MarkerRequest } from "../markers/schema";
+import { MARKER_MAX_CHARS, MARKER_TYPES } from "../markers/types";
 import { authResponses, storageFullResponses } from "./schemas";
-
-export const MarkerAttrs = z
-  .looseObject({
-    severity: z.string().optional().openapi({ description: "signals: critical, high, medium (default), low, info" }),
-    source: z.string().optional().openapi({ description: "who wrote it (default api)" }),
-    session_id: z.string().optional(),
-    title: z.string().optional(),
-    scope: z.string().optional().openapi({ description: "milestones: a project folder name under projects/" }),
-    status: z.string().optional().openapi({ description: "decisions: the ADR status (default proposed)" }),
-    ts: z.union([z.string(), z.number()]).optional().openapi({ description: "the record's time (ISO 8601, or epoch seconds/ms); replays back-date with it" }),
-  })
-  .openapi("MarkerAttrs", { description: "Other keys are kept in the record as given." });
-
-export const MarkerRequest = z
-  .object({
-    type: z.enum(MARKER_TYPE_SPELLINGS).openapi({ description: "lesson | milestone | signal | decision, with or without the leading @" }),
-    content: z
-      .string()
-      .openapi({ description: `at most ${MARKER_MAX_CHARS} characters; longer → 413`, example: "Pin base image digests; tags move under you." }),
-    attrs: MarkerAttrs.default({}),
-  })
-  .openapi("MarkerRequest");
 
 export const MarkerRecord = z
   .object({
@@ -58,7 +37,7 @@ const route = createRoute({
   security: [{ bearer: [] }],
   request: {
     headers: z.object({
-      "x-idempotency-key": z.string().min(1).max(MARKER_KEY_MAX_CHARS).optional().openapi({ description: "the client's key for this marker" }),
+      "x-idempotency-key": MarkerIdempotencyKey.optional().openapi({ description: "the client's key for this marker" }),
     }),
     body: { required: true, content: { "application/json": { schema: MarkerRequest } } },
   },

@@ -2,27 +2,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse } from "../../common/errors";
 import type { RouterApp } from "../app-types";
-import { MATCH_MODES } from "../index/types";
-import { QUERY_MAX_CHARS, SEARCH_LIMIT } from "../search/limits";
+import { SEARCH_LIMIT } from "../search/limits";
+import { SearchRequest } from "../search/schema";
 import { search } from "../search/search";
 import { authResponses, SearchHit, SearchMode } from "./schemas";
-
-export const SearchRequest = z
-  .object({
-    query: z
-      .string()
-      .min(1)
-      .max(QUERY_MAX_CHARS)
-      .openapi({ description: 'words, "quoted phrases", tag:x, producer:x', example: 'rollback "feature flag" tag:deploy' }),
-    limit: z.number().int().min(1).max(SEARCH_LIMIT.max).default(SEARCH_LIMIT.default),
-    explain: z.boolean().default(false).openapi({ description: "add `explain` to every hit: its BM25, vector, fused and rerank scores and ranks" }),
-    rerank: z.boolean().default(true).openapi({ description: "false skips the configured reranker for this request" }),
-    match: z.enum(MATCH_MODES).default("any").openapi({
-      description:
-        "any: every word counts — notes holding any word are answered (up to `limit`), those holding every word first, then more words and closer together higher; all: only notes holding every word and phrase",
-    }),
-  })
-  .openapi("SearchRequest");
 
 const StageScore = z.object({ rank: z.number().int().openapi({ description: "place in that stage's list, from 1" }), score: z.number() });
 

@@ -2,22 +2,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponse, HttpError } from "../../common/errors";
 import type { RouterApp } from "../app-types";
-import { TICK_WAIT_MS, tickFinished } from "../tick/queue";
+import { tickFinished } from "../tick/queue";
+import { TickRequest } from "../tick/schema";
 import { authResponses, storageFullResponses } from "./schemas";
 
 const flag = z.string().optional().openapi({ description: "true when present empty or as 1/true/yes; 0/false/no is false" });
-
-export const TickRequest = z
-  .object({
-    dry_run: z.boolean().optional().openapi({ description: "compute everything, write nothing (the record lives in memory only)" }),
-    no_ai: z.boolean().optional().openapi({ description: "rules only: no model call; the same vault and as_of give the same bytes" }),
-    as_of: z.string().datetime({ offset: true }).optional().openapi({ description: "the time heat, TTLs and feed expiry are computed against (default: now)" }),
-    wait: z
-      .boolean()
-      .optional()
-      .openapi({ description: `answer when the tick has finished (up to ${TICK_WAIT_MS / 1000} s)` }),
-  })
-  .openapi("TickRequest");
 
 const Counts = z.record(z.string(), z.number()).openapi("TickCounts", {
   description:

@@ -7,9 +7,10 @@
 
 import { splitFrontmatter } from "../index/document";
 import { hasText, parseQuery } from "../index/query";
-import { type IndexStore, type MatchMode, type SearchHit, SNIPPET_MARK } from "../index/types";
+import { type IndexStore, type SearchHit, SNIPPET_MARK } from "../index/types";
 import { readNoteOpening } from "../notes/file";
 import { blend, RERANK_TEXT_CHARS, RerankError, type Reranker, type RerankStatus, retrievalWeight } from "./rerank";
+import type { SearchRequestOptions } from "./schema";
 
 export type SearchMode = "bm25" | "hybrid";
 
@@ -23,14 +24,7 @@ export interface SearchDeps {
   vault?: string;
 }
 
-export interface SearchRequestOptions {
-  /** Each hit's scores and ranks at every stage (SearchHit.explain). */
-  explain?: boolean;
-  /** false skips a configured reranker for this request. Default true. */
-  rerank?: boolean;
-  /** "any" (default): every word counts; "all": only notes holding every word and phrase (MatchMode). */
-  match?: MatchMode;
-}
+export type { SearchRequestOptions } from "./schema";
 
 /** A hit's place in one stage's list: rank from 1, and the stage's own score. */
 export interface StageScore {

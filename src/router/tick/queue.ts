@@ -11,14 +11,15 @@ import { DomainError } from "../../common/domain-error";
 import { withFileLock } from "../../common/file-lock";
 import { log } from "../../common/logger";
 import { compactStamp } from "../vault/slug";
+import { TICK_WAIT_MS } from "./limits";
 import type { TickCounts, TickOutcome } from "./run";
+import type { TickRequest as TickWireRequest } from "./schema";
 
 const logger = log("tick");
 
 const TICKS_DIR = "brain-feed/ticks";
 export const TICK_FOLDERS = { requested: `${TICKS_DIR}/requested`, completed: `${TICKS_DIR}/completed`, failed: `${TICKS_DIR}/failed` } as const;
-/** Longest anyone waits for a tick (POST /tick?wait, the MCP tick tool); past it they get the record so far. */
-export const TICK_WAIT_MS = 120_000;
+export { TICK_WAIT_MS } from "./limits";
 
 /** How long to wait for a tick: what the caller asked, within 0..TICK_WAIT_MS; the bound when it asked nothing. */
 export function tickWaitMs(requestedMs?: number): number {
@@ -60,12 +61,8 @@ export interface TickRecord {
   error_tail: string | null;
 }
 
-export interface TickRequest {
-  dry_run?: boolean;
-  no_ai?: boolean;
-  as_of?: Date;
-  trigger?: TickTrigger;
-}
+/** A tick as the domain enqueues it: the request's flags, its as_of read as a Date, and who asked. */
+export type TickRequest = Pick<TickWireRequest, "dry_run" | "no_ai"> & { as_of?: Date; trigger?: TickTrigger };
 
 export interface TickQueueDeps {
   vault: string;
