@@ -1,6 +1,6 @@
 // One consola instance for the process; modules take a tagged child. The reporter is ours:
 // plain `time [tag] level message` lines, info and below batched into one stdout write every
-// FLUSH_MS or 64 KiB (an access-log line per request must not cost a syscall each, nor a
+// FLUSH_MS or FLUSH_BYTES (an access-log line per request must not cost a syscall each, nor a
 // flush every event-loop tick), warnings and errors written at once to
 // stderr, everything pending written on exit.
 import { formatWithOptions } from "node:util";
@@ -10,6 +10,8 @@ let pending = "";
 let timer: ReturnType<typeof setTimeout> | undefined;
 /** How long an info line may wait for company before it is written. */
 const FLUSH_MS = 20;
+/** Pending output past this is written at once, whatever the timer. */
+const FLUSH_BYTES = 64 * 1024;
 /** When stdout carries a protocol (MCP over stdio), every log line goes to stderr. */
 let stdoutReserved = false;
 
@@ -38,7 +40,7 @@ function emit(line: string, level: number): void {
     return;
   }
   pending += line;
-  if (pending.length > 64 * 1024) flush();
+  if (pending.length > FLUSH_BYTES) flush();
   else if (timer === undefined) {
     timer = setTimeout(flush, FLUSH_MS);
     // A pending log line never keeps the process alive; 'exit' writes it.

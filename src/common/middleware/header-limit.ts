@@ -1,8 +1,8 @@
 // Over-long request lines and header blocks answer in the JSON error shape. Bun refuses a
-// request whose head is over its own limit (--max-http-header-size, 16 KiB by default) with a
-// bare 431 before any handler runs; so the service is started with Bun's limit raised
-// (package.json's start, the image's entrypoint) and keeps 16 KiB itself, here, where it can
-// say what was too long. A head over Bun's raised limit still gets Bun's bare 431.
+// request whose head is over its own limit (--max-http-header-size) with a bare 431 before any
+// handler runs; so the service is started with Bun's limit raised (package.json's start, the
+// image's entrypoint) and enforces MAX_HEAD_BYTES itself, here, where it can say what was too
+// long. A head over Bun's raised limit still gets Bun's bare 431.
 import { maxHeaderSize } from "node:http";
 import { HttpError } from "../http-error";
 

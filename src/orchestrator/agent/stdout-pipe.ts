@@ -1,8 +1,8 @@
 // The agent's stdout as a real pipe. Bun.spawn's "pipe" is a unix socketpair, where every write
 // is a socket buffer of its own however short the write: Claude Code writes a line at a time,
 // so a burst of deltas fills the socket and stalls the agent, and the reader pays to take apart
-// one buffer per line, more than parsing the line costs. A pipe packs the writes into pages:
-// 64 KiB of lines fit, and one read takes a burst in one copy.
+// one buffer per line, more than parsing the line costs. A pipe packs the writes into its pages,
+// so one read takes a burst of lines in one copy.
 // pipe2(2) comes from libc through bun:ffi (Bun has no API for it); where that is not available
 // (not Linux, no glibc) the run falls back to Bun's socketpair.
 
