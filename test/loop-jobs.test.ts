@@ -8,9 +8,8 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AnthropicApi, startAnthropicApi } from "./fixtures/anthropic-api";
 import { compiledClis } from "./support/cli";
-import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { type MainProcess, startMain, tempDir, untilJobEnds } from "./support/main-process";
 import { realClaudeServiceEnv } from "./support/real-claude";
-import { until } from "./support/until";
 
 const TOKEN = "loop-jobs-token";
 let main: MainProcess;
@@ -78,14 +77,7 @@ describe("a job in the one-process stack", () => {
     const submitted = await call(orch, "/jobs", { task: "Summarise the deploy process", profile: "code" });
     expect(submitted.status).toBe(202);
     const { id } = (await submitted.json()) as { id: string };
-    let job: Record<string, any> = {};
-    await until(
-      async () => {
-        job = (await (await call(orch, `/jobs/${id}`)).json()) as Record<string, any>;
-        return ["succeeded", "failed", "cancelled"].includes(job.status);
-      },
-      { ms: 120_000, every: 200, what: () => `the job to end: ${JSON.stringify(job)}\n${main.output()}` },
-    );
+    const job = await untilJobEnds(main, async () => (await (await call(orch, `/jobs/${id}`)).json()) as Record<string, any>);
     expect(job.status).toBe("succeeded");
 
     // The agent's first request carried the feed.

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { type AnthropicApi, startAnthropicApi, type Turn } from "./fixtures/anthropic-api";
 import { AGENT, type AgentModeServer, makeHub, startAgentModeServer, tempHome } from "./support/agent-mode";
 import { compiledClis, runCompiled } from "./support/cli";
-import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { type MainProcess, startMain, tempDir, untilJobEnds } from "./support/main-process";
 import { OFFLINE_ENV, realClaude, realClaudeBinary, realClaudeServiceEnv } from "./support/real-claude";
 import { until } from "./support/until";
 
@@ -154,14 +154,7 @@ describe("recall at the task", () => {
     const submitted = await call(orch, "/jobs", { task: "Roll out the new release to the frankfurt cluster", profile: "code" });
     expect(submitted.status).toBe(202);
     const { id } = (await submitted.json()) as { id: string };
-    let job: Record<string, any> = {};
-    await until(
-      async () => {
-        job = (await (await call(orch, `/jobs/${id}`)).json()) as Record<string, any>;
-        return ["succeeded", "failed", "cancelled"].includes(job.status);
-      },
-      { ms: 120_000, every: 200, what: () => `the job to end: ${JSON.stringify(job)}\n${main.output()}` },
-    );
+    const job = await untilJobEnds(main, async () => (await (await call(orch, `/jobs/${id}`)).json()) as Record<string, any>);
     expect(job.status).toBe("succeeded");
     const [first] = scriptedSince(before);
     expect(text(first!.body)).toContain(lesson(12));

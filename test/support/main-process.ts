@@ -97,3 +97,16 @@ export async function startMain(
     throw err;
   }
 }
+
+/** Reads a job's record (`read`) until it has ended (succeeded, failed or cancelled), and returns it; the stack's output explains a time-out. */
+export async function untilJobEnds(main: MainProcess, read: () => Promise<Record<string, any>>, ms = 120_000): Promise<Record<string, any>> {
+  let job: Record<string, any> = {};
+  await until(
+    async () => {
+      job = await read();
+      return ["succeeded", "failed", "cancelled"].includes(job.status);
+    },
+    { ms, every: 200, what: () => `the job to end: ${JSON.stringify(job)}\n${main.output()}` },
+  );
+  return job;
+}
