@@ -7,6 +7,7 @@ import { z } from "zod";
 import { VERSION } from "../../common/version";
 import type { RouterDeps } from "../app-types";
 import { brief } from "../brief/brief";
+import { BriefRequest } from "../brief/schema";
 import { buildFeed } from "../feed/feed";
 import { FeedRequest } from "../feed/schema";
 import { ingest } from "../ingest/ingest";
@@ -34,7 +35,9 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
         ...SearchRequest.shape,
         explain: SearchRequest.shape.explain.describe("add each hit's BM25, vector, fused and rerank scores and ranks"),
         rerank: SearchRequest.shape.rerank.describe("false skips the configured reranker"),
-        match: SearchRequest.shape.match.describe("any: every word counts, notes holding every word first; all: only notes holding every word and phrase"),
+        match: SearchRequest.shape.match.describe(
+          "any: every word counts, notes holding more of the words, closer together, rank higher; all: only notes holding every word and phrase",
+        ),
       },
       annotations: { readOnlyHint: true },
     },
@@ -45,7 +48,7 @@ export function createRouterMcpServer(deps: RouterDeps): McpServer {
     "brief",
     {
       description: "Search the vault and synthesize a cited digest (model-written when one is configured, else extractive).",
-      inputSchema: { query: z.string().min(1).max(QUERY_MAX_CHARS) },
+      inputSchema: { query: BriefRequest.shape.query },
       annotations: { readOnlyHint: true },
     },
     ({ query }) => answer(() => brief(deps.search, query)),

@@ -7,15 +7,8 @@ import { sseResponse, sseStream } from "../../common/http/sse";
 import { httpErrorOf } from "../../common/http-error";
 import type { RouterApp } from "../app-types";
 import { brief, briefStream } from "../brief/brief";
-import { QUERY_MAX_CHARS } from "../search/limits";
+import { BriefRequest } from "../brief/schema";
 import { authResponses, SearchHit, SearchMode } from "./schemas";
-
-export const BriefRequest = z
-  .object({
-    query: z.string().min(1).max(QUERY_MAX_CHARS),
-    stream: z.boolean().default(false).openapi({ description: "answer as text/event-stream: hits, delta…, done" }),
-  })
-  .openapi("BriefRequest");
 
 const Citation = z.object({ n: z.number().int(), path: z.string(), title: z.string() }).openapi("Citation");
 

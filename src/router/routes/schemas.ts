@@ -1,6 +1,7 @@
 // Schemas shared by several router routes.
 import { z } from "@hono/zod-openapi";
 import { errorResponse, STORAGE_FULL_DESCRIPTION } from "../../common/errors";
+import { hookRoutesText } from "../../common/scoped-token";
 import { PRODUCERS } from "../index/types";
 
 export const SearchHit = z
@@ -32,7 +33,7 @@ export const SearchMode = z
 /** Shared 401/403/503 responses for the documents of bearer-protected routes. */
 export const authResponses = {
   401: errorResponse("Missing or wrong bearer token, or an expired scoped token"),
-  403: errorResponse("A scoped token (an agent's hooks: GET /feed, GET /signal, POST /marker) on a route outside its scope"),
+  403: errorResponse(`A scoped token (an agent's hooks: ${hookRoutesText()}) on a route outside its scope`),
   503: errorResponse("No server token configured (KB_ROUTER_TOKEN / KB_ROUTER_TOKENS): the router fails closed"),
 } as const;
 

@@ -16,7 +16,7 @@ export const SearchRequest = z
     rerank: z.boolean().default(true).openapi({ description: "false skips the configured reranker for this request" }),
     match: z.enum(MATCH_MODES).default("any").openapi({
       description:
-        "any: every word counts — notes holding any word are answered (up to `limit`), those holding every word first, then more words and closer together higher; all: only notes holding every word and phrase",
+        "any: every word counts — notes holding any word are answered (up to `limit`), ranked by BM25 scaled by the share of the words they hold and how close together they stand; all: only notes holding every word and phrase",
     }),
   })
   .openapi("SearchRequest");
