@@ -3,13 +3,16 @@
 // AGENT_MODE_SESSION_TTL (refreshed on every turn). In Redis when the key-value store is Redis,
 // and always written through to ~/.service/agent_sessions.json (one JSON object, entries with
 // their expiry, written whole under a file lock), which is also where it is read from when
-// Redis lacks the key or is down.
+// Redis lacks the key or is down. A mapping the file could not take (a full disk) is held in
+// memory, answered from there, and written with the next write that succeeds, so the next turn
+// still resumes its session; a restart before then loses it.
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { withFileLock } from "../../common/file-lock";
 import type { KeyValueStore } from "../../common/kv/store";
 import { log } from "../../common/logger";
+import { isStorageFull } from "../../common/storage";
 
 const logger = log("chat");
 
@@ -46,6 +49,10 @@ export function createSessionStore(opts: { kv?: KeyValueStore; stateDir: string;
     }
   };
 
+  /** Entries written to Redis (or nowhere) but not to the file yet: the file refused them. */
+  const unwritten = new Map<string, FileEntry>();
+  const live = (e: FileEntry | undefined) => (e && typeof e.session_id === "string" && e.expires_at > Date.now() ? e.session_id : undefined);
+
   return {
     async get(convKey) {
       if (redis) {
@@ -56,8 +63,7 @@ export function createSessionStore(opts: { kv?: KeyValueStore; stateDir: string;
           logger.warn(`session of ${convKey}: Redis failed (${(err as Error).message}); reading ${file}`);
         }
       }
-      const e = (await readMap())[convKey];
-      return e && typeof e.session_id === "string" && e.expires_at > Date.now() ? e.session_id : undefined;
+      return live(unwritten.get(convKey)) ?? live((await readMap())[convKey]);
     },
     async set(convKey, sessionId) {
       if (redis) {
@@ -67,15 +73,26 @@ export function createSessionStore(opts: { kv?: KeyValueStore; stateDir: string;
           logger.warn(`session of ${convKey}: Redis failed (${(err as Error).message}); kept in ${file} only`);
         }
       }
-      await mkdir(dirname(file), { recursive: true });
-      await withFileLock(file, async () => {
-        const now = Date.now();
-        const map = await readMap();
-        // Expired entries go whenever the file is written, so it does not grow without end.
-        for (const [k, e] of Object.entries(map)) if (!(e?.expires_at > now)) delete map[k];
-        map[convKey] = { session_id: sessionId, updated_at: new Date(now).toISOString(), expires_at: now + opts.ttlSeconds * 1000 };
-        await writeFileAtomic(file, `${JSON.stringify(map, null, 2)}\n`);
-      });
+      const now = Date.now();
+      const entry: FileEntry = { session_id: sessionId, updated_at: new Date(now).toISOString(), expires_at: now + opts.ttlSeconds * 1000 };
+      unwritten.delete(convKey);
+      const held = [...unwritten];
+      try {
+        await mkdir(dirname(file), { recursive: true });
+        await withFileLock(file, async () => {
+          const map = await readMap();
+          // Expired entries go whenever the file is written, so it does not grow without end.
+          for (const [k, e] of Object.entries(map)) if (!(e?.expires_at > now)) delete map[k];
+          for (const [k, e] of held) if (e.expires_at > now) map[k] = e;
+          map[convKey] = entry;
+          await writeFileAtomic(file, `${JSON.stringify(map, null, 2)}\n`);
+        });
+        for (const [k, e] of held) if (unwritten.get(k) === e) unwritten.delete(k);
+      } catch (err) {
+        if (!isStorageFull(err)) throw err;
+        unwritten.set(convKey, entry);
+        logger.warn(`session of ${convKey}: ${file} is on a full disk; held in memory until a write succeeds`);
+      }
     },
   };
 }
