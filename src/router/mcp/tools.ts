@@ -3,7 +3,6 @@
 // the HTTP routes make, answered as JSON text (and as structuredContent). A domain error becomes a tool error
 // (isError) carrying its message, as MCP clients expect.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
 import { VERSION } from "../../common/version";
 import type { RouterDeps } from "../app-types";
 import { brief } from "../brief/brief";
@@ -15,7 +14,6 @@ import { IngestRequest } from "../ingest/schema";
 import { markerKey, recordMarker, requireMarkerType } from "../markers/marker";
 import { MarkerToolRequest } from "../markers/schema";
 import { MARKER_MAX_CHARS } from "../markers/types";
-import { QUERY_MAX_CHARS } from "../search/limits";
 import { SearchRequest } from "../search/schema";
 import { search } from "../search/search";
 import { TickRequest } from "../tick/schema";
