@@ -77,6 +77,18 @@ describe.skipIf(!canMountTmpfs)("the job store's disk fills up", () => {
       ms: 15_000,
       what: "every job file to say succeeded",
     });
+    // Each job's event log tells its whole story too: the statuses and the totals written while
+    // the disk was full are written once space is back, in order.
+    for (const id of acked) {
+      const sse = await (await o.call(`/jobs/${id}/events`)).text();
+      const events = sse
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => JSON.parse(l.slice(6)) as { type: string; status?: string });
+      const statuses = events.filter((e) => e.type === "status").map((e) => e.status);
+      expect({ id, statuses: statuses.filter((s, i) => s !== statuses[i - 1]) }).toEqual({ id, statuses: ["queued", "running", "succeeded"] });
+      expect({ id, usage: events.some((e) => e.type === "usage") }).toEqual({ id, usage: true });
+    }
     // Space is back: a new job is taken again.
     expect((await o.call("/jobs", { method: "POST", json: { task: "Explain job after" } })).status).toBe(202);
   }, 120_000);

@@ -7,7 +7,7 @@
 // of that tick's lines, and a same-process watcher's check that nobody else appended is one
 // stat(2). Each was a thread-pool round trip (open, write, close; stat) per tick before, on the
 // path from the agent's line to the watcher.
-import { closeSync, openSync, statSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, statSync, writeSync } from "node:fs";
 import { open, readdir, stat, unlink } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { isJobId } from "../schema";
@@ -62,14 +62,21 @@ export function createFileJobEventStore(opts: { dir: string; ttlSeconds: number;
       o = { fd, timer };
       open_.set(id, o);
     }
+    let wrote = 0;
     try {
       // One write(2) of the text; a short write (a full disk) goes on from where it stopped.
-      const wrote = writeSync(o.fd, text);
+      wrote = writeSync(o.fd, text);
       if (wrote < bytes) {
         const buf = Buffer.from(text);
-        for (let off = wrote; off < buf.length; ) off += writeSync(o.fd, buf, off, buf.length - off);
+        while (wrote < buf.length) wrote += writeSync(o.fd, buf, wrote, buf.length - wrote);
       }
     } catch (err) {
+      // No half line is left behind: it would swallow the next append's first event.
+      if (wrote > 0) {
+        try {
+          ftruncateSync(o.fd, fstatSync(o.fd).size - wrote);
+        } catch {}
+      }
       closeLog(id);
       throw err;
     }

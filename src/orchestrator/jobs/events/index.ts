@@ -2,6 +2,7 @@
 // store for readers (GET /jobs/{id}/events, get_job, the console).
 import { log } from "../../../common/logger";
 import type { Job } from "../schema";
+import { holdOnFullDisk } from "./held";
 import { type JobProgress, RunRecorder } from "./recorder";
 import type { JobEventStore } from "./store";
 
@@ -17,12 +18,13 @@ export interface JobEventLog {
   recorder(jobId: string, onProgress: (p: JobProgress) => void): RunRecorder;
 }
 
-export function jobEventLog(store: JobEventStore, opts: { maxBytes?: number; progressMs?: number } = {}): JobEventLog {
+export function jobEventLog(raw: JobEventStore, opts: { maxBytes?: number; progressMs?: number } = {}): JobEventLog {
+  const store = holdOnFullDisk(raw);
   return {
     store,
     async status(job) {
       const event = { type: "status" as const, at: job.updated_at, status: job.status, ...(job.error && { error: job.error }) };
-      await store.append(job.id, [event]).catch((err: Error) => logger.warn(`job ${job.id}: status event not kept: ${err.message}`));
+      await store.append(job.id, [event]).catch((err: Error) => logger.warn(`job ${job.id}: status event not written yet: ${err.message}`));
     },
     recorder: (jobId, onProgress) =>
       new RunRecorder({ store, jobId, maxBytes: opts.maxBytes ?? DEFAULT_MAX_LOG_BYTES, onProgress, progressMs: opts.progressMs }),
