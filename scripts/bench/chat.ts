@@ -19,8 +19,8 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { freePort } from "./lib/ports.ts";
-import { cpuMs, rssMb, type Started, startAndWait } from "./lib/proc.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { cpuMs, freePort, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -192,7 +192,7 @@ async function pipedOnce(scenario: string, marker: string): Promise<{ totalMs: n
 }
 
 // --- run -----------------------------------------------------------------------------------
-const work = mkdtempSync(join(tmpdir(), "bench-chat-"));
+const work = tempDir("bench-chat");
 const services: Started[] = [];
 try {
   const hubUrl = await makeHub(join(work, "hub"));

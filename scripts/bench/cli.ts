@@ -13,11 +13,11 @@
 //
 //   bun run bench cli
 //   BENCH_CLI_RUNS=50 BENCH_CLI_JOBS=5000 bun scripts/bench/cli.ts
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
-import { freePort } from "./lib/ports.ts";
-import { type Started, startAndWait } from "./lib/proc.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { freePort, type Started, startAndWait } from "../../test/support/process.ts";
 import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -33,7 +33,7 @@ const KEY = "bench-cli-key";
 const TOKEN = "bench-cli-router-token";
 const TARGET = { versionMs: 40, jobsMs: 150, routerVersionMs: 40, checkMs: 150, hookUpMs: 40, hookDownMs: 2000 };
 
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-cli-"));
+const tmp = tempDir("brain-bench-cli");
 const servers: Started[] = [];
 async function cleanup(): Promise<void> {
   await Promise.all(servers.map((s) => s.stop()));

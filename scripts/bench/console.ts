@@ -6,19 +6,18 @@
 // blank page load in the same browser) and a peer (the service's own /docs page, Scalar).
 //
 //   bun run bench console
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Page } from "playwright-core";
-import { freePort } from "./lib/ports.ts";
-import { startAndWait } from "./lib/proc.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { freePort, startAndWait } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const TOKEN = "bench-console-token";
 const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS) : 10;
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-console-"));
+const tmp = tempDir("brain-bench-console");
 const port = freePort();
 const url = `http://127.0.0.1:${port}`;
 const server = await startAndWait({

@@ -5,12 +5,12 @@
 //
 //   bun run bench http
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=100 bun scripts/bench/http.ts
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
+import { tempDir } from "../../test/support/main-process.ts";
+import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
 import { describeLoad, type LoadResult, loadTool, runLoad } from "./lib/load.ts";
-import { freePort } from "./lib/ports.ts";
-import { cpuMs, logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -107,7 +107,7 @@ const targets: Target[] = [
 ];
 
 const running = new Set<Started>();
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-http-"));
+const tmp = tempDir("brain-bench-http");
 
 async function cleanup(): Promise<void> {
   await Promise.all([...running].map((s) => s.stop()));

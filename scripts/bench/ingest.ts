@@ -24,15 +24,12 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
-import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
-import { classify } from "../../src/router/ingest/classify.ts";
+import { cpuSplitMs, freePort, logTail, type Started, startAndWait } from "../../test/support/process.ts";
 import { benchScratch, fileCreationMicros, SLOW_DISK_MICROS } from "./lib/disk.ts";
-import { freePort } from "./lib/ports.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
-import { cpuSplitMs, logTail, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
-import { generateNote, writeVault } from "./lib/vault-gen.ts";
+import { generatedKind, generateNote, writeVault } from "./lib/vault-gen.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const envNum = (name: string, fallback: number): number => {
@@ -79,11 +76,8 @@ function noteBodies(count: number, kind: "note" | "signal" = "note"): string[] {
   const out: string[] = [];
   while (out.length < count) {
     const n = generateNote(4242, nextNote++);
-    const content = `${n.content}\n<!-- bench ingest ${nextNote} -->\n`;
-    const { data, body } = splitFrontmatter(content);
-    const tags = ["bench"];
-    if (classify({ tags: [...frontmatterTags(data), ...tags], frontmatter: data, body }).kind !== kind) continue;
-    out.push(JSON.stringify({ content, tags }));
+    if (generatedKind(n.tags) !== kind) continue;
+    out.push(JSON.stringify({ content: `${n.content}\n<!-- bench ingest ${nextNote} -->\n`, tags: ["bench"] }));
   }
   return out;
 }

@@ -17,11 +17,11 @@
 //   BENCH_REDIS_URL=redis://127.0.0.1:6379 bun scripts/bench/job-events.ts   (log in Redis)
 //   BENCH_PACED=0 bun scripts/bench/job-events.ts   (the burst only: ~10 s instead of ~40)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { createParser } from "eventsource-parser";
-import { freePort } from "./lib/ports.ts";
-import { cpuMs, type Started, startAndWait } from "./lib/proc.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { cpuMs, freePort, type Started, startAndWait } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -35,7 +35,7 @@ const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS)
 const PACED = process.env.BENCH_PACED !== "0";
 const TARGET_RATIO = 1.3;
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-events-"));
+const tmp = tempDir("brain-bench-events");
 const SESSION = "6f1c2a9e-3b7d-4e2a-9c1f-2d8e5b7a4c10";
 
 /** EVENTS lines in Claude Code's format: text, a tool call, its result, over and over; then the result line. */

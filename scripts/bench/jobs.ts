@@ -16,12 +16,12 @@
 //   5. the shared queue (issue 17, lib/queue-scaling.ts): jobs/s with 1, 2, 3 processes on one Redis
 //      (BENCH_REDIS_URL, else REDIS_URL, else 127.0.0.1:6379), the scaling ratio, and the queue's
 //      overhead per job against the embedded queue. BENCH_QUEUE_JOBS=90 jobs per process count.
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "redis";
-import { freePort } from "./lib/ports.ts";
-import { logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { freePort, logTail, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
 import { queueScaling } from "./lib/queue-scaling.ts";
 import { benchRealCli, imageSize, REAL_CLAUDE } from "./lib/real-cli.ts";
 import { median } from "./lib/stats.ts";
@@ -47,7 +47,7 @@ const settings = {
 };
 const TARGET = { overheadP50Ms: 100 };
 
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-jobs-"));
+const tmp = tempDir("brain-bench-jobs");
 const redisPrefix = `bench-jobs-${process.pid}`;
 const agentLog = join(tmp, "agent.log");
 let server: Started | undefined;

@@ -26,8 +26,7 @@
 
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import postgres from "postgres";
 import { documentFromFile } from "../../src/router/index/document.ts";
@@ -39,6 +38,7 @@ import { type EmbeddingsEndpoint, embed } from "../../src/router/llm.ts";
 import { httpReranker, type Reranker } from "../../src/router/search/rerank.ts";
 import { type SearchDeps, type SearchRequestOptions, search } from "../../src/router/search/search.ts";
 import { type RerankerFixture, startRerankerFixture } from "../../test/fixtures/reranker.ts";
+import { tempDir } from "../../test/support/main-process.ts";
 import { agentMemorySet, MEMORY_KINDS } from "./lib/agent-memory-set.ts";
 import { indexedCopy, loadSet, NODE_MODULES, NPM_KINDS, vaultPathOf } from "./lib/npm-docs-set.ts";
 import { rawFiles, refreshRaw } from "./lib/raw-index.ts";
@@ -298,7 +298,7 @@ async function main(): Promise<void> {
     (process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined);
   const names = SETS.filter((n) => only === undefined || n === only);
   if (names.length === 0) throw new Error(`--set ${only}: use one of ${SETS.join(", ")}`);
-  const tmp = mkdtempSync(join(tmpdir(), "brain-bench-relevance-"));
+  const tmp = tempDir("brain-bench-relevance");
   const servers: Array<EmbeddingsServer | RerankerFixture> = [];
   try {
     const synonym = serveEmbeddings((t) => synonymEmbedding(t, DIM));

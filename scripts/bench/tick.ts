@@ -10,12 +10,11 @@
 //   bun run bench tick                       10k notes, 5k markers, 500 inline, 1,000 subscribers (~1–2 min)
 //   bun scripts/bench/tick.ts --large        50k notes, 20k markers, 2k inline, 5,000 subscribers
 //   bun scripts/bench/tick.ts --notes 2000 --markers 1000 --inline 100 --subscribers 200
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { freePort } from "./lib/ports.ts";
-import { rssMb, startAndWait } from "./lib/proc.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { freePort, rssMb, startAndWait } from "../../test/support/process.ts";
 import { judged, num, table } from "./lib/table.ts";
 import { fillerParagraph, generateNote, pick, pickSkewed, prng, SERVICES, TOPICS, writeVault } from "./lib/vault-gen.ts";
 
@@ -60,7 +59,7 @@ const report = (row: string[]) => {
 };
 
 // 1. The vault: generated raw notes, every (notes / inline)-th one carrying an inline marker.
-const dir = mkdtempSync(join(tmpdir(), "bench-tick-"));
+const dir = tempDir("bench-tick");
 const vault = join(dir, "vault");
 const home = join(dir, "home");
 log(`writing ${num(settings.notes)} notes to ${vault}`);

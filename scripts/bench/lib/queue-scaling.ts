@@ -6,12 +6,12 @@
 //      processes share the CPU, so the ceiling is lower — the core count is printed);
 //   2. queue overhead per job, submit → taken from the queue (the record's started_at), one job at
 //      a time: BullMQ against the embedded in-process queue (no REDIS_URL) in the same run.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "redis";
-import { freePort } from "./ports.ts";
-import { type Started, startAndWait } from "./proc.ts";
+import { tempDir } from "../../../test/support/main-process.ts";
+import { freePort, type Started, startAndWait } from "../../../test/support/process.ts";
 import { num } from "./table.ts";
 
 const MAIN = join(resolve(import.meta.dir, "../../.."), "src/main.ts");
@@ -41,7 +41,7 @@ export async function queueScaling(opts: QueueScalingOptions): Promise<string[][
   const jobs = opts.jobs ?? 90;
   const parallel = opts.parallel ?? 3;
   const serial = opts.serial ?? 20;
-  const tmp = mkdtempSync(join(tmpdir(), "brain-bench-queue-"));
+  const tmp = tempDir("brain-bench-queue");
   const prefixes: string[] = [];
   const servers: Started[] = [];
   const agent = join(tmp, "instant-agent");

@@ -594,6 +594,19 @@ export function generateNote(seed: number, i: number): GeneratedNote {
   return { path, content, title, topic: topic.name, tags, service: svc };
 }
 
+/**
+ * The kind POST /ingest gives a generated note (docs/router-api.md: an explicit type, then the
+ * first tag naming a kind, then an @marker). The generator writes no type and no marker, and of
+ * its tags only two name a kind: `incident` a signal, `release` a milestone.
+ */
+export function generatedKind(tags: readonly string[]): "note" | "signal" | "milestone" {
+  for (const tag of tags) {
+    if (tag === "incident") return "signal";
+    if (tag === "release") return "milestone";
+  }
+  return "note";
+}
+
 export interface VaultStats {
   notes: number;
   bytes: number;
