@@ -1,4 +1,4 @@
-// Chat benchmark (issue 5): the agent-mode service in its own process with a fixture agent
+// Chat benchmark (issue 5): the agent-mode service (`bun src/main.ts --only orchestrator`) with a fixture agent
 // (test/fixtures/fake-claude replaying generated stream-json).
 //
 //  1. delivery: an agent printing N text deltas (default 20,000) as fast as it can — time from
@@ -27,7 +27,7 @@ import { judged, num, table } from "./lib/table.ts";
 const ROOT = resolve(import.meta.dir, "../..");
 const FAKE_CLAUDE = join(ROOT, "test/fixtures/fake-claude");
 const PACED_AGENT = join(import.meta.dir, "lib/paced-agent.sh");
-const SERVER = join(import.meta.dir, "lib/chat-server.ts");
+const MAIN = join(ROOT, "src/main.ts");
 const AGENT = "bench-agent";
 const KEY = "bench-key";
 
@@ -100,7 +100,7 @@ async function startService(work: string, hubUrl: string, binary: string, agentE
   const port = freePort();
   const home = mkdtempSync(join(work, "home-"));
   const started = await startAndWait({
-    cmd: [process.execPath, SERVER],
+    cmd: [process.execPath, MAIN, "--only", "orchestrator"],
     readyUrl: `http://127.0.0.1:${port}/health`,
     logPath: join(work, "service.log"),
     env: {
