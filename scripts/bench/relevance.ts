@@ -182,11 +182,17 @@ async function startRouter(vault: string, dir: string, env: Record<string, strin
   try {
     // The vault indexed as the scheduler's tick would (rules only: no model is configured).
     let record = await client.tick({ wait: true, no_ai: true });
-    await until(async () => ["succeeded", "failed"].includes((record = await client.getTick(record.tick_id)).status), {
-      ms: 600_000,
-      every: 250,
-      what: () => `the router's first tick\n${logTail(started.logPath)}`,
-    });
+    await until(
+      async () => {
+        record = await client.getTick(record.tick_id);
+        return record.status === "succeeded" || record.status === "failed";
+      },
+      {
+        ms: 600_000,
+        every: 250,
+        what: () => `the router's first tick\n${logTail(started.logPath)}`,
+      },
+    );
     if (record.status !== "succeeded") throw new Error(`the router's first tick ${record.status}\n${logTail(started.logPath)}`);
   } catch (err) {
     await stop();
