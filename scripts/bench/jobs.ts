@@ -167,6 +167,8 @@ async function startService(env: Record<string, string>): Promise<{ url: string;
       HOME: join(tmp, "home"),
       SERVICE_PORT: String(port),
       SERVICE_API_KEYS: KEY,
+      // The bench repository is a local bare one (file://).
+      SERVICE_ALLOW_LOCAL_REPOS: "1",
       SERVICE_OTEL_ENABLED: "false",
       SERVICE_POD_NAME: "bench",
       SERVICE_JOBS_DIR: join(tmp, "jobs"),
@@ -174,6 +176,8 @@ async function startService(env: Record<string, string>): Promise<{ url: string;
       SERVICE_WORKTREE_ROOT: join(tmp, "worktrees"),
       SERVICE_JOB_TTL: String(7 * 86400),
       BENCH_AGENT_LOG: agentLog,
+      // The instant agent logs its start and exit there: the operator passes that variable on to it.
+      SERVICE_AGENT_ENV: "BENCH_AGENT_LOG",
       LOG_LEVEL: "1",
       ...(settings.redisUrl ? { REDIS_URL: settings.redisUrl, REDIS_KEY_PREFIX: redisPrefix } : {}),
       ...env,
