@@ -16,6 +16,7 @@
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
+import { RouterClient } from "../../src/router/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
 import { freePort, type Started, startAndWait } from "../../test/support/process.ts";
 import { median, percentile } from "./lib/stats.ts";
@@ -220,22 +221,15 @@ async function hookRows(router: string, routerUrl: string | undefined): Promise<
   const down = { PATH: "/usr/bin:/bin", HOME: home, BRAIN_URL: `http://127.0.0.1:${freePort()}`, KB_ROUTER_TOKEN: TOKEN };
   const up = routerUrl ? { ...down, BRAIN_URL: routerUrl } : undefined;
   if (routerUrl) {
+    const routerClient = new RouterClient({ baseUrl: routerUrl, token: TOKEN });
     for (let i = 0; i < 5; i++) {
-      await fetch(`${routerUrl}/marker`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ type: "lesson", content: `Bench feed lesson ${i}.` }),
-      });
+      await routerClient.marker({ type: "lesson", content: `Bench feed lesson ${i}.` });
     }
     for (const [day, content] of [
       ["2026-03-04", "The payment suite flakes when the sandbox clock drifts: sync the clock before running it."],
       ["2026-04-15", "Payment sandbox timeouts come from the rate limiter; raise it for the test account."],
-    ]) {
-      await fetch(`${routerUrl}/marker`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ type: "lesson", content, attrs: { ts: `${day}T09:00:00Z` } }),
-      });
+    ] as const) {
+      await routerClient.marker({ type: "lesson", content, attrs: { ts: `${day}T09:00:00Z` } });
     }
     // The hook must have something to inject, or the row measures a search that found nothing
     // (a marker's lesson log is indexed soon after it is written: polled for up to 10 s).

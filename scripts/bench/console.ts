@@ -9,6 +9,7 @@
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { chromium, type Page } from "playwright-core";
+import { RouterClient } from "../../src/router/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
 import { freePort, startAndWait } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
@@ -34,13 +35,9 @@ const browser = await chromium.launch({
 });
 
 try {
-  const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+  const client = new RouterClient({ baseUrl: url, token: TOKEN });
   for (let i = 0; i < 200; i++) {
-    await fetch(`${url}/ingest`, {
-      method: "POST",
-      headers: auth,
-      body: JSON.stringify({ content: `# Note ${i}\nCanary deploys ship to one pod first (${i}); rollbacks restore the previous image.`, tags: ["deploy"] }),
-    });
+    await client.ingest({ content: `# Note ${i}\nCanary deploys ship to one pod first (${i}); rollbacks restore the previous image.`, tags: ["deploy"] });
   }
 
   /** A fresh tab (cold cache) with the token in sessionStorage; bytes of every response. */
@@ -94,7 +91,7 @@ try {
   const apiOnly: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now();
-    await (await fetch(`${url}/search`, { method: "POST", headers: auth, body: JSON.stringify({ query: "canary rollback", limit: 20 }) })).json();
+    await client.search({ query: "canary rollback", limit: 20 });
     apiOnly.push(performance.now() - t0);
   }
   const blank: number[] = [];

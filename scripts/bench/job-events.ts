@@ -20,6 +20,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { createParser } from "eventsource-parser";
+import { ServiceClient } from "../../src/orchestrator/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
 import { cpuMs, freePort, type Started, startAndWait } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
@@ -160,8 +161,8 @@ async function throughService(
   const { url, server, record } = svc;
   const task = `bench-through-${delayMs}-${run}`;
   const cpuBefore = cpuMs(server.pid);
-  const res = await fetch(`${url}/jobs`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ task }) });
-  const job = (await res.json()) as { id: string };
+  const job = await new ServiceClient({ baseUrl: url, token: KEY }).submitJob({ task });
+  // The stream read off the wire (not ServiceClient.jobEvents, which parses each event's JSON): its bytes are a figure.
   const stream = await fetch(`${url}/jobs/${job.id}/events`, { headers: { ...AUTH, accept: "text/event-stream" } });
   let events = 0;
   let agentEvents = 0;

@@ -20,11 +20,12 @@ import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "redis";
+import { type JobInput, ServiceClient } from "../../src/orchestrator/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
 import { freePort, logTail, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
 import { queueScaling } from "./lib/queue-scaling.ts";
 import { benchRealCli, imageSize, REAL_CLAUDE } from "./lib/real-cli.ts";
-import { median } from "./lib/stats.ts";
+import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -63,12 +64,6 @@ async function cleanup(): Promise<void> {
   }
 }
 process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 function sh(cmd: string[], cwd: string): void {
   const r = Bun.spawnSync(cmd, {
@@ -188,15 +183,18 @@ async function startService(env: Record<string, string>): Promise<{ url: string;
   return { url: `http://127.0.0.1:${port}`, server: started };
 }
 
-async function submit(url: string, body: Record<string, unknown>): Promise<JobRecord> {
-  const res = await fetch(`${url}/jobs`, { method: "POST", headers: HEADERS, body: JSON.stringify(body) });
-  if (res.status !== 202 && res.status !== 200) throw new Error(`POST /jobs answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as JobRecord;
+const client = (url: string) => new ServiceClient({ baseUrl: url, token: KEY });
+
+async function submit(url: string, body: JobInput): Promise<JobRecord> {
+  return client(url)
+    .submitJob(body, { waitTimeoutMs: 600_000 })
+    .catch((err: Error) => {
+      throw new Error(`POST /jobs answered ${err.message}`);
+    });
 }
 
 async function allJobs(url: string): Promise<JobRecord[]> {
-  const res = await fetch(`${url}/jobs?limit=1000`, { headers: HEADERS });
-  return ((await res.json()) as { jobs: JobRecord[] }).jobs;
+  return (await client(url).listJobs({ limit: 1000 })).jobs;
 }
 
 async function waitFinished(url: string, ids: Set<string>, timeoutMs = 300_000): Promise<JobRecord[]> {
@@ -353,7 +351,7 @@ async function main(): Promise<number> {
               },
             };
           },
-          submit: (url, body) => submit(url, body) as never,
+          submit,
         })
       : undefined;
   const realRows = real

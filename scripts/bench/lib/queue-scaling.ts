@@ -10,13 +10,14 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient } from "redis";
+import { ServiceClient } from "../../../src/orchestrator/client.ts";
 import { tempDir } from "../../../test/support/main-process.ts";
 import { freePort, type Started, startAndWait } from "../../../test/support/process.ts";
+import { percentile } from "./stats.ts";
 import { num } from "./table.ts";
 
 const MAIN = join(resolve(import.meta.dir, "../../.."), "src/main.ts");
 const KEY = "bench-queue-key";
-const HEADERS = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 
 export interface QueueScalingOptions {
   redisUrl: string;
@@ -29,12 +30,6 @@ export interface QueueScalingOptions {
 }
 
 type Job = { id: string; status: string; started_at: string | null; finished_at: string | null; pod_name: string };
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 /** Rows [figure, value, peer/floor] for the jobs bench's table. */
 export async function queueScaling(opts: QueueScalingOptions): Promise<string[][]> {
@@ -97,14 +92,14 @@ printf '%s\\n' '${JSON.stringify({ type: "result", subtype: "success", is_error:
     await Promise.all(servers.splice(0).map((s) => s.stop()));
   };
   const submit = async (url: string, task: string): Promise<Job> => {
-    const res = await fetch(`${url}/jobs`, { method: "POST", headers: HEADERS, body: JSON.stringify({ task }) });
-    if (res.status !== 202) throw new Error(`POST /jobs answered ${res.status}: ${await res.text()}`);
-    return (await res.json()) as Job;
+    return new ServiceClient({ baseUrl: url, token: KEY }).submitJob({ task }).catch((err: Error) => {
+      throw new Error(`POST /jobs answered ${err.message}`);
+    });
   };
   const finished = async (url: string, ids: string[]): Promise<Job[]> => {
     const deadline = Date.now() + 300_000;
     for (;;) {
-      const all = ((await (await fetch(`${url}/jobs?limit=1000`, { headers: HEADERS })).json()) as { jobs: Job[] }).jobs;
+      const all = (await new ServiceClient({ baseUrl: url, token: KEY }).listJobs({ limit: 1000 })).jobs;
       const mine = all.filter((j) => ids.includes(j.id));
       if (mine.length === ids.length && mine.every((j) => j.finished_at !== null)) return mine;
       if (Date.now() > deadline) throw new Error("jobs did not finish within 300 s");
