@@ -7,27 +7,24 @@
 //
 //   bun run bench console
 import { rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { chromium, type Page } from "playwright-core";
 import { RouterClient } from "../../src/router/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
-import { freePort, startAndWait } from "../../test/support/process.ts";
+import { startService } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
 const TOKEN = "bench-console-token";
 const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS) : 10;
 const tmp = tempDir("brain-bench-console");
-const port = freePort();
-const url = `http://127.0.0.1:${port}`;
-const server = await startAndWait({
-  cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "router", "--vault", join(tmp, "vault")],
+const server = await startService("router", {
+  vault: join(tmp, "vault"),
   cwd: tmp,
-  env: { PATH: process.env.PATH, HOME: tmp, KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: String(port), PORT_BRAIN_MCP: "0", LOG_LEVEL: "1" },
-  readyUrl: `${url}/health`,
+  env: { PATH: process.env.PATH, HOME: tmp, KB_ROUTER_TOKEN: TOKEN, LOG_LEVEL: "1" },
   logPath: join(tmp, "router.log"),
 });
+const url = server.url;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
   headless: true,

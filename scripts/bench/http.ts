@@ -10,6 +10,7 @@ import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { tempDir } from "../../test/support/main-process.ts";
 import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
+import { envNum } from "./lib/env.ts";
 import { describeLoad, type LoadResult, loadTool, runLoad } from "./lib/load.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
@@ -17,11 +18,6 @@ import { judged, num, table } from "./lib/table.ts";
 const ROOT = resolve(import.meta.dir, "../..");
 const MAIN = join(ROOT, "src/main.ts");
 const BARE = join(import.meta.dir, "lib/bare-server.ts");
-
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 
 const settings = {
   seconds: envNum("BENCH_SECONDS", 5),

@@ -24,18 +24,15 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
-import { cpuSplitMs, freePort, logTail, type Started, startAndWait } from "../../test/support/process.ts";
+import { cpuSplitMs, freePort, logTail, type Started, startAndWait, startService } from "../../test/support/process.ts";
 import { benchScratch, fileCreationMicros, SLOW_DISK_MICROS } from "./lib/disk.ts";
+import { envNum } from "./lib/env.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
 import { generatedKind, generateNote, writeVault } from "./lib/vault-gen.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 const settings = {
   docs: envNum("BENCH_INGEST_DOCS", 2_000),
   /** Each side's run of a round is cut into this many turns, the two sides taking turns. */
@@ -97,31 +94,20 @@ async function startFloor(top = tmp): Promise<{ base: string; server: Started }>
 }
 
 async function startRouter(top = tmp): Promise<{ base: string; server: Started }> {
-  const port = freePort();
-  const vault = join(top, "vault");
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
   const env: Record<string, string | undefined> = {
     ...process.env,
     HOME: top,
     KB_ROUTER_TOKEN: TOKEN,
-    PORT_BRAIN_API: String(port),
-    PORT_BRAIN_MCP: String(freePort()),
     ROUTER_HOST: "127.0.0.1",
     DATA_DIR: join(top, "data"),
     TICK_INTERVAL_SECONDS: "0",
   };
   for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH", "DATABASE_URL", "REDIS_URL"])
     delete env[key];
-  const server = await startAndWait({
-    cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "router", "--vault", vault],
-    env,
-    cwd: top,
-    readyUrl: `http://127.0.0.1:${port}/health`,
-    logPath: join(top, "router.log"),
-    timeoutMs: 60_000,
-  });
+  const server = await startService("router", { vault: join(top, "vault"), env, cwd: top, logPath: join(top, "router.log"), timeoutMs: 60_000 });
   running.add(server);
-  return { base: `http://127.0.0.1:${port}`, server };
+  return { base: server.url, server };
 }
 
 /**

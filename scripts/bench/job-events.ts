@@ -22,7 +22,7 @@ import { join, resolve } from "node:path";
 import { createParser } from "eventsource-parser";
 import { ServiceClient } from "../../src/orchestrator/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
-import { cpuMs, freePort, type Started, startAndWait } from "../../test/support/process.ts";
+import { cpuMs, type Started, startService } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -127,15 +127,12 @@ async function agentAlone(file: string, delayMs: number): Promise<{ ms: number; 
 }
 
 async function service(delayMs: number): Promise<{ url: string; server: Started; record: string }> {
-  const port = freePort();
   const record = join(tmp, `service-${delayMs}.jsonl`);
-  const server = await startAndWait({
-    cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "orchestrator"],
+  const server = await startService("orchestrator", {
     cwd: tmp,
     env: {
       PATH: process.env.PATH,
       HOME: join(tmp, `home-${delayMs}`),
-      SERVICE_PORT: String(port),
       SERVICE_API_KEYS: KEY,
       SERVICE_OTEL_ENABLED: "false",
       SERVICE_CLAUDE_BINARY: FAKE,
@@ -146,10 +143,9 @@ async function service(delayMs: number): Promise<{ url: string; server: Started;
       LOG_LEVEL: "1",
       ...(REDIS ? { REDIS_URL: REDIS, REDIS_KEY_PREFIX: `bench-events-${process.pid}` } : {}),
     },
-    readyUrl: `http://127.0.0.1:${port}/health`,
     logPath: join(tmp, `service-${delayMs}.log`),
   });
-  return { url: `http://127.0.0.1:${port}`, server, record };
+  return { url: server.url, server, record };
 }
 
 /** Submits the job, reads its events to the end; times the agent's start → the last event read. */

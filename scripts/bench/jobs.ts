@@ -18,25 +18,20 @@
 //      overhead per job against the embedded queue. BENCH_QUEUE_JOBS=90 jobs per process count.
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { createClient } from "redis";
 import { type JobInput, ServiceClient } from "../../src/orchestrator/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
-import { freePort, logTail, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
+import { logTail, rssMb, type Started, startService } from "../../test/support/process.ts";
+import { envNum } from "./lib/env.ts";
 import { queueScaling } from "./lib/queue-scaling.ts";
 import { benchRealCli, imageSize, REAL_CLAUDE } from "./lib/real-cli.ts";
 import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const MAIN = join(ROOT, "src/main.ts");
 const KEY = "bench-jobs-key";
 const HEADERS = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 const settings = {
   jobs: envNum("BENCH_JOBS", 200),
   parallel: envNum("BENCH_PARALLEL", 3),
@@ -152,15 +147,12 @@ interface JobRecord {
   finished_at: string | null;
 }
 
-async function startService(env: Record<string, string>): Promise<{ url: string; server: Started }> {
-  const port = freePort();
-  const started = await startAndWait({
-    cmd: [process.execPath, MAIN, "--only", "orchestrator"],
+async function startOrchestrator(env: Record<string, string>): Promise<{ url: string; server: Started }> {
+  const started = await startService("orchestrator", {
     cwd: tmp,
     env: {
       PATH: process.env.PATH,
       HOME: join(tmp, "home"),
-      SERVICE_PORT: String(port),
       SERVICE_API_KEYS: KEY,
       // The bench repository is a local bare one (file://).
       SERVICE_ALLOW_LOCAL_REPOS: "1",
@@ -177,10 +169,9 @@ async function startService(env: Record<string, string>): Promise<{ url: string;
       ...(settings.redisUrl ? { REDIS_URL: settings.redisUrl, REDIS_KEY_PREFIX: redisPrefix } : {}),
       ...env,
     },
-    readyUrl: `http://127.0.0.1:${port}/health`,
     logPath: join(tmp, "service.log"),
   });
-  return { url: `http://127.0.0.1:${port}`, server: started };
+  return { url: started.url, server: started };
 }
 
 const client = (url: string) => new ServiceClient({ baseUrl: url, token: KEY });
@@ -215,7 +206,7 @@ async function main(): Promise<number> {
   console.log(`jobs bench: ${settings.serial} serial jobs, then ${settings.jobs} at parallel ${settings.parallel}, then ${settings.stored} stored jobs`);
   console.log(`store: ${settings.redisUrl ? "Redis + files" : "files"}; bun ${Bun.version}, ${availableParallelism()} cores\n`);
 
-  const first = await startService({ SERVICE_CLAUDE_BINARY: agent, SERVICE_MAX_PARALLEL_JOBS: String(settings.parallel) });
+  const first = await startOrchestrator({ SERVICE_CLAUDE_BINARY: agent, SERVICE_MAX_PARALLEL_JOBS: String(settings.parallel) });
   server = first.server;
   const base = first.url;
 
@@ -306,7 +297,7 @@ async function main(): Promise<number> {
       );
     }
   }
-  const second = await startService({ SERVICE_CLAUDE_BINARY: agent });
+  const second = await startOrchestrator({ SERVICE_CLAUDE_BINARY: agent });
   server = second.server;
   const fresh = second.url;
   if (settings.redisUrl) {
@@ -341,7 +332,7 @@ async function main(): Promise<number> {
           tmp,
           jobs: settings.realJobs,
           startService: async (env) => {
-            const s = await startService({ ...env, SERVICE_JOBS_DIR: join(tmp, "jobs-real") });
+            const s = await startOrchestrator({ ...env, SERVICE_JOBS_DIR: join(tmp, "jobs-real") });
             server = s.server;
             return {
               url: s.url,

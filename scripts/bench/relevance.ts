@@ -28,12 +28,12 @@
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { RouterClient, type SearchInput } from "../../src/router/client.ts";
 import { documentFromFile, parseQuery } from "../../src/router/index/index.ts";
 import { type RerankerFixture, startRerankerFixture } from "../../test/fixtures/reranker.ts";
 import { tempDir } from "../../test/support/main-process.ts";
-import { freePort, logTail, type Started, startAndWait } from "../../test/support/process.ts";
+import { logTail, type Started, startService } from "../../test/support/process.ts";
 import { createTestDatabase } from "../../test/support/servers.ts";
 import { until } from "../../test/support/until.ts";
 import { agentMemorySet, MEMORY_KINDS } from "./lib/agent-memory-set.ts";
@@ -48,7 +48,6 @@ const BACKGROUND_NOTES = Number(process.env.BENCH_RELEVANCE_BACKGROUND ?? 3_000)
 const DIM = 256;
 const K = 10;
 const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const MAIN = join(resolve(import.meta.dir, "../.."), "src/main.ts");
 const TOKEN = "bench-relevance-token";
 const SETS = ["labelled", "npm-docs", "agent-memory"] as const;
 type SetName = (typeof SETS)[number];
@@ -152,16 +151,12 @@ const running = new Set<Started>();
 /** `bun src/main.ts --only router` on `vault` with `env` (the embeddings, the reranker, DATABASE_URL), after its first tick. */
 async function startRouter(vault: string, dir: string, env: Record<string, string>): Promise<Router> {
   mkdirSync(dir, { recursive: true });
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const started = await startAndWait({
-    cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault],
+  const started = await startService("router", {
+    vault,
     env: {
       PATH: process.env.PATH,
       HOME: dir,
       KB_ROUTER_TOKEN: TOKEN,
-      PORT_BRAIN_API: String(port),
-      PORT_BRAIN_MCP: String(freePort()),
       ROUTER_HOST: "127.0.0.1",
       DATA_DIR: join(dir, "data"),
       TICK_INTERVAL_SECONDS: "0",
@@ -169,7 +164,6 @@ async function startRouter(vault: string, dir: string, env: Record<string, strin
       ...env,
     },
     cwd: dir,
-    readyUrl: `${base}/health`,
     logPath: join(dir, "router.log"),
     timeoutMs: 60_000,
   });
@@ -178,7 +172,7 @@ async function startRouter(vault: string, dir: string, env: Record<string, strin
     running.delete(started);
     await started.stop();
   };
-  const client = new RouterClient({ baseUrl: base, token: TOKEN, timeoutMs: 120_000 });
+  const client = new RouterClient({ baseUrl: started.url, token: TOKEN, timeoutMs: 120_000 });
   try {
     // The vault indexed as the scheduler's tick would (rules only: no model is configured).
     let record = await client.tick({ wait: true, no_ai: true });

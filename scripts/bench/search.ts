@@ -28,12 +28,13 @@
 //   BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres (default; a scratch database is created and dropped)
 import { mkdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { ApiError, RouterClient } from "../../src/router/client.ts";
 import { type IndexStore, openIndexStore, parseQuery } from "../../src/router/index/index.ts";
-import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
+import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait, startService } from "../../test/support/process.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
 import { benchScratch } from "./lib/disk.ts";
+import { envNum } from "./lib/env.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";
 import { type NotesLatency, timeNotesEndpoints } from "./lib/notes-latency.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
@@ -44,13 +45,6 @@ import { judged, num, table } from "./lib/table.ts";
 import { BENCH_QUERIES, generatedKind, generateNote, ingestBodies, prng, writeVault } from "./lib/vault-gen.ts";
 import { runWrkPost } from "./lib/wrk-post.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const MAIN = join(ROOT, "src/main.ts");
-
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 const large = process.argv.includes("--large") || process.env.BENCH_LARGE === "1";
 const sizes = process.env.BENCH_SIZES
   ? process.env.BENCH_SIZES.split(",")
@@ -287,15 +281,11 @@ async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promi
 
 /** The real server on the built index: /search under wrk, /ingest from the loader, RSS. */
 async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: string | undefined): Promise<void> {
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
   const env: Record<string, string | undefined> = {
     ...process.env,
     HOME: tmp,
     KB_ROUTER_TOKEN: TOKEN,
-    PORT_BRAIN_API: String(port),
-    PORT_BRAIN_MCP: String(freePort()),
     ROUTER_HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     DATABASE_URL: dbUrl,
@@ -303,15 +293,9 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
   for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH"]) delete env[key];
   if (!dbUrl) delete env.DATABASE_URL;
   const logPath = join(tmp, `server-${cell.backend}-${cell.size}.log`);
-  const server = await startAndWait({
-    cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault],
-    env,
-    cwd: tmp,
-    readyUrl: `${base}/health`,
-    logPath,
-    timeoutMs: 60_000,
-  });
+  const server = await startService("router", { vault, env, cwd: tmp, logPath, timeoutMs: 60_000 });
   running.add(server);
+  const base = server.url;
   const client = new RouterClient({ baseUrl: base, token: TOKEN });
   try {
     cell.startupMs = server.startupMs;

@@ -11,17 +11,15 @@
 //   bun scripts/bench/tick.ts --large        50k notes, 20k markers, 2k inline, 5,000 subscribers
 //   bun scripts/bench/tick.ts --notes 2000 --markers 1000 --inline 100 --subscribers 200
 import { appendFileSync, rmSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type MarkerInput, RouterClient } from "../../src/router/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
-import { freePort, rssMb, startAndWait } from "../../test/support/process.ts";
+import { rssMb, startService } from "../../test/support/process.ts";
 import { percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 import { fillerParagraph, generateNote, pick, pickSkewed, prng, SERVICES, TOPICS, writeVault } from "./lib/vault-gen.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const MAIN = join(ROOT, "src/main.ts");
 const TOKEN = "bench-tick-token";
 const TARGET = { secondTickMs: 1000 };
 
@@ -72,25 +70,20 @@ for (let i = 0; every && i < settings.notes && inlineWritten < settings.inline; 
 }
 
 // 2. The router.
-const port = freePort();
-const mcpPort = freePort();
-const base = `http://127.0.0.1:${port}`;
-const started = await startAndWait({
-  cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault],
-  readyUrl: `${base}/health`,
+const started = await startService("router", {
+  vault,
   env: {
     PATH: process.env.PATH,
     HOME: home,
     KB_ROUTER_TOKEN: TOKEN,
-    PORT_BRAIN_API: String(port),
-    PORT_BRAIN_MCP: String(mcpPort),
     TICK_INTERVAL_SECONDS: "0",
     LOG_LEVEL: "1",
   },
   logPath: join(dir, "router.log"),
   timeoutMs: 30_000,
 });
-const client = new RouterClient({ baseUrl: base, token: TOKEN, timeoutMs: 10 * 60_000 });
+const port = Number(new URL(started.url).port);
+const client = new RouterClient({ baseUrl: started.url, token: TOKEN, timeoutMs: 10 * 60_000 });
 // Stopped early (Ctrl-C, a timeout): take the router down with us.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {

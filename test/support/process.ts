@@ -4,7 +4,11 @@
 // from /proc. Output goes to a log file (not a pipe), so a chatty server never blocks on a full
 // pipe and the tail can be shown when start-up fails.
 import { closeSync, openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Subprocess } from "bun";
+
+/** The one entry point of both services. */
+export const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 
 const LOW_PORT = 20000;
 const HIGH_PORT = 60000;
@@ -81,6 +85,36 @@ export async function startAndWait(opts: StartOptions): Promise<Started> {
   }
   await stop();
   throw new Error(`${opts.readyUrl} did not answer 200 within ${timeoutMs} ms (last: ${lastStatus})\n${logTail(opts.logPath)}`);
+}
+
+export interface ServiceStart {
+  /** The router's `--vault`. */
+  vault?: string;
+  /** The process's whole environment, less the ports (chosen here). */
+  env: Record<string, string | undefined>;
+  cwd?: string;
+  logPath: string;
+  timeoutMs?: number;
+}
+
+/**
+ * `bun src/main.ts --only router|orchestrator` on free loopback ports (the router's API and MCP
+ * listener, the orchestrator's SERVICE_PORT), waited for until GET /health answers 200; `url`
+ * is its API.
+ */
+export async function startService(only: "router" | "orchestrator", opts: ServiceStart): Promise<Started & { url: string }> {
+  const port = freePort();
+  const ports = only === "router" ? { PORT_BRAIN_API: String(port), PORT_BRAIN_MCP: String(freePort()) } : { SERVICE_PORT: String(port) };
+  const url = `http://127.0.0.1:${port}`;
+  const started = await startAndWait({
+    cmd: [process.execPath, MAIN, "--only", only, ...(opts.vault ? ["--vault", opts.vault] : [])],
+    env: { ...opts.env, ...ports },
+    cwd: opts.cwd,
+    readyUrl: `${url}/health`,
+    logPath: opts.logPath,
+    timeoutMs: opts.timeoutMs,
+  });
+  return { ...started, url };
 }
 
 /** SIGTERM, then SIGKILL if the process is still there after the grace period. */

@@ -8,15 +8,14 @@
 //      a time: BullMQ against the embedded in-process queue (no REDIS_URL) in the same run.
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { createClient } from "redis";
 import { ServiceClient } from "../../../src/orchestrator/client.ts";
 import { tempDir } from "../../../test/support/main-process.ts";
-import { freePort, type Started, startAndWait } from "../../../test/support/process.ts";
+import { type Started, startService } from "../../../test/support/process.ts";
 import { percentile } from "./stats.ts";
 import { num } from "./table.ts";
 
-const MAIN = join(resolve(import.meta.dir, "../../.."), "src/main.ts");
 const KEY = "bench-queue-key";
 
 export interface QueueScalingOptions {
@@ -58,32 +57,27 @@ printf '%s\\n' '${JSON.stringify({ type: "result", subtype: "success", is_error:
     const urls: string[] = [];
     await Promise.all(
       Array.from({ length: n }, async (_, i) => {
-        const port = freePort();
         const home = join(tmp, prefix, `home-${i}`);
         mkdirSync(home, { recursive: true });
-        servers.push(
-          await startAndWait({
-            cmd: [process.execPath, MAIN, "--only", "orchestrator"],
-            cwd: home,
-            env: {
-              PATH: process.env.PATH,
-              HOME: home,
-              SERVICE_PORT: String(port),
-              SERVICE_API_KEYS: KEY,
-              SERVICE_OTEL_ENABLED: "false",
-              SERVICE_POD_NAME: `bench-${i + 1}`,
-              SERVICE_JOBS_DIR: jobsDir,
-              SERVICE_CLAUDE_BINARY: agent,
-              SERVICE_MAX_PARALLEL_JOBS: String(parallel),
-              LOG_LEVEL: "1",
-              ...(redis ? { REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: prefix } : {}),
-            },
-            readyUrl: `http://127.0.0.1:${port}/health`,
-            logPath: join(home, "service.log"),
-            timeoutMs: 60_000,
-          }),
-        );
-        urls.push(`http://127.0.0.1:${port}`);
+        const service = await startService("orchestrator", {
+          cwd: home,
+          env: {
+            PATH: process.env.PATH,
+            HOME: home,
+            SERVICE_API_KEYS: KEY,
+            SERVICE_OTEL_ENABLED: "false",
+            SERVICE_POD_NAME: `bench-${i + 1}`,
+            SERVICE_JOBS_DIR: jobsDir,
+            SERVICE_CLAUDE_BINARY: agent,
+            SERVICE_MAX_PARALLEL_JOBS: String(parallel),
+            LOG_LEVEL: "1",
+            ...(redis ? { REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: prefix } : {}),
+          },
+          logPath: join(home, "service.log"),
+          timeoutMs: 60_000,
+        });
+        servers.push(service);
+        urls.push(service.url);
       }),
     );
     return urls;
