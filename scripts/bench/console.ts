@@ -76,7 +76,8 @@ try {
   for (let i = 0; i < RUNS; i++) {
     const { page, bytes, requests } = await fresh();
     await page.goto(`${url}/console#search`);
-    await page.waitForFunction("window.__firstHit !== undefined");
+    // A function, not a string: a string predicate is eval'd in the page, which the console's CSP refuses.
+    await page.waitForFunction(() => (globalThis as { __firstHit?: number }).__firstHit !== undefined);
     const t = (await page.evaluate("({ ready: window.__ready, hit: window.__firstHit })")) as { ready: number; hit: number };
     loaded.push(t.ready);
     firstResult.push(t.hit);
