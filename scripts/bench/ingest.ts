@@ -17,7 +17,7 @@
 //   bun run bench ingest
 //   BENCH_INGEST_DOCS=2000 BENCH_INGEST_TURNS=4 BENCH_ROUNDS=3 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=3 BENCH_INGEST_SIGNALS=300 bun scripts/bench/ingest.ts
 //
-// The import folder is the search bench's generated vault (lib/vault-gen.ts): notes with
+// The import folder is the search bench's generated vault (test/support/vault-gen.ts): notes with
 // frontmatter tags, ~6 % of which classify as signals and ~6 % as milestones, so the import
 // also pays their fan-out (the signal files, the daily log, the signal stream), as a real
 // folder of notes would.
@@ -25,12 +25,12 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { cpuSplitMs, freePort, logTail, type Started, startAndWait, startService } from "../../test/support/process.ts";
+import { generatedKind, generateNote, writeVault } from "../../test/support/vault-gen.ts";
 import { benchScratch, fileCreationMicros, SLOW_DISK_MICROS } from "./lib/disk.ts";
 import { envNum } from "./lib/env.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
-import { generatedKind, generateNote, writeVault } from "./lib/vault-gen.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const settings = {

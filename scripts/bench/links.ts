@@ -11,8 +11,8 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { chunkDocument, documentFromFile, extractLinks, openIndexStore, refreshFolder, splitFrontmatter } from "../../src/router/index/index.ts";
 import { tempDir } from "../../test/support/main-process.ts";
+import { generateNote, writeVault } from "../../test/support/vault-gen.ts";
 import { num, table } from "./lib/table.ts";
-import { generateNote, writeVault } from "./lib/vault-gen.ts";
 
 const notes = Number(process.env.BENCH_NOTES) > 0 ? Number(process.env.BENCH_NOTES) : 10_000;
 const links = process.env.BENCH_LINKS === undefined ? 5 : Number(process.env.BENCH_LINKS);

@@ -36,13 +36,13 @@ import { tempDir } from "../../test/support/main-process.ts";
 import { logTail, type Started, startService } from "../../test/support/process.ts";
 import { createTestDatabase } from "../../test/support/servers.ts";
 import { until } from "../../test/support/until.ts";
+import { writeVault } from "../../test/support/vault-gen.ts";
 import { agentMemorySet, MEMORY_KINDS } from "./lib/agent-memory-set.ts";
 import { indexedCopy, loadSet, NODE_MODULES, NPM_KINDS, vaultPathOf } from "./lib/npm-docs-set.ts";
 import { rawFiles } from "./lib/raw-index.ts";
 import { QUERY_KINDS, relevanceSet } from "./lib/relevance-set.ts";
 import { type EmbeddingsServer, serveEmbeddings, synonymEmbedding } from "./lib/synonym-embeddings.ts";
 import { num, table } from "./lib/table.ts";
-import { writeVault } from "./lib/vault-gen.ts";
 
 const BACKGROUND_NOTES = Number(process.env.BENCH_RELEVANCE_BACKGROUND ?? 3_000);
 const DIM = 256;

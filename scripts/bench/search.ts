@@ -33,6 +33,7 @@ import { ApiError, RouterClient } from "../../src/router/client.ts";
 import { type IndexStore, openIndexStore, parseQuery } from "../../src/router/index/index.ts";
 import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait, startService } from "../../test/support/process.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
+import { BENCH_QUERIES, generatedKind, generateNote, ingestBodies, prng, writeVault } from "../../test/support/vault-gen.ts";
 import { benchScratch } from "./lib/disk.ts";
 import { envNum } from "./lib/env.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";
@@ -42,7 +43,6 @@ import { type RefreshResult, refreshRaw } from "./lib/raw-index.ts";
 import { ensureRipgrep, type RgTiming, timeRipgrep } from "./lib/ripgrep.ts";
 import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
-import { BENCH_QUERIES, generatedKind, generateNote, ingestBodies, prng, writeVault } from "./lib/vault-gen.ts";
 import { runWrkPost } from "./lib/wrk-post.ts";
 
 const large = process.argv.includes("--large") || process.env.BENCH_LARGE === "1";

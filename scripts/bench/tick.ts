@@ -16,9 +16,9 @@ import { parseArgs } from "node:util";
 import { type MarkerInput, RouterClient } from "../../src/router/client.ts";
 import { tempDir } from "../../test/support/main-process.ts";
 import { rssMb, startService } from "../../test/support/process.ts";
+import { fillerParagraph, generateNote, pick, pickSkewed, prng, SERVICES, TOPICS, writeVault } from "../../test/support/vault-gen.ts";
 import { percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
-import { fillerParagraph, generateNote, pick, pickSkewed, prng, SERVICES, TOPICS, writeVault } from "./lib/vault-gen.ts";
 
 const TOKEN = "bench-tick-token";
 const TARGET = { secondTickMs: 1000 };
