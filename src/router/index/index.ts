@@ -25,6 +25,8 @@ export interface IndexStoreConfig {
   embeddingDim?: number;
   /** Postgres schema for the index's tables; default public. */
   schema?: string;
+  /** Postgres: the connection pool's size; default 10. */
+  poolSize?: number;
   /** SQLite: checkpoint the WAL in a worker thread (the router's index; see sqlite-checkpointer.ts). */
   backgroundCheckpoints?: boolean;
   /** SQLite: hold a write transaction open this long for the writes that follow (INDEX_COMMIT_HOLD_MS). */
@@ -34,8 +36,8 @@ export interface IndexStoreConfig {
 }
 
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
-  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
+  const { databaseUrl, dataDir, embeddingDim, schema, poolSize, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
   return databaseUrl
-    ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema }).then(withConnectionErrors)
+    ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema, max: poolSize }).then(withConnectionErrors)
     : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs, backgroundListBuilds });
 }
