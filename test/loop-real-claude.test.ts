@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { type AnthropicApi, startAnthropicApi, type Turn } from "./fixtures/anthropic-api";
 import { compiledClis, runCompiled } from "./support/cli";
 import { type MainProcess, startMain, tempDir } from "./support/main-process";
+import { freePort } from "./support/process";
 import { realClaude } from "./support/real-claude";
 
 const TOKEN = "loop-router-token";
@@ -16,13 +17,6 @@ const open: Array<{ stop(): unknown }> = [];
 afterAll(async () => {
   for (const o of open.splice(0)) await o.stop();
 });
-
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
 
 async function startRouter(home: string, vault: string, port: number): Promise<MainProcess> {
   const main = await startMain(
@@ -107,7 +101,7 @@ describe("a Claude Code session on an installed machine", () => {
   it("starts with the feed, sees a critical signal on its next prompt, and leaves its inline lesson in the vault once with its time", async () => {
     const routerHome = tempDir("loop-router-home");
     const vault = join(tempDir("loop-vault"), "vault");
-    const router = await startRouter(routerHome, vault, await freePort());
+    const router = await startRouter(routerHome, vault, freePort());
     const url = router.routerUrl!;
     expect(
       (await post(url, "/marker", { type: "lesson", content: "Earlier lesson: pin base image digests, tags move.", attrs: { source: "retro" } })).status,
@@ -167,7 +161,7 @@ describe("a Claude Code session on an installed machine", () => {
   it("with the router down, the inline lesson waits in the outbox and router-cli sync delivers it once", async () => {
     const routerHome = tempDir("loop-router-home");
     const vault = join(tempDir("loop-vault"), "vault");
-    const port = await freePort();
+    const port = freePort();
     const url = `http://127.0.0.1:${port}`;
     const lesson = "Lesson written while the brain was down.";
     const api = await startAnthropicApi({ script: [reply(`<!-- @lesson -->\n${lesson}\n<!-- @/lesson -->\nOK.`)] });

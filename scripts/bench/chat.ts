@@ -1,4 +1,4 @@
-// Chat benchmark (issue 5): the agent-mode service in its own process with a fixture agent
+// Chat benchmark (issue 5): the agent-mode service (`bun src/main.ts --only orchestrator`) with a fixture agent
 // (test/fixtures/fake-claude replaying generated stream-json).
 //
 //  1. delivery: an agent printing N text deltas (default 20,000) as fast as it can — time from
@@ -19,22 +19,18 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { freePort } from "./lib/ports.ts";
-import { cpuMs, rssMb, type Started, startAndWait } from "./lib/proc.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { cpuMs, rssMb, type Started, startService } from "../../test/support/process.ts";
+import { envNum } from "./lib/env.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const FAKE_CLAUDE = join(ROOT, "test/fixtures/fake-claude");
 const PACED_AGENT = join(import.meta.dir, "lib/paced-agent.sh");
-const SERVER = join(import.meta.dir, "lib/chat-server.ts");
 const AGENT = "bench-agent";
 const KEY = "bench-key";
 
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 const settings = {
   deltas: envNum("BENCH_DELTAS", 20_000),
   runs: envNum("BENCH_RUNS", 5),
@@ -96,17 +92,13 @@ async function makeHub(dir: string): Promise<string> {
   return `file://${dir}`;
 }
 
-async function startService(work: string, hubUrl: string, binary: string, agentEnv: Record<string, string>): Promise<{ url: string; started: Started }> {
-  const port = freePort();
+async function startAgentService(work: string, hubUrl: string, binary: string, agentEnv: Record<string, string>): Promise<{ url: string; started: Started }> {
   const home = mkdtempSync(join(work, "home-"));
-  const started = await startAndWait({
-    cmd: [process.execPath, SERVER],
-    readyUrl: `http://127.0.0.1:${port}/health`,
+  const started = await startService("orchestrator", {
     logPath: join(work, "service.log"),
     env: {
       PATH: process.env.PATH,
       HOME: home,
-      SERVICE_PORT: String(port),
       SERVICE_API_KEYS: KEY,
       SERVICE_HUB_URL: hubUrl,
       HUB_AGENT: AGENT,
@@ -121,7 +113,7 @@ async function startService(work: string, hubUrl: string, binary: string, agentE
     },
     timeoutMs: 30_000,
   });
-  return { url: `http://127.0.0.1:${port}`, started };
+  return { url: started.url, started };
 }
 
 interface StreamTiming {
@@ -192,7 +184,7 @@ async function pipedOnce(scenario: string, marker: string): Promise<{ totalMs: n
 }
 
 // --- run -----------------------------------------------------------------------------------
-const work = mkdtempSync(join(tmpdir(), "bench-chat-"));
+const work = tempDir("bench-chat");
 const services: Started[] = [];
 try {
   const hubUrl = await makeHub(join(work, "hub"));
@@ -205,13 +197,13 @@ try {
   console.log(
     `delivery: ${num(settings.deltas)} deltas, ${settings.runs} run(s) each; first chunk: ${settings.firstChunkRuns} runs; ${settings.streams} concurrent streams`,
   );
-  const svc = await startService(work, hubUrl, FAKE_CLAUDE, { FAKE_CLAUDE_SCENARIO: textFile });
+  const svc = await startAgentService(work, hubUrl, FAKE_CLAUDE, { FAKE_CLAUDE_SCENARIO: textFile });
   services.push(svc.started);
   // The agent env is fixed per service process; the scenario is switched by restarting nothing:
   // the text scenario goes through this service, the thinking one through a second.
-  const svcThinking = await startService(work, hubUrl, FAKE_CLAUDE, { FAKE_CLAUDE_SCENARIO: thinkingFile });
+  const svcThinking = await startAgentService(work, hubUrl, FAKE_CLAUDE, { FAKE_CLAUDE_SCENARIO: thinkingFile });
   services.push(svcThinking.started);
-  const svcSmall = await startService(work, hubUrl, FAKE_CLAUDE, { FAKE_CLAUDE_SCENARIO: small });
+  const svcSmall = await startAgentService(work, hubUrl, FAKE_CLAUDE, { FAKE_CLAUDE_SCENARIO: small });
   services.push(svcSmall.started);
 
   // Warm-up: the first spawn pays for disk caches.
@@ -291,7 +283,7 @@ try {
 
   // 200 concurrent streams: a paced shell agent (12 lines, 0.1 s apart).
   if (!deliveryOnly) {
-    const paced = await startService(work, hubUrl, PACED_AGENT, { BENCH_AGENT_FILE: small, BENCH_AGENT_PAUSE: String(settings.pauseSeconds) });
+    const paced = await startAgentService(work, hubUrl, PACED_AGENT, { BENCH_AGENT_FILE: small, BENCH_AGENT_PAUSE: String(settings.pauseSeconds) });
     services.push(paced.started);
     await streamOnce(paced.url, "warm up");
     const idle = rssMb(paced.started.pid);

@@ -13,27 +13,24 @@
 //
 //   bun run bench cli
 //   BENCH_CLI_RUNS=50 BENCH_CLI_JOBS=5000 bun scripts/bench/cli.ts
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
-import { freePort } from "./lib/ports.ts";
-import { type Started, startAndWait } from "./lib/proc.ts";
+import { RouterClient } from "../../src/router/client.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { freePort, type Started, startService } from "../../test/support/process.ts";
+import { envNum } from "./lib/env.ts";
 import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
-const MAIN = join(ROOT, "src/main.ts");
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 const RUNS = envNum("BENCH_CLI_RUNS", 30);
 const STORED = envNum("BENCH_CLI_JOBS", 1000);
 const KEY = "bench-cli-key";
 const TOKEN = "bench-cli-router-token";
 const TARGET = { versionMs: 40, jobsMs: 150, routerVersionMs: 40, checkMs: 150, hookUpMs: 40, hookDownMs: 2000 };
 
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-cli-"));
+const tmp = tempDir("brain-bench-cli");
 const servers: Started[] = [];
 async function cleanup(): Promise<void> {
   await Promise.all(servers.map((s) => s.stop()));
@@ -100,54 +97,39 @@ async function startOrchestrator(): Promise<string> {
     const job = jobRecord(i, now);
     writeFileSync(join(jobsDir, `${job.id}.json`), JSON.stringify(job));
   }
-  const port = freePort();
-  servers.push(
-    await startAndWait({
-      cmd: [process.execPath, MAIN, "--only", "orchestrator"],
-      cwd: tmp,
-      env: {
-        PATH: process.env.PATH,
-        HOME: join(tmp, "orch-home"),
-        SERVICE_PORT: String(port),
-        SERVICE_API_KEYS: KEY,
-        SERVICE_OTEL_ENABLED: "false",
-        SERVICE_JOBS_DIR: jobsDir,
-        SERVICE_JOB_TTL: String(7 * 86400),
-        LOG_LEVEL: "1",
-      },
-      readyUrl: `http://127.0.0.1:${port}/health`,
-      logPath: join(tmp, "orchestrator.log"),
-    }),
-  );
-  return String(port);
+  const service = await startService("orchestrator", {
+    cwd: tmp,
+    env: {
+      PATH: process.env.PATH,
+      HOME: join(tmp, "orch-home"),
+      SERVICE_API_KEYS: KEY,
+      SERVICE_OTEL_ENABLED: "false",
+      SERVICE_JOBS_DIR: jobsDir,
+      SERVICE_JOB_TTL: String(7 * 86400),
+      LOG_LEVEL: "1",
+    },
+    logPath: join(tmp, "orchestrator.log"),
+  });
+  servers.push(service);
+  return new URL(service.url).port;
 }
 
 /** A router on a temp vault, when it serves both deep and pipeline health; undefined otherwise. */
 async function startRouter(): Promise<string | undefined> {
-  const port = freePort();
+  let router: Started & { url: string };
   try {
-    servers.push(
-      await startAndWait({
-        cmd: [process.execPath, MAIN, "--only", "router", "--vault", join(tmp, "vault")],
-        cwd: tmp,
-        env: {
-          PATH: process.env.PATH,
-          HOME: join(tmp, "router-home"),
-          PORT_BRAIN_API: String(port),
-          PORT_BRAIN_MCP: String(freePort()),
-          KB_ROUTER_TOKEN: TOKEN,
-          DATA_DIR: join(tmp, "router-data"),
-          LOG_LEVEL: "1",
-        },
-        readyUrl: `http://127.0.0.1:${port}/health`,
-        logPath: join(tmp, "router.log"),
-      }),
-    );
+    router = await startService("router", {
+      vault: join(tmp, "vault"),
+      cwd: tmp,
+      env: { PATH: process.env.PATH, HOME: join(tmp, "router-home"), KB_ROUTER_TOKEN: TOKEN, DATA_DIR: join(tmp, "router-data"), LOG_LEVEL: "1" },
+      logPath: join(tmp, "router.log"),
+    });
+    servers.push(router);
   } catch (err) {
     console.log(`router did not start (router-cli check is n/a): ${(err as Error).message.split("\n")[0]}`);
     return undefined;
   }
-  const url = `http://127.0.0.1:${port}`;
+  const url = router.url;
   for (const path of ["/health/deep", "/health/pipeline"]) {
     const res = await fetch(url + path, { headers: { authorization: `Bearer ${TOKEN}` } }).catch(() => undefined);
     await res?.arrayBuffer();
@@ -220,22 +202,15 @@ async function hookRows(router: string, routerUrl: string | undefined): Promise<
   const down = { PATH: "/usr/bin:/bin", HOME: home, BRAIN_URL: `http://127.0.0.1:${freePort()}`, KB_ROUTER_TOKEN: TOKEN };
   const up = routerUrl ? { ...down, BRAIN_URL: routerUrl } : undefined;
   if (routerUrl) {
+    const routerClient = new RouterClient({ baseUrl: routerUrl, token: TOKEN });
     for (let i = 0; i < 5; i++) {
-      await fetch(`${routerUrl}/marker`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ type: "lesson", content: `Bench feed lesson ${i}.` }),
-      });
+      await routerClient.marker({ type: "lesson", content: `Bench feed lesson ${i}.` });
     }
     for (const [day, content] of [
       ["2026-03-04", "The payment suite flakes when the sandbox clock drifts: sync the clock before running it."],
       ["2026-04-15", "Payment sandbox timeouts come from the rate limiter; raise it for the test account."],
-    ]) {
-      await fetch(`${routerUrl}/marker`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify({ type: "lesson", content, attrs: { ts: `${day}T09:00:00Z` } }),
-      });
+    ] as const) {
+      await routerClient.marker({ type: "lesson", content, attrs: { ts: `${day}T09:00:00Z` } });
     }
     // The hook must have something to inject, or the row measures a search that found nothing
     // (a marker's lesson log is indexed soon after it is written: polled for up to 10 s).

@@ -6,28 +6,25 @@
 // blank page load in the same browser) and a peer (the service's own /docs page, Scalar).
 //
 //   bun run bench console
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { chromium, type Page } from "playwright-core";
-import { freePort } from "./lib/ports.ts";
-import { startAndWait } from "./lib/proc.ts";
+import { RouterClient } from "../../src/router/client.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { startService } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
 const TOKEN = "bench-console-token";
 const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS) : 10;
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-console-"));
-const port = freePort();
-const url = `http://127.0.0.1:${port}`;
-const server = await startAndWait({
-  cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "router", "--vault", join(tmp, "vault")],
+const tmp = tempDir("brain-bench-console");
+const server = await startService("router", {
+  vault: join(tmp, "vault"),
   cwd: tmp,
-  env: { PATH: process.env.PATH, HOME: tmp, KB_ROUTER_TOKEN: TOKEN, PORT_BRAIN_API: String(port), PORT_BRAIN_MCP: "0", LOG_LEVEL: "1" },
-  readyUrl: `${url}/health`,
+  env: { PATH: process.env.PATH, HOME: tmp, KB_ROUTER_TOKEN: TOKEN, LOG_LEVEL: "1" },
   logPath: join(tmp, "router.log"),
 });
+const url = server.url;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
   headless: true,
@@ -35,13 +32,9 @@ const browser = await chromium.launch({
 });
 
 try {
-  const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+  const client = new RouterClient({ baseUrl: url, token: TOKEN });
   for (let i = 0; i < 200; i++) {
-    await fetch(`${url}/ingest`, {
-      method: "POST",
-      headers: auth,
-      body: JSON.stringify({ content: `# Note ${i}\nCanary deploys ship to one pod first (${i}); rollbacks restore the previous image.`, tags: ["deploy"] }),
-    });
+    await client.ingest({ content: `# Note ${i}\nCanary deploys ship to one pod first (${i}); rollbacks restore the previous image.`, tags: ["deploy"] });
   }
 
   /** A fresh tab (cold cache) with the token in sessionStorage; bytes of every response. */
@@ -83,7 +76,8 @@ try {
   for (let i = 0; i < RUNS; i++) {
     const { page, bytes, requests } = await fresh();
     await page.goto(`${url}/console#search`);
-    await page.waitForFunction("window.__firstHit !== undefined");
+    // A function, not a string: a string predicate is eval'd in the page, which the console's CSP refuses.
+    await page.waitForFunction(() => (globalThis as { __firstHit?: number }).__firstHit !== undefined);
     const t = (await page.evaluate("({ ready: window.__ready, hit: window.__firstHit })")) as { ready: number; hit: number };
     loaded.push(t.ready);
     firstResult.push(t.hit);
@@ -95,7 +89,7 @@ try {
   const apiOnly: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now();
-    await (await fetch(`${url}/search`, { method: "POST", headers: auth, body: JSON.stringify({ query: "canary rollback", limit: 20 }) })).json();
+    await client.search({ query: "canary rollback", limit: 20 });
     apiOnly.push(performance.now() - t0);
   }
   const blank: number[] = [];

@@ -5,23 +5,19 @@
 //
 //   bun run bench http
 //   BENCH_SECONDS=10 BENCH_CONNECTIONS=100 bun scripts/bench/http.ts
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
+import { tempDir } from "../../test/support/main-process.ts";
+import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
+import { envNum } from "./lib/env.ts";
 import { describeLoad, type LoadResult, loadTool, runLoad } from "./lib/load.ts";
-import { freePort } from "./lib/ports.ts";
-import { cpuMs, logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const MAIN = join(ROOT, "src/main.ts");
 const BARE = join(import.meta.dir, "lib/bare-server.ts");
-
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 
 const settings = {
   seconds: envNum("BENCH_SECONDS", 5),
@@ -107,7 +103,7 @@ const targets: Target[] = [
 ];
 
 const running = new Set<Started>();
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-http-"));
+const tmp = tempDir("brain-bench-http");
 
 async function cleanup(): Promise<void> {
   await Promise.all([...running].map((s) => s.stop()));

@@ -17,28 +17,22 @@
 //   bun run bench ingest
 //   BENCH_INGEST_DOCS=2000 BENCH_INGEST_TURNS=4 BENCH_ROUNDS=3 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=3 BENCH_INGEST_SIGNALS=300 bun scripts/bench/ingest.ts
 //
-// The import folder is the search bench's generated vault (lib/vault-gen.ts): notes with
+// The import folder is the search bench's generated vault (test/support/vault-gen.ts): notes with
 // frontmatter tags, ~6 % of which classify as signals and ~6 % as milestones, so the import
 // also pays their fan-out (the signal files, the daily log, the signal stream), as a real
 // folder of notes would.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
-import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
-import { classify } from "../../src/router/ingest/classify.ts";
+import { cpuSplitMs, freePort, logTail, type Started, startAndWait, startService } from "../../test/support/process.ts";
+import { generatedKind, generateNote, writeVault } from "../../test/support/vault-gen.ts";
 import { benchScratch, fileCreationMicros, SLOW_DISK_MICROS } from "./lib/disk.ts";
-import { freePort } from "./lib/ports.ts";
+import { envNum } from "./lib/env.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
-import { cpuSplitMs, logTail, type Started, startAndWait } from "./lib/proc.ts";
 import { median } from "./lib/stats.ts";
 import { num, table } from "./lib/table.ts";
-import { generateNote, writeVault } from "./lib/vault-gen.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 const settings = {
   docs: envNum("BENCH_INGEST_DOCS", 2_000),
   /** Each side's run of a round is cut into this many turns, the two sides taking turns. */
@@ -79,11 +73,8 @@ function noteBodies(count: number, kind: "note" | "signal" = "note"): string[] {
   const out: string[] = [];
   while (out.length < count) {
     const n = generateNote(4242, nextNote++);
-    const content = `${n.content}\n<!-- bench ingest ${nextNote} -->\n`;
-    const { data, body } = splitFrontmatter(content);
-    const tags = ["bench"];
-    if (classify({ tags: [...frontmatterTags(data), ...tags], frontmatter: data, body }).kind !== kind) continue;
-    out.push(JSON.stringify({ content, tags }));
+    if (generatedKind(n.tags) !== kind) continue;
+    out.push(JSON.stringify({ content: `${n.content}\n<!-- bench ingest ${nextNote} -->\n`, tags: ["bench"] }));
   }
   return out;
 }
@@ -103,31 +94,20 @@ async function startFloor(top = tmp): Promise<{ base: string; server: Started }>
 }
 
 async function startRouter(top = tmp): Promise<{ base: string; server: Started }> {
-  const port = freePort();
-  const vault = join(top, "vault");
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
   const env: Record<string, string | undefined> = {
     ...process.env,
     HOME: top,
     KB_ROUTER_TOKEN: TOKEN,
-    PORT_BRAIN_API: String(port),
-    PORT_BRAIN_MCP: String(freePort()),
     ROUTER_HOST: "127.0.0.1",
     DATA_DIR: join(top, "data"),
     TICK_INTERVAL_SECONDS: "0",
   };
   for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH", "DATABASE_URL", "REDIS_URL"])
     delete env[key];
-  const server = await startAndWait({
-    cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "router", "--vault", vault],
-    env,
-    cwd: top,
-    readyUrl: `http://127.0.0.1:${port}/health`,
-    logPath: join(top, "router.log"),
-    timeoutMs: 60_000,
-  });
+  const server = await startService("router", { vault: join(top, "vault"), env, cwd: top, logPath: join(top, "router.log"), timeoutMs: 60_000 });
   running.add(server);
-  return { base: `http://127.0.0.1:${port}`, server };
+  return { base: server.url, server };
 }
 
 /**

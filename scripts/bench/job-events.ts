@@ -17,11 +17,12 @@
 //   BENCH_REDIS_URL=redis://127.0.0.1:6379 bun scripts/bench/job-events.ts   (log in Redis)
 //   BENCH_PACED=0 bun scripts/bench/job-events.ts   (the burst only: ~10 s instead of ~40)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { createParser } from "eventsource-parser";
-import { freePort } from "./lib/ports.ts";
-import { cpuMs, type Started, startAndWait } from "./lib/proc.ts";
+import { ServiceClient } from "../../src/orchestrator/client.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { cpuMs, type Started, startService } from "../../test/support/process.ts";
 import { median } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
@@ -35,7 +36,7 @@ const RUNS = Number(process.env.BENCH_RUNS) > 0 ? Number(process.env.BENCH_RUNS)
 const PACED = process.env.BENCH_PACED !== "0";
 const TARGET_RATIO = 1.3;
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-events-"));
+const tmp = tempDir("brain-bench-events");
 const SESSION = "6f1c2a9e-3b7d-4e2a-9c1f-2d8e5b7a4c10";
 
 /** EVENTS lines in Claude Code's format: text, a tool call, its result, over and over; then the result line. */
@@ -126,15 +127,12 @@ async function agentAlone(file: string, delayMs: number): Promise<{ ms: number; 
 }
 
 async function service(delayMs: number): Promise<{ url: string; server: Started; record: string }> {
-  const port = freePort();
   const record = join(tmp, `service-${delayMs}.jsonl`);
-  const server = await startAndWait({
-    cmd: [process.execPath, join(ROOT, "src/main.ts"), "--only", "orchestrator"],
+  const server = await startService("orchestrator", {
     cwd: tmp,
     env: {
       PATH: process.env.PATH,
       HOME: join(tmp, `home-${delayMs}`),
-      SERVICE_PORT: String(port),
       SERVICE_API_KEYS: KEY,
       SERVICE_OTEL_ENABLED: "false",
       SERVICE_CLAUDE_BINARY: FAKE,
@@ -145,10 +143,9 @@ async function service(delayMs: number): Promise<{ url: string; server: Started;
       LOG_LEVEL: "1",
       ...(REDIS ? { REDIS_URL: REDIS, REDIS_KEY_PREFIX: `bench-events-${process.pid}` } : {}),
     },
-    readyUrl: `http://127.0.0.1:${port}/health`,
     logPath: join(tmp, `service-${delayMs}.log`),
   });
-  return { url: `http://127.0.0.1:${port}`, server, record };
+  return { url: server.url, server, record };
 }
 
 /** Submits the job, reads its events to the end; times the agent's start → the last event read. */
@@ -160,8 +157,8 @@ async function throughService(
   const { url, server, record } = svc;
   const task = `bench-through-${delayMs}-${run}`;
   const cpuBefore = cpuMs(server.pid);
-  const res = await fetch(`${url}/jobs`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify({ task }) });
-  const job = (await res.json()) as { id: string };
+  const job = await new ServiceClient({ baseUrl: url, token: KEY }).submitJob({ task });
+  // The stream read off the wire (not ServiceClient.jobEvents, which parses each event's JSON): its bytes are a figure.
   const stream = await fetch(`${url}/jobs/${job.id}/events`, { headers: { ...AUTH, accept: "text/event-stream" } });
   let events = 0;
   let agentEvents = 0;

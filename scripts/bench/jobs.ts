@@ -16,26 +16,22 @@
 //   5. the shared queue (issue 17, lib/queue-scaling.ts): jobs/s with 1, 2, 3 processes on one Redis
 //      (BENCH_REDIS_URL, else REDIS_URL, else 127.0.0.1:6379), the scaling ratio, and the queue's
 //      overhead per job against the embedded queue. BENCH_QUEUE_JOBS=90 jobs per process count.
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
 import { createClient } from "redis";
-import { freePort } from "./lib/ports.ts";
-import { logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
+import { type JobInput, ServiceClient } from "../../src/orchestrator/client.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { logTail, rssMb, type Started, startService } from "../../test/support/process.ts";
+import { envNum } from "./lib/env.ts";
 import { queueScaling } from "./lib/queue-scaling.ts";
 import { benchRealCli, imageSize, REAL_CLAUDE } from "./lib/real-cli.ts";
-import { median } from "./lib/stats.ts";
+import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const MAIN = join(ROOT, "src/main.ts");
 const KEY = "bench-jobs-key";
 const HEADERS = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 const settings = {
   jobs: envNum("BENCH_JOBS", 200),
   parallel: envNum("BENCH_PARALLEL", 3),
@@ -47,7 +43,7 @@ const settings = {
 };
 const TARGET = { overheadP50Ms: 100 };
 
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-jobs-"));
+const tmp = tempDir("brain-bench-jobs");
 const redisPrefix = `bench-jobs-${process.pid}`;
 const agentLog = join(tmp, "agent.log");
 let server: Started | undefined;
@@ -63,12 +59,6 @@ async function cleanup(): Promise<void> {
   }
 }
 process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
-
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 function sh(cmd: string[], cwd: string): void {
   const r = Bun.spawnSync(cmd, {
@@ -157,16 +147,15 @@ interface JobRecord {
   finished_at: string | null;
 }
 
-async function startService(env: Record<string, string>): Promise<{ url: string; server: Started }> {
-  const port = freePort();
-  const started = await startAndWait({
-    cmd: [process.execPath, MAIN, "--only", "orchestrator"],
+async function startOrchestrator(env: Record<string, string>): Promise<{ url: string; server: Started }> {
+  const started = await startService("orchestrator", {
     cwd: tmp,
     env: {
       PATH: process.env.PATH,
       HOME: join(tmp, "home"),
-      SERVICE_PORT: String(port),
       SERVICE_API_KEYS: KEY,
+      // The bench repository is a local bare one (file://).
+      SERVICE_ALLOW_LOCAL_REPOS: "1",
       SERVICE_OTEL_ENABLED: "false",
       SERVICE_POD_NAME: "bench",
       SERVICE_JOBS_DIR: join(tmp, "jobs"),
@@ -174,25 +163,29 @@ async function startService(env: Record<string, string>): Promise<{ url: string;
       SERVICE_WORKTREE_ROOT: join(tmp, "worktrees"),
       SERVICE_JOB_TTL: String(7 * 86400),
       BENCH_AGENT_LOG: agentLog,
+      // The instant agent logs its start and exit there: the operator passes that variable on to it.
+      SERVICE_AGENT_ENV: "BENCH_AGENT_LOG",
       LOG_LEVEL: "1",
       ...(settings.redisUrl ? { REDIS_URL: settings.redisUrl, REDIS_KEY_PREFIX: redisPrefix } : {}),
       ...env,
     },
-    readyUrl: `http://127.0.0.1:${port}/health`,
     logPath: join(tmp, "service.log"),
   });
-  return { url: `http://127.0.0.1:${port}`, server: started };
+  return { url: started.url, server: started };
 }
 
-async function submit(url: string, body: Record<string, unknown>): Promise<JobRecord> {
-  const res = await fetch(`${url}/jobs`, { method: "POST", headers: HEADERS, body: JSON.stringify(body) });
-  if (res.status !== 202 && res.status !== 200) throw new Error(`POST /jobs answered ${res.status}: ${await res.text()}`);
-  return (await res.json()) as JobRecord;
+const client = (url: string) => new ServiceClient({ baseUrl: url, token: KEY });
+
+async function submit(url: string, body: JobInput): Promise<JobRecord> {
+  return client(url)
+    .submitJob(body, { waitTimeoutMs: 600_000 })
+    .catch((err: Error) => {
+      throw new Error(`POST /jobs answered ${err.message}`);
+    });
 }
 
 async function allJobs(url: string): Promise<JobRecord[]> {
-  const res = await fetch(`${url}/jobs?limit=1000`, { headers: HEADERS });
-  return ((await res.json()) as { jobs: JobRecord[] }).jobs;
+  return (await client(url).listJobs({ limit: 1000 })).jobs;
 }
 
 async function waitFinished(url: string, ids: Set<string>, timeoutMs = 300_000): Promise<JobRecord[]> {
@@ -213,7 +206,7 @@ async function main(): Promise<number> {
   console.log(`jobs bench: ${settings.serial} serial jobs, then ${settings.jobs} at parallel ${settings.parallel}, then ${settings.stored} stored jobs`);
   console.log(`store: ${settings.redisUrl ? "Redis + files" : "files"}; bun ${Bun.version}, ${availableParallelism()} cores\n`);
 
-  const first = await startService({ SERVICE_CLAUDE_BINARY: agent, SERVICE_MAX_PARALLEL_JOBS: String(settings.parallel) });
+  const first = await startOrchestrator({ SERVICE_CLAUDE_BINARY: agent, SERVICE_MAX_PARALLEL_JOBS: String(settings.parallel) });
   server = first.server;
   const base = first.url;
 
@@ -304,7 +297,7 @@ async function main(): Promise<number> {
       );
     }
   }
-  const second = await startService({ SERVICE_CLAUDE_BINARY: agent });
+  const second = await startOrchestrator({ SERVICE_CLAUDE_BINARY: agent });
   server = second.server;
   const fresh = second.url;
   if (settings.redisUrl) {
@@ -339,7 +332,7 @@ async function main(): Promise<number> {
           tmp,
           jobs: settings.realJobs,
           startService: async (env) => {
-            const s = await startService({ ...env, SERVICE_JOBS_DIR: join(tmp, "jobs-real") });
+            const s = await startOrchestrator({ ...env, SERVICE_JOBS_DIR: join(tmp, "jobs-real") });
             server = s.server;
             return {
               url: s.url,
@@ -349,7 +342,7 @@ async function main(): Promise<number> {
               },
             };
           },
-          submit: (url, body) => submit(url, body) as never,
+          submit,
         })
       : undefined;
   const realRows = real

@@ -6,20 +6,17 @@
 // whose difference is the cost of storing the links.
 //
 //   bun run bench links            # 10k notes (BENCH_NOTES)
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
-import { chunkDocument } from "../../src/router/index/chunk.ts";
-import { documentFromFile, splitFrontmatter } from "../../src/router/index/document.ts";
-import { extractLinks } from "../../src/router/index/links.ts";
-import { refreshFolder } from "../../src/router/index/refresh.ts";
-import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
+import { chunkDocument, documentFromFile, extractLinks, openIndexStore, refreshFolder, splitFrontmatter } from "../../src/router/index/index.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { generateNote, writeVault } from "../../test/support/vault-gen.ts";
 import { num, table } from "./lib/table.ts";
-import { generateNote, writeVault } from "./lib/vault-gen.ts";
 
 const notes = Number(process.env.BENCH_NOTES) > 0 ? Number(process.env.BENCH_NOTES) : 10_000;
 const links = process.env.BENCH_LINKS === undefined ? 5 : Number(process.env.BENCH_LINKS);
-const tmp = mkdtempSync(join(tmpdir(), "brain-bench-links-"));
+const tmp = tempDir("brain-bench-links");
 
 function timePerNote(texts: Array<{ path: string; content: string }>, fn: (t: { path: string; content: string }) => unknown): number {
   // The best of 15 passes: on a shared machine the slower ones measure the neighbours.
@@ -34,7 +31,7 @@ function timePerNote(texts: Array<{ path: string; content: string }>, fn: (t: { 
 
 async function build(vault: string): Promise<{ ms: number; docsPerS: number }> {
   const dataDir = join(tmp, `data-${Math.random().toString(36).slice(2)}`);
-  const store = await openSqliteIndex({ dataDir });
+  const store = await openIndexStore({ dataDir });
   try {
     const t0 = performance.now();
     const counts = await refreshFolder(store, { vault, concurrency: 256 });

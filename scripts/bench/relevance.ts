@@ -1,13 +1,14 @@
 // Relevance benchmark (issues 3, 21, 35): three labelled sets, and on each the same rows —
-// a bare FTS5 baseline beside brain-stack's own search():
+// a bare FTS5 baseline beside POST /search of the real router (`bun src/main.ts --only router`
+// on the set's vault, indexed by one tick), asked through RouterClient:
 //   bare FTS5 OR-bm25   five lines of bun:sqlite: one FTS5 table (default tokenizer) of each
 //                       note's title and body, the query's words OR-ed, ranked by bm25 — the floor
-//   default             search() as POST /search answers (match any: every word counts)
-//   match all           search() with "match": "all" (AND only), for comparison
-//   default + rerank    search() with the fixture reranker (test/fixtures/reranker.ts)
-//   hybrid (synonym)    search() with vectors from lib/synonym-embeddings.ts over real HTTP
+//   default             POST /search (match any: every word counts)
+//   match all           POST /search with "match": "all" (AND only), for comparison
+//   default + rerank    the fixture reranker (test/fixtures/reranker.ts) as RERANK_URL
+//   hybrid (synonym)    vectors from lib/synonym-embeddings.ts as EMBEDDINGS_URL
 //   hybrid + rerank     both
-//   Postgres default    search() on Postgres full text, when a server answers
+//   Postgres default    the router on Postgres full text (DATABASE_URL), when a server answers
 // Each row: Recall@1/5/10, MRR@10 and how many queries got fewer hits than the limit (10).
 // The sets:
 //   labelled     lib/relevance-set.ts: 120 queries over 400 planted notes among 3,000 generated
@@ -26,31 +27,28 @@
 
 import { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import postgres from "postgres";
-import { documentFromFile } from "../../src/router/index/document.ts";
-import { openPostgresIndex } from "../../src/router/index/postgres.ts";
-import { clauses, parseQuery } from "../../src/router/index/query.ts";
-import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
-import { ftsExpression } from "../../src/router/index/sqlite-text.ts";
-import { type EmbeddingsEndpoint, embed } from "../../src/router/llm.ts";
-import { httpReranker, type Reranker } from "../../src/router/search/rerank.ts";
-import { type SearchDeps, type SearchRequestOptions, search } from "../../src/router/search/search.ts";
+import { RouterClient, type SearchInput } from "../../src/router/client.ts";
+import { documentFromFile, parseQuery } from "../../src/router/index/index.ts";
 import { type RerankerFixture, startRerankerFixture } from "../../test/fixtures/reranker.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { logTail, type Started, startService } from "../../test/support/process.ts";
+import { createTestDatabase } from "../../test/support/servers.ts";
+import { until } from "../../test/support/until.ts";
+import { writeVault } from "../../test/support/vault-gen.ts";
 import { agentMemorySet, MEMORY_KINDS } from "./lib/agent-memory-set.ts";
 import { indexedCopy, loadSet, NODE_MODULES, NPM_KINDS, vaultPathOf } from "./lib/npm-docs-set.ts";
-import { rawFiles, refreshRaw } from "./lib/raw-index.ts";
+import { rawFiles } from "./lib/raw-index.ts";
 import { QUERY_KINDS, relevanceSet } from "./lib/relevance-set.ts";
 import { type EmbeddingsServer, serveEmbeddings, synonymEmbedding } from "./lib/synonym-embeddings.ts";
 import { num, table } from "./lib/table.ts";
-import { writeVault } from "./lib/vault-gen.ts";
 
 const BACKGROUND_NOTES = Number(process.env.BENCH_RELEVANCE_BACKGROUND ?? 3_000);
 const DIM = 256;
 const K = 10;
 const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const TOKEN = "bench-relevance-token";
 const SETS = ["labelled", "npm-docs", "agent-memory"] as const;
 type SetName = (typeof SETS)[number];
 
@@ -121,8 +119,9 @@ function bareBaseline(vault: string): { ranking: Ranking; close: () => void } {
   const top = db.query<{ path: string }, [string, number]>("SELECT path FROM notes WHERE notes MATCH ? ORDER BY rank LIMIT ?");
   return {
     ranking: async (q) => {
-      const parts = clauses(parseQuery(q.query));
-      return parts.length ? top.all(ftsExpression(parts, "OR"), K).map((r) => r.path) : [];
+      const { terms, phrases } = parseQuery(q.query);
+      const parts = [...terms.map((t) => [t]), ...phrases].map((words) => `"${words.join(" ").replaceAll('"', '""')}"`);
+      return parts.length ? top.all(parts.join(" OR "), K).map((r) => r.path) : [];
     },
     close: () => db.close(),
   };
@@ -141,62 +140,116 @@ interface LabSet {
   notes: string[];
 }
 
+/** A running router over a set's vault, indexed (one tick), and the client that asks it. */
+interface Router {
+  client: RouterClient;
+  stop(): Promise<void>;
+}
+
+const running = new Set<Started>();
+
+/** `bun src/main.ts --only router` on `vault` with `env` (the embeddings, the reranker, DATABASE_URL), after its first tick. */
+async function startRouter(vault: string, dir: string, env: Record<string, string>): Promise<Router> {
+  mkdirSync(dir, { recursive: true });
+  const started = await startService("router", {
+    vault,
+    env: {
+      PATH: process.env.PATH,
+      HOME: dir,
+      KB_ROUTER_TOKEN: TOKEN,
+      ROUTER_HOST: "127.0.0.1",
+      DATA_DIR: join(dir, "data"),
+      TICK_INTERVAL_SECONDS: "0",
+      LOG_LEVEL: "1",
+      ...env,
+    },
+    cwd: dir,
+    logPath: join(dir, "router.log"),
+    timeoutMs: 60_000,
+  });
+  running.add(started);
+  const stop = async () => {
+    running.delete(started);
+    await started.stop();
+  };
+  const client = new RouterClient({ baseUrl: started.url, token: TOKEN, timeoutMs: 120_000 });
+  try {
+    // The vault indexed as the scheduler's tick would (rules only: no model is configured).
+    let record = await client.tick({ wait: true, no_ai: true });
+    await until(
+      async () => {
+        record = await client.getTick(record.tick_id);
+        return record.status === "succeeded" || record.status === "failed";
+      },
+      {
+        ms: 600_000,
+        every: 250,
+        what: () => `the router's first tick\n${logTail(started.logPath)}`,
+      },
+    );
+    if (record.status !== "succeeded") throw new Error(`the router's first tick ${record.status}\n${logTail(started.logPath)}`);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { client, stop };
+}
+
 const viaSearch =
-  (deps: SearchDeps, opts: SearchRequestOptions = {}): Ranking =>
+  (router: Router, opts: Omit<SearchInput, "query" | "limit"> = {}): Ranking =>
   async (q) =>
-    (await search(deps, q.query, K, opts)).hits.map((h) => h.path);
+    (await router.client.search({ query: q.query, limit: K, ...opts })).hits.map((h) => h.path);
 
 /** Every row of one set, its vault written at `vault`. */
-async function evaluateSet(set: LabSet, vault: string, tmp: string, synonymUrl: string, reranker: Reranker): Promise<Row[]> {
+async function evaluateSet(set: LabSet, vault: string, tmp: string, synonymUrl: string, rerankUrl: string): Promise<Row[]> {
   const rows: Row[] = [];
   const on = (ranking: Ranking) => score(set.queries, set.kinds, ranking);
   const bare = bareBaseline(vault);
   rows.push({ label: "bare FTS5 OR-bm25 (floor)", scores: await on(bare.ranking) });
   bare.close();
 
-  const plain = await openSqliteIndex({ dataDir: join(tmp, `${set.name}-plain`) });
-  await refreshRaw(plain, vault);
-  rows.push({ label: "brain-stack default (match any)", scores: await on(viaSearch({ index: plain })) });
-  rows.push({ label: "brain-stack match all (AND only)", scores: await on(viaSearch({ index: plain }, { match: "all" })) });
-  rows.push({ label: "default + rerank (fixture reranker)", scores: await on(viaSearch({ index: plain, rerank: reranker, vault })) });
-  await plain.close();
+  // The default depth, with a bound wide enough that load cannot trip it.
+  const rerank = { RERANK_URL: rerankUrl, RERANK_FORMAT: "texts", RERANK_DEPTH: "40", RERANK_TIMEOUT_MS: "30000" };
+  const plain = await startRouter(vault, join(tmp, `${set.name}-plain`), rerank);
+  try {
+    rows.push({ label: "brain-stack default (match any)", scores: await on(viaSearch(plain, { rerank: false })) });
+    rows.push({ label: "brain-stack match all (AND only)", scores: await on(viaSearch(plain, { rerank: false, match: "all" })) });
+    rows.push({ label: "default + rerank (fixture reranker)", scores: await on(viaSearch(plain)) });
+  } finally {
+    await plain.stop();
+  }
 
-  const ep: EmbeddingsEndpoint = { url: synonymUrl, model: "fixture-synonym", dim: DIM, timeoutMs: 10_000 };
-  const embedFn = (texts: string[]) => embed(ep, texts);
-  const vectors = await openSqliteIndex({ dataDir: join(tmp, `${set.name}-synonym`), embeddingDim: DIM });
-  await refreshRaw(vectors, vault, 8, embedFn);
-  rows.push({ label: "hybrid (synonym fixture)", scores: await on(viaSearch({ index: vectors, embed: embedFn })) });
-  rows.push({ label: "hybrid + rerank (synonym, fixture reranker)", scores: await on(viaSearch({ index: vectors, embed: embedFn, rerank: reranker, vault })) });
-  await vectors.close();
+  const embeddings = { EMBEDDINGS_URL: synonymUrl, EMBEDDINGS_MODEL: "fixture-synonym", EMBEDDINGS_DIM: String(DIM) };
+  const vectors = await startRouter(vault, join(tmp, `${set.name}-synonym`), { ...rerank, ...embeddings });
+  try {
+    rows.push({ label: "hybrid (synonym fixture)", scores: await on(viaSearch(vectors, { rerank: false })) });
+    rows.push({ label: "hybrid + rerank (synonym, fixture reranker)", scores: await on(viaSearch(vectors)) });
+  } finally {
+    await vectors.stop();
+  }
 
-  const pg = await postgresRow(vault, on);
+  const pg = await postgresRow(vault, join(tmp, `${set.name}-postgres`), on);
   if (typeof pg === "string") set.notes.push(`Postgres: not measured (${pg})`);
   else rows.push(pg);
   return rows;
 }
 
-async function postgresRow(vault: string, on: (r: Ranking) => Promise<Scores>): Promise<Row | string> {
-  const admin = postgres(PG_URL, { max: 1, connect_timeout: 5, onnotice: () => {} });
-  const db = `brain_relevance_${process.pid}`;
+async function postgresRow(vault: string, dir: string, on: (r: Ranking) => Promise<Scores>): Promise<Row | string> {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
   try {
-    await admin.unsafe(`CREATE DATABASE "${db}"`);
+    db = await createTestDatabase("brain_relevance", PG_URL);
   } catch (err) {
-    await admin.end({ timeout: 5 }).catch(() => {});
     return (err as Error).message;
   }
   try {
-    const url = new URL(PG_URL);
-    url.pathname = `/${db}`;
-    const store = await openPostgresIndex({ url: url.toString(), max: 10 });
+    const router = await startRouter(vault, dir, { DATABASE_URL: db.url });
     try {
-      await refreshRaw(store, vault);
-      return { label: "Postgres default (full text)", scores: await on(viaSearch({ index: store })) };
+      return { label: "Postgres default (full text)", scores: await on(viaSearch(router)) };
     } finally {
-      await store.close();
+      await router.stop();
     }
   } finally {
-    await admin.unsafe(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch(() => {});
-    await admin.end({ timeout: 5 }).catch(() => {});
+    await db.drop().catch(() => {});
   }
 }
 
@@ -298,24 +351,23 @@ async function main(): Promise<void> {
     (process.argv.includes("--set") ? process.argv[process.argv.indexOf("--set") + 1] : undefined);
   const names = SETS.filter((n) => only === undefined || n === only);
   if (names.length === 0) throw new Error(`--set ${only}: use one of ${SETS.join(", ")}`);
-  const tmp = mkdtempSync(join(tmpdir(), "brain-bench-relevance-"));
+  const tmp = tempDir("brain-bench-relevance");
   const servers: Array<EmbeddingsServer | RerankerFixture> = [];
   try {
     const synonym = serveEmbeddings((t) => synonymEmbedding(t, DIM));
     servers.push(synonym);
     const rerankFixture = startRerankerFixture();
     servers.push(rerankFixture);
-    // The default depth, with a bound wide enough that load cannot trip it.
-    const reranker = httpReranker({ url: rerankFixture.url, format: "texts", depth: 40, timeoutMs: 30_000 });
     for (const name of names) {
       const vault = join(tmp, `${name}-vault`);
       const set = name === "labelled" ? labelledSet(vault) : name === "npm-docs" ? npmDocsSet(vault) : agentMemory(vault);
-      report(set, await evaluateSet(set, vault, tmp, synonym.url, reranker));
+      report(set, await evaluateSet(set, vault, tmp, synonym.url, rerankFixture.url));
     }
     console.log(
       "\nnotes: the synonym fixture's thesaurus is the labelled set's wordings (an optimistic stand-in for a semantic model there, a stemmed bag of words elsewhere); the reranker is a FIXTURE (the share of the query's words a hit holds): its rows measure the plumbing, not a rerank model.",
     );
   } finally {
+    await Promise.all([...running].map((r) => r.stop()));
     for (const s of servers) s.stop();
     rmSync(tmp, { recursive: true, force: true });
   }

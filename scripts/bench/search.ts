@@ -28,34 +28,23 @@
 //   BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres (default; a scratch database is created and dropped)
 import { mkdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
-import { join, resolve } from "node:path";
-import postgres from "postgres";
-import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
-import { openPostgresIndex } from "../../src/router/index/postgres.ts";
-import { parseQuery } from "../../src/router/index/query.ts";
-import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
-import type { IndexStore } from "../../src/router/index/types.ts";
-import { classify } from "../../src/router/ingest/classify.ts";
+import { join } from "node:path";
+import { ApiError, RouterClient } from "../../src/router/client.ts";
+import { type IndexStore, openIndexStore, parseQuery } from "../../src/router/index/index.ts";
+import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait, startService } from "../../test/support/process.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
+import { BENCH_QUERIES, generatedKind, generateNote, ingestBodies, prng, writeVault } from "../../test/support/vault-gen.ts";
 import { benchScratch } from "./lib/disk.ts";
+import { envNum } from "./lib/env.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";
 import { type NotesLatency, timeNotesEndpoints } from "./lib/notes-latency.ts";
-import { freePort } from "./lib/ports.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
-import { cpuMs, logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
 import { type RefreshResult, refreshRaw } from "./lib/raw-index.ts";
 import { ensureRipgrep, type RgTiming, timeRipgrep } from "./lib/ripgrep.ts";
-import { median } from "./lib/stats.ts";
+import { median, percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
-import { BENCH_QUERIES, generateNote, ingestBodies, prng, writeVault } from "./lib/vault-gen.ts";
 import { runWrkPost } from "./lib/wrk-post.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const MAIN = join(ROOT, "src/main.ts");
-
-const envNum = (name: string, fallback: number): number => {
-  const n = Number(process.env[name]);
-  return Number.isFinite(n) && n > 0 ? n : fallback;
-};
 const large = process.argv.includes("--large") || process.env.BENCH_LARGE === "1";
 const sizes = process.env.BENCH_SIZES
   ? process.env.BENCH_SIZES.split(",")
@@ -137,9 +126,8 @@ const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(" ");
 /** How the ingest bodies classify: notes only write their file; signals and milestones also fan out under a shared lock. */
 function ingestMix(count: number): string {
   const kinds = new Map<string, number>();
-  for (const b of ingestBodies(count, 1000)) {
-    const { data, body } = splitFrontmatter(b.content);
-    const { kind } = classify({ tags: [...frontmatterTags(data), ...b.tags], frontmatter: data, body });
+  for (let i = 0; i < count; i++) {
+    const kind = generatedKind(generateNote(1000, i).tags);
     kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
   }
   return [...kinds]
@@ -151,47 +139,31 @@ function ingestMix(count: number): string {
 // Away from the inodes earlier runs freed (lib/disk.ts): its vaults and ingests create files.
 const tmp = benchScratch("search-").dir;
 const running = new Set<Started>();
-const scratchDbs: string[] = [];
-let admin: postgres.Sql | undefined;
+const scratchDbs: TestDatabase[] = [];
 
 async function cleanup(): Promise<void> {
   await Promise.all([...running].map((s) => s.stop()));
   running.clear();
-  if (admin) {
-    for (const db of scratchDbs) await admin.unsafe(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch(() => {});
-    await admin.end({ timeout: 5 }).catch(() => {});
-  }
+  for (const db of scratchDbs.splice(0)) await db.drop().catch(() => {});
   rmSync(tmp, { recursive: true, force: true });
 }
 process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
 process.on("SIGTERM", () => void cleanup().finally(() => process.exit(143)));
 
-function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 /** A scratch database URL, or undefined when Postgres does not answer. */
 async function scratchDatabase(size: number): Promise<string | undefined> {
   try {
-    admin ??= postgres(PG_URL, { max: 1, connect_timeout: 5, onnotice: () => {} });
-    const name = `brain_bench_${process.pid}_${size}`;
-    await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.unsafe(`CREATE DATABASE "${name}"`);
-    scratchDbs.push(name);
-    const url = new URL(PG_URL);
-    url.pathname = `/${name}`;
-    return url.toString();
+    const db = await createTestDatabase(`brain_bench_${size}`, PG_URL);
+    scratchDbs.push(db);
+    return db.url;
   } catch (err) {
     console.error(`postgres at ${PG_URL} is not usable (${(err as Error).message}); its columns are skipped`);
-    admin = undefined;
     return undefined;
   }
 }
 
-async function openStore(backend: Backend, dataDir: string, dbUrl: string | undefined): Promise<IndexStore> {
-  return backend === "sqlite" ? openSqliteIndex({ dataDir }) : openPostgresIndex({ url: dbUrl!, max: 10 });
+function openStore(backend: Backend, dataDir: string, dbUrl: string | undefined): Promise<IndexStore> {
+  return openIndexStore({ dataDir, databaseUrl: backend === "postgres" ? dbUrl : undefined });
 }
 
 /** Build and refresh in this process, then time each query directly against the store. */
@@ -269,17 +241,13 @@ function coldQueries(size: number, count: number): string[] {
 }
 
 /** Each query once, one request at a time, before anything else reaches the server: each request's time (ms). */
-async function sendOnce(base: string, headers: Record<string, string>, queries: string[]): Promise<number[]> {
+async function sendOnce(client: RouterClient, queries: string[]): Promise<number[]> {
   const out: number[] = [];
   for (const query of queries) {
     const t0 = performance.now();
-    const res = await fetch(`${base}/search`, {
-      method: "POST",
-      headers: { ...headers, "content-type": "application/json" },
-      body: JSON.stringify({ query, limit: 10 }),
+    await client.search({ query, limit: 10 }).catch((err) => {
+      throw new Error(`cold query ${JSON.stringify(query)}: ${(err as Error).message}`);
     });
-    await res.arrayBuffer();
-    if (!res.ok) throw new Error(`cold query ${JSON.stringify(query)}: HTTP ${res.status}`);
     out.push(performance.now() - t0);
   }
   return out;
@@ -298,7 +266,7 @@ async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promi
   });
   running.add(server);
   try {
-    cell.floorCold = await sendOnce(base, {}, coldQueries(cell.size, settings.coldQueries));
+    cell.floorCold = await sendOnce(new RouterClient({ baseUrl: base }), coldQueries(cell.size, settings.coldQueries));
     const load = { baseUrl: base, path: "/search", bodies, headers: {}, threads: 1 };
     await runWrkPost({ ...load, seconds: settings.warmupSeconds, connections: settings.connections });
     const cpu0 = cpuMs(server.pid);
@@ -313,15 +281,11 @@ async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promi
 
 /** The real server on the built index: /search under wrk, /ingest from the loader, RSS. */
 async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: string | undefined): Promise<void> {
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
   const env: Record<string, string | undefined> = {
     ...process.env,
     HOME: tmp,
     KB_ROUTER_TOKEN: TOKEN,
-    PORT_BRAIN_API: String(port),
-    PORT_BRAIN_MCP: String(freePort()),
     ROUTER_HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     DATABASE_URL: dbUrl,
@@ -329,29 +293,21 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
   for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH"]) delete env[key];
   if (!dbUrl) delete env.DATABASE_URL;
   const logPath = join(tmp, `server-${cell.backend}-${cell.size}.log`);
-  const server = await startAndWait({
-    cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault],
-    env,
-    cwd: tmp,
-    readyUrl: `${base}/health`,
-    logPath,
-    timeoutMs: 60_000,
-  });
+  const server = await startService("router", { vault, env, cwd: tmp, logPath, timeoutMs: 60_000 });
   running.add(server);
+  const base = server.url;
+  const client = new RouterClient({ baseUrl: base, token: TOKEN });
   try {
     cell.startupMs = server.startupMs;
     await Bun.sleep(1000);
     cell.rssIdleMb = rssMb(server.pid);
     console.log(`  /search: ${settings.coldQueries} first-time queries, each once, one at a time…`);
-    cell.cold = await sendOnce(base, AUTH, coldQueries(cell.size, settings.coldQueries));
+    cell.cold = await sendOnce(client, coldQueries(cell.size, settings.coldQueries));
 
-    const res = await fetch(`${base}/search`, {
-      method: "POST",
-      headers: { ...AUTH, "content-type": "application/json" },
-      body: JSON.stringify({ query: "connection pool", limit: 3 }),
-    });
-    const sample = (await res.json()) as { mode?: string; hits?: { path: string }[] };
-    cell.sample = `HTTP ${res.status}, mode ${sample.mode}, ${sample.hits?.length ?? 0} hits, first ${sample.hits?.[0]?.path ?? "-"}`;
+    cell.sample = await client.search({ query: "connection pool", limit: 3 }).then(
+      (sample) => `HTTP 200, mode ${sample.mode}, ${sample.hits.length} hits, first ${sample.hits[0]?.path ?? "-"}`,
+      (err) => (err instanceof ApiError ? `HTTP ${err.status}` : String(err)),
+    );
 
     const bodies = BENCH_QUERIES.map((query) => JSON.stringify({ query, limit: 10 }));
     const load = { baseUrl: base, path: "/search", bodies, headers: AUTH, threads: 1 };
@@ -364,7 +320,7 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     cell.rssAfterSearchMb = rssMb(server.pid);
     if (settings.liveIngestRate > 0) {
       console.log(`  /search while ingesting ${settings.liveIngestRate} notes/s (1 connection; the same queries)…`);
-      await searchWhileIngesting(cell, base, load);
+      await searchWhileIngesting(cell, client, load);
     }
     if (cell.backend === "sqlite") {
       console.log(`  /search floor (bare Bun.serve, same FTS5 query): the same runs…`);
@@ -374,7 +330,7 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     console.log(`  GET /notes, /notes/{path}, /notes/{path}/context?depth=2: one request at a time…`);
     const rng = prng(cell.size + 17);
     const paths = Array.from({ length: 100 }, () => generateNote(settings.seed, Math.floor(rng() * cell.size)).path);
-    cell.notes = await timeNotesEndpoints(base, AUTH, paths);
+    cell.notes = await timeNotesEndpoints(client, paths);
 
     console.log(`  /ingest: ${settings.ingestDocs} notes, ${settings.ingestConcurrency} in flight…`);
     const docs = ingestBodies(settings.ingestDocs, 1000 + cell.size + (cell.backend === "postgres" ? 1 : 0));
@@ -398,7 +354,7 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
  * searched (an index that forgot what it knew at every write answers at the full query's
  * cost here).
  */
-async function searchWhileIngesting(cell: Cell, base: string, load: Omit<Parameters<typeof runWrkPost>[0], "seconds" | "connections">): Promise<void> {
+async function searchWhileIngesting(cell: Cell, client: RouterClient, load: Omit<Parameters<typeof runWrkPost>[0], "seconds" | "connections">): Promise<void> {
   const docs = ingestBodies(Math.ceil(settings.liveIngestRate * (settings.seconds + 2)) + 10, 5000 + cell.size);
   let stop = false;
   let posted = 0;
@@ -406,9 +362,13 @@ async function searchWhileIngesting(cell: Cell, base: string, load: Omit<Paramet
     const t0 = performance.now();
     for (const doc of docs) {
       if (stop) break;
-      const res = await fetch(`${base}/ingest`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify(doc) });
-      await res.arrayBuffer();
-      if (res.ok) posted++;
+      if (
+        await client.ingest(doc).then(
+          () => true,
+          () => false,
+        )
+      )
+        posted++;
       const next = t0 + ((posted + 1) * 1000) / settings.liveIngestRate;
       await Bun.sleep(Math.max(0, next - performance.now()));
     }

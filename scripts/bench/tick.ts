@@ -10,19 +10,17 @@
 //   bun run bench tick                       10k notes, 5k markers, 500 inline, 1,000 subscribers (~1–2 min)
 //   bun scripts/bench/tick.ts --large        50k notes, 20k markers, 2k inline, 5,000 subscribers
 //   bun scripts/bench/tick.ts --notes 2000 --markers 1000 --inline 100 --subscribers 200
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { appendFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { freePort } from "./lib/ports.ts";
-import { rssMb, startAndWait } from "./lib/proc.ts";
+import { type MarkerInput, RouterClient } from "../../src/router/client.ts";
+import { tempDir } from "../../test/support/main-process.ts";
+import { rssMb, startService } from "../../test/support/process.ts";
+import { fillerParagraph, generateNote, pick, pickSkewed, prng, SERVICES, TOPICS, writeVault } from "../../test/support/vault-gen.ts";
+import { percentile } from "./lib/stats.ts";
 import { judged, num, table } from "./lib/table.ts";
-import { fillerParagraph, generateNote, pick, pickSkewed, prng, SERVICES, TOPICS, writeVault } from "./lib/vault-gen.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const MAIN = join(ROOT, "src/main.ts");
 const TOKEN = "bench-tick-token";
-const AUTH = { authorization: `Bearer ${TOKEN}` };
 const TARGET = { secondTickMs: 1000 };
 
 const { values: args } = parseArgs({
@@ -46,11 +44,6 @@ const settings = {
   feedRequests: 300,
 };
 
-const percentile = (xs: number[], p: number) => {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
 const log = (msg: string) => console.error(`[tick bench] ${msg}`);
 /** Rows of the report; each is also logged as it is measured, so a run cut short still shows them. */
 const rows: string[][] = [["measure", "value", "target"]];
@@ -60,7 +53,7 @@ const report = (row: string[]) => {
 };
 
 // 1. The vault: generated raw notes, every (notes / inline)-th one carrying an inline marker.
-const dir = mkdtempSync(join(tmpdir(), "bench-tick-"));
+const dir = tempDir("bench-tick");
 const vault = join(dir, "vault");
 const home = join(dir, "home");
 log(`writing ${num(settings.notes)} notes to ${vault}`);
@@ -77,24 +70,20 @@ for (let i = 0; every && i < settings.notes && inlineWritten < settings.inline; 
 }
 
 // 2. The router.
-const port = freePort();
-const mcpPort = freePort();
-const base = `http://127.0.0.1:${port}`;
-const started = await startAndWait({
-  cmd: [process.execPath, MAIN, "--only", "router", "--vault", vault],
-  readyUrl: `${base}/health`,
+const started = await startService("router", {
+  vault,
   env: {
     PATH: process.env.PATH,
     HOME: home,
     KB_ROUTER_TOKEN: TOKEN,
-    PORT_BRAIN_API: String(port),
-    PORT_BRAIN_MCP: String(mcpPort),
     TICK_INTERVAL_SECONDS: "0",
     LOG_LEVEL: "1",
   },
   logPath: join(dir, "router.log"),
   timeoutMs: 30_000,
 });
+const port = Number(new URL(started.url).port);
+const client = new RouterClient({ baseUrl: started.url, token: TOKEN, timeoutMs: 10 * 60_000 });
 // Stopped early (Ctrl-C, a timeout): take the router down with us.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
@@ -115,7 +104,7 @@ try {
     const s = Math.floor(rng() ** 2 * sessions.length);
     const session = sessions[s]!;
     const r = rng();
-    const type = r < 0.55 ? "lesson" : r < 0.8 ? "milestone" : r < 0.92 ? "decision" : "signal";
+    const type = (r < 0.55 ? "lesson" : r < 0.8 ? "milestone" : r < 0.92 ? "decision" : "signal") as MarkerInput["type"];
     const svc = pickSkewed(rng, SERVICES);
     const topic = pick(rng, TOPICS).name;
     const attrs: Record<string, string> = {
@@ -135,11 +124,13 @@ try {
     Array.from({ length: settings.concurrency }, async () => {
       while (next < bodies.length) {
         const body = bodies[next++]!;
-        const res = await fetch(`${base}/marker`, { method: "POST", headers: { ...AUTH, "content-type": "application/json" }, body: JSON.stringify(body) });
-        const text = await res.text();
-        if (res.status !== 201) {
+        const answer = await client.marker(body).then(
+          (r) => (r.created ? undefined : "200 (not created)"),
+          (err: Error) => err.message,
+        );
+        if (answer !== undefined) {
           failed++;
-          if (failed <= 3) log(`POST /marker answered ${res.status}: ${text.slice(0, 300)}`);
+          if (failed <= 3) log(`POST /marker answered ${answer.slice(0, 300)}`);
         }
       }
     }),
@@ -152,18 +143,13 @@ try {
     let peak = rssMb(started.pid);
     const sampler = setInterval(() => (peak = Math.max(peak, rssMb(started.pid))), 25);
     const t = performance.now();
-    const res = await fetch(`${base}/tick?wait`, { method: "POST", headers: AUTH });
-    const record = (await res.json()) as {
-      status: string;
-      duration_ms: number;
-      counts: Record<string, number>;
-      phases_ms: Record<string, number>;
-      error_tail: string | null;
-    };
+    const record = await client.tick({ wait: true });
     const wall = performance.now() - t;
     clearInterval(sampler);
     if (record.status !== "succeeded") throw new Error(`tick ${record.status}: ${record.error_tail}`);
-    return { wall, record, peak: Math.max(peak, rssMb(started.pid)) };
+    // A succeeded tick has its counts, steps and duration.
+    const done = { ...record, counts: record.counts ?? {}, phases_ms: record.phases_ms ?? {}, duration_ms: record.duration_ms ?? Number.NaN };
+    return { wall, record: done, peak: Math.max(peak, rssMb(started.pid)) };
   };
   const rssBefore = rssMb(started.pid);
   log("first tick");
@@ -198,10 +184,9 @@ try {
   let feedBytes = 0;
   for (let i = 0; i < settings.feedRequests + 20; i++) {
     const t = performance.now();
-    const res = await fetch(`${base}/feed`, { headers: AUTH });
-    const text = await res.text();
+    const feed = await client.feed();
     if (i >= 20) feedMs.push(performance.now() - t);
-    feedBytes = text.length;
+    feedBytes = JSON.stringify(feed).length;
   }
   report(["GET /feed p50 / p99", `${num(percentile(feedMs, 50), 2)} / ${num(percentile(feedMs, 99), 2)} ms (${num(feedBytes)} bytes)`, ""]);
 
@@ -247,12 +232,7 @@ try {
     await Promise.all(Array.from({ length: Math.min(100, settings.subscribers - i) }, subscribe));
   }
   sentAt = performance.now();
-  const sig = await fetch(`${base}/marker`, {
-    method: "POST",
-    headers: { ...AUTH, "content-type": "application/json" },
-    body: JSON.stringify({ type: "signal", content: `bench fan-out ${Date.now()}`, attrs: { severity: "critical", source: "bench" } }),
-  });
-  await sig.arrayBuffer();
+  await client.marker({ type: "signal", content: `bench fan-out ${Date.now()}`, attrs: { severity: "critical", source: "bench" } });
   const deadline = performance.now() + 30_000;
   while (received.length < settings.subscribers && performance.now() < deadline) await Bun.sleep(5);
   for (const s of sockets) s.end();

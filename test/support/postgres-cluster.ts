@@ -1,7 +1,7 @@
 // A Postgres cluster of the test's own on a spare loopback port (pg_createcluster, trust auth),
 // for tests that stop and start the database (never the shared one): stop() and start() are
 // `pg_ctlcluster`, drop() removes the cluster and its data.
-import { freePort } from "../../scripts/bench/lib/ports";
+import { freePort } from "./process";
 
 export interface OwnPostgres {
   port: number;

@@ -3,8 +3,8 @@
 // so with `appendonly` it reloads what it had and without it comes back empty.
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { freePort } from "../../scripts/bench/lib/ports";
 import { tempDir } from "./main-process";
+import { freePort } from "./process";
 import { until } from "./until";
 
 export interface OwnRedis {

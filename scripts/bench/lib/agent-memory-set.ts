@@ -11,7 +11,7 @@
 // one or two words with the question (a name, a service), while other notes hold more of the
 // question's words — the question echoed in the dialog ("Maya, do you play any instruments?"),
 // the same words in another sense ("play it safe"), and the same person talking of other things.
-import { prng, type Rng } from "./vault-gen.ts";
+import { prng, type Rng } from "../../../test/support/vault-gen.ts";
 
 export interface MemoryNote {
   path: string;

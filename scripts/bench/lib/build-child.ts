@@ -2,9 +2,7 @@
 // build's alone: `bun build-child.ts brain|floor VAULT OUT` — brain: the project's refreshFolder
 // into a SQLite index under the data directory OUT, at its default batch (256, the tick's);
 // floor: index-floor.ts into the file OUT. Prints {docs, ms, rssMb} as JSON.
-
-import { refreshFolder } from "../../../src/router/index/refresh.ts";
-import { openSqliteIndex } from "../../../src/router/index/sqlite.ts";
+import { openIndexStore, refreshFolder } from "../../../src/router/index/index.ts";
 import { buildFloor } from "./index-floor.ts";
 
 const [kind, vault, out] = process.argv.slice(2) as [string, string, string];
@@ -13,7 +11,7 @@ let ms: number;
 if (kind === "floor") {
   ({ docs, ms } = await buildFloor(vault, out));
 } else {
-  const store = await openSqliteIndex({ dataDir: out });
+  const store = await openIndexStore({ dataDir: out });
   const t0 = performance.now();
   const c = await refreshFolder(store, { vault });
   ms = performance.now() - t0;

@@ -32,8 +32,8 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import { STOP_WORDS } from "../../../src/router/index/stopwords.ts";
-import { prng, type Rng } from "./vault-gen.ts";
+import { STOP_WORDS } from "../../../src/router/index/index.ts";
+import { prng, type Rng } from "../../../test/support/vault-gen.ts";
 
 export const SEED = 21;
 export const QUERIES_PER_KIND = 60;

@@ -6,17 +6,17 @@
 //      processes share the CPU, so the ceiling is lower — the core count is printed);
 //   2. queue overhead per job, submit → taken from the queue (the record's started_at), one job at
 //      a time: BullMQ against the embedded in-process queue (no REDIS_URL) in the same run.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
 import { createClient } from "redis";
-import { freePort } from "./ports.ts";
-import { type Started, startAndWait } from "./proc.ts";
+import { ServiceClient } from "../../../src/orchestrator/client.ts";
+import { tempDir } from "../../../test/support/main-process.ts";
+import { type Started, startService } from "../../../test/support/process.ts";
+import { percentile } from "./stats.ts";
 import { num } from "./table.ts";
 
-const MAIN = join(resolve(import.meta.dir, "../../.."), "src/main.ts");
 const KEY = "bench-queue-key";
-const HEADERS = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 
 export interface QueueScalingOptions {
   redisUrl: string;
@@ -30,18 +30,12 @@ export interface QueueScalingOptions {
 
 type Job = { id: string; status: string; started_at: string | null; finished_at: string | null; pod_name: string };
 
-function percentile(values: number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
 /** Rows [figure, value, peer/floor] for the jobs bench's table. */
 export async function queueScaling(opts: QueueScalingOptions): Promise<string[][]> {
   const jobs = opts.jobs ?? 90;
   const parallel = opts.parallel ?? 3;
   const serial = opts.serial ?? 20;
-  const tmp = mkdtempSync(join(tmpdir(), "brain-bench-queue-"));
+  const tmp = tempDir("brain-bench-queue");
   const prefixes: string[] = [];
   const servers: Started[] = [];
   const agent = join(tmp, "instant-agent");
@@ -63,32 +57,27 @@ printf '%s\\n' '${JSON.stringify({ type: "result", subtype: "success", is_error:
     const urls: string[] = [];
     await Promise.all(
       Array.from({ length: n }, async (_, i) => {
-        const port = freePort();
         const home = join(tmp, prefix, `home-${i}`);
         mkdirSync(home, { recursive: true });
-        servers.push(
-          await startAndWait({
-            cmd: [process.execPath, MAIN, "--only", "orchestrator"],
-            cwd: home,
-            env: {
-              PATH: process.env.PATH,
-              HOME: home,
-              SERVICE_PORT: String(port),
-              SERVICE_API_KEYS: KEY,
-              SERVICE_OTEL_ENABLED: "false",
-              SERVICE_POD_NAME: `bench-${i + 1}`,
-              SERVICE_JOBS_DIR: jobsDir,
-              SERVICE_CLAUDE_BINARY: agent,
-              SERVICE_MAX_PARALLEL_JOBS: String(parallel),
-              LOG_LEVEL: "1",
-              ...(redis ? { REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: prefix } : {}),
-            },
-            readyUrl: `http://127.0.0.1:${port}/health`,
-            logPath: join(home, "service.log"),
-            timeoutMs: 60_000,
-          }),
-        );
-        urls.push(`http://127.0.0.1:${port}`);
+        const service = await startService("orchestrator", {
+          cwd: home,
+          env: {
+            PATH: process.env.PATH,
+            HOME: home,
+            SERVICE_API_KEYS: KEY,
+            SERVICE_OTEL_ENABLED: "false",
+            SERVICE_POD_NAME: `bench-${i + 1}`,
+            SERVICE_JOBS_DIR: jobsDir,
+            SERVICE_CLAUDE_BINARY: agent,
+            SERVICE_MAX_PARALLEL_JOBS: String(parallel),
+            LOG_LEVEL: "1",
+            ...(redis ? { REDIS_URL: opts.redisUrl, REDIS_KEY_PREFIX: prefix } : {}),
+          },
+          logPath: join(home, "service.log"),
+          timeoutMs: 60_000,
+        });
+        servers.push(service);
+        urls.push(service.url);
       }),
     );
     return urls;
@@ -97,14 +86,14 @@ printf '%s\\n' '${JSON.stringify({ type: "result", subtype: "success", is_error:
     await Promise.all(servers.splice(0).map((s) => s.stop()));
   };
   const submit = async (url: string, task: string): Promise<Job> => {
-    const res = await fetch(`${url}/jobs`, { method: "POST", headers: HEADERS, body: JSON.stringify({ task }) });
-    if (res.status !== 202) throw new Error(`POST /jobs answered ${res.status}: ${await res.text()}`);
-    return (await res.json()) as Job;
+    return new ServiceClient({ baseUrl: url, token: KEY }).submitJob({ task }).catch((err: Error) => {
+      throw new Error(`POST /jobs answered ${err.message}`);
+    });
   };
   const finished = async (url: string, ids: string[]): Promise<Job[]> => {
     const deadline = Date.now() + 300_000;
     for (;;) {
-      const all = ((await (await fetch(`${url}/jobs?limit=1000`, { headers: HEADERS })).json()) as { jobs: Job[] }).jobs;
+      const all = (await new ServiceClient({ baseUrl: url, token: KEY }).listJobs({ limit: 1000 })).jobs;
       const mine = all.filter((j) => ids.includes(j.id));
       if (mine.length === ids.length && mine.every((j) => j.finished_at !== null)) return mine;
       if (Date.now() > deadline) throw new Error("jobs did not finish within 300 s");

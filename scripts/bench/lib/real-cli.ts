@@ -56,7 +56,10 @@ export interface RealCliBenchOptions {
   jobs: number;
   /** Starts the orchestrator with these extra settings; resolves to its URL and a stop function. */
   startService(env: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
-  submit(url: string, body: Record<string, unknown>): Promise<{ id: string; status: string; session_id?: string | null; finished_at: string | null }>;
+  submit(
+    url: string,
+    body: { task: string; profile?: string; wait?: boolean },
+  ): Promise<{ id: string; status: string; session_id?: string | null; finished_at: string | null }>;
 }
 
 export async function benchRealCli(o: RealCliBenchOptions): Promise<{ jobs: RealCliSample[]; direct: RealCliSample[]; failed: number }> {

@@ -18,7 +18,7 @@
 // it stands in for what a real embedding model knows ("revert" ≈ "rollback"), and it knows
 // every wording used here, so it is an upper bound on the help vectors can give, not a
 // prediction for a real model.
-import { fillerParagraph, PEOPLE, pick, prng, type Rng, SERVICES, slugify, TOPICS } from "./vault-gen.ts";
+import { fillerParagraph, PEOPLE, pick, prng, type Rng, SERVICES, slugify, TOPICS } from "../../../test/support/vault-gen.ts";
 
 export interface Concept {
   id: string;

@@ -2,7 +2,7 @@
 // missing and we are root, as load.ts does for wrk) over raw/ for each query of the set.
 // rg lists matching files, unranked: its words are searched case-insensitively as fixed
 // strings, any of them (rg has no AND across lines), phrases as one string, tag:x as "x".
-import { parseQuery } from "../../../src/router/index/query.ts";
+import { parseQuery } from "../../../src/router/index/index.ts";
 
 export async function ensureRipgrep(): Promise<string | undefined> {
   const found = Bun.which("rg");

@@ -3,11 +3,28 @@
 // expression (every word counts: the words OR-ed, quoted, as brain-stack's default "match any"),
 // bm25 with the same weights (title 10, body 1), the best `limit` with their path and title, and
 // a marked snippet of each (FTS5's snippet(), the highlight() family). No auth, validation,
-// coverage, closeness, best chunk or hit shaping.
+// coverage, closeness, best chunk or hit shaping. The query is read by the index's public
+// parseQuery (the same words, stop words dropped); the MATCH expression is spelled here, the
+// filters as the file's `filters` column holds them.
 // PORT and DB come from the environment.
 import { Database } from "bun:sqlite";
-import { clauses, parseQuery } from "../../../src/router/index/query.ts";
-import { docExpression, ftsExpression } from "../../../src/router/index/sqlite-text.ts";
+import { type ParsedQuery, parseQuery } from "../../../src/router/index/index.ts";
+
+const quoted = (words: string[]) => `"${words.join(" ").replaceAll('"', '""')}"`;
+/** A tag or producer as the index file stores it: U+E000, t or p, the value's UTF-8 in hex with a–f spelled g h j k m n. */
+const filterToken = (kind: "t" | "p", value: string) =>
+  `"\uE000${kind}${Buffer.from(value, "utf8")
+    .toString("hex")
+    .replace(/[a-f]/g, (c) => "ghjkmn"["abcdef".indexOf(c)]!)}"`;
+
+function matchExpression(q: ParsedQuery): string | undefined {
+  const words = [...q.terms.map((t) => [t]), ...q.phrases];
+  if (words.length === 0) return undefined;
+  let expr = words.map(quoted).join(" OR ");
+  for (const tag of q.tags) expr += ` AND filters : ${filterToken("t", tag.toLowerCase())}`;
+  if (q.producers.length) expr += ` AND filters : (${q.producers.map((p) => filterToken("p", p)).join(" OR ")})`;
+  return expr;
+}
 
 const db = new Database(process.env.DB!, { readonly: true, strict: true });
 const search = db.query<{ path: string; title: string; score: number; snippet: string }, [string, number]>(
@@ -25,9 +42,8 @@ Bun.serve({
     "/search": {
       POST: async (req) => {
         const { query, limit } = (await req.json()) as { query: string; limit?: number };
-        const parsed = parseQuery(query);
-        const parts = clauses(parsed);
-        const hits = parts.length ? search.all(docExpression(ftsExpression(parts, "OR"), parsed), limit ?? 10) : [];
+        const expr = matchExpression(parseQuery(query));
+        const hits = expr ? search.all(expr, limit ?? 10) : [];
         return Response.json({ hits });
       },
     },

@@ -6,7 +6,7 @@
 // the token for rollback), drops stop words, strips plural/verb endings, then hashes the
 // tokens with sublinear term frequency. It stands in for a semantic model that knows these
 // synonyms; since the thesaurus covers every wording the set uses, it is an optimistic one.
-import { STOP_WORDS } from "../../../src/router/index/stopwords.ts";
+import { STOP_WORDS } from "../../../src/router/index/index.ts";
 import { CONCEPTS } from "./relevance-set.ts";
 
 /** Longest wordings first, so "memory leak" wins over a shorter overlapping one. */

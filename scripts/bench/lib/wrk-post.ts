@@ -2,9 +2,9 @@
 // the load generator stays a separate C process while every request asks something else.
 // Parsed with load.ts's parseWrk; wrk itself comes from load.ts's loadTool() (installed from
 // Debian when missing and we are root).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../../../test/support/main-process.ts";
 import { type LoadResult, parseWrk } from "./load.ts";
 
 export interface WrkPostOptions {
@@ -44,7 +44,7 @@ export function wrkPostScript(path: string, bodies: readonly string[], headers: 
 }
 
 export async function runWrkPost(o: WrkPostOptions): Promise<LoadResult> {
-  const dir = mkdtempSync(join(tmpdir(), "brain-bench-wrk-"));
+  const dir = tempDir("brain-bench-wrk");
   const script = join(dir, "post.lua");
   writeFileSync(script, wrkPostScript(o.path, o.bodies, o.headers ?? {}));
   const cmd = ["wrk", `-t${o.threads ?? 1}`, `-c${o.connections}`, `-d${o.seconds}s`, "--latency", "-s", script, o.baseUrl];

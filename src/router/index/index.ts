@@ -1,9 +1,21 @@
-// Opens the search index: main.ts calls openIndexStore() once with the config (Postgres when
-// DATABASE_URL is set, else SQLite); everything else takes the IndexStore it returns.
+// The index module's public surface. main.ts calls openIndexStore() once with the config
+// (Postgres when DATABASE_URL is set, else SQLite); everything else takes the IndexStore it
+// returns. Re-exported here, what a caller needs around it: a file turned into a document (and
+// the chunks and links an upsert makes of it), a folder brought in step with the index, a query
+// parsed for IndexStore.search, and the types. Code outside the router (scripts/bench) imports
+// the index through this module only (.dependency-cruiser.cjs).
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
 import type { IndexStore } from "./types.ts";
 import { withConnectionErrors } from "./unavailable.ts";
+
+export { chunkDocument } from "./chunk.ts";
+export { documentFromFile, type FileInput, frontmatterTags, splitFrontmatter } from "./document.ts";
+export { type DocLink, extractLinks } from "./links.ts";
+export { parseQuery } from "./query.ts";
+export { type RefreshCounts, type RefreshOptions, refreshFolder } from "./refresh.ts";
+export { STOP_WORDS } from "./stopwords.ts";
+export type { IndexDoc, IndexStore, ParsedQuery, SearchHit } from "./types.ts";
 
 export interface IndexStoreConfig {
   /** DATABASE_URL: Postgres when set, else the embedded SQLite file under dataDir. */
@@ -13,6 +25,8 @@ export interface IndexStoreConfig {
   embeddingDim?: number;
   /** Postgres schema for the index's tables; default public. */
   schema?: string;
+  /** Postgres: the connection pool's size; default 10. */
+  poolSize?: number;
   /** SQLite: checkpoint the WAL in a worker thread (the router's index; see sqlite-checkpointer.ts). */
   backgroundCheckpoints?: boolean;
   /** SQLite: hold a write transaction open this long for the writes that follow (INDEX_COMMIT_HOLD_MS). */
@@ -22,8 +36,8 @@ export interface IndexStoreConfig {
 }
 
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
-  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
+  const { databaseUrl, dataDir, embeddingDim, schema, poolSize, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
   return databaseUrl
-    ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema }).then(withConnectionErrors)
+    ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema, max: poolSize }).then(withConnectionErrors)
     : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs, backgroundListBuilds });
 }
