@@ -467,6 +467,8 @@ export class PostgresIndexStore implements IndexStore {
     // only when those fell short of `depth`: a vault where fewer than `depth` notes hold the
     // words gets all of them.
     const phrase = (q: PendingQuery<Row[]>) => (query.phrases.length > 0 ? sql`AND CASE WHEN d.tsv @@ ${q} THEN true END` : sql``);
+    // One word: its title entry implies its strong one (a title's lexemes are all "s:").
+    const oneWord = parts.length === 1 && query.phrases.length === 0;
     const t = sql`(SELECT t FROM k)`;
     const s = sql`(SELECT s FROM k)`;
     const ctes = sql`
@@ -474,7 +476,7 @@ export class PostgresIndexStore implements IndexStore {
       ql AS (SELECT x.i, t.lexeme, t.positions FROM unnest(${parts.map((p) => p.join(" "))}::text[]) WITH ORDINALITY AS x(words, i),
                     unnest(to_tsvector('english', x.words)) AS t),
       k AS (SELECT ARRAY(SELECT DISTINCT 't:' || lexeme FROM ql) AS t, ARRAY(SELECT DISTINCT 's:' || lexeme FROM ql) AS s),
-      allc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} AND d.salient @> ${s} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
+      allc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${oneWord ? sql`` : sql`AND d.salient @> ${s}`} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
                UNION ALL
                (SELECT d.id FROM ${docs} d, q WHERE d.salient @> ${s} AND ${s} <> '{}' AND NOT d.salient && ${t} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
                UNION ALL
