@@ -286,6 +286,23 @@ describeWithPostgres("Postgres index", () => {
       expect(both).toHaveLength(10);
       expect((await store.search(parseQuery("pgbouncer paged"), 10, { match: "all" })).map((h) => h.path)).toEqual(["raw/n/00402.md"]);
     });
+
+    it("finds the note holding every word strongly among more notes mentioning them in passing than a search ranks", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const docs = Array.from({ length: 300 }, (_, i) => note(i, `Weekly notes ${i}`, `In passing: a replica and a failover in week ${i}.`));
+      docs.push(note(300, "Standby drill", "The replica lagged, so the failover waited; after the failover the replica caught up."));
+      docs.push(note(301, "Replica sizing", "Each replica gets the primary's memory; size every replica alike."));
+      await store.upsertMany(docs);
+      for (const match of ["any", "all"] as const) {
+        const hits = await store.search(parseQuery("replica failover"), 5, { match });
+        expect(hits[0]?.path).toBe("raw/n/00300.md");
+        expect(hits).toHaveLength(5);
+      }
+      // A phrase is checked where its words stand: only the notes saying it.
+      const phrase = await store.search(parseQuery('"the failover waited"'), 5);
+      expect(phrase.map((h) => h.path)).toEqual(["raw/n/00300.md"]);
+    });
   });
 
   describe("the same corpus on SQLite and Postgres", () => {

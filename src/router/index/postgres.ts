@@ -307,8 +307,11 @@ export class PostgresIndexStore implements IndexStore {
     // Not with filters or "match all", whose answers are an intersection and must be whole.
     if (mode === "all" || query.tags.length > 0 || query.producers.length > 0) return this.match(this.sql, query, mode, limit, snippets);
     return this.sql.begin(async (tx) => {
-      await tx.unsafe(`SET LOCAL gin_fuzzy_search_limit = ${SAMPLE_LIMIT}`);
-      return this.match(tx as unknown as Sql, query, mode, limit, snippets);
+      // Sent now (execute()) and not awaited before the search's statements, which follow it on
+      // the connection in order: one round trip fewer. A failure fails the transaction, and so the search.
+      const setting = tx.unsafe(`SET LOCAL gin_fuzzy_search_limit = ${SAMPLE_LIMIT}`).execute();
+      const [, hits] = await Promise.all([setting, this.match(tx as unknown as Sql, query, mode, limit, snippets)]);
+      return hits;
     });
   }
 
@@ -435,11 +438,12 @@ export class PostgresIndexStore implements IndexStore {
    * set of candidates so that a search costs about the same whatever the vault's size:
    * instead of ranking every document that holds a common word, it ranks at most DEPTH of
    * them from each of these tiers, in order, each read from a GIN index: documents holding
-   * a query word in their title, then holding one at least twice in their body (the salient
-   * column), then holding one anywhere; and at most DEPTH holding every word, those with one
-   * in their title first. ts_rank puts a title word ten times a body word and a repeated
-   * word above a passing mention, so the best matches are in the first tiers; a vault where
-   * fewer than DEPTH documents hold the words gets all of them ranked, exactly.
+   * a query word in their title, then holding one strongly (in the title or at least twice in
+   * the body: the salient column), then holding one anywhere; and at most DEPTH holding every
+   * word — holding each strongly and one in the title, then each strongly, then anywhere.
+   * ts_rank puts a title word ten times a body word and a repeated word above a passing
+   * mention, so the best matches are in the first tiers; a vault where fewer than DEPTH
+   * documents hold the words gets all of them ranked, exactly.
    *
    * "all" (or a single clause): the best `limit` candidates holding every clause, by ts_rank.
    * "any" with several clauses: the best CANDIDATES by ts_rank over the clauses OR-ed, and the
@@ -454,25 +458,29 @@ export class PostgresIndexStore implements IndexStore {
     const docs = sql.unsafe(this.docs);
     const f = this.filters(sql, query);
     const depth = Math.max(DEPTH, limit * CANDIDATES_PER_HIT);
-    // The salient tiers read the salient index alone; the words themselves are then checked
-    // row by row (a CASE, which the planner cannot turn into a scan of the tsv index: that
-    // would read every match), and not at all for one word, which its salient lexeme implies
-    // (a phrase's lexemes may stand apart: a phrase is checked).
-    const check = (q: PendingQuery<Row[]>, several: boolean) => (several || query.phrases.length > 0 ? sql`AND CASE WHEN d.tsv @@ ${q} THEN true END` : sql``);
-    const holdsAll = check(sql`q.q`, parts.length > 1);
-    const holdsAny = check(sql`q.any`, false);
+    // The tiers read the salient index alone: "t:" a word in the title, "s:" a word held
+    // strongly (in the title, or twice in the body). Holding every word strongly is one
+    // containment (@>) there; a phrase, whose lexemes may stand apart, is then checked row by
+    // row (a CASE, which the planner cannot turn into a scan of the tsv index: that would
+    // intersect every match of each word, which for common words costs what the vault's size
+    // does). Only the last tiers scan the tsv index, for the notes the others cannot hold, and
+    // only when those fell short of `depth`: a vault where fewer than `depth` notes hold the
+    // words gets all of them.
+    const phrase = (q: PendingQuery<Row[]>) => (query.phrases.length > 0 ? sql`AND CASE WHEN d.tsv @@ ${q} THEN true END` : sql``);
+    // One word: its title entry implies its strong one (a title's lexemes are all "s:").
+    const oneWord = parts.length === 1 && query.phrases.length === 0;
     const t = sql`(SELECT t FROM k)`;
-    const b = sql`(SELECT b FROM k)`;
+    const s = sql`(SELECT s FROM k)`;
     const ctes = sql`
       ${this.queries(parts, "AND", sql)},
       ql AS (SELECT x.i, t.lexeme, t.positions FROM unnest(${parts.map((p) => p.join(" "))}::text[]) WITH ORDINALITY AS x(words, i),
                     unnest(to_tsvector('english', x.words)) AS t),
-      k AS (SELECT ARRAY(SELECT DISTINCT 't:' || lexeme FROM ql) AS t, ARRAY(SELECT DISTINCT 'b:' || lexeme FROM ql) AS b),
-      allc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${holdsAll} ${f} LIMIT ${depth})
+      k AS (SELECT ARRAY(SELECT DISTINCT 't:' || lexeme FROM ql) AS t, ARRAY(SELECT DISTINCT 's:' || lexeme FROM ql) AS s),
+      allc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${oneWord ? sql`` : sql`AND d.salient @> ${s}`} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
                UNION ALL
-               (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${b} AND NOT d.salient && ${t} ${holdsAll} ${f} LIMIT ${depth})
+               (SELECT d.id FROM ${docs} d, q WHERE d.salient @> ${s} AND ${s} <> '{}' AND NOT d.salient && ${t} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
                UNION ALL
-               (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.q AND NOT d.salient && (SELECT t || b FROM k) ${f} LIMIT ${depth})
+               (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.q AND NOT d.salient @> ${s} ${f} LIMIT ${depth})
                LIMIT ${depth})`;
     if (mode === "all" || parts.length === 1) {
       const top = sql`
@@ -491,11 +499,11 @@ export class PostgresIndexStore implements IndexStore {
     const k = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
     const rows = await sql<(HitRow & { id: string; lexemes: [string, number[], string[]][] | null; clause_lexemes: [number, string, number[]][] })[]>`
       WITH ${ctes},
-      anyc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${holdsAny} ${f} LIMIT ${depth})
+      anyc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})
                UNION ALL
-               (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${b} AND NOT d.salient && ${t} ${holdsAny} ${f} LIMIT ${depth})
+               (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${s} AND NOT d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})
                UNION ALL
-               (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.any AND NOT d.salient && (SELECT t || b FROM k) ${f} LIMIT ${depth})
+               (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.any AND NOT d.salient && ${s} ${f} LIMIT ${depth})
                LIMIT ${depth}),
       scored AS MATERIALIZED (
         SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}

@@ -4,6 +4,7 @@ import init from "./0001_init.sql" with { type: "text" };
 import docTsv from "./0002_doc_tsv.sql" with { type: "text" };
 import links from "./0003_links.sql" with { type: "text" };
 import searchScale from "./0004_search_scale.sql" with { type: "text" };
+import salientWords from "./0005_salient_words.sql" with { type: "text" };
 
 export interface Migration {
   version: string;
@@ -15,4 +16,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0002_doc_tsv", sql: docTsv },
   { version: "0003_links", sql: links },
   { version: "0004_search_scale", sql: searchScale },
+  { version: "0005_salient_words", sql: salientWords },
 ];
