@@ -39,17 +39,20 @@ export function createMergedJobStore(primary: JobStore, fallback: JobStore): Job
       return newer(p, f);
     },
     async put(job) {
+      let fileError: Error | undefined;
       const [inPrimary, inFiles] = await Promise.all([
         fromPrimary("write", () => primary.put(job).then(() => true), false),
         fallback.put(job).then(
           () => true,
           (err: Error) => {
             logger.warn(`job file write failed (${err.message})`);
+            fileError = err;
             return false;
           },
         ),
       ]);
-      if (!inPrimary && !inFiles) throw new Error(`neither ${primary.kind} nor the job files took job ${job.id}`);
+      // The files' error is the cause: a full disk there is what to fix (507), whatever the primary did.
+      if (!inPrimary && !inFiles) throw new Error(`neither ${primary.kind} nor the job files took job ${job.id}`, { cause: fileError });
     },
     async remove(id) {
       await Promise.all([fromPrimary("remove", () => primary.remove(id), undefined), fallback.remove(id)]);

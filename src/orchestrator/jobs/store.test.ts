@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { describeWithRedis, type Harness, openRedisStore } from "../../../test/support/kv";
 import { until } from "../../../test/support/until";
 import { connectRedisLazily } from "../../common/kv/redis-connect";
+import { isStorageFull } from "../../common/storage";
 import { createFileJobStore } from "./file-store";
 import { createKvJobStore } from "./kv-store";
 import { createMergedJobStore } from "./merged-store";
@@ -182,6 +183,22 @@ describeWithRedis("Redis job store", () => {
     const files = await createFileJobStore({ dir, ttlSeconds: 3600 });
     const store = createMergedJobStore(redis.store, { ...files, put: async () => Promise.reject(new Error("disk full")) });
     await expect(store.put(job())).rejects.toThrow(/neither redis nor the job files/);
+  });
+
+  it("with Redis down and the job files on a full disk, the refusal is the disk's (POST /jobs: 507 storage_full, not 503)", async () => {
+    const redis = flaky(await openRedisJobs(3600));
+    redis.state.down = true;
+    const files = await createFileJobStore({ dir: join(await tempDir(), "jobs"), ttlSeconds: 3600 });
+    const full = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    const store = createMergedJobStore(redis.store, { ...files, put: async () => Promise.reject(full) });
+    const err = await store.put(job()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStorageFull(err)).toBe(true);
+    // A file failure that is not the disk's stays a store outage.
+    const broken = createMergedJobStore(redis.store, { ...files, put: async () => Promise.reject(new Error("EIO")) });
+    expect(isStorageFull(await broken.put(job()).catch((e: unknown) => e))).toBe(false);
   });
 });
 
