@@ -16,7 +16,8 @@ const MAX_POSITION = 16_383;
 const MAX_POSITIONS_PER_LEXEME = 255;
 /** Words kept, at most; past it the lexicon starts over (a build's vocabulary is mostly Zipfian). */
 const LEXICON_WORDS = 200_000;
-const ASCII = /^[\x00-\x7f]*$/;
+/** What `searchable` leaves of an ASCII text: printable characters (words and spaces). */
+const NOT_ASCII = /[^\x20-\x7e]/;
 
 /** A word's lexeme (and its quoted literal), null for a stop word (which takes a position), false when not one token. */
 type Entry = { lexeme: string; quoted: string } | null | false;
@@ -40,7 +41,7 @@ export class PgLexicon {
    * then the words not yet known are added to `unknown` (for learn()).
    */
   lex(text: string, weight: "A" | "B", unknown?: Set<string>): Lexed | undefined {
-    if (!ASCII.test(text)) return undefined;
+    if (NOT_ASCII.test(text)) return undefined;
     const seen = new Map<Entry & object, { at: string; n: number }>();
     let pos = 0;
     let maxPos = 0;

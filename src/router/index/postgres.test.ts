@@ -270,7 +270,9 @@ describeWithPostgres("Postgres index", () => {
       expect(await store.search(parseQuery("rewritten"), 5)).toEqual([]);
       expect((await store.search(parseQuery("written before"), 5)).map((h) => h.path)).toEqual(["raw/n/00001.md"]);
       const s = `"${lab.schema}"`;
-      const [rows] = await sql.unsafe(`SELECT (SELECT count(*) FROM ${s}.index_chunks)::int AS chunks, (SELECT count(*) FROM ${s}.index_links)::int AS links`);
+      const [rows] = await sql.unsafe<{ chunks: number; links: number }[]>(
+        `SELECT (SELECT count(*) FROM ${s}.index_chunks)::int AS chunks, (SELECT count(*) FROM ${s}.index_links)::int AS links`,
+      );
       expect(rows).toEqual({ chunks: 1, links: 0 });
     });
 
