@@ -25,13 +25,14 @@ export interface MigrateResult {
  * making.
  */
 const DEFERRED_INDEXES = [
+  // Largest first: bulkLoad builds them side by side, and a long one started last would end alone.
+  { name: "index_docs_tsv", def: "ON {s}.index_docs USING gin (tsv)" },
+  { name: "index_docs_salient", def: "ON {s}.index_docs USING gin (salient)" },
   { name: "index_docs_producer", def: "ON {s}.index_docs (producer, updated_at DESC)" },
   { name: "index_docs_tag_keys", def: "ON {s}.index_docs USING gin (tag_keys)" },
   { name: "index_docs_name", def: "ON {s}.index_docs (name)" },
   { name: "index_docs_updated", def: "ON {s}.index_docs (updated_at DESC, path DESC)" },
   { name: "index_links_name", def: "ON {s}.index_links (name)" },
-  { name: "index_docs_tsv", def: "ON {s}.index_docs USING gin (tsv)" },
-  { name: "index_docs_salient", def: "ON {s}.index_docs USING gin (salient)" },
 ] as const;
 
 /** The CREATE INDEX statements of the deferred indexes, IF NOT EXISTS. */

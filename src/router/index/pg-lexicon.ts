@@ -19,13 +19,21 @@ const LEXICON_WORDS = 200_000;
 /** What `searchable` leaves of an ASCII text: printable characters (words and spaces). */
 const NOT_ASCII = /[^\x20-\x7e]/;
 
-/** A word's lexeme (and its quoted literal), null for a stop word (which takes a position), false when not one token. */
-type Entry = { lexeme: string; quoted: string } | null | false;
+/** A lexeme, its quoted literal, and its positions in the text being lexed (that text's `gen`). */
+interface Lexeme {
+  lexeme: string;
+  quoted: string;
+  gen: number;
+  at: number[];
+}
+
+/** A word's lexeme, null for a stop word (which takes a position), false when not one token. */
+type Entry = Lexeme | null | false;
 
 /** A lexed text: its tsvector literal, and how often each lexeme stands in it (for the document's salient lexemes). */
 export interface Lexed {
   literal: string;
-  counts: Map<string, number>;
+  lexemes: { lexeme: string; n: number }[];
   /** The last position holding a lexeme (tsvector_concat shifts what follows by it); 0 when none. */
   maxPos: number;
 }
@@ -33,7 +41,9 @@ export interface Lexed {
 export class PgLexicon {
   private words = new Map<string, Entry>();
   /** One entry per lexeme, shared by the words that stem to it (lex() groups positions by entry). */
-  private lexemes = new Map<string, Entry & object>();
+  private lexemes = new Map<string, Lexeme>();
+  /** Counts lex() calls: a lexeme met in the current one has this `gen`. */
+  private gen = 0;
 
   /**
    * `text` (searchable: words and spaces) as to_tsvector('english') would make it, every
@@ -42,7 +52,9 @@ export class PgLexicon {
    */
   lex(text: string, weight: "A" | "B", unknown?: Set<string>): Lexed | undefined {
     if (NOT_ASCII.test(text)) return undefined;
-    const seen = new Map<Entry & object, { at: string; n: number }>();
+    // The lexemes met in this text, each holding its positions until the literal is written.
+    const gen = ++this.gen;
+    const met: Lexeme[] = [];
     let pos = 0;
     let maxPos = 0;
     let missing = false;
@@ -58,23 +70,23 @@ export class PgLexicon {
       if (entry === false) return undefined;
       pos++;
       if (entry === null || missing) continue;
-      const s = seen.get(entry);
-      if (s === undefined) seen.set(entry, { at: `${pos}${weight}`, n: 1 });
-      else {
-        if (s.n >= MAX_POSITIONS_PER_LEXEME) return undefined;
-        s.at += `,${pos}${weight}`;
-        s.n++;
-      }
+      if (entry.gen !== gen) {
+        entry.gen = gen;
+        entry.at = [pos];
+        met.push(entry);
+      } else if (entry.at.push(pos) > MAX_POSITIONS_PER_LEXEME) return undefined;
       maxPos = pos;
     }
     if (missing || pos > MAX_POSITION) return undefined;
-    let literal = "";
-    const counts = new Map<string, number>();
-    for (const [entry, s] of seen) {
-      literal += literal ? ` ${entry.quoted}:${s.at}` : `${entry.quoted}:${s.at}`;
-      counts.set(entry.lexeme, s.n);
+    const parts = new Array<string>(met.length);
+    const lexemes = new Array<{ lexeme: string; n: number }>(met.length);
+    const sep = `${weight},`;
+    for (let i = 0; i < met.length; i++) {
+      const e = met[i]!;
+      parts[i] = `${e.quoted}:${e.at.join(sep)}${weight}`;
+      lexemes[i] = { lexeme: e.lexeme, n: e.at.length };
     }
-    return { literal, counts, maxPos };
+    return { literal: parts.join(" "), lexemes, maxPos };
   }
 
   /** Learns `words` (lower-cased, from lex()) from the server, in one query. */
@@ -96,10 +108,10 @@ export class PgLexicon {
     }
   }
 
-  private entry(lexeme: string): Entry & object {
+  private entry(lexeme: string): Lexeme {
     let e = this.lexemes.get(lexeme);
     if (!e) {
-      e = { lexeme, quoted: `'${lexeme.replace(/['\\]/g, "\\$&")}'` };
+      e = { lexeme, quoted: `'${lexeme.replace(/['\\]/g, "\\$&")}'`, gen: 0, at: [] };
       this.lexemes.set(lexeme, e);
     }
     return e;
@@ -116,11 +128,14 @@ export function salientOf(title: Lexed, chunks: Lexed[]): string | undefined {
   let end = 0;
   const counts = new Map<string, number>();
   for (const c of chunks) {
-    for (const [lexeme, n] of c.counts) counts.set(lexeme, (counts.get(lexeme) ?? 0) + n);
+    for (const { lexeme, n } of c.lexemes) counts.set(lexeme, (counts.get(lexeme) ?? 0) + n);
     end += c.maxPos;
   }
   if (end > MAX_POSITION) return undefined;
-  const t = [...title.counts.keys()].sort(byBytes).map((l) => `t:${l}`);
+  const t = title.lexemes
+    .map((l) => l.lexeme)
+    .sort(byBytes)
+    .map((l) => `t:${l}`);
   const b = [...counts]
     .filter(([, n]) => n >= 2)
     .map(([l]) => l)

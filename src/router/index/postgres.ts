@@ -51,6 +51,9 @@ const CANDIDATES_PER_HIT = 3;
 const CANDIDATES_MIN = 30;
 /** Candidates read from each tier of a search at most (see match()), and at least `limit` × CANDIDATES_PER_HIT. */
 const DEPTH = 40;
+/** Connections building a first load's deferred indexes side by side, and each one's sort memory. */
+const BUILD_CONNECTIONS = 2;
+const BUILD_MEMORY = "256MB";
 /** gin_fuzzy_search_limit of an unfiltered "match any" search (see search()). */
 const SAMPLE_LIMIT = 50_000;
 
@@ -176,18 +179,29 @@ export class PostgresIndexStore implements IndexStore {
     try {
       return await load();
     } finally {
-      const conn = await sql.reserve();
+      await this.buildIndexes();
+    }
+  }
+
+  /**
+   * The deferred indexes, sorted in one pass each, BUILD_CONNECTIONS at a time (a GIN build
+   * runs on one core: two of them side by side take the time of the longer), largest first.
+   */
+  private async buildIndexes(): Promise<void> {
+    const statements = indexStatements(this.schema);
+    const work = async () => {
+      const conn = await this.sql.reserve();
       try {
         // Index builds sort in memory up to this (a session setting, for this connection only).
-        await conn.unsafe("SET maintenance_work_mem = '256MB'");
-        for (const statement of indexStatements(this.schema)) await conn.unsafe(statement);
-        await conn.unsafe(`ANALYZE ${this.docs}`);
-        await conn.unsafe(`ANALYZE ${this.chunks}`);
+        await conn.unsafe(`SET maintenance_work_mem = '${BUILD_MEMORY}'`);
+        for (let next = statements.shift(); next !== undefined; next = statements.shift()) await conn.unsafe(next);
       } finally {
         await conn.unsafe("RESET maintenance_work_mem").catch(() => {});
         conn.release();
       }
-    }
+    };
+    await Promise.all(Array.from({ length: BUILD_CONNECTIONS }, work));
+    await Promise.all([this.sql.unsafe(`ANALYZE ${this.docs}`), this.sql.unsafe(`ANALYZE ${this.chunks}`)]);
   }
 
   async upsert(doc: IndexDoc, opts: UpsertOptions = {}): Promise<boolean> {
