@@ -20,10 +20,8 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
-import { documentFromFile } from "../../src/router/index/document.ts";
-import { openPostgresIndex } from "../../src/router/index/postgres.ts";
-import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
-import type { IndexDoc, IndexStore } from "../../src/router/index/types.ts";
+import { documentFromFile, type IndexDoc, openIndexStore } from "../../src/router/index/index.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
 import { benchScratch } from "./lib/disk.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";
 import { freePort } from "./lib/ports.ts";
@@ -87,16 +85,15 @@ interface Cell {
 const loadAtStart = loadavg();
 const tmp = benchScratch("scale-").dir;
 const running = new Set<Started>();
-const scratchDbs: string[] = [];
+const scratchDbs: TestDatabase[] = [];
+/** Reads the server's own figures (its backends' pids, a database's size). */
 let admin: postgres.Sql | undefined;
 
 async function cleanup(): Promise<void> {
   await Promise.all([...running].map((s) => s.stop()));
   running.clear();
-  if (admin) {
-    for (const db of scratchDbs) await admin.unsafe(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch(() => {});
-    await admin.end({ timeout: 5 }).catch(() => {});
-  }
+  for (const db of scratchDbs.splice(0)) await db.drop().catch(() => {});
+  await admin?.end({ timeout: 5 }).catch(() => {});
   rmSync(tmp, { recursive: true, force: true });
 }
 process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
@@ -104,13 +101,9 @@ process.on("SIGTERM", () => void cleanup().finally(() => process.exit(143)));
 
 async function scratchDatabase(size: number): Promise<string> {
   admin ??= postgres(PG_URL, { max: 1, connect_timeout: 5, onnotice: () => {} });
-  const name = `brain_scale_${process.pid}_${size}`;
-  await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.unsafe(`CREATE DATABASE "${name}"`);
-  scratchDbs.push(name);
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const db = await createTestDatabase(`brain_scale_${size}`, PG_URL);
+  scratchDbs.push(db);
+  return db.url;
 }
 
 /** The serving process's peak RSS so far, in MB (VmHWM). */
@@ -242,7 +235,7 @@ async function searchPhase(cell: Cell, base: string, pid: number): Promise<void>
 
 /** --direct: the notes written by the store's batch path in this process, as refreshFolder writes a first build. */
 async function buildDirect(cell: Cell, dataDir: string, dbUrl: string | undefined): Promise<void> {
-  const store: IndexStore = cell.backend === "postgres" ? await openPostgresIndex({ url: dbUrl!, max: 4 }) : await openSqliteIndex({ dataDir });
+  const store = await openIndexStore({ dataDir, databaseUrl: dbUrl });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   try {

@@ -30,18 +30,21 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh database on the real server, dropped afterwards. */
-export async function createTestDatabase(prefix = "brain_test"): Promise<TestDatabase> {
-  const admin = postgres(TEST_POSTGRES_URL, { max: 1, onnotice: () => {} });
+/** A fresh database on the real server (or the one `adminUrl` reaches: the benches' BENCH_PG_URL), dropped afterwards. */
+export async function createTestDatabase(prefix = "brain_test", adminUrl = TEST_POSTGRES_URL): Promise<TestDatabase> {
+  const admin = postgres(adminUrl, { max: 1, connect_timeout: 5, onnotice: () => {} });
   const name = `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-  await admin.unsafe(`create database ${name}`);
-  await admin.end();
-  const url = new URL(TEST_POSTGRES_URL);
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      const sql = postgres(TEST_POSTGRES_URL, { max: 1, onnotice: () => {} });
+      const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
       await sql.unsafe(`drop database if exists ${name} with (force)`);
       await sql.end();
     },

@@ -1,9 +1,21 @@
-// Opens the search index: main.ts calls openIndexStore() once with the config (Postgres when
-// DATABASE_URL is set, else SQLite); everything else takes the IndexStore it returns.
+// The index module's public surface. main.ts calls openIndexStore() once with the config
+// (Postgres when DATABASE_URL is set, else SQLite); everything else takes the IndexStore it
+// returns. Re-exported here, what a caller needs around it: a file turned into a document (and
+// the chunks and links an upsert makes of it), a folder brought in step with the index, a query
+// parsed for IndexStore.search, and the types. Code outside the router (scripts/bench) imports
+// the index through this module only (.dependency-cruiser.cjs).
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
 import type { IndexStore } from "./types.ts";
 import { withConnectionErrors } from "./unavailable.ts";
+
+export { chunkDocument } from "./chunk.ts";
+export { documentFromFile, type FileInput, frontmatterTags, splitFrontmatter } from "./document.ts";
+export { type DocLink, extractLinks } from "./links.ts";
+export { parseQuery } from "./query.ts";
+export { type RefreshCounts, type RefreshOptions, refreshFolder } from "./refresh.ts";
+export { STOP_WORDS } from "./stopwords.ts";
+export type { IndexDoc, IndexStore, ParsedQuery, SearchHit } from "./types.ts";
 
 export interface IndexStoreConfig {
   /** DATABASE_URL: Postgres when set, else the embedded SQLite file under dataDir. */
