@@ -134,6 +134,8 @@ export class PostgresIndexStore implements IndexStore {
   private readonly salientLexemes: string;
   /** Schema of the pgvector extension, once migrate() has seen it. */
   private vectorSchema: string | undefined;
+  /** A first build is running (bulkLoad): its batches commit without waiting for the disk. */
+  private bulk = 0;
   /** Words' lexemes learned from the server: most texts are written as tsvector literals. */
   private readonly lexicon = new PgLexicon();
 
@@ -176,9 +178,11 @@ export class PostgresIndexStore implements IndexStore {
     const [row] = await sql`SELECT EXISTS (SELECT 1 FROM ${sql.unsafe(this.docs)}) AS found`;
     if (row?.found) return load();
     for (const statement of dropIndexStatements(this.schema)) await sql.unsafe(statement);
+    this.bulk++;
     try {
       return await load();
     } finally {
+      this.bulk--;
       await this.buildIndexes();
     }
   }
@@ -274,6 +278,9 @@ export class PostgresIndexStore implements IndexStore {
     );
     const withVectors = chunkRows.some((r) => r.embedding);
     await sql.begin(async (tx) => {
+      // A first build's batch need not wait for its commit to reach the disk: a crash loses
+      // at most the last few batches, which the next refresh finds missing and writes again.
+      if (this.bulk > 0) await tx`SET LOCAL synchronous_commit = off`;
       if (touched.length > 0 || relinked.length > 0) {
         const rows = [...touched.map((t) => ({ ...t, name: null as string | null })), ...relinked];
         await tx`
