@@ -126,25 +126,21 @@ export class PgLexicon {
  */
 export function salientOf(title: Lexed, chunks: Lexed[]): string | undefined {
   let end = 0;
-  const counts = new Map<string, number>();
-  for (const c of chunks) {
-    for (const { lexeme, n } of c.lexemes) counts.set(lexeme, (counts.get(lexeme) ?? 0) + n);
-    end += c.maxPos;
-  }
+  for (const c of chunks) end += c.maxPos;
   if (end > MAX_POSITION) return undefined;
-  const t = title.lexemes
-    .map((l) => l.lexeme)
-    .sort(byBytes)
-    .map((l) => `t:${l}`);
-  const b = [...counts]
-    .filter(([, n]) => n >= 2)
-    .map(([l]) => l)
-    .sort(byBytes)
-    .map((l) => `b:${l}`);
-  return [...t, ...b].join(" ");
-}
-
-/** tsvector's lexeme order (bytewise; shorter first on a common prefix): code units for ASCII. */
-function byBytes(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  const repeated: string[] = [];
+  if (chunks.length === 1) {
+    for (const { lexeme, n } of chunks[0]!.lexemes) if (n >= 2) repeated.push(lexeme);
+  } else {
+    const counts = new Map<string, number>();
+    for (const c of chunks) for (const { lexeme, n } of c.lexemes) counts.set(lexeme, (counts.get(lexeme) ?? 0) + n);
+    for (const [lexeme, n] of counts) if (n >= 2) repeated.push(lexeme);
+  }
+  // Lexemes lexed here are ASCII: the default sort (by code unit) is tsvector's bytewise order.
+  const t = title.lexemes.map((l) => l.lexeme).sort();
+  repeated.sort();
+  let out = "";
+  for (const l of t) out += out ? ` t:${l}` : `t:${l}`;
+  for (const l of repeated) out += out ? ` b:${l}` : `b:${l}`;
+  return out;
 }
