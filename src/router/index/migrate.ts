@@ -126,7 +126,7 @@ async function ensureVectorColumn(conn: ReservedSql, schema: string, dim: number
 }
 
 /**
- * The text and tsvector columns compressed with lz4 where the server has it (a build option):
+ * The text, tsvector and salient-lexeme columns compressed with lz4 where the server has it (a build option):
  * several times faster than the default pglz to compress as notes are written and to
  * decompress as a search ranks them. Rows written before keep theirs; both read the same.
  */
@@ -134,7 +134,7 @@ async function preferLz4(conn: ReservedSql, schema: string): Promise<void> {
   const [lz4] = await conn`SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)`;
   if (!lz4) return;
   const s = quoteSchema(schema);
-  await conn.unsafe(`ALTER TABLE ${s}.index_docs ALTER COLUMN tsv SET COMPRESSION lz4`);
+  await conn.unsafe(`ALTER TABLE ${s}.index_docs ALTER COLUMN tsv SET COMPRESSION lz4, ALTER COLUMN salient SET COMPRESSION lz4`);
   await conn.unsafe(`ALTER TABLE ${s}.index_chunks ALTER COLUMN body SET COMPRESSION lz4, ALTER COLUMN tsv SET COMPRESSION lz4`);
 }
 

@@ -15,7 +15,7 @@ const MAX_POSITION = 16_383;
 /** to_tsvector keeps at most this many positions of one lexeme (MAXNUMPOS - 1). */
 const MAX_POSITIONS_PER_LEXEME = 255;
 /** Words kept, at most; past it the lexicon starts over (a build's vocabulary is mostly Zipfian). */
-const LEXICON_WORDS = 200_000;
+const LEXICON_WORDS = 100_000;
 /** What `searchable` leaves of an ASCII text: printable characters (words and spaces). */
 const NOT_ASCII = /[^\x20-\x7e]/;
 

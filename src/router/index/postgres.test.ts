@@ -215,6 +215,7 @@ describeWithPostgres("Postgres index", () => {
         note(3, "Long words", `A ${long} word too long to index, then after it more words.`),
         note(4, "Repeats", `${"alpha ".repeat(300)}and beta beta.`),
         note(5, "", ""),
+        note(7, "Separators", "A record\x1eseparator and a unit\x1fseparator in the text."),
         note(6, "Big", Array.from({ length: 40 }, (_, i) => `## Part ${i}\n\n${"replica lag and vacuum stalls on shard ".repeat(60)}`).join("\n\n")),
         ...Array.from({ length: 20 }, (_, i) => note(10 + i, `Quotes ${i}`, `It's the owner's "quoted" \\back\\slash and don't-stop words ${i}.`)),
       ];
@@ -250,6 +251,10 @@ describeWithPostgres("Postgres index", () => {
       }
       expect((await store.search(parseQuery("running"), 3))[0]?.path).toBe("raw/n/00001.md");
       expect((await store.search(parseQuery("façade"), 3))[0]?.path).toBe("raw/n/00002.md");
+      const [controls] = await sql.unsafe<{ body: string }[]>(
+        `SELECT c.body FROM ${s}.index_chunks c JOIN ${s}.index_docs d ON d.id = c.doc_id WHERE d.path = 'raw/n/00007.md'`,
+      );
+      expect(controls?.body).toContain("record\x1eseparator and a unit\x1fseparator");
     });
 
     it("writes nothing of a batch that fails", async () => {

@@ -318,8 +318,17 @@ export class PostgresIndexStore implements IndexStore {
                  WITH ORDINALITY AS u(path, producer, title, tags, updated_at, hash, mtime_ms, name, title_words, title_lit, salient, i)
         ), c AS MATERIALIZED (
           SELECT k.i, k.seq, k.body, CASE WHEN k.lit IS NOT NULL THEN k.lit::tsvector ELSE setweight(to_tsvector('english', k.words), 'B') END AS btsv${vectorName}
-            FROM unnest(${chunkRows.map((r) => r.i)}::bigint[], ${chunkRows.map((r) => r.seq)}::int[], ${chunkRows.map((r) => r.body)}::text[],
-                        ${chunkRows.map((r) => (r.literal === undefined ? r.words : null))}::text[], ${chunkRows.map((r) => r.literal ?? null)}::text[]${vectorArg})
+            FROM unnest(${chunkRows.map((r) => r.i)}::bigint[], ${chunkRows.map((r) => r.seq)}::int[], ${textArray(
+              tx,
+              chunkRows.map((r) => r.body),
+            )},
+                        ${textArray(
+                          tx,
+                          chunkRows.map((r) => (r.literal === undefined ? r.words : null)),
+                        )}, ${textArray(
+                          tx,
+                          chunkRows.map((r) => r.literal ?? null),
+                        )}${vectorArg})
                  AS k(i, seq, body, words, lit${vectorName})
         ), body AS (
           SELECT c.i, ${tx.unsafe(this.tsvectorCat)}(c.btsv ORDER BY c.seq) AS tsv FROM c GROUP BY c.i
@@ -697,6 +706,21 @@ export class PostgresIndexStore implements IndexStore {
  */
 function searchable(text: string): string {
   return text.normalize("NFC").replace(/[^\p{L}\p{N}\p{M}]+/gu, " ");
+}
+
+/** Separators of textArray(): control characters, which no lexed text or searchable words hold. */
+const ITEM = "\x1e";
+const NULL_ITEM = "\x1f";
+
+/**
+ * A text[] parameter, sent as one text split by the server (string_to_array scans for one
+ * byte; the array literal the client otherwise sends is parsed character by character, a
+ * large part of a batch's server time), or as an array when an item holds a separator.
+ */
+function textArray(tx: TransactionSql, values: (string | null)[]): PendingQuery<Row[]> {
+  // One item joined is itself, and string_to_array('') is no item at all: an array then.
+  if (values.length < 2 || values.some((v) => v !== null && (v.includes(ITEM) || v.includes(NULL_ITEM)))) return tx`${values}::text[]`;
+  return tx`string_to_array(${values.map((v) => v ?? NULL_ITEM).join(ITEM)}, ${ITEM}, ${NULL_ITEM})`;
 }
 
 /** Postgres text cannot hold NUL. */
