@@ -175,26 +175,41 @@ async function stopRouter(server: Started): Promise<void> {
   running.delete(server);
 }
 
-/** The first tick: raw/ indexed inside the router; polled, since a million notes outlast any HTTP wait. */
-async function build(cell: Cell, base: string, pid: number, dbUrl: string | undefined): Promise<void> {
-  const routerCpu0 = cpuMs(pid);
-  const dbCpu = new Map<number, number>();
-  const sampleDb = async () => {
+/**
+ * CPU time of the database's backends (ms) since start(), sampled while a build runs: the
+ * connections a build opens and closes (its pool's, the index builds') count from 0.
+ */
+function dbCpuMeter(dbUrl: string | undefined): { sample(): Promise<void>; total(): number } {
+  const seen = new Map<number, number>();
+  let base: Map<number, number> | undefined;
+  const sample = async () => {
     if (!dbUrl || !admin) return;
     const rows = await admin<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = ${new URL(dbUrl).pathname.slice(1)}`;
     for (const r of rows) {
       const ms = cpuMs(r.pid);
-      if (Number.isFinite(ms)) dbCpu.set(r.pid, Math.max(dbCpu.get(r.pid) ?? 0, ms));
+      if (Number.isFinite(ms)) seen.set(r.pid, Math.max(seen.get(r.pid) ?? 0, ms));
     }
   };
-  await sampleDb();
-  const dbCpu0 = new Map(dbCpu);
+  return {
+    async sample() {
+      await sample();
+      base ??= new Map(seen);
+    },
+    total: () => [...seen].reduce((sum, [p, ms]) => sum + ms - (base?.get(p) ?? 0), 0),
+  };
+}
+
+/** The first tick: raw/ indexed inside the router; polled, since a million notes outlast any HTTP wait. */
+async function build(cell: Cell, base: string, pid: number, dbUrl: string | undefined): Promise<void> {
+  const routerCpu0 = cpuMs(pid);
+  const db = dbCpuMeter(dbUrl);
+  await db.sample();
   const t0 = performance.now();
   const res = await fetch(`${base}/tick?no_ai`, { method: "POST", headers: AUTH });
   let record = (await res.json()) as { tick_id: string; status: string; phases_ms: Record<string, number> | null; error_tail: string | null };
   while (record.status === "queued" || record.status === "running") {
     await Bun.sleep(1000);
-    await sampleDb();
+    await db.sample();
     record = (await (await fetch(`${base}/tick/${record.tick_id}`, { headers: AUTH })).json()) as typeof record;
   }
   if (record.status !== "succeeded") throw new Error(`the build's tick ${record.status}: ${record.error_tail}`);
@@ -202,9 +217,8 @@ async function build(cell: Cell, base: string, pid: number, dbUrl: string | unde
   cell.buildMs = record.phases_ms?.index_raw ?? cell.buildWallMs;
   cell.buildPeakMb = peakMb(pid);
   cell.buildRouterCpuMs = cpuMs(pid) - routerCpu0;
-  await sampleDb();
-  // Connections the router opened during the build count from 0 (its pool's, and the index builds').
-  cell.buildDbCpuMs = dbUrl ? [...dbCpu].reduce((sum, [p, ms]) => sum + ms - (dbCpu0.get(p) ?? 0), 0) : undefined;
+  await db.sample();
+  cell.buildDbCpuMs = dbUrl ? db.total() : undefined;
 }
 
 async function searchPhase(cell: Cell, base: string, pid: number): Promise<void> {
@@ -236,6 +250,9 @@ async function searchPhase(cell: Cell, base: string, pid: number): Promise<void>
 /** --direct: the notes written by the store's batch path in this process, as refreshFolder writes a first build. */
 async function buildDirect(cell: Cell, dataDir: string, dbUrl: string | undefined): Promise<void> {
   const store = await openIndexStore({ dataDir, databaseUrl: dbUrl });
+  const db = dbCpuMeter(dbUrl);
+  await db.sample();
+  const sampling = setInterval(() => void db.sample().catch(() => {}), 500);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   try {
@@ -259,9 +276,12 @@ async function buildDirect(cell: Cell, dataDir: string, dbUrl: string | undefine
       await Promise.all(writing);
     };
     await (store.bulkLoad ? store.bulkLoad(write) : write());
+    await db.sample();
   } finally {
+    clearInterval(sampling);
     await store.close();
   }
+  cell.buildDbCpuMs = dbUrl ? db.total() : undefined;
   cell.buildMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   cell.buildRouterCpuMs = (cpu.user + cpu.system) / 1000;
@@ -284,7 +304,7 @@ async function runCell(cell: Cell, vault: string): Promise<void> {
     }
   }
   console.log(
-    `  built in ${num((cell.buildMs ?? 0) / 1000, 1)} s (${num(cell.size / ((cell.buildMs ?? 1) / 1000))} notes/s), peak RSS ${num(cell.buildPeakMb ?? 0)} MB`,
+    `  built in ${num((cell.buildMs ?? 0) / 1000, 1)} s (${num(cell.size / ((cell.buildMs ?? 1) / 1000))} notes/s)${cell.buildPeakMb === undefined ? "" : `, peak RSS ${num(cell.buildPeakMb)} MB`}`,
   );
   console.log(`  /search: cold (fresh router, each query once) and warm, at 1 and ${settings.connections} connections…`);
   const second = await startRouter(cell, vault, dataDir, dbUrl, "search");
