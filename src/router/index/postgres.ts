@@ -51,6 +51,8 @@ const CANDIDATES_PER_HIT = 3;
 const CANDIDATES_MIN = 30;
 /** Candidates read from each tier of a search at most (see match()), and at least `limit` × CANDIDATES_PER_HIT. */
 const DEPTH = 40;
+/** Batches of fewer documents do not ask the server for words the lexicon lacks (see lex()). */
+const LEARN_MIN_DOCS = 16;
 /** Connections building a first load's deferred indexes side by side, and each one's sort memory. */
 const BUILD_CONNECTIONS = 2;
 const BUILD_MEMORY = "256MB";
@@ -372,7 +374,8 @@ export class PostgresIndexStore implements IndexStore {
     };
     const unknown = new Set<string>();
     const lexed = changed.map((c) => lexDoc(c, unknown));
-    if (unknown.size === 0) return lexed;
+    // A few documents (an ingest) are not worth a round trip to learn their new words: Postgres parses those.
+    if (unknown.size === 0 || changed.length < LEARN_MIN_DOCS) return lexed;
     await this.lexicon.learn(this.sql, unknown);
     return lexed.map((l, i) => l ?? lexDoc(changed[i]!));
   }
