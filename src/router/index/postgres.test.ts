@@ -214,6 +214,7 @@ describeWithPostgres("Postgres index", () => {
         note(2, "Café déjà vu", "Naïve façade: ünïcode wörds, 東京 and Ελληνικά beside ascii words, words, words."),
         note(3, "Long words", `A ${long} word too long to index, then after it more words.`),
         note(4, "Repeats", `${"alpha ".repeat(300)}and beta beta.`),
+        note(8, "As many as kept", "gamma ".repeat(255)),
         note(5, "", ""),
         note(7, "Separators", "A record\x1eseparator and a unit\x1fseparator in the text."),
         note(6, "Big", Array.from({ length: 40 }, (_, i) => `## Part ${i}\n\n${"replica lag and vacuum stalls on shard ".repeat(60)}`).join("\n\n")),
