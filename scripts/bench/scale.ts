@@ -271,7 +271,8 @@ async function buildDirect(cell: Cell, dataDir: string, dbUrl: string | undefine
         while (writing.size >= 2) await Promise.race(writing);
         const w: Promise<unknown> = store.upsertMany(docs).finally(() => writing.delete(w));
         writing.add(w);
-        if (i % 50_000 === 0 && i > 0) console.log(`    ${num(i)} notes, ${num(i / ((performance.now() - t0) / 1000))}/s`);
+        if (Math.floor((i + 256) / 100_000) > Math.floor(i / 100_000))
+          console.log(`    ${num(i + 256)} notes, ${num((i + 256) / ((performance.now() - t0) / 1000))}/s`);
       }
       await Promise.all(writing);
     };
