@@ -372,7 +372,9 @@ function report(cells: Cell[]): void {
     ),
     row("database size (MB)", (c) => (c.dbBytes ?? NA) / 1024 / 1024, 0, "—"),
   ];
-  console.log(`\nscale bench — generated notes indexed by ${direct ? "the store's batch path (--direct)" : "the router's first tick"}; /search limit 10, BM25 only (no embeddings), ${settings.seconds}s wrk runs`);
+  console.log(
+    `\nscale bench — generated notes indexed by ${direct ? "the store's batch path (--direct)" : "the router's first tick"}; /search limit 10, BM25 only (no embeddings), ${settings.seconds}s wrk runs`,
+  );
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(" ");
   console.log(`bun ${Bun.version}, ${availableParallelism()} cores, load average ${load(loadAtStart)} at start and ${load(loadavg())} at the end\n`);
   console.log(table(rows));
