@@ -20,10 +20,8 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
-import { documentFromFile } from "../../src/router/index/document.ts";
-import { openPostgresIndex } from "../../src/router/index/postgres.ts";
-import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
-import type { IndexDoc, IndexStore } from "../../src/router/index/types.ts";
+import { documentFromFile, type IndexDoc, openIndexStore } from "../../src/router/index/index.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
 import { benchScratch } from "./lib/disk.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";
 import { freePort } from "./lib/ports.ts";
@@ -87,16 +85,15 @@ interface Cell {
 const loadAtStart = loadavg();
 const tmp = benchScratch("scale-").dir;
 const running = new Set<Started>();
-const scratchDbs: string[] = [];
+const scratchDbs: TestDatabase[] = [];
+/** Reads the server's own figures (its backends' pids, a database's size). */
 let admin: postgres.Sql | undefined;
 
 async function cleanup(): Promise<void> {
   await Promise.all([...running].map((s) => s.stop()));
   running.clear();
-  if (admin) {
-    for (const db of scratchDbs) await admin.unsafe(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`).catch(() => {});
-    await admin.end({ timeout: 5 }).catch(() => {});
-  }
+  for (const db of scratchDbs.splice(0)) await db.drop().catch(() => {});
+  await admin?.end({ timeout: 5 }).catch(() => {});
   rmSync(tmp, { recursive: true, force: true });
 }
 process.on("SIGINT", () => void cleanup().finally(() => process.exit(130)));
@@ -104,13 +101,9 @@ process.on("SIGTERM", () => void cleanup().finally(() => process.exit(143)));
 
 async function scratchDatabase(size: number): Promise<string> {
   admin ??= postgres(PG_URL, { max: 1, connect_timeout: 5, onnotice: () => {} });
-  const name = `brain_scale_${process.pid}_${size}`;
-  await admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.unsafe(`CREATE DATABASE "${name}"`);
-  scratchDbs.push(name);
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
+  const db = await createTestDatabase(`brain_scale_${size}`, PG_URL);
+  scratchDbs.push(db);
+  return db.url;
 }
 
 /** The serving process's peak RSS so far, in MB (VmHWM). */
@@ -182,26 +175,41 @@ async function stopRouter(server: Started): Promise<void> {
   running.delete(server);
 }
 
-/** The first tick: raw/ indexed inside the router; polled, since a million notes outlast any HTTP wait. */
-async function build(cell: Cell, base: string, pid: number, dbUrl: string | undefined): Promise<void> {
-  const routerCpu0 = cpuMs(pid);
-  const dbCpu = new Map<number, number>();
-  const sampleDb = async () => {
+/**
+ * CPU time of the database's backends (ms) since start(), sampled while a build runs: the
+ * connections a build opens and closes (its pool's, the index builds') count from 0.
+ */
+function dbCpuMeter(dbUrl: string | undefined): { sample(): Promise<void>; total(): number } {
+  const seen = new Map<number, number>();
+  let base: Map<number, number> | undefined;
+  const sample = async () => {
     if (!dbUrl || !admin) return;
     const rows = await admin<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = ${new URL(dbUrl).pathname.slice(1)}`;
     for (const r of rows) {
       const ms = cpuMs(r.pid);
-      if (Number.isFinite(ms)) dbCpu.set(r.pid, Math.max(dbCpu.get(r.pid) ?? 0, ms));
+      if (Number.isFinite(ms)) seen.set(r.pid, Math.max(seen.get(r.pid) ?? 0, ms));
     }
   };
-  await sampleDb();
-  const dbCpu0 = new Map(dbCpu);
+  return {
+    async sample() {
+      await sample();
+      base ??= new Map(seen);
+    },
+    total: () => [...seen].reduce((sum, [p, ms]) => sum + ms - (base?.get(p) ?? 0), 0),
+  };
+}
+
+/** The first tick: raw/ indexed inside the router; polled, since a million notes outlast any HTTP wait. */
+async function build(cell: Cell, base: string, pid: number, dbUrl: string | undefined): Promise<void> {
+  const routerCpu0 = cpuMs(pid);
+  const db = dbCpuMeter(dbUrl);
+  await db.sample();
   const t0 = performance.now();
   const res = await fetch(`${base}/tick?no_ai`, { method: "POST", headers: AUTH });
   let record = (await res.json()) as { tick_id: string; status: string; phases_ms: Record<string, number> | null; error_tail: string | null };
   while (record.status === "queued" || record.status === "running") {
     await Bun.sleep(1000);
-    await sampleDb();
+    await db.sample();
     record = (await (await fetch(`${base}/tick/${record.tick_id}`, { headers: AUTH })).json()) as typeof record;
   }
   if (record.status !== "succeeded") throw new Error(`the build's tick ${record.status}: ${record.error_tail}`);
@@ -209,9 +217,8 @@ async function build(cell: Cell, base: string, pid: number, dbUrl: string | unde
   cell.buildMs = record.phases_ms?.index_raw ?? cell.buildWallMs;
   cell.buildPeakMb = peakMb(pid);
   cell.buildRouterCpuMs = cpuMs(pid) - routerCpu0;
-  await sampleDb();
-  // Connections the router opened during the build count from 0 (its pool's, and the index builds').
-  cell.buildDbCpuMs = dbUrl ? [...dbCpu].reduce((sum, [p, ms]) => sum + ms - (dbCpu0.get(p) ?? 0), 0) : undefined;
+  await db.sample();
+  cell.buildDbCpuMs = dbUrl ? db.total() : undefined;
 }
 
 async function searchPhase(cell: Cell, base: string, pid: number): Promise<void> {
@@ -242,7 +249,10 @@ async function searchPhase(cell: Cell, base: string, pid: number): Promise<void>
 
 /** --direct: the notes written by the store's batch path in this process, as refreshFolder writes a first build. */
 async function buildDirect(cell: Cell, dataDir: string, dbUrl: string | undefined): Promise<void> {
-  const store: IndexStore = cell.backend === "postgres" ? await openPostgresIndex({ url: dbUrl!, max: 4 }) : await openSqliteIndex({ dataDir });
+  const store = await openIndexStore({ dataDir, databaseUrl: dbUrl });
+  const db = dbCpuMeter(dbUrl);
+  await db.sample();
+  const sampling = setInterval(() => void db.sample().catch(() => {}), 500);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   try {
@@ -261,14 +271,18 @@ async function buildDirect(cell: Cell, dataDir: string, dbUrl: string | undefine
         while (writing.size >= 2) await Promise.race(writing);
         const w: Promise<unknown> = store.upsertMany(docs).finally(() => writing.delete(w));
         writing.add(w);
-        if (i % 50_000 === 0 && i > 0) console.log(`    ${num(i)} notes, ${num(i / ((performance.now() - t0) / 1000))}/s`);
+        if (Math.floor((i + 256) / 100_000) > Math.floor(i / 100_000))
+          console.log(`    ${num(i + 256)} notes, ${num((i + 256) / ((performance.now() - t0) / 1000))}/s`);
       }
       await Promise.all(writing);
     };
     await (store.bulkLoad ? store.bulkLoad(write) : write());
+    await db.sample();
   } finally {
+    clearInterval(sampling);
     await store.close();
   }
+  cell.buildDbCpuMs = dbUrl ? db.total() : undefined;
   cell.buildMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   cell.buildRouterCpuMs = (cpu.user + cpu.system) / 1000;
@@ -291,7 +305,7 @@ async function runCell(cell: Cell, vault: string): Promise<void> {
     }
   }
   console.log(
-    `  built in ${num((cell.buildMs ?? 0) / 1000, 1)} s (${num(cell.size / ((cell.buildMs ?? 1) / 1000))} notes/s), peak RSS ${num(cell.buildPeakMb ?? 0)} MB`,
+    `  built in ${num((cell.buildMs ?? 0) / 1000, 1)} s (${num(cell.size / ((cell.buildMs ?? 1) / 1000))} notes/s)${cell.buildPeakMb === undefined ? "" : `, peak RSS ${num(cell.buildPeakMb)} MB`}`,
   );
   console.log(`  /search: cold (fresh router, each query once) and warm, at 1 and ${settings.connections} connections…`);
   const second = await startRouter(cell, vault, dataDir, dbUrl, "search");
@@ -358,7 +372,9 @@ function report(cells: Cell[]): void {
     ),
     row("database size (MB)", (c) => (c.dbBytes ?? NA) / 1024 / 1024, 0, "—"),
   ];
-  console.log(`\nscale bench — generated notes indexed by the router's first tick; /search limit 10, BM25 only (no embeddings), ${settings.seconds}s wrk runs`);
+  console.log(
+    `\nscale bench — generated notes indexed by ${direct ? "the store's batch path (--direct)" : "the router's first tick"}; /search limit 10, BM25 only (no embeddings), ${settings.seconds}s wrk runs`,
+  );
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(" ");
   console.log(`bun ${Bun.version}, ${availableParallelism()} cores, load average ${load(loadAtStart)} at start and ${load(loadavg())} at the end\n`);
   console.log(table(rows));

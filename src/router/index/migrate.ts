@@ -25,13 +25,14 @@ export interface MigrateResult {
  * making.
  */
 const DEFERRED_INDEXES = [
+  // Largest first: bulkLoad builds them side by side, and a long one started last would end alone.
+  { name: "index_docs_tsv", def: "ON {s}.index_docs USING gin (tsv)" },
+  { name: "index_docs_salient", def: "ON {s}.index_docs USING gin (salient)" },
   { name: "index_docs_producer", def: "ON {s}.index_docs (producer, updated_at DESC)" },
   { name: "index_docs_tag_keys", def: "ON {s}.index_docs USING gin (tag_keys)" },
   { name: "index_docs_name", def: "ON {s}.index_docs (name)" },
   { name: "index_docs_updated", def: "ON {s}.index_docs (updated_at DESC, path DESC)" },
   { name: "index_links_name", def: "ON {s}.index_links (name)" },
-  { name: "index_docs_tsv", def: "ON {s}.index_docs USING gin (tsv)" },
-  { name: "index_docs_salient", def: "ON {s}.index_docs USING gin (salient)" },
 ] as const;
 
 /** The CREATE INDEX statements of the deferred indexes, IF NOT EXISTS. */
@@ -125,7 +126,7 @@ async function ensureVectorColumn(conn: ReservedSql, schema: string, dim: number
 }
 
 /**
- * The text and tsvector columns compressed with lz4 where the server has it (a build option):
+ * The text, tsvector and salient-lexeme columns compressed with lz4 where the server has it (a build option):
  * several times faster than the default pglz to compress as notes are written and to
  * decompress as a search ranks them. Rows written before keep theirs; both read the same.
  */
@@ -133,7 +134,7 @@ async function preferLz4(conn: ReservedSql, schema: string): Promise<void> {
   const [lz4] = await conn`SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)`;
   if (!lz4) return;
   const s = quoteSchema(schema);
-  await conn.unsafe(`ALTER TABLE ${s}.index_docs ALTER COLUMN tsv SET COMPRESSION lz4`);
+  await conn.unsafe(`ALTER TABLE ${s}.index_docs ALTER COLUMN tsv SET COMPRESSION lz4, ALTER COLUMN salient SET COMPRESSION lz4`);
   await conn.unsafe(`ALTER TABLE ${s}.index_chunks ALTER COLUMN body SET COMPRESSION lz4, ALTER COLUMN tsv SET COMPRESSION lz4`);
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -201,6 +202,84 @@ describeWithPostgres("Postgres index", () => {
         await single.close();
         await other.cleanup();
       }
+    });
+
+    it("writes the tsvectors and salient lexemes Postgres' own parser makes, whatever the words", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const long = "x".repeat(2_100);
+      const docs = [
+        ...corpus(),
+        note(1, "The Running of the Nodes", "The nodes were running; RUNNING again and again. 1e5 1e5e5 9e9the a1b2c3 007 0x1f 12e."),
+        note(2, "Café déjà vu", "Naïve façade: ünïcode wörds, 東京 and Ελληνικά beside ascii words, words, words."),
+        note(3, "Long words", `A ${long} word too long to index, then after it more words.`),
+        note(4, "Repeats", `${"alpha ".repeat(300)}and beta beta.`),
+        note(8, "As many as kept", "gamma ".repeat(255)),
+        note(5, "", ""),
+        note(7, "Separators", "A record\x1eseparator and a unit\x1fseparator in the text."),
+        note(6, "Big", Array.from({ length: 40 }, (_, i) => `## Part ${i}\n\n${"replica lag and vacuum stalls on shard ".repeat(60)}`).join("\n\n")),
+        ...Array.from({ length: 20 }, (_, i) => note(10 + i, `Quotes ${i}`, `It's the owner's "quoted" \\back\\slash and don't-stop words ${i}.`)),
+      ];
+      await store.upsertMany(docs);
+      // What the same texts give when Postgres parses them (as it does for a text the store does not lex itself).
+      const words = (t: string) =>
+        t
+          .replaceAll("\0", "")
+          .normalize("NFC")
+          .replace(/[^\p{L}\p{N}\p{M}]+/gu, " ");
+      const s = `"${lab.schema}"`;
+      for (const doc of docs) {
+        const chunks = chunkDocument(doc).map((c) => words(c.text));
+        const [want] = await sql.unsafe<{ tsv: string; salient: string[] }[]>(
+          `WITH t AS (SELECT setweight(to_tsvector('english', $1), 'A') AS ttsv,
+                             (SELECT ${s}.tsvector_cat(setweight(to_tsvector('english', w), 'B') ORDER BY i) FROM unnest($2::text[]) WITH ORDINALITY AS u(w, i)) AS btsv)
+           SELECT (ttsv || coalesce(btsv, ''))::text AS tsv, ${s}.salient_lexemes(ttsv, coalesce(btsv, '')) AS salient FROM t`,
+          [words(doc.title), chunks],
+        );
+        const [got] = await sql.unsafe<{ tsv: string; salient: string[] }[]>(`SELECT tsv::text AS tsv, salient FROM ${s}.index_docs WHERE path = $1`, [
+          doc.path,
+        ]);
+        expect({ path: doc.path, ...got }).toEqual({ path: doc.path, ...want! });
+        const stored = await sql.unsafe<{ tsv: string }[]>(
+          `SELECT c.tsv::text AS tsv FROM ${s}.index_chunks c JOIN ${s}.index_docs d ON d.id = c.doc_id WHERE d.path = $1 ORDER BY c.seq`,
+          [doc.path],
+        );
+        const expected = await sql.unsafe<{ tsv: string }[]>(
+          `SELECT (setweight(to_tsvector('english', $1), 'A') || setweight(to_tsvector('english', w), 'B'))::text AS tsv FROM unnest($2::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i`,
+          [words(doc.title), chunks],
+        );
+        expect(stored).toEqual(expected);
+      }
+      expect((await store.search(parseQuery("running"), 3))[0]?.path).toBe("raw/n/00001.md");
+      expect((await store.search(parseQuery("façade"), 3))[0]?.path).toBe("raw/n/00002.md");
+      const [controls] = await sql.unsafe<{ body: string }[]>(
+        `SELECT c.body FROM ${s}.index_chunks c JOIN ${s}.index_docs d ON d.id = c.doc_id WHERE d.path = 'raw/n/00007.md'`,
+      );
+      expect(controls?.body).toContain("record\x1eseparator and a unit\x1fseparator");
+    });
+
+    it("writes nothing of a batch that fails", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      await store.upsertMany([note(1, "Kept", "A note written before.")]);
+      // A path longer than a b-tree entry can hold: the batch's insert fails in Postgres, after
+      // the other documents' rows were sent in the same statement.
+      const bad = { ...note(3, "Bad", "A path no index can hold."), path: `raw/${randomBytes(8_000).toString("hex")}.md` };
+      const batch = [
+        note(2, "Lost", "Quartermaster ledger entry, with a [[Kept]] link."),
+        bad,
+        { ...note(1, "Kept", "Rewritten by the failed batch."), hash: "x" },
+      ];
+      await expect(store.upsertMany(batch)).rejects.toThrow();
+      expect((await store.countByProducer()).raw).toBe(1);
+      expect(await store.search(parseQuery("quartermaster"), 5)).toEqual([]);
+      expect(await store.search(parseQuery("rewritten"), 5)).toEqual([]);
+      expect((await store.search(parseQuery("written before"), 5)).map((h) => h.path)).toEqual(["raw/n/00001.md"]);
+      const s = `"${lab.schema}"`;
+      const [rows] = await sql.unsafe<{ chunks: number; links: number }[]>(
+        `SELECT (SELECT count(*) FROM ${s}.index_chunks)::int AS chunks, (SELECT count(*) FROM ${s}.index_links)::int AS links`,
+      );
+      expect(rows).toEqual({ chunks: 1, links: 0 });
     });
 
     it("builds a first load's indexes once at its end, and puts back those a stopped build left out", async () => {

@@ -9,6 +9,7 @@ import { VectorsUnavailableError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { dropIndexStatements, indexStatements, migrate, quoteSchema } from "./migrate.ts";
+import { type Lexed, PgLexicon, salientOf } from "./pg-lexicon.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
 import { anyScore, closeness, type Occurrence } from "./rank.ts";
 import {
@@ -50,6 +51,11 @@ const CANDIDATES_PER_HIT = 3;
 const CANDIDATES_MIN = 30;
 /** Candidates read from each tier of a search at most (see match()), and at least `limit` × CANDIDATES_PER_HIT. */
 const DEPTH = 40;
+/** Batches of fewer documents do not ask the server for words the lexicon lacks (see lex()). */
+const LEARN_MIN_DOCS = 16;
+/** Connections building a first load's deferred indexes side by side, and each one's sort memory. */
+const BUILD_CONNECTIONS = 2;
+const BUILD_MEMORY = "256MB";
 /** gin_fuzzy_search_limit of an unfiltered "match any" search (see search()). */
 const SAMPLE_LIMIT = 50_000;
 
@@ -82,6 +88,17 @@ interface OldRow {
   tags: string[];
   mtime_ms: number;
   name: string | null;
+}
+
+/** A document upsertMany writes: prepared, chunked, its texts as Postgres will tokenize them. */
+interface Changed {
+  p: { doc: IndexDoc; title: string; tags: string[]; mtimeMs: number };
+  chunks: Chunk[];
+  titleWords: string;
+  chunkWords: string[];
+  links: DocLink[];
+  embeddings: number[][] | undefined;
+  old?: OldRow;
 }
 
 interface HitRow {
@@ -119,6 +136,10 @@ export class PostgresIndexStore implements IndexStore {
   private readonly salientLexemes: string;
   /** Schema of the pgvector extension, once migrate() has seen it. */
   private vectorSchema: string | undefined;
+  /** A first build is running (bulkLoad): its batches commit without waiting for the disk. */
+  private bulk = 0;
+  /** Words' lexemes learned from the server: most texts are written as tsvector literals. */
+  private readonly lexicon = new PgLexicon();
 
   constructor(opts: PostgresIndexOptions) {
     this.schema = opts.schema ?? "public";
@@ -159,21 +180,34 @@ export class PostgresIndexStore implements IndexStore {
     const [row] = await sql`SELECT EXISTS (SELECT 1 FROM ${sql.unsafe(this.docs)}) AS found`;
     if (row?.found) return load();
     for (const statement of dropIndexStatements(this.schema)) await sql.unsafe(statement);
+    this.bulk++;
     try {
       return await load();
     } finally {
-      const conn = await sql.reserve();
+      this.bulk--;
+      await this.buildIndexes();
+    }
+  }
+
+  /**
+   * The deferred indexes, sorted in one pass each, BUILD_CONNECTIONS at a time (a GIN build
+   * runs on one core: two of them side by side take the time of the longer), largest first.
+   */
+  private async buildIndexes(): Promise<void> {
+    const statements = indexStatements(this.schema);
+    const work = async () => {
+      const conn = await this.sql.reserve();
       try {
         // Index builds sort in memory up to this (a session setting, for this connection only).
-        await conn.unsafe("SET maintenance_work_mem = '256MB'");
-        for (const statement of indexStatements(this.schema)) await conn.unsafe(statement);
-        await conn.unsafe(`ANALYZE ${this.docs}`);
-        await conn.unsafe(`ANALYZE ${this.chunks}`);
+        await conn.unsafe(`SET maintenance_work_mem = '${BUILD_MEMORY}'`);
+        for (let next = statements.shift(); next !== undefined; next = statements.shift()) await conn.unsafe(next);
       } finally {
         await conn.unsafe("RESET maintenance_work_mem").catch(() => {});
         conn.release();
       }
-    }
+    };
+    await Promise.all(Array.from({ length: BUILD_CONNECTIONS }, work));
+    await Promise.all([this.sql.unsafe(`ANALYZE ${this.docs}`), this.sql.unsafe(`ANALYZE ${this.chunks}`)]);
   }
 
   async upsert(doc: IndexDoc, opts: UpsertOptions = {}): Promise<boolean> {
@@ -204,7 +238,7 @@ export class PostgresIndexStore implements IndexStore {
     const wrote = docs.map(() => false);
     const touched: { id: string; mtimeMs: number }[] = [];
     const relinked: { id: string; mtimeMs: number; name: string; links: DocLink[] }[] = [];
-    const changed: { p: (typeof prepared)[number]; chunks: Chunk[]; links: DocLink[]; embeddings: number[][] | undefined; old?: OldRow }[] = [];
+    const changed: Changed[] = [];
     for (const [i, p] of prepared.entries()) {
       if (last.get(p.doc.path) !== i) continue;
       const old = byPath.get(p.doc.path);
@@ -215,7 +249,16 @@ export class PostgresIndexStore implements IndexStore {
         continue;
       }
       wrote[i] = true;
-      changed.push({ p, chunks: chunkDocument(p.doc), links: extractLinks(p.doc.path, p.doc.body), embeddings: undefined, old });
+      const chunks = chunkDocument(p.doc);
+      changed.push({
+        p,
+        chunks,
+        titleWords: searchable(p.title),
+        chunkWords: chunks.map((k) => searchable(clean(k.text))),
+        links: extractLinks(p.doc.path, p.doc.body),
+        embeddings: undefined,
+        old,
+      });
     }
     const dim = this.hasVectors ? this.embeddingDim : undefined;
     await Promise.all(
@@ -224,7 +267,22 @@ export class PostgresIndexStore implements IndexStore {
       }),
     );
     if (changed.length === 0 && touched.length === 0 && relinked.length === 0) return wrote;
+    const lexed = await this.lex(changed);
+    const chunkRows = changed.flatMap((c, i) =>
+      c.chunks.map((k, j) => ({
+        i: i + 1,
+        seq: k.seq,
+        body: clean(k.text),
+        words: c.chunkWords[j]!,
+        literal: lexed[i]?.chunks[j]?.literal,
+        embedding: c.embeddings?.[j],
+      })),
+    );
+    const withVectors = chunkRows.some((r) => r.embedding);
     await sql.begin(async (tx) => {
+      // A first build's batch need not wait for its commit to reach the disk: a crash loses
+      // at most the last few batches, which the next refresh finds missing and writes again.
+      if (this.bulk > 0) await tx`SET LOCAL synchronous_commit = off`;
       if (touched.length > 0 || relinked.length > 0) {
         const rows = [...touched.map((t) => ({ ...t, name: null as string | null })), ...relinked];
         await tx`
@@ -242,27 +300,38 @@ export class PostgresIndexStore implements IndexStore {
         await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ANY(${replaced}::bigint[])`;
         await tx`DELETE FROM ${tx.unsafe(this.links)} WHERE doc_id = ANY(${replaced}::bigint[])`;
       }
-      const chunkRows = changed.flatMap((c, i) => c.chunks.map((k, j) => ({ i: i + 1, seq: k.seq, body: clean(k.text), embedding: c.embeddings?.[j] })));
-      const withVectors = chunkRows.some((r) => r.embedding);
       const vector = withVectors ? tx.unsafe(`, c.emb::${quoteSchema(this.vectorSchema!)}.vector`) : tx``;
       const vectorCol = withVectors ? tx.unsafe(", embedding") : tx``;
       const vectorArg = withVectors ? tx`, ${chunkRows.map((r) => (r.embedding ? JSON.stringify(r.embedding) : null))}::text[]` : tx``;
       const vectorName = withVectors ? tx.unsafe(", emb") : tx``;
       // Each text is parsed once: a chunk's vector is the title's (weight A) and its own words'
-      // (B); the document's is the title's and its chunks' words joined (tsvector_cat).
+      // (B); the document's is the title's and its chunks' words joined (tsvector_cat). A text
+      // lexed here (pg-lexicon.ts) arrives as its tsvector's literal, else as words to parse.
       const rows = await tx<{ id: string; path: string }[]>`
         WITH d AS (
-          SELECT u.*, setweight(to_tsvector('english', u.title_words), 'A') AS ttsv
+          SELECT u.*, CASE WHEN u.title_lit IS NOT NULL THEN u.title_lit::tsvector
+                           ELSE setweight(to_tsvector('english', u.title_words), 'A') END AS ttsv
             FROM unnest(${changed.map((c) => c.p.doc.path)}::text[], ${changed.map((c) => c.p.doc.producer)}::text[],
                         ${changed.map((c) => c.p.title)}::text[], ${changed.map((c) => JSON.stringify(c.p.tags))}::text[],
                         ${changed.map((c) => c.p.doc.updatedAt.toISOString())}::timestamptz[], ${changed.map((c) => c.p.doc.hash)}::text[],
                         ${changed.map((c) => c.p.mtimeMs)}::float8[], ${changed.map((c) => noteName(c.p.doc.path))}::text[],
-                        ${changed.map((c) => searchable(c.p.title))}::text[])
-                 WITH ORDINALITY AS u(path, producer, title, tags, updated_at, hash, mtime_ms, name, title_words, i)
+                        ${changed.map((c, i) => (lexed[i] ? null : c.titleWords))}::text[], ${changed.map((_, i) => lexed[i]?.title.literal ?? null)}::text[],
+                        ${changed.map((_, i) => lexed[i]?.salient ?? null)}::text[])
+                 WITH ORDINALITY AS u(path, producer, title, tags, updated_at, hash, mtime_ms, name, title_words, title_lit, salient, i)
         ), c AS MATERIALIZED (
-          SELECT k.i, k.seq, k.body, setweight(to_tsvector('english', k.words), 'B') AS btsv${vectorName}
-            FROM unnest(${chunkRows.map((r) => r.i)}::bigint[], ${chunkRows.map((r) => r.seq)}::int[], ${chunkRows.map((r) => r.body)}::text[],
-                        ${chunkRows.map((r) => searchable(r.body))}::text[]${vectorArg}) AS k(i, seq, body, words${vectorName})
+          SELECT k.i, k.seq, k.body, CASE WHEN k.lit IS NOT NULL THEN k.lit::tsvector ELSE setweight(to_tsvector('english', k.words), 'B') END AS btsv${vectorName}
+            FROM unnest(${chunkRows.map((r) => r.i)}::bigint[], ${chunkRows.map((r) => r.seq)}::int[], ${textArray(
+              tx,
+              chunkRows.map((r) => r.body),
+            )},
+                        ${textArray(
+                          tx,
+                          chunkRows.map((r) => (r.literal === undefined ? r.words : null)),
+                        )}, ${textArray(
+                          tx,
+                          chunkRows.map((r) => r.literal ?? null),
+                        )}${vectorArg})
+                 AS k(i, seq, body, words, lit${vectorName})
         ), body AS (
           SELECT c.i, ${tx.unsafe(this.tsvectorCat)}(c.btsv ORDER BY c.seq) AS tsv FROM c GROUP BY c.i
         ), ins AS (
@@ -270,7 +339,7 @@ export class PostgresIndexStore implements IndexStore {
           SELECT d.path, d.producer, d.title, ARRAY(SELECT jsonb_array_elements_text(d.tags::jsonb)),
                  ARRAY(SELECT lower(t) FROM jsonb_array_elements_text(d.tags::jsonb) AS t),
                  d.updated_at, d.hash, d.mtime_ms, d.name, d.ttsv || coalesce(body.tsv, ''),
-                 ${tx.unsafe(this.salientLexemes)}(d.ttsv, coalesce(body.tsv, ''))
+                 coalesce(string_to_array(d.salient, ' '), ${tx.unsafe(this.salientLexemes)}(d.ttsv, coalesce(body.tsv, '')))
             FROM d LEFT JOIN body ON body.i = d.i
           ON CONFLICT (path) DO UPDATE SET producer = excluded.producer, title = excluded.title, tags = excluded.tags,
             tag_keys = excluded.tag_keys, updated_at = excluded.updated_at, hash = excluded.hash, mtime_ms = excluded.mtime_ms,
@@ -289,6 +358,26 @@ export class PostgresIndexStore implements IndexStore {
       );
     });
     return wrote;
+  }
+
+  /**
+   * Each changed document's title and chunks as tsvector literals, when the lexicon can tell
+   * every one of them (after learning their new words in one query); undefined where Postgres
+   * must parse the document. Its salient lexemes too, when they can be told.
+   */
+  private async lex(changed: Changed[]): Promise<({ title: Lexed; chunks: Lexed[]; salient: string | undefined } | undefined)[]> {
+    const lexDoc = (c: Changed, unknown?: Set<string>) => {
+      const title = this.lexicon.lex(c.titleWords, "A", unknown);
+      const chunks = c.chunkWords.map((words) => this.lexicon.lex(words, "B", unknown));
+      if (!title || !chunks.every((l) => l !== undefined)) return undefined;
+      return { title, chunks, salient: salientOf(title, chunks) };
+    };
+    const unknown = new Set<string>();
+    const lexed = changed.map((c) => lexDoc(c, unknown));
+    // A few documents (an ingest) are not worth a round trip to learn their new words: Postgres parses those.
+    if (unknown.size === 0 || changed.length < LEARN_MIN_DOCS) return lexed;
+    await this.lexicon.learn(this.sql, unknown);
+    return lexed.map((l, i) => l ?? lexDoc(changed[i]!));
   }
 
   async remove(path: string): Promise<boolean> {
@@ -628,6 +717,21 @@ export class PostgresIndexStore implements IndexStore {
  */
 function searchable(text: string): string {
   return text.normalize("NFC").replace(/[^\p{L}\p{N}\p{M}]+/gu, " ");
+}
+
+/** Separators of textArray(): control characters, which no lexed text or searchable words hold. */
+const ITEM = "\x1e";
+const NULL_ITEM = "\x1f";
+
+/**
+ * A text[] parameter, sent as one text split by the server (string_to_array scans for one
+ * byte; the array literal the client otherwise sends is parsed character by character, a
+ * large part of a batch's server time), or as an array when an item holds a separator.
+ */
+function textArray(tx: TransactionSql, values: (string | null)[]): PendingQuery<Row[]> {
+  // One item joined is itself, and string_to_array('') is no item at all: an array then.
+  if (values.length < 2 || values.some((v) => v !== null && (v.includes(ITEM) || v.includes(NULL_ITEM)))) return tx`${values}::text[]`;
+  return tx`string_to_array(${values.map((v) => v ?? NULL_ITEM).join(ITEM)}, ${ITEM}, ${NULL_ITEM})`;
 }
 
 /** Postgres text cannot hold NUL. */
