@@ -119,28 +119,30 @@ export class PgLexicon {
 }
 
 /**
- * salient_lexemes() (migration 0004) of a document lexed here: "t:" and each title lexeme, then
- * "b:" and each body lexeme held at least twice over its chunks, each list in tsvector order;
- * as one space-separated string (lexemes hold no spaces). Undefined when the chunks' joined
- * positions would pass the tsvector's last one, where Postgres merges them: it computes it then.
+ * salient_lexemes() (migration 0005) of a document lexed here: "t:" and each title lexeme, then
+ * "s:" and each lexeme held strongly (in the title, or at least twice over the body's chunks),
+ * each list in tsvector order; as one space-separated string (lexemes hold no spaces). Undefined
+ * when the chunks' joined positions would pass the tsvector's last one, where Postgres merges
+ * them: it computes it then.
  */
 export function salientOf(title: Lexed, chunks: Lexed[]): string | undefined {
   let end = 0;
   for (const c of chunks) end += c.maxPos;
   if (end > MAX_POSITION) return undefined;
-  const repeated: string[] = [];
+  const t = title.lexemes.map((l) => l.lexeme);
+  const strong = new Set(t);
   if (chunks.length === 1) {
-    for (const { lexeme, n } of chunks[0]!.lexemes) if (n >= 2) repeated.push(lexeme);
+    for (const { lexeme, n } of chunks[0]!.lexemes) if (n >= 2) strong.add(lexeme);
   } else {
     const counts = new Map<string, number>();
     for (const c of chunks) for (const { lexeme, n } of c.lexemes) counts.set(lexeme, (counts.get(lexeme) ?? 0) + n);
-    for (const [lexeme, n] of counts) if (n >= 2) repeated.push(lexeme);
+    for (const [lexeme, n] of counts) if (n >= 2) strong.add(lexeme);
   }
   // Lexemes lexed here are ASCII: the default sort (by code unit) is tsvector's bytewise order.
-  const t = title.lexemes.map((l) => l.lexeme).sort();
-  repeated.sort();
+  t.sort();
+  const s = [...strong].sort();
   let out = "";
   for (const l of t) out += out ? ` t:${l}` : `t:${l}`;
-  for (const l of repeated) out += out ? ` b:${l}` : `b:${l}`;
+  for (const l of s) out += out ? ` s:${l}` : `s:${l}`;
   return out;
 }
