@@ -28,6 +28,11 @@ export interface RefreshOptions {
    * needs the text (the tick's inline-marker harvest) need not read the file a second time.
    */
   onRead?: (file: { path: string; mtimeMs: number; size: number }, content: string) => void;
+  /**
+   * The folder's files, in place of refresh's own walk (the tick walks the vault once for its
+   * harvest and hands raw/'s files on); a file may carry its text when the caller read it.
+   */
+  files?: AsyncIterable<FileEntry>;
 }
 
 export interface RefreshCounts {
@@ -50,11 +55,13 @@ const WRITES_IN_FLIGHT = 2;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
 
-interface FileEntry {
+export interface FileEntry {
   path: string;
   abs: string;
   mtimeMs: number;
   size: number;
+  /** The file's text, when the caller already read it. */
+  content?: string;
 }
 
 export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Promise<RefreshCounts> {
@@ -66,8 +73,13 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   // end is gone from the folder. The walk streams: no list of the vault's files is ever held.
   const known = await store.fingerprints(producer);
   const firstBuild = known.size === 0;
-  const changed = (function* () {
-    for (const file of walk(opts.vault, folder, counts)) {
+  const source = opts.files ?? walk(opts.vault, folder, counts);
+  const changed = (async function* () {
+    for await (const file of source) {
+      if (opts.files && file.size > MAX_INDEXED_FILE_BYTES) {
+        counts.skipped++;
+        continue;
+      }
       const fp = known.get(file.path);
       if (fp) known.delete(file.path);
       if (fp && fp.mtimeMs === file.mtimeMs) counts.unchanged++;
@@ -94,17 +106,18 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       else counts.added++;
     }
   };
-  const upsertChanged = async (files: Iterable<FileEntry & { known: boolean }>) => {
+  const upsertChanged = async (files: AsyncIterable<FileEntry & { known: boolean }>) => {
     // A batch's files are read, then upserted together: SQLite commits them as one transaction
     // (its group commit); Postgres writes each as one (upsertMany), WRITES_IN_FLIGHT at a time
     // on its pool while the next batch is read.
     const writing = new Set<Promise<void>>();
-    for (const batch of batches(files, size, BATCH_BYTES)) {
+    for await (const batch of batches(files, size, BATCH_BYTES)) {
       // The last batch's texts (read, parsed, sent) are garbage now: ask for a collection, so
       // the heap of a long build stays near one batch's size instead of growing until the
       // collector's own schedule catches up (asynchronous: the build does not wait for it).
       Bun.gc(false);
-      const contents = await Promise.all(batch.map((f) => readText(f.abs)));
+      const contents = await Promise.all(batch.map((f) => f.content ?? readText(f.abs)));
+      for (const f of batch) f.content = undefined;
       for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) known.set(file.path, { hash: "", mtimeMs: -1 });
       if (!store.upsertMany) {
         await index(batch, contents);
@@ -120,16 +133,17 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   // A first build of many files: the store may defer work to its end (bulkLoad). Up to
   // BULK_LOAD_FILES changed files are looked at first to tell.
   const head: (FileEntry & { known: boolean })[] = [];
-  let next = changed.next();
+  let next = await changed.next();
   while (!next.done && head.length < BULK_LOAD_FILES) {
     head.push(next.value);
-    next = changed.next();
+    next = await changed.next();
   }
-  const rest = (function* () {
+  const rest = (async function* () {
     yield* head;
+    head.length = 0;
     while (!next.done) {
       yield next.value;
-      next = changed.next();
+      next = await changed.next();
     }
   })();
   await (firstBuild && head.length >= BULK_LOAD_FILES && store.bulkLoad ? store.bulkLoad(() => upsertChanged(rest)) : upsertChanged(rest));
@@ -204,10 +218,10 @@ function* walk(vault: string, folder: string, counts: RefreshCounts): Generator<
 }
 
 /** Consecutive slices of at most `size` files and about `maxBytes` bytes. */
-function* batches<T extends FileEntry>(files: Iterable<T>, size: number, maxBytes: number): Generator<T[]> {
+async function* batches<T extends FileEntry>(files: AsyncIterable<T>, size: number, maxBytes: number): AsyncGenerator<T[]> {
   let batch: T[] = [];
   let bytes = 0;
-  for (const f of files) {
+  for await (const f of files) {
     if (batch.length > 0 && (batch.length >= size || bytes + f.size > maxBytes)) {
       yield batch;
       batch = [];
