@@ -41,8 +41,9 @@ describe("refreshFolder over many batches", () => {
         await put(note(dir, i), `# Note ${dir} ${i}\nabout kites number${dir.replace("/", "")}${i}\n`);
       }
     }
-    // 4 files a batch: 30 files are 8 batches.
-    expect(await refreshFolder(store, { vault, concurrency: 4 })).toMatchObject({ added: 30, updated: 0, removed: 0, unchanged: 0 });
+    // 4 files a batch: 30 files are 8 batches; the index's rows are read 3 at a time.
+    const small = { vault, concurrency: 4, rowsPage: 3 };
+    expect(await refreshFolder(store, small)).toMatchObject({ added: 30, updated: 0, removed: 0, unchanged: 0 });
     expect(await indexed()).toEqual(paths.sort());
     expect((await store.search(parseQuery("numberc7"), 5)).map((h) => h.path)).toEqual([note("c", 7)]);
 
@@ -55,11 +56,13 @@ describe("refreshFolder over many batches", () => {
     await put(note("d", 1), "# Note d 1\nabout balloons\n");
 
     const left = paths.filter((p) => !gone.includes(p) && !p.startsWith("raw/b/"));
-    const counts = await refreshFolder(store, { vault, concurrency: 4 });
+    const counts = await refreshFolder(store, small);
     expect(counts).toMatchObject({ added: 1, updated: 1, removed: 10 + 5, unchanged: left.length - 1 });
     expect(await indexed()).toEqual([...left, note("d", 1)].sort());
     expect((await store.search(parseQuery("gliders"), 5)).map((h) => h.path)).toEqual([note("a", 5)]);
     expect(await store.search(parseQuery("numberbdeep3"), 5)).toEqual([]);
+    // Nothing changed: every row matched to its file across the pages, nothing removed.
+    expect(await refreshFolder(store, small)).toMatchObject({ added: 0, updated: 0, removed: 0, unchanged: left.length + 1 });
   });
 });
 

@@ -7,7 +7,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../common/logger";
 import { documentFromFile } from "../index/document";
-import { type RefreshCounts as RawCounts, type RefreshOptions, refreshFolder } from "../index/refresh";
+import { IndexedRows, type RefreshCounts as RawCounts, type RefreshOptions, refreshFolder } from "../index/refresh";
 import { type IndexStore, PRODUCERS, type Producer } from "../index/types";
 import { comparePaths, type WalkedFile, walkSorted } from "../vault/walk";
 import { PRODUCER_SOURCES, type ProducerSources, producerOf } from "./sources";
@@ -65,11 +65,15 @@ export async function refreshIndex(deps: RefreshDeps, done: { raw?: RawCounts } 
   for (const source of PRODUCER_SOURCES) {
     const { producer } = source;
     if (producer === "raw") continue;
-    const known = await deps.index.fingerprints(producer);
+    // The producer's rows read beside its files, both in path order (IndexedRows).
+    const known = await IndexedRows.open(deps.index, producer);
+    const drop = async (gone: string[]) => {
+      for (const path of gone) if (await deps.index.remove(path)) counts.removed++;
+    };
     for await (const f of producerFiles(deps.vault, source)) {
       counts.byProducer[producer]++;
-      const fp = known.get(f.path);
-      known.delete(f.path);
+      const { fp, gone } = await known.seek(f.path);
+      await drop(gone);
       if (fp && fp.mtimeMs === f.mtimeMs) {
         counts.unchanged++;
         continue;
@@ -81,7 +85,7 @@ export async function refreshIndex(deps: RefreshDeps, done: { raw?: RawCounts } 
       if (changed) counts.upserted++;
       else counts.unchanged++;
     }
-    for (const gone of known.keys()) if (await deps.index.remove(gone)) counts.removed++;
+    for await (const gone of known.rest()) await drop(gone);
   }
   return counts;
 }
