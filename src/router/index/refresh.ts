@@ -55,6 +55,8 @@ const BULK_LOAD_FILES = 1000;
 export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
 /** Batches a store with upsertMany writes at once (each its own transaction, on its own connection). */
 const WRITES_IN_FLIGHT = 2;
+/** Every this many batches the build waits for a full garbage collection (a few ms). */
+const FULL_GC_BATCHES = 8;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
 
@@ -117,11 +119,13 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
     // (its group commit); Postgres writes each as one (upsertMany), WRITES_IN_FLIGHT at a time
     // on its pool while the next batch is read.
     const writing = new Set<Promise<void>>();
+    let batchNo = 0;
     for await (const batch of batches(files, size, BATCH_BYTES)) {
       // The last batch's texts (read, parsed, sent) are garbage now: ask for a collection, so
-      // the heap of a long build stays near one batch's size instead of growing until the
-      // collector's own schedule catches up (asynchronous: the build does not wait for it).
-      Bun.gc(false);
+      // the heap of a long build stays near a few batches' size instead of growing until the
+      // collector's own schedule catches up. Asynchronous, but every FULL_GC_BATCHES a full
+      // one the build waits for: the asynchronous ones alone let garbage pile up between them.
+      Bun.gc(++batchNo % FULL_GC_BATCHES === 0);
       const contents = await Promise.all(batch.map((f) => f.content ?? readText(f.abs)));
       for (const f of batch) f.content = undefined;
       for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) vanished.push(file.path);
