@@ -73,7 +73,7 @@ async function vaultProbe(vault: string) {
 /** The dimension of the index's vector column, read from the database itself. */
 async function storedVectorDimension(deps: Pick<DeepDeps, "databaseUrl" | "dataDir" | "timeoutMs">): Promise<{ dim: number | undefined; where: string }> {
   if (deps.databaseUrl) {
-    // Postgres's client loads only for a router on Postgres (the index loads it too, then).
+    // Loaded here, not at start: the probe runs only on request.
     const [{ default: postgres }, { storedDimension }] = await Promise.all([import("postgres"), import("../index/migrate")]);
     const sql = postgres(deps.databaseUrl, { max: 1, connect_timeout: Math.ceil(deps.timeoutMs / 1000), onnotice: () => {} });
     try {

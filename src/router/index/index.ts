@@ -1,5 +1,6 @@
 // Opens the search index: main.ts calls openIndexStore() once with the config (Postgres when
 // DATABASE_URL is set, else SQLite); everything else takes the IndexStore it returns.
+import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
 import type { IndexStore } from "./types.ts";
 import { withConnectionErrors } from "./unavailable.ts";
@@ -23,7 +24,6 @@ export interface IndexStoreConfig {
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
   const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
   return databaseUrl
-    ? // Postgres's client loads only when DATABASE_URL names it.
-      import("./postgres.ts").then(({ openPostgresIndex }) => openPostgresIndex({ url: databaseUrl, embeddingDim, schema })).then(withConnectionErrors)
+    ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema }).then(withConnectionErrors)
     : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs, backgroundListBuilds });
 }
