@@ -1,8 +1,7 @@
 // The factory both sub-apps are built with: an OpenAPIHono whose validation failures
 // become the shared 400 body, plus the served documents (/openapi.json, /docs).
 import { type Hook, OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
-import type { Env } from "hono";
+import type { Env, MiddlewareHandler } from "hono";
 import type { ZodError } from "zod";
 import { createErrorHandler, createNotFoundHandler, isOpenAiPath, type OpenAiPathTest, renderError } from "./error-handler";
 import { type EdgeOptions, installServiceEdge } from "./http/edge";
@@ -127,5 +126,10 @@ export function serveDocs(app: OpenAPIHono<any>, info: ApiInfo): void {
     doc ??= openApiDocument(app, info);
     return c.json(doc);
   });
-  app.get("/docs", Scalar({ url: "/openapi.json", pageTitle: info.title }));
+  // The reference page's renderer loads with its first request (few processes ever serve it).
+  let page: MiddlewareHandler | undefined;
+  app.get("/docs", async (c, next) => {
+    page ??= (await import("@scalar/hono-api-reference")).Scalar({ url: "/openapi.json", pageTitle: info.title });
+    return page(c, next);
+  });
 }

@@ -4,7 +4,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { cleanCrashLeftovers } from "../common/crash-leftovers";
-import { maskRedisUrl } from "../common/kv/redis-store";
+import { maskRedisUrl } from "../common/kv/redis-url";
 import { log } from "../common/logger";
 import { watchStoragePath } from "../common/storage";
 import { createRouterApp } from "./app";

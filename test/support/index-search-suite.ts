@@ -416,6 +416,21 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
         expect(await paths("hidden")).toEqual([]);
       });
 
+      it("pages the index's rows in the walk's byte order, names mixing cases, accents and symbols, and refreshes by it", async () => {
+        // Names whose UTF-8 order differs from a locale's: the walk and the index's pages meet only in byte order.
+        const names = ["Zeta.md", "a-b.md", "a.md", "a/x.md", "a0.md", "é.md", "\uFF21.md", "𝔸.md", "B.md", "b/c/d.md"];
+        for (const n of names) await write(`raw/${n}`, `note ${n}`);
+        expect(await refreshFolder(store, { vault })).toMatchObject({ added: names.length, removed: 0 });
+        const rows = await store.fingerprintsAfter("raw", "", 100);
+        const bytewise = names.map((n) => `raw/${n}`).sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+        expect(rows.map((r) => r.path)).toEqual(bytewise);
+        expect((await store.fingerprintsAfter("raw", bytewise[3]!, 2)).map((r) => r.path)).toEqual(bytewise.slice(4, 6));
+        expect(await refreshFolder(store, { vault })).toMatchObject({ added: 0, removed: 0, unchanged: names.length });
+        await rm(join(vault, "raw/a.md"));
+        await rm(join(vault, "raw/b"), { recursive: true });
+        expect(await refreshFolder(store, { vault })).toMatchObject({ added: 0, removed: 2, unchanged: names.length - 2 });
+      });
+
       it("counts a touched but unchanged file as unchanged, and stops re-reading it", async () => {
         await write("raw/a.md", "alpha");
         await refreshFolder(store, { vault });

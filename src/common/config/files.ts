@@ -1,7 +1,6 @@
 // Reading the two configuration files into flat string maps for loadSettings().
 import { existsSync, readFileSync } from "node:fs";
 import { parse as parseDotenv } from "dotenv";
-import { parse as parseYaml } from "yaml";
 import { ConfigError } from "./settings";
 
 /** ~/.service/config.yml → {"server.port": "8200", "server.api_keys": "a,b", …}. */
@@ -9,7 +8,8 @@ export function readYamlFlat(path: string): Record<string, string> {
   if (!existsSync(path)) return {};
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(path, "utf8"));
+    // The YAML parser loads only when the file exists (most processes run without one).
+    doc = (require("yaml") as typeof import("yaml")).parse(readFileSync(path, "utf8"));
   } catch (err) {
     throw new ConfigError(`invalid configuration: ${path} is not valid YAML: ${(err as Error).message}`);
   }

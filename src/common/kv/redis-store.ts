@@ -2,24 +2,16 @@
 // deployments, or test runs, can share one Redis without seeing each other.
 import { createClient } from "redis";
 import { log } from "../logger.ts";
+import { maskRedisUrl } from "./redis-url.ts";
 import { type KeyValueStore, listMax, ttlMs } from "./store.ts";
+
+export { maskRedisUrl };
 
 export interface RedisStoreOptions {
   url: string;
   keyPrefix: string;
   /** Per connection attempt (default 5 s): a silently dropped SYN must not hang start-up. */
   connectTimeoutMs?: number;
-}
-
-/** The URL with its password replaced, fit for logs and error messages. */
-export function maskRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "****";
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, "//****@");
-  }
 }
 
 const logger = log("redis");

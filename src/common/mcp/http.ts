@@ -11,8 +11,7 @@
 // when idle.
 import { createHash } from "node:crypto";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Hono } from "hono";
 import { HttpError } from "../errors";
 import type { EdgeBindings } from "../http/edge";
@@ -21,11 +20,21 @@ import { bearerFrom } from "../middleware/bearer-auth";
 import { clientAddress } from "../middleware/client-address";
 import { illFormedString } from "../validation";
 import type { McpSessions } from "./sessions";
-import { SseServerTransport } from "./sse-transport";
+import type { SseServerTransport } from "./sse-transport";
+
+/**
+ * The MCP SDK's transports, loaded with the first MCP request: a service that is never asked
+ * over MCP does not hold the SDK and its schemas in memory.
+ */
+let sdkLoading: Promise<typeof import("./sdk-transports")> | undefined;
+const sdk = () => {
+  sdkLoading ??= import("./sdk-transports");
+  return sdkLoading;
+};
 
 export interface McpHttpOptions {
   /** A new MCP server (tools over the service's domain) for one session or request. */
-  createServer: () => McpServer;
+  createServer: () => McpServer | Promise<McpServer>;
   paths: { mcp: string; sse: string[]; messages: string };
   mode: "stateful" | "stateless";
   sessions: McpSessions;
@@ -72,8 +81,9 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
     const owner = sessionOwner(req, env);
     sessions.admit(owner);
     liftIdleTimeout(env?.server, req);
+    const { SseServerTransport } = await sdk();
     const transport = new SseServerTransport(paths.messages, opts.keepAliveMs);
-    const server = opts.createServer();
+    const server = await opts.createServer();
     sessions.add(transport.sessionId, "sse", owner, { sse: transport, close: () => server.close() });
     transport.onclose = () => sessions.delete(transport.sessionId);
     await server.connect(transport);
@@ -104,8 +114,9 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
           .catch(() => undefined),
       );
       if (refused) return refused;
+      const { WebStandardStreamableHTTPServerTransport } = await sdk();
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      await opts.createServer().connect(transport);
+      await (await opts.createServer()).connect(transport);
       return transport.handleRequest(req);
     }
     requireJson(req);
@@ -120,10 +131,11 @@ export function mountMcp(app: Hono<any>, opts: McpHttpOptions): void {
       if (!s?.streamable) return jsonRpcError(404, -32001, `no MCP session ${id}: initialize a new one`);
       return s.streamable.handleRequest(req, { parsedBody: body });
     }
+    const { isInitializeRequest, WebStandardStreamableHTTPServerTransport } = await sdk();
     if (!isInitializeRequest(body)) return jsonRpcError(400, -32000, "no Mcp-Session-Id header: send initialize first");
     const owner = sessionOwner(req, c.env);
     sessions.admit(owner);
-    const server = opts.createServer();
+    const server = await opts.createServer();
     const forget = (sid: string) => sessions.delete(sid);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),

@@ -10,11 +10,9 @@ import { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
 import { readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import postgres from "postgres";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { type StorageStatus, storageStatus } from "../../common/storage";
-import { storedDimension } from "../index/migrate";
 import { SQLITE_INDEX_FILE } from "../index/sqlite";
 import { type ChatEndpoint, chat, type EmbeddingsEndpoint, embeddingsRoute } from "../llm";
 
@@ -75,6 +73,8 @@ async function vaultProbe(vault: string) {
 /** The dimension of the index's vector column, read from the database itself. */
 async function storedVectorDimension(deps: Pick<DeepDeps, "databaseUrl" | "dataDir" | "timeoutMs">): Promise<{ dim: number | undefined; where: string }> {
   if (deps.databaseUrl) {
+    // Loaded here, not at start: the probe runs only on request.
+    const [{ default: postgres }, { storedDimension }] = await Promise.all([import("postgres"), import("../index/migrate")]);
     const sql = postgres(deps.databaseUrl, { max: 1, connect_timeout: Math.ceil(deps.timeoutMs / 1000), onnotice: () => {} });
     try {
       return { dim: await storedDimension(sql, "public"), where: "PostgreSQL column index_chunks.embedding" };

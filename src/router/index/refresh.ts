@@ -5,8 +5,9 @@
 import { type Dirent, readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { linkStaysInVaultSync } from "../vault/contained.ts";
+import { comparePaths } from "../vault/walk.ts";
 import { documentFromFile } from "./document.ts";
-import type { IndexDoc, IndexStore, Producer } from "./types.ts";
+import type { Fingerprint, IndexDoc, IndexStore, Producer } from "./types.ts";
 
 export interface RefreshOptions {
   /** The vault's root directory. */
@@ -28,6 +29,13 @@ export interface RefreshOptions {
    * needs the text (the tick's inline-marker harvest) need not read the file a second time.
    */
   onRead?: (file: { path: string; mtimeMs: number; size: number }, content: string) => void;
+  /**
+   * The folder's files, in place of refresh's own walk (the tick walks the vault once for its
+   * harvest and hands raw/'s files on); a file may carry its text when the caller read it.
+   */
+  files?: AsyncIterable<FileEntry>;
+  /** Index rows read at a time beside the walk (IndexedRows); default ROWS_PAGE. */
+  rowsPage?: number;
 }
 
 export interface RefreshCounts {
@@ -47,14 +55,18 @@ const BULK_LOAD_FILES = 1000;
 export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
 /** Batches a store with upsertMany writes at once (each its own transaction, on its own connection). */
 const WRITES_IN_FLIGHT = 2;
+/** Every this many batches the build waits for a full garbage collection (a few ms). */
+const FULL_GC_BATCHES = 8;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
 
-interface FileEntry {
+export interface FileEntry {
   path: string;
   abs: string;
   mtimeMs: number;
   size: number;
+  /** The file's text, when the caller already read it. */
+  content?: string;
 }
 
 export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Promise<RefreshCounts> {
@@ -62,14 +74,22 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   const producer = opts.producer ?? "raw";
   const size = opts.concurrency ?? 256;
   const counts: RefreshCounts = { added: 0, updated: 0, removed: 0, unchanged: 0, skipped: 0 };
-  // What the index holds; each path is taken out as its file is seen, so what is left at the
-  // end is gone from the folder. The walk streams: no list of the vault's files is ever held.
-  const known = await store.fingerprints(producer);
-  const firstBuild = known.size === 0;
-  const changed = (function* () {
-    for (const file of walk(opts.vault, folder, counts)) {
-      const fp = known.get(file.path);
-      if (fp) known.delete(file.path);
+  // What the index holds, read a page at a time beside the walk (both in path order): a row
+  // the walk passes without its file is gone from the folder. Neither the vault's files nor
+  // the index's rows are ever held whole.
+  const known = await IndexedRows.open(store, producer, opts.rowsPage);
+  const firstBuild = known.empty;
+  /** Indexed files deleted between the walk and their read: removed at the end. */
+  const vanished: string[] = [];
+  const source = opts.files ?? walk(opts.vault, folder, counts);
+  const changed = (async function* () {
+    for await (const file of source) {
+      if (opts.files && file.size > MAX_INDEXED_FILE_BYTES) {
+        counts.skipped++;
+        continue;
+      }
+      const { fp, gone } = await known.seek(file.path);
+      if (gone.length > 0) counts.removed += await removeAll(store, gone);
       if (fp && fp.mtimeMs === file.mtimeMs) counts.unchanged++;
       else yield { ...file, known: fp !== undefined };
     }
@@ -94,18 +114,21 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       else counts.added++;
     }
   };
-  const upsertChanged = async (files: Iterable<FileEntry & { known: boolean }>) => {
+  const upsertChanged = async (files: AsyncIterable<FileEntry & { known: boolean }>) => {
     // A batch's files are read, then upserted together: SQLite commits them as one transaction
     // (its group commit); Postgres writes each as one (upsertMany), WRITES_IN_FLIGHT at a time
     // on its pool while the next batch is read.
     const writing = new Set<Promise<void>>();
-    for (const batch of batches(files, size, BATCH_BYTES)) {
+    let batchNo = 0;
+    for await (const batch of batches(files, size, BATCH_BYTES)) {
       // The last batch's texts (read, parsed, sent) are garbage now: ask for a collection, so
-      // the heap of a long build stays near one batch's size instead of growing until the
-      // collector's own schedule catches up (asynchronous: the build does not wait for it).
-      Bun.gc(false);
-      const contents = await Promise.all(batch.map((f) => readText(f.abs)));
-      for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) known.set(file.path, { hash: "", mtimeMs: -1 });
+      // the heap of a long build stays near a few batches' size instead of growing until the
+      // collector's own schedule catches up. Asynchronous, but every FULL_GC_BATCHES a full
+      // one the build waits for: the asynchronous ones alone let garbage pile up between them.
+      Bun.gc(++batchNo % FULL_GC_BATCHES === 0);
+      const contents = await Promise.all(batch.map((f) => f.content ?? readText(f.abs)));
+      for (const f of batch) f.content = undefined;
+      for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) vanished.push(file.path);
       if (!store.upsertMany) {
         await index(batch, contents);
         continue;
@@ -120,94 +143,167 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   // A first build of many files: the store may defer work to its end (bulkLoad). Up to
   // BULK_LOAD_FILES changed files are looked at first to tell.
   const head: (FileEntry & { known: boolean })[] = [];
-  let next = changed.next();
+  let next = await changed.next();
   while (!next.done && head.length < BULK_LOAD_FILES) {
     head.push(next.value);
-    next = changed.next();
+    next = await changed.next();
   }
-  const rest = (function* () {
+  const rest = (async function* () {
     yield* head;
+    head.length = 0;
     while (!next.done) {
       yield next.value;
-      next = changed.next();
+      next = await changed.next();
     }
   })();
   await (firstBuild && head.length >= BULK_LOAD_FILES && store.bulkLoad ? store.bulkLoad(() => upsertChanged(rest)) : upsertChanged(rest));
 
-  const gone = [...known.keys()];
-  for (let i = 0; i < gone.length; i += size) {
-    const removed = await Promise.all(gone.slice(i, i + size).map((path) => store.remove(path)));
-    counts.removed += removed.filter(Boolean).length;
-  }
+  for await (const gone of known.rest()) counts.removed += await removeAll(store, gone);
+  counts.removed += await removeAll(store, vanished);
   return counts;
 }
 
+async function removeAll(store: IndexStore, paths: string[]): Promise<number> {
+  return (await Promise.all(paths.map((path) => store.remove(path)))).filter(Boolean).length;
+}
+
+/** Rows of the index read a page at a time (IndexStore.fingerprintsAfter). */
+const ROWS_PAGE = 2000;
+
 /**
- * Regular files under vault/folder; dot-files and dot-folders are skipped, a symlink is taken
- * only when it is a file inside the vault (vault/contained.ts): no folder behind a link (no
- * loop), nothing outside. One readdir per folder, iteratively.
+ * A producer's indexed rows, compared with a walk in comparePaths order as both stream. A page
+ * is read before the walk passes its last row, so a row the refresh writes meanwhile (always at
+ * a path the walk has reached) is never mistaken for one of the next page's.
+ */
+export class IndexedRows {
+  private page: Array<Fingerprint & { path: string }> = [];
+  private at = 0;
+  private last = "";
+  private done = false;
+
+  private constructor(
+    private readonly store: IndexStore,
+    private readonly producer: Producer,
+    private readonly pageSize: number,
+  ) {}
+
+  static async open(store: IndexStore, producer: Producer, pageSize = ROWS_PAGE): Promise<IndexedRows> {
+    const rows = new IndexedRows(store, producer, pageSize);
+    await rows.fill();
+    return rows;
+  }
+
+  /** The index held no row of the producer when opened. */
+  get empty(): boolean {
+    return this.done && this.page.length === 0 && this.last === "";
+  }
+
+  /**
+   * `path`'s row, and the rows passed on the way to it (their files are not in the walk).
+   * Paths must come in ascending comparePaths order.
+   */
+  async seek(path: string): Promise<{ fp: Fingerprint | undefined; gone: string[] }> {
+    const gone: string[] = [];
+    for (;;) {
+      while (this.at < this.page.length) {
+        const row = this.page[this.at]!;
+        const order = comparePaths(row.path, path);
+        if (order > 0) return { fp: undefined, gone };
+        this.at++;
+        if (order === 0) return { fp: row, gone };
+        gone.push(row.path);
+      }
+      if (this.done) return { fp: undefined, gone };
+      await this.fill();
+    }
+  }
+
+  /** The rows after the walk's last file: all gone, a page at a time. */
+  async *rest(): AsyncGenerator<string[]> {
+    for (;;) {
+      const gone = this.page.slice(this.at).map((r) => r.path);
+      this.at = this.page.length;
+      if (gone.length > 0) yield gone;
+      if (this.done) return;
+      await this.fill();
+    }
+  }
+
+  private async fill(): Promise<void> {
+    this.page = await this.store.fingerprintsAfter(this.producer, this.last, this.pageSize);
+    this.at = 0;
+    if (this.page.length < this.pageSize) this.done = true;
+    if (this.page.length > 0) this.last = this.page[this.page.length - 1]!.path;
+  }
+}
+
+/**
+ * Regular files under vault/folder, in comparePaths order of their paths (the order the index
+ * pages its rows in; a folder's files sit where "name/" sorts among its siblings); dot-files
+ * and dot-folders are skipped, a symlink is taken only when it is a file inside the vault
+ * (vault/contained.ts): no folder behind a link (no loop), nothing outside. One readdir per folder.
  */
 function* walk(vault: string, folder: string, counts: RefreshCounts): Generator<FileEntry> {
   const root = join(vault, folder);
   const prefix = folder.split(sep).join("/").replace(/\/+$/, "");
-  const stack: string[] = [""];
-  let first = true;
-  while (stack.length > 0) {
-    const rel = stack.pop()!;
-    const dir = rel ? `${root}${sep}${rel}` : root;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (first && code !== "ENOENT" && code !== "ENOTDIR") throw err;
-      first = false;
-      continue; // no folder (or gone meanwhile): nothing indexed from it
-    }
-    first = false;
-    // In name order, folders after a folder's files: a new document's row then lands beside
-    // the last one in every index keyed by its path, so a batch's commit rewrites a few pages
-    // of them, not one page per document scattered over the whole index (readdir's order is
-    // the directory's hash order).
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const folders: string[] = [];
-    for (const entry of entries) {
-      if (entry.name.startsWith(".")) continue;
-      const relPath = rel ? `${rel}${sep}${entry.name}` : entry.name;
-      if (entry.isDirectory()) {
-        folders.push(relPath);
-        continue;
-      }
-      const abs = `${dir}${sep}${entry.name}`;
-      if (entry.isSymbolicLink()) {
-        if (!INDEXED.test(entry.name) || !linkStaysInVaultSync(vault, abs)) {
-          counts.skipped++;
-          continue;
-        }
-      } else if (!entry.isFile() || !INDEXED.test(entry.name)) continue;
-      const path = `${prefix}/${relPath.split(sep).join("/")}`;
-      let size: number;
-      let mtimeMs: number;
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(root, { withFileTypes: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
+    return; // no folder: nothing indexed from it
+  }
+  yield* walkEntries(vault, root, prefix, "", entries, counts);
+}
+
+function* walkEntries(vault: string, root: string, prefix: string, rel: string, entries: Dirent[], counts: RefreshCounts): Generator<FileEntry> {
+  const dir = rel ? `${root}${sep}${rel}` : root;
+  // In path order: a new document's row then lands beside the last one in every index keyed
+  // by its path, so a batch's commit rewrites a few pages of them, not one page per document
+  // scattered over the whole index (readdir's order is the directory's hash order).
+  const keyed = entries.filter((e) => !e.name.startsWith(".")).map((e) => ({ e, key: e.isDirectory() ? `${e.name}/` : e.name }));
+  keyed.sort((a, b) => comparePaths(a.key, b.key));
+  for (const { e: entry } of keyed) {
+    const relPath = rel ? `${rel}${sep}${entry.name}` : entry.name;
+    if (entry.isDirectory()) {
+      let inner: Dirent[];
       try {
-        ({ size, mtimeMs } = statSync(abs));
+        inner = readdirSync(`${dir}${sep}${entry.name}`, { withFileTypes: true });
       } catch {
-        continue; // deleted while we walked
+        continue; // gone meanwhile
       }
-      if (size > MAX_INDEXED_FILE_BYTES) {
+      yield* walkEntries(vault, root, prefix, relPath, inner, counts);
+      continue;
+    }
+    const abs = `${dir}${sep}${entry.name}`;
+    if (entry.isSymbolicLink()) {
+      if (!INDEXED.test(entry.name) || !linkStaysInVaultSync(vault, abs)) {
         counts.skipped++;
         continue;
       }
-      yield { path, abs, mtimeMs, size };
+    } else if (!entry.isFile() || !INDEXED.test(entry.name)) continue;
+    const path = `${prefix}/${relPath.split(sep).join("/")}`;
+    let size: number;
+    let mtimeMs: number;
+    try {
+      ({ size, mtimeMs } = statSync(abs));
+    } catch {
+      continue; // deleted while we walked
     }
-    stack.push(...folders.reverse());
+    if (size > MAX_INDEXED_FILE_BYTES) {
+      counts.skipped++;
+      continue;
+    }
+    yield { path, abs, mtimeMs, size };
   }
 }
 
 /** Consecutive slices of at most `size` files and about `maxBytes` bytes. */
-function* batches<T extends FileEntry>(files: Iterable<T>, size: number, maxBytes: number): Generator<T[]> {
+async function* batches<T extends FileEntry>(files: AsyncIterable<T>, size: number, maxBytes: number): AsyncGenerator<T[]> {
   let batch: T[] = [];
   let bytes = 0;
-  for (const f of files) {
+  for await (const f of files) {
     if (batch.length > 0 && (batch.length >= size || bytes + f.size > maxBytes)) {
       yield batch;
       batch = [];

@@ -27,20 +27,26 @@ export type CheckpointRequest = { open: string } | "checkpoint" | "close";
 export type CheckpointReply = "done" | "closed" | { failed: string };
 
 export class BackgroundCheckpointer {
-  private readonly worker: Worker;
+  /** Started with the first checkpoint: a router that only serves searches never needs the thread. */
+  private worker: Worker | undefined;
   private writes = 0;
   private inFlight = false;
   private stopped = false;
 
   constructor(
     private readonly db: Database,
-    file: string,
+    private readonly file: string,
   ) {
     db.run(`PRAGMA wal_autocheckpoint = ${LIMIT_PAGES}`);
-    this.worker = new Worker(new URL("./sqlite-checkpoint-worker.ts", import.meta.url));
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL("./sqlite-checkpoint-worker.ts", import.meta.url));
+    this.worker = worker;
     // Never what keeps the process alive.
-    this.worker.unref();
-    this.worker.addEventListener("message", (event: MessageEvent<CheckpointReply>) => {
+    worker.unref();
+    worker.addEventListener("message", (event: MessageEvent<CheckpointReply>) => {
       const reply = event.data;
       if (reply === "done") {
         this.inFlight = false;
@@ -49,8 +55,9 @@ export class BackgroundCheckpointer {
         this.fallBack(`the background checkpoint failed (${reply.failed})`);
       }
     });
-    this.worker.addEventListener("error", (event) => this.fallBack(`the checkpoint thread failed (${event.message})`));
-    this.worker.postMessage({ open: file } satisfies CheckpointRequest);
+    worker.addEventListener("error", (event) => this.fallBack(`the checkpoint thread failed (${event.message})`));
+    worker.postMessage({ open: this.file } satisfies CheckpointRequest);
+    return worker;
   }
 
   /** After each commit: `writes` documents were written. */
@@ -63,7 +70,7 @@ export class BackgroundCheckpointer {
     if (this.stopped) return;
     this.writes = 0;
     this.inFlight = true;
-    this.worker.postMessage("checkpoint" satisfies CheckpointRequest);
+    this.thread().postMessage("checkpoint" satisfies CheckpointRequest);
   }
 
   /** The thread cannot checkpoint: SQLite's own checkpoint takes over at its default limit. */
@@ -74,23 +81,25 @@ export class BackgroundCheckpointer {
     try {
       this.db.run("PRAGMA wal_autocheckpoint = 1000");
     } catch {}
-    this.worker.terminate();
+    this.worker?.terminate();
   }
 
   /** Stops the thread once a checkpoint in progress is done; the writer's close checkpoints the rest. */
   async close(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    const worker = this.worker;
+    if (!worker) return;
     const closed = new Promise<void>((resolve) => {
-      this.worker.addEventListener("message", (event: MessageEvent<CheckpointReply>) => {
+      worker.addEventListener("message", (event: MessageEvent<CheckpointReply>) => {
         if (event.data === "closed") resolve();
       });
-      this.worker.addEventListener("close", () => resolve());
+      worker.addEventListener("close", () => resolve());
     });
-    this.worker.postMessage("close" satisfies CheckpointRequest);
+    worker.postMessage("close" satisfies CheckpointRequest);
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
     clearTimeout(timer);
-    this.worker.terminate();
+    worker.terminate();
   }
 }

@@ -508,6 +508,14 @@ export class SqliteIndexStore implements IndexStore {
     return out;
   }
 
+  async fingerprintsAfter(producer: Producer, after: string, limit: number): Promise<Array<Fingerprint & { path: string }>> {
+    // BINARY collation: the order of UTF-8 bytes; the path's unique index serves it.
+    const rows = this.db
+      .query("SELECT path, hash, mtime_ms FROM docs WHERE path > ? AND producer = ? ORDER BY path LIMIT ?")
+      .values(after, producer, limit) as [string, string, number][];
+    return rows.map(([path, hash, mtimeMs]) => ({ path, hash, mtimeMs }));
+  }
+
   async notes(paths: string[]): Promise<NoteMeta[]> {
     return this.metaWhere("d.path", paths);
   }

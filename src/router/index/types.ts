@@ -188,6 +188,12 @@ export interface IndexStore {
   vectorSearch(vector: number[], limit: number, filters?: Partial<SearchFilters>): Promise<SearchHit[]>;
   /** path → {hash, mtimeMs} of every document of one producer, for incremental refresh. */
   fingerprints(producer: Producer): Promise<Map<string, Fingerprint>>;
+  /**
+   * The same a page at a time, for a refresh that streams: at most `limit` documents of
+   * `producer` whose path sorts after `after` ("" for the first page), in path order by UTF-8
+   * bytes (comparePaths' order, so a sorted walk can be compared with it as both stream).
+   */
+  fingerprintsAfter(producer: Producer, after: string, limit: number): Promise<Array<Fingerprint & { path: string }>>;
   /** These documents' metadata (paths not indexed are left out), in no particular order. */
   notes(paths: string[]): Promise<NoteMeta[]>;
   /** Documents whose noteName() is one of `names` (link resolution's candidates). */

@@ -14,7 +14,6 @@ import { McpSessions } from "../../common/mcp/sessions";
 import { bearerAuth } from "../../common/middleware/bearer-auth";
 import { VERSION } from "../../common/version";
 import type { RouterDeps } from "../app-types";
-import { createRouterMcpServer } from "./tools";
 
 export interface RouterMcp {
   fetch: (req: Request, server?: unknown) => Response | Promise<Response>;
@@ -48,7 +47,8 @@ export function createRouterMcp(deps: RouterDeps): RouterMcp {
 
   app.get("/health", (c) => c.json({ status: "ok", service: "knowledge-router-mcp", version: VERSION }));
   mountMcp(app, {
-    createServer: () => createRouterMcpServer(deps),
+    // The tools (and the SDK behind them) load with the first MCP session.
+    createServer: async () => (await import("./tools")).createRouterMcpServer(deps),
     paths: { mcp: "/mcp", sse: ["/sse", "/mcp/sse"], messages: "/messages" },
     mode: "stateful",
     sessions,

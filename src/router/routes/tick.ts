@@ -29,7 +29,7 @@ export const TickRecord = z
     counts: Counts.nullable(),
     phases_ms: z.record(z.string(), z.number()).nullable().openapi({
       description:
-        "milliseconds per step: walk, index_raw (raw/ indexed, each changed note read once for it and the harvest), harvest, arcs, signals, feed, apply, index",
+        "milliseconds per step: index_raw (the vault walked once, each changed note read once for the harvest and raw/'s index; harvest in a dry run), arcs, signals, feed, apply, index",
     }),
     warnings: z.array(z.string()),
     plan: z

@@ -3,15 +3,14 @@
 // content) is its idempotency key, so a second tick — or a restart that lost the scan state —
 // finds it in the ledger and records nothing. The scan state only spares re-reading notes
 // whose mtime and size are unchanged.
-import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { hashContent } from "../index/document";
-import { type InlineMarker, parseInlineMarkers } from "../markers/inline";
+import { parseInlineMarkers } from "../markers/inline";
 import { type MarkerDeps, markerId, markerTime, recordMarker } from "../markers/marker";
 import type { MarkerRecord } from "../markers/types";
 import type { WalkedFile } from "../vault/walk";
+import { HarvestStateWriter, SortedStateReader } from "./harvest-state";
 import { isHarvestable } from "./sources";
 
 export interface HarvestResult {
@@ -31,42 +30,45 @@ function inlineKey(notePath: string, type: string, attrs: Record<string, string>
   return `inline:${hashContent(`${notePath}\0${type}\0${JSON.stringify(sorted)}\0${content}`)}`;
 }
 
-/** A note's inline markers, parsed where it was already read this tick (the raw/ index refresh). */
-export interface PrereadNote {
-  /** `${mtimeMs}:${size}` of the text parsed. */
-  stamp: string;
-  markers: InlineMarker[];
-}
-
 export const harvestStamp = (f: { mtimeMs: number; size: number }) => `${f.mtimeMs}:${f.size}`;
 
-export async function harvestInlineMarkers(
-  deps: MarkerDeps,
-  files: WalkedFile[],
-  opts: { dryRun: boolean; asOf: Date; preread?: ReadonlyMap<string, PrereadNote> },
-): Promise<HarvestResult> {
-  const statePath = stateFile(deps.dataDir);
-  const state: Record<string, string> = await readFile(statePath, "utf8").then(
-    (t) => JSON.parse(t),
-    () => ({}),
-  );
-  const next: Record<string, string> = {};
-  const result: HarvestResult = { records: [], notesRead: 0, alreadyRecorded: 0, refused: [] };
-  for (const f of files) {
-    if (!isHarvestable(f.path)) continue;
+/**
+ * One tick's harvest, fed the vault's files in comparePaths order (walkSorted): the scan
+ * state is kept in that order too, so the two are compared as they stream and neither is ever
+ * held whole. For each harvestable file the caller asks wants(); a file wanted is read (by the
+ * caller, who may need its text too) and given to take().
+ */
+export class Harvest {
+  readonly result: HarvestResult = { records: [], notesRead: 0, alreadyRecorded: 0, refused: [] };
+  private readonly previous: SortedStateReader;
+
+  private constructor(
+    private readonly deps: MarkerDeps,
+    private readonly opts: { dryRun: boolean; asOf: Date },
+    private readonly next: HarvestStateWriter | undefined,
+  ) {
+    this.previous = new SortedStateReader(stateFile(deps.dataDir));
+  }
+
+  /** Outside a dry run the next scan state is written as the files pass. */
+  static async start(deps: MarkerDeps, opts: { dryRun: boolean; asOf: Date }): Promise<Harvest> {
+    return new Harvest(deps, opts, opts.dryRun ? undefined : await HarvestStateWriter.open(stateFile(deps.dataDir)));
+  }
+
+  /** Whether this note must be read for its markers: harvestable, and changed since the last scan. */
+  async wants(f: WalkedFile): Promise<boolean> {
+    if (!isHarvestable(f.path)) return false;
     const stamp = harvestStamp(f);
-    next[f.path] = stamp;
-    if (state[f.path] === stamp) continue;
-    const pre = opts.preread?.get(f.path);
-    let markers: InlineMarker[];
-    if (pre?.stamp === stamp) markers = pre.markers;
-    else {
-      const text = await readFile(join(deps.vault, f.path), "utf8").catch(() => null);
-      if (text === null) continue;
-      markers = parseInlineMarkers(text);
-    }
+    this.next?.add(f.path, stamp);
+    return (await this.previous.stampOf(f.path)) !== stamp;
+  }
+
+  /** A wanted note's text (null: gone since the walk): its markers recorded, exactly once each. */
+  async take(f: WalkedFile, text: string | null): Promise<void> {
+    if (text === null) return;
+    const { deps, opts, result } = this;
     result.notesRead++;
-    for (const m of markers) {
+    for (const m of parseInlineMarkers(text)) {
       const key = inlineKey(f.path, m.type, m.attrs, m.content);
       const input = { type: m.type, content: m.content, attrs: m.attrs };
       const fallbackTs = new Date(f.mtimeMs);
@@ -99,11 +101,19 @@ export async function harvestInlineMarkers(
       }
     }
   }
-  if (!opts.dryRun) {
-    await mkdir(join(deps.dataDir, "tick"), { recursive: true });
-    await writeFileAtomic(statePath, JSON.stringify(next));
+
+  /** Every file seen: the scan state put in place. */
+  async finish(): Promise<HarvestResult> {
+    await this.next?.commit();
+    this.previous.close();
+    return this.result;
   }
-  return result;
+
+  /** After a failure (or once finished): the temp state dropped, the old one left as it was. */
+  async close(): Promise<void> {
+    await this.next?.discard();
+    this.previous.close();
+  }
 }
 
 function preview(

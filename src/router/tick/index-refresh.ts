@@ -7,10 +7,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { log } from "../../common/logger";
 import { documentFromFile } from "../index/document";
-import { type RefreshCounts as RawCounts, type RefreshOptions, refreshFolder } from "../index/refresh";
+import { IndexedRows, type RefreshCounts as RawCounts, type RefreshOptions, refreshFolder } from "../index/refresh";
 import { type IndexStore, PRODUCERS, type Producer } from "../index/types";
-import { type WalkedFile, walk } from "../vault/walk";
-import { PRODUCER_SOURCES, producerOf } from "./sources";
+import { comparePaths, type WalkedFile, walkSorted } from "../vault/walk";
+import { PRODUCER_SOURCES, type ProducerSources, producerOf } from "./sources";
 
 const logger = log("index-refresh");
 
@@ -27,14 +27,13 @@ export interface RefreshCounts {
   byProducer: Record<Producer, number>;
 }
 
-/** Files of the vault walk grouped by producer. */
-function filesByProducer(files: WalkedFile[]): Map<Producer, WalkedFile[]> {
-  const out = new Map<Producer, WalkedFile[]>(PRODUCERS.map((p) => [p, []]));
-  for (const f of files) {
-    const s = PRODUCER_SOURCES.find((x) => x.matches(f.path));
-    if (s) out.get(s.producer)!.push(f);
-  }
-  return out;
+/**
+ * A producer's files, streamed in path order: its roots walked one after another (sorted as
+ * folders, so their files come out in order too), each file kept when it is the producer's.
+ */
+async function* producerFiles(vault: string, source: ProducerSources): AsyncGenerator<WalkedFile> {
+  const roots = [...source.roots].sort((x, y) => comparePaths(`${x}/`, `${y}/`));
+  for (const root of roots) yield* walkSorted(vault, root, { filter: (path) => producerOf(path) === source.producer });
 }
 
 async function indexFile(deps: RefreshDeps, producer: Producer, f: { path: string; mtimeMs: number }): Promise<boolean> {
@@ -42,16 +41,16 @@ async function indexFile(deps: RefreshDeps, producer: Producer, f: { path: strin
   return deps.index.upsert(documentFromFile({ path: f.path, producer, content, mtimeMs: f.mtimeMs }), deps.embed ? { embed: deps.embed } : undefined);
 }
 
-/** raw/'s refresh (refreshFolder), `onRead` seeing each changed note's text as it is indexed. */
-export function refreshRaw(deps: RefreshDeps, onRead?: RefreshOptions["onRead"]): Promise<RawCounts> {
-  return refreshFolder(deps.index, { vault: deps.vault, folder: "raw", producer: "raw", embed: deps.embed, onRead });
+/** raw/'s refresh (refreshFolder), over `files` when the caller walks raw/ (the tick), else its own walk. */
+export function refreshRaw(deps: RefreshDeps, files?: RefreshOptions["files"]): Promise<RawCounts> {
+  return refreshFolder(deps.index, { vault: deps.vault, folder: "raw", producer: "raw", embed: deps.embed, files });
 }
 
 /**
  * Brings every producer's rows in line with the walked files: raw/ walked by refreshFolder,
  * unless `raw` gives the counts of a raw/ refresh this tick already ran (refreshRaw).
  */
-export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[], done: { raw?: RawCounts } = {}): Promise<RefreshCounts> {
+export async function refreshIndex(deps: RefreshDeps, done: { raw?: RawCounts } = {}): Promise<RefreshCounts> {
   const counts: RefreshCounts = {
     upserted: 0,
     removed: 0,
@@ -63,13 +62,18 @@ export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[], done:
   counts.removed += raw.removed;
   counts.unchanged += raw.unchanged;
   counts.byProducer.raw = raw.added + raw.updated + raw.unchanged;
-  for (const [producer, list] of filesByProducer(files)) {
+  for (const source of PRODUCER_SOURCES) {
+    const { producer } = source;
     if (producer === "raw") continue;
-    const known = await deps.index.fingerprints(producer);
-    for (const f of list) {
+    // The producer's rows read beside its files, both in path order (IndexedRows).
+    const known = await IndexedRows.open(deps.index, producer);
+    const drop = async (gone: string[]) => {
+      for (const path of gone) if (await deps.index.remove(path)) counts.removed++;
+    };
+    for await (const f of producerFiles(deps.vault, source)) {
       counts.byProducer[producer]++;
-      const fp = known.get(f.path);
-      known.delete(f.path);
+      const { fp, gone } = await known.seek(f.path);
+      await drop(gone);
       if (fp && fp.mtimeMs === f.mtimeMs) {
         counts.unchanged++;
         continue;
@@ -81,7 +85,7 @@ export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[], done:
       if (changed) counts.upserted++;
       else counts.unchanged++;
     }
-    for (const gone of known.keys()) if (await deps.index.remove(gone)) counts.removed++;
+    for await (const gone of known.rest()) await drop(gone);
   }
   return counts;
 }
@@ -92,7 +96,7 @@ export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[], done:
  */
 export async function catchUpIndex(deps: RefreshDeps): Promise<RefreshCounts> {
   const started = performance.now();
-  const counts = await refreshIndex(deps, (await walk(deps.vault, "")).files);
+  const counts = await refreshIndex(deps);
   logger.warn(
     `index: the last router on this data directory stopped without closing its index; caught up from the vault's files in ${Math.round(performance.now() - started)} ms (${counts.upserted} indexed, ${counts.removed} removed)`,
   );

@@ -1,12 +1,12 @@
 // One tick (issue 6, "The tick"), in order:
-//   1. walk the vault once;
-//   2. harvest inline markers (harvest.ts) — recorded at once, exactly once each;
+//   1–2. walk the vault once, harvesting inline markers (harvest.ts) — recorded at once, exactly
+//      once each — and, outside a dry run, refreshing the index over raw/ from the same reads;
 //   3. cluster recent markers and ingested notes into arcs (arcs.ts), titled by the model
 //      when one is configured and no_ai is off;
 //   4. sweep signals past SIGNAL_TTL_HOURS (critical ones stay) and regenerate signals.md;
 //   5. write the feed entries (feed-entries.ts);
 //   6. apply the staged vault changes (plan.ts) — nothing is applied when a step fails;
-//   7. refresh the index over raw/ and every system-written file, each under its producer.
+//   7. refresh the index over every system-written file, each under its producer.
 // A dry run stops before 6 and writes nothing anywhere; with no_ai the output depends only on
 // the vault and the tick's as-of time.
 import { readFile } from "node:fs/promises";
@@ -14,9 +14,9 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { newestLessons } from "../feed/lessons";
 import { frontmatterTags, splitFrontmatter } from "../index/document";
+import type { FileEntry, RefreshCounts as RawCounts } from "../index/refresh";
 import type { IndexStore } from "../index/types";
 import type { ChatEndpoint } from "../llm";
-import { parseInlineMarkers } from "../markers/inline";
 import { readJournalSince } from "../markers/journal";
 import type { MarkerDeps } from "../markers/marker";
 import type { MarkerRecord } from "../markers/types";
@@ -24,15 +24,15 @@ import { compareSignals, isLive, readSignals } from "../signals/signal-files";
 import { withFrontmatter } from "../vault/frontmatter";
 import { safeVaultPath } from "../vault/safe-path";
 import { withVaultLock } from "../vault/vault-lock";
-import { type WalkedFile, walk } from "../vault/walk";
+import { type WalkedFile, walkSorted } from "../vault/walk";
 import { arcPath, arcRecord, HOT_ARCS_FILE, hotArcsMarkdown, listedArcs, readArcStatuses } from "./arc-files";
 import { titleArcsWithModel } from "./arc-titles";
 import { ARC_WINDOW_DAYS, type Arc, type ArcItem, type ArcKind, clusterArcs } from "./arcs";
 import { feedEntries, SIGNALS_FILE, signalsMarkdown } from "./feed-entries";
-import { harvestInlineMarkers, harvestStamp, type PrereadNote } from "./harvest";
+import { Harvest } from "./harvest";
 import { refreshIndex, refreshRaw } from "./index-refresh";
 import { type PlanSummary, VaultPlan } from "./plan";
-import { isHarvestable } from "./sources";
+import { producerOf } from "./sources";
 
 export interface TickDeps {
   vault: string;
@@ -74,7 +74,7 @@ export interface TickCounts {
 
 export interface TickOutcome {
   counts: TickCounts;
-  /** Milliseconds per step: walk, index_raw, harvest, arcs, signals, feed, apply, index. */
+  /** Milliseconds per step: index_raw (the vault walk, the harvest and raw/'s refresh; harvest in a dry run), arcs, signals, feed, apply, index. */
   phases_ms: Record<string, number>;
   warnings: string[];
   /** What the tick wrote or, in a dry run, would write (vault-relative paths). */
@@ -95,31 +95,29 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
     mark = now;
   };
 
-  // 1–2. Walk, harvest. Outside a dry run, raw/ is indexed first (step 7's work for it: the
-  // tick writes nothing there) and the harvest takes the inline markers of the notes that
-  // refresh read, so a changed note — every note, on a first tick — is read once, not twice.
-  const walk0 = await walk(deps.vault, "");
-  const walked = walk0.files;
-  for (const link of walk0.skippedLinks.slice(0, 20))
-    warnings.push(`symlink not followed (it leaves the vault, points at a folder, dangles or loops): ${link}`);
-  phase("walk");
-  const preread = new Map<string, PrereadNote>();
+  // 1–2. One streaming walk of the vault: each note changed since the last scan is read for its
+  // inline markers, and (outside a dry run) raw/'s files go on to the index refresh with the
+  // text when it was read, so a changed note — every note, on a first tick — is read once.
+  // Only the ingested notes of the arc window are kept: no list of the vault's files is held.
   const indexDeps = { vault: deps.vault, index: deps.index, embed: deps.embed };
-  const raw = opts.dryRun
-    ? undefined
-    : await refreshRaw(indexDeps, (f, text) => {
-        if (isHarvestable(f.path)) preread.set(f.path, { stamp: harvestStamp(f), markers: parseInlineMarkers(text) });
-      });
-  phase("index_raw");
-  const harvest = await harvestInlineMarkers(deps.markers, walked, { dryRun: opts.dryRun, asOf, preread });
-  preread.clear();
-  phase("harvest");
+  const since = new Date(asOf.getTime() - ARC_WINDOW_DAYS * DAY);
+  const pass = await VaultPass.start(deps, opts, since);
+  let raw: RawCounts | undefined;
+  try {
+    if (opts.dryRun) for await (const _ of pass.files()) void _;
+    else raw = await refreshRaw(indexDeps, pass.files());
+    await pass.finish();
+  } finally {
+    await pass.close();
+  }
+  const harvest = pass.harvest.result;
+  for (const link of pass.skippedLinks) warnings.push(`symlink not followed (it leaves the vault, points at a folder, dangles or loops): ${link}`);
+  phase(opts.dryRun ? "harvest" : "index_raw");
   for (const r of harvest.refused) warnings.push(`inline marker skipped: ${r}`);
 
   // 3. Arcs.
-  const since = new Date(asOf.getTime() - ARC_WINDOW_DAYS * DAY);
   const journal = await readJournalSince(deps.vault, since);
-  const items = [...dedupe([...journal, ...(opts.dryRun ? harvest.records : [])]).map(markerItem), ...(await ingestedItems(deps.vault, walked, since))];
+  const items = [...dedupe([...journal, ...(opts.dryRun ? harvest.records : [])]).map(markerItem), ...(await ingestedItems(deps.vault, pass.ingested))];
   const previous = await readArcStatuses(deps.vault);
   let arcs = clusterArcs(items, asOf, previous.statuses);
   if (!opts.noAi && deps.chat) arcs = await titleArcsWithModel(deps.chat, arcs, warnings);
@@ -153,7 +151,7 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
   // 6. Apply.
   const summary = plan.summary();
   const counts: TickCounts = {
-    notes_scanned: walked.length,
+    notes_scanned: pass.scanned,
     notes_read: harvest.notesRead,
     markers_harvested: harvest.records.length,
     markers_already_harvested: harvest.alreadyRecorded,
@@ -176,15 +174,75 @@ export async function runTick(deps: TickDeps, opts: TickOptions): Promise<TickOu
   await plan.apply();
   phase("apply");
 
-  // 7. Index: a fresh walk, so files the tick (and its harvest) just wrote are seen (raw/ was
-  // refreshed before the harvest).
-  const after = (await walk(deps.vault, "")).files;
-  const refreshed = await refreshIndex(indexDeps, after, { raw });
+  // 7. Index: the producers' folders walked afresh, so files the tick (and its harvest) just
+  // wrote are seen (raw/ was refreshed before the harvest).
+  const refreshed = await refreshIndex(indexDeps, { raw });
   counts.index_upserted = refreshed.upserted;
   counts.index_removed = refreshed.removed;
   counts.index_unchanged = refreshed.unchanged;
   phase("index");
   return { counts, phases_ms, warnings, plan: summary };
+}
+
+/** Files read at once by the vault pass: enough to overlap the reads, few enough to hold. */
+const READ_SLICE = 64;
+
+/**
+ * The tick's one walk over the vault (comparePaths order): the harvest sees every file, raw/'s
+ * indexable files are handed on to its refresh (with their text when the harvest read it), and
+ * a slice of READ_SLICE files at a time is all that is held.
+ */
+class VaultPass {
+  readonly skippedLinks: string[] = [];
+  readonly ingested: WalkedFile[] = [];
+  scanned = 0;
+
+  private constructor(
+    private readonly vault: string,
+    readonly harvest: Harvest,
+    private readonly indexRaw: boolean,
+    private readonly since: Date,
+  ) {}
+
+  static async start(deps: TickDeps, opts: TickOptions, since: Date): Promise<VaultPass> {
+    return new VaultPass(deps.vault, await Harvest.start(deps.markers, { dryRun: opts.dryRun, asOf: opts.asOf }), !opts.dryRun, since);
+  }
+
+  async *files(): AsyncGenerator<FileEntry> {
+    let slice: { file: WalkedFile; read: boolean; index: boolean }[] = [];
+    const onSkippedLink = (path: string) => void (this.skippedLinks.length < 20 && this.skippedLinks.push(path));
+    for await (const file of walkSorted(this.vault, "", { onSkippedLink })) {
+      this.scanned++;
+      if (isIngestedSince(file.path, this.since)) this.ingested.push(file);
+      const read = await this.harvest.wants(file);
+      const index = this.indexRaw && producerOf(file.path) === "raw";
+      if (!read && !index) continue;
+      slice.push({ file, read, index });
+      if (slice.length >= READ_SLICE) {
+        yield* this.flush(slice);
+        slice = [];
+      }
+    }
+    yield* this.flush(slice);
+  }
+
+  private async *flush(slice: { file: WalkedFile; read: boolean; index: boolean }[]): AsyncGenerator<FileEntry> {
+    const texts = await Promise.all(slice.map((s) => (s.read ? readFile(join(this.vault, s.file.path), "utf8").catch(() => null) : undefined)));
+    for (const [i, s] of slice.entries()) if (s.read) await this.harvest.take(s.file, texts[i] ?? null);
+    for (const [i, s] of slice.entries()) {
+      if (!s.index) continue;
+      const content = texts[i];
+      yield { ...s.file, abs: join(this.vault, s.file.path), ...(typeof content === "string" ? { content } : {}) };
+    }
+  }
+
+  async finish(): Promise<void> {
+    await this.harvest.finish();
+  }
+
+  async close(): Promise<void> {
+    await this.harvest.close();
+  }
 }
 
 function dedupe(records: MarkerRecord[]): MarkerRecord[] {
@@ -215,13 +273,18 @@ function markerItem(r: MarkerRecord): ArcItem {
 
 const KINDS = new Set<ArcKind>(["lesson", "milestone", "signal", "decision", "note"]);
 
-/** Ingested notes (ingest/<YYYY-MM-DD>/…) from the window, as arc items. */
-async function ingestedItems(vault: string, walked: WalkedFile[], since: Date): Promise<ArcItem[]> {
-  const from = since.toISOString().slice(0, 10);
+const INGESTED = /^ingest\/(\d{4}-\d{2}-\d{2})\/[^/]+\.md$/;
+
+/** An ingested note (ingest/<YYYY-MM-DD>/…) of a day inside the arc window. */
+function isIngestedSince(path: string, since: Date): boolean {
+  const m = INGESTED.exec(path);
+  return m !== null && m[1]! >= since.toISOString().slice(0, 10);
+}
+
+/** Ingested notes of the window (isIngestedSince), as arc items. */
+async function ingestedItems(vault: string, walked: WalkedFile[]): Promise<ArcItem[]> {
   const out: ArcItem[] = [];
   for (const f of walked) {
-    const m = /^ingest\/(\d{4}-\d{2}-\d{2})\/[^/]+\.md$/.exec(f.path);
-    if (!m || m[1]! < from) continue;
     const text = await readFile(join(vault, f.path), "utf8").catch(() => null);
     if (text === null) continue;
     const { data, body } = splitFrontmatter(text);

@@ -2,12 +2,12 @@
 // arrays and objects of those — all ingest and the tick write) goes through Bun's native YAML
 // writer, many times faster than the `yaml` package on every ingest; it quotes what needs quoting
 // and reads back the same through Bun.YAML.parse. Anything else (a Date, a bigint) keeps the
-// `yaml` package's rendering.
-import { stringify } from "yaml";
+// `yaml` package's rendering, loaded the first time such a value comes (a process that never
+// meets one does not hold the package).
 
 export function withFrontmatter(data: Record<string, unknown>, body: string): string {
   const clean = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
-  const yaml = isPlain(clean) ? Bun.YAML.stringify(clean, null, 2) : stringify(clean, { lineWidth: 0 });
+  const yaml = isPlain(clean) ? Bun.YAML.stringify(clean, null, 2) : (require("yaml") as typeof import("yaml")).stringify(clean, { lineWidth: 0 });
   return `---\n${yaml.trimEnd()}\n---\n\n${body.trimEnd()}\n`;
 }
 

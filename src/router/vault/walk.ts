@@ -2,7 +2,7 @@
 // data directory, temp files, lock directories) and symlinks that lead out of the vault, to a
 // folder (loops) or nowhere (vault/contained.ts), and says which; an optional limit on entries
 // read keeps a report fast however large the vault grows.
-import { readdir, stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { linkStaysInVault } from "./contained";
 
@@ -88,3 +88,106 @@ export async function walk(vault: string, rel: string, opts: WalkOptions = {}): 
 }
 
 export const isMarkdown = (path: string) => /\.(md|markdown)$/i.test(path);
+
+/**
+ * Orders vault paths as the index does (SQLite's BINARY, Postgres's COLLATE "C": UTF-8 bytes,
+ * that is code points). JS's `<` compares UTF-16 code units, which differs only where a
+ * surrogate pair meets a character from U+E000 up: those units are shifted into code point order.
+ */
+export function comparePaths(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** Files stat'ed at once by walkSorted: a folder of many thousand notes is taken a slice at a time. */
+const STAT_SLICE = 128;
+
+/**
+ * The files under `rel` (a vault-relative folder, or a single file), streamed in comparePaths
+ * order of their paths, as the index lists its documents: a folder's subtree sits where
+ * "name/" sorts among its siblings. Memory follows the folders open on the way down, never
+ * the number of files. Same skips as walk(); `onSkippedLink` hears each link not followed.
+ */
+export async function* walkSorted(
+  vault: string,
+  rel: string,
+  opts: { filter?: (path: string) => boolean; onSkippedLink?: (path: string) => void } = {},
+): AsyncGenerator<WalkedFile> {
+  const top = rel.replace(/\/+$/, "");
+  if (top) {
+    const st = await lstat(join(vault, top)).catch(() => null);
+    if (!st) return;
+    if (!st.isDirectory()) {
+      if (top.split("/").some((part) => part.startsWith("."))) return;
+      yield* statSlice(
+        vault,
+        [await keptFile(vault, top, st.isSymbolicLink(), st.isFile(), opts)].filter((p): p is string => p !== null),
+      );
+      return;
+    }
+  }
+  yield* walkFolder(vault, top, opts);
+}
+
+async function* walkFolder(
+  vault: string,
+  dir: string,
+  opts: { filter?: (path: string) => boolean; onSkippedLink?: (path: string) => void },
+): AsyncGenerator<WalkedFile> {
+  const entries = await readdir(join(vault, dir), { withFileTypes: true }).catch(() => []);
+  const keyed = entries.filter((e) => !e.name.startsWith(".")).map((e) => ({ e, key: e.isDirectory() ? `${e.name}/` : e.name }));
+  keyed.sort((a, b) => comparePaths(a.key, b.key));
+  let files: string[] = [];
+  for (const { e } of keyed) {
+    const path = dir ? `${dir}/${e.name}` : e.name;
+    if (e.isDirectory()) {
+      yield* statSlice(vault, files);
+      files = [];
+      yield* walkFolder(vault, path, opts);
+      continue;
+    }
+    const kept = await keptFile(vault, path, e.isSymbolicLink(), e.isFile(), opts);
+    if (kept === null) continue;
+    files.push(kept);
+    if (files.length >= STAT_SLICE) {
+      yield* statSlice(vault, files);
+      files = [];
+    }
+  }
+  yield* statSlice(vault, files);
+}
+
+async function keptFile(
+  vault: string,
+  path: string,
+  isLink: boolean,
+  isFile: boolean,
+  opts: { filter?: (path: string) => boolean; onSkippedLink?: (path: string) => void },
+): Promise<string | null> {
+  if (isLink) {
+    if (!(await linkStaysInVault(vault, join(vault, path)))) {
+      opts.onSkippedLink?.(path);
+      return null;
+    }
+  } else if (!isFile) return null;
+  return !opts.filter || opts.filter(path) ? path : null;
+}
+
+async function* statSlice(vault: string, paths: string[]): AsyncGenerator<WalkedFile> {
+  if (paths.length === 0) return;
+  const stats = await Promise.all(paths.map((p) => stat(join(vault, p)).catch(() => null)));
+  for (const [i, path] of paths.entries()) {
+    const st = stats[i];
+    if (st) yield { path, mtimeMs: st.mtimeMs, size: st.size };
+  }
+}
