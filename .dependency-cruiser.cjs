@@ -21,8 +21,7 @@ module.exports = {
       severity: "error",
       comment:
         "A bench imports src/ only through its public seams: src/router/index/index.ts (openIndexStore and what a caller needs around it), src/router/client.ts, src/orchestrator/client.ts; anything else through the real process, a CLI or test/support.",
-      // scale.ts: its own branch moves it onto the seams this session (then this exception goes).
-      from: { path: "^scripts/bench/", pathNot: "^scripts/bench/scale\\.ts$" },
+      from: { path: "^scripts/bench/" },
       to: { path: "^src/", pathNot: "^src/(router/index/index|router/client|orchestrator/client)\\.ts$" },
     },
   ],

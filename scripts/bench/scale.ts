@@ -21,13 +21,12 @@ import { availableParallelism, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
 import { documentFromFile, type IndexDoc, openIndexStore } from "../../src/router/index/index.ts";
+import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait } from "../../test/support/process.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
+import { BENCH_QUERIES, generateNote, PEOPLE, prng, SERVICES, TOPICS, writeVault } from "../../test/support/vault-gen.ts";
 import { benchScratch } from "./lib/disk.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";
-import { freePort } from "./lib/ports.ts";
-import { cpuMs, logTail, rssMb, type Started, startAndWait } from "./lib/proc.ts";
 import { num, table } from "./lib/table.ts";
-import { BENCH_QUERIES, generateNote, PEOPLE, prng, SERVICES, TOPICS, writeVault } from "./lib/vault-gen.ts";
 import { runWrkPost } from "./lib/wrk-post.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
