@@ -96,11 +96,9 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     embeddingDim: config.embeddingsUrl ? config.embeddingsDim : undefined,
-    // Its requests commit a note at a time: WAL checkpoints (fsyncs) off the event loop.
-    backgroundCheckpoints: true,
+    backgroundCheckpoints: config.indexBackgroundCheckpoints,
     holdCommitMs: config.indexCommitHoldMs,
-    // A first search of a common word builds its list off the event loop.
-    backgroundListBuilds: true,
+    firstPass: config.indexFirstPass,
   });
   const chatEp = chatEndpoint(config);
   const embedEp = embeddingsEndpoint(config);

@@ -2,7 +2,7 @@
 // DATABASE_URL is set, else SQLite); everything else takes the IndexStore it returns.
 import { openPostgresIndex } from "./postgres.ts";
 import { openSqliteIndex } from "./sqlite.ts";
-import type { IndexStore } from "./types.ts";
+import type { FirstPass, IndexStore } from "./types.ts";
 import { withConnectionErrors } from "./unavailable.ts";
 
 export interface IndexStoreConfig {
@@ -17,13 +17,24 @@ export interface IndexStoreConfig {
   backgroundCheckpoints?: boolean;
   /** SQLite: hold a write transaction open this long for the writes that follow (INDEX_COMMIT_HOLD_MS). */
   holdCommitMs?: number;
-  /** SQLite: build the champion lists in a worker thread (the router's index). */
-  backgroundListBuilds?: boolean;
+  /**
+   * SQLite: the searches' first pass (champion lists): built at a clause's first use in the
+   * calling thread ("inline", the default), in a worker thread ("background", the router's), or
+   * none ("off": every search runs the plain ranking query).
+   */
+  firstPass?: FirstPass;
 }
 
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
-  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
+  const { databaseUrl, dataDir, embeddingDim, schema, backgroundCheckpoints, holdCommitMs, firstPass } = config;
   return databaseUrl
     ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema }).then(withConnectionErrors)
-    : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs, backgroundListBuilds });
+    : openSqliteIndex({
+        dataDir,
+        embeddingDim,
+        backgroundCheckpoints,
+        holdCommitMs,
+        champions: firstPass === "off" ? { depth: 0 } : undefined,
+        backgroundListBuilds: firstPass === "background",
+      });
 }

@@ -139,6 +139,10 @@ export interface LinkCounts {
   examples: Array<{ source: string; target: string }>;
 }
 
+/** The SQLite index's first pass (champion lists): built off the request path, in it, or none. */
+export const FIRST_PASS_MODES = ["background", "inline", "off"] as const;
+export type FirstPass = (typeof FIRST_PASS_MODES)[number];
+
 export interface IndexStore {
   readonly kind: "sqlite" | "postgres";
   /** The configured embedding dimension; undefined = no vectors. */
