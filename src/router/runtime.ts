@@ -12,6 +12,7 @@ import type { RouterApp, RouterDeps } from "./app-types";
 import { DEFAULT_ORCHESTRATOR_URL, type RouterConfig } from "./config";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
+import { heldCommits } from "./index/types";
 import { modelRefine } from "./ingest/refine";
 import { type ChatEndpoint, chatBaseUrl, type EmbeddingsEndpoint, embed } from "./llm";
 import { extractTranscripts } from "./markers/extract-on-boot";
@@ -117,7 +118,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   // A held commit that fails after its answer (a full disk): its notes go back in from their files.
   const lostWrites = new LostWritesRecovery({ vault: config.vault, index, embed: embedFn });
   // Its last writes may not have committed (INDEX_COMMIT_HOLD_MS): the files are the truth.
-  if (index.stoppedUnclean) await catchUpIndex({ vault: config.vault, index, embed: embedFn });
+  if (heldCommits(index)?.stoppedUnclean) await catchUpIndex({ vault: config.vault, index, embed: embedFn });
   const markers: MarkerDeps = {
     vault: config.vault,
     dataDir: config.dataDir,

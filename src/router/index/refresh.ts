@@ -132,7 +132,7 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       next = changed.next();
     }
   })();
-  await (firstBuild && head.length >= BULK_LOAD_FILES && store.bulkLoad ? store.bulkLoad(() => upsertChanged(rest)) : upsertChanged(rest));
+  await (firstBuild && head.length >= BULK_LOAD_FILES ? store.bulkLoad(() => upsertChanged(rest)) : upsertChanged(rest));
 
   const gone = [...known.keys()];
   for (let i = 0; i < gone.length; i += size) {

@@ -22,6 +22,7 @@ import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_
 import { SqliteVectors } from "./sqlite-vectors.ts";
 import {
   type Fingerprint,
+  type HeldCommits,
   type HitSnippet,
   type IndexDoc,
   type IndexStore,
@@ -158,7 +159,7 @@ function takeDeadMarkers(dataDir: string): boolean {
   return found;
 }
 
-export class SqliteIndexStore implements IndexStore {
+export class SqliteIndexStore implements IndexStore, HeldCommits {
   readonly kind = "sqlite";
   readonly file: string;
   readonly embeddingDim: number | undefined;
@@ -259,7 +260,7 @@ export class SqliteIndexStore implements IndexStore {
     this.writes.settle();
   }
 
-  /** Held commits: `listener` is told the paths whose answered writes a failed commit lost (IndexStore.onLostWrites). */
+  /** Held commits: `listener` is told the paths whose answered writes a failed commit lost (HeldCommits.onLostWrites). */
   onLostWrites(listener: (paths: string[]) => void): void {
     this.lostListeners.push(listener);
   }

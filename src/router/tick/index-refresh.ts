@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { log } from "../../common/logger";
 import { documentFromFile } from "../index/document";
 import { type RefreshCounts as RawCounts, type RefreshOptions, refreshFolder } from "../index/refresh";
-import { type IndexStore, PRODUCERS, type Producer } from "../index/types";
+import { heldCommits, type IndexStore, PRODUCERS, type Producer } from "../index/types";
 import { type WalkedFile, walk } from "../vault/walk";
 import { PRODUCER_SOURCES, producerOf } from "./sources";
 
@@ -87,7 +87,7 @@ export async function refreshIndex(deps: RefreshDeps, files: WalkedFile[], done:
 }
 
 /**
- * After an unclean stop (IndexStore.stoppedUnclean: the last process's held writes may never
+ * After an unclean stop (HeldCommits.stoppedUnclean: the last process's held writes may never
  * have committed): every producer's rows brought in line with the vault's files, logged.
  */
 export async function catchUpIndex(deps: RefreshDeps): Promise<RefreshCounts> {
@@ -172,7 +172,7 @@ export class BackgroundIndexer {
   /** Resolves once everything scheduled so far is indexed and committed. */
   async idle(): Promise<void> {
     while (this.running) await this.running;
-    this.deps.index.settle?.();
+    heldCommits(this.deps.index)?.settle();
   }
 
   async close(): Promise<void> {
