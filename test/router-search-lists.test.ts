@@ -2,7 +2,7 @@
 // part 3): a search whose list is not built yet answers with the full query at once, and the
 // list, built off the event loop, answers the searches after it — with the same hits.
 import { describe, expect, it } from "bun:test";
-import type { SqliteIndexStore } from "../src/router/index/sqlite";
+import type { SqliteIndexStore } from "../src/router/index/sqlite/store";
 import { useTestRouters } from "./support/router-runtime";
 
 const router = useTestRouters();

@@ -13,7 +13,7 @@ import { chunkDocument } from "../../src/router/index/chunk.ts";
 import { documentFromFile, splitFrontmatter } from "../../src/router/index/document.ts";
 import { extractLinks } from "../../src/router/index/links.ts";
 import { refreshFolder } from "../../src/router/index/refresh.ts";
-import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
+import { openSqliteIndex } from "../../src/router/index/sqlite/store.ts";
 import { num, table } from "./lib/table.ts";
 import { generateNote, writeVault } from "./lib/vault-gen.ts";
 

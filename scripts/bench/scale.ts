@@ -22,7 +22,7 @@ import { join, resolve } from "node:path";
 import postgres from "postgres";
 import { documentFromFile } from "../../src/router/index/document.ts";
 import { openPostgresIndex } from "../../src/router/index/postgres.ts";
-import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
+import { openSqliteIndex } from "../../src/router/index/sqlite/store.ts";
 import type { IndexDoc, IndexStore } from "../../src/router/index/types.ts";
 import { benchScratch } from "./lib/disk.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";

@@ -33,7 +33,7 @@ import postgres from "postgres";
 import { frontmatterTags, splitFrontmatter } from "../../src/router/index/document.ts";
 import { openPostgresIndex } from "../../src/router/index/postgres.ts";
 import { parseQuery } from "../../src/router/index/query.ts";
-import { openSqliteIndex } from "../../src/router/index/sqlite.ts";
+import { openSqliteIndex } from "../../src/router/index/sqlite/store.ts";
 import type { IndexStore } from "../../src/router/index/types.ts";
 import { classify } from "../../src/router/ingest/classify.ts";
 import { benchScratch } from "./lib/disk.ts";

@@ -4,7 +4,7 @@
 // floor: index-floor.ts into the file OUT. Prints {docs, ms, rssMb} as JSON.
 
 import { refreshFolder } from "../../../src/router/index/refresh.ts";
-import { openSqliteIndex } from "../../../src/router/index/sqlite.ts";
+import { openSqliteIndex } from "../../../src/router/index/sqlite/store.ts";
 import { buildFloor } from "./index-floor.ts";
 
 const [kind, vault, out] = process.argv.slice(2) as [string, string, string];

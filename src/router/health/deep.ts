@@ -15,7 +15,7 @@ import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { type StorageStatus, storageStatus } from "../../common/storage";
 import { storedDimension } from "../index/migrate";
-import { SQLITE_INDEX_FILE } from "../index/sqlite";
+import { SQLITE_INDEX_FILE } from "../index/sqlite/store";
 import { type ChatEndpoint, chat, type EmbeddingsEndpoint, embeddingsRoute } from "../llm";
 
 export type ProbeVerdict = "ok" | "fail" | "skipped";

@@ -1,7 +1,7 @@
 // Opens the search index: main.ts calls openIndexStore() once with the config (Postgres when
 // DATABASE_URL is set, else SQLite); everything else takes the IndexStore it returns.
 import { openPostgresIndex } from "./postgres.ts";
-import { openSqliteIndex } from "./sqlite.ts";
+import { openSqliteIndex } from "./sqlite/store.ts";
 import type { FirstPass, IndexStore } from "./types.ts";
 import { withConnectionErrors } from "./unavailable.ts";
 
@@ -13,7 +13,7 @@ export interface IndexStoreConfig {
   embeddingDim?: number;
   /** Postgres schema for the index's tables; default public. */
   schema?: string;
-  /** SQLite: checkpoint the WAL in a worker thread (the router's index; see sqlite-checkpointer.ts). */
+  /** SQLite: checkpoint the WAL in a worker thread (the router's index; see sqlite/accelerators/checkpoints). */
   backgroundCheckpoints?: boolean;
   /** SQLite: hold a write transaction open this long for the writes that follow (INDEX_COMMIT_HOLD_MS). */
   holdCommitMs?: number;

@@ -1,5 +1,5 @@
 // The search index's vocabulary: what is indexed, what a search returns, and the one
-// interface both stores (sqlite.ts, postgres.ts) implement. Chosen once at start-up.
+// interface both stores (sqlite/store.ts, postgres.ts) implement. Chosen once at start-up.
 import type { DocLink } from "./links.ts";
 
 /** Who wrote a document into the vault; spec: pipeline "index" stage counts rows per producer. */

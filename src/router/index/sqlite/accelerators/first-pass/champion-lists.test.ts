@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { prng } from "../../../scripts/bench/lib/vault-gen.ts";
-import { parseQuery } from "./query.ts";
-import { openSqliteIndex, type SqliteIndexStore } from "./sqlite.ts";
-import type { IndexDoc, SearchHit } from "./types.ts";
+import { prng } from "../../../../../../scripts/bench/lib/vault-gen.ts";
+import { parseQuery } from "../../../query.ts";
+import type { IndexDoc, SearchHit } from "../../../types.ts";
+import { openSqliteIndex, type SqliteIndexStore } from "../../store.ts";
 
 // Words drawn with a skew: the first few are in most notes (long lists, deeper than the
 // depth the tests give the store), the last in a handful.

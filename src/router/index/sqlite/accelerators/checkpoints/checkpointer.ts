@@ -12,7 +12,7 @@
 // it grows to LIMIT_PAGES; the writer's checkpoint then has only the pages the worker has not
 // copied yet, and the next write restarts the WAL.
 import type { Database } from "bun:sqlite";
-import { log } from "../../common/logger";
+import { log } from "../../../../../common/logger";
 
 const logger = log("index");
 
@@ -37,7 +37,7 @@ export class BackgroundCheckpointer {
     file: string,
   ) {
     db.run(`PRAGMA wal_autocheckpoint = ${LIMIT_PAGES}`);
-    this.worker = new Worker(new URL("./sqlite-checkpoint-worker.ts", import.meta.url));
+    this.worker = new Worker(new URL("./worker.ts", import.meta.url));
     // Never what keeps the process alive.
     this.worker.unref();
     this.worker.addEventListener("message", (event: MessageEvent<CheckpointReply>) => {

@@ -1,25 +1,19 @@
 // The embedded IndexStore: bun:sqlite with FTS5 (BM25, title weighted 10× the body) in one
 // WAL-mode file under the data directory. Vectors, when a dimension is configured, live in
-// the same file (sqlite-vectors.ts); the FTS5 expressions and what is done with highlight()ed text, in sqlite-text.ts.
+// the same file (vectors.ts); the FTS5 expressions and what is done with highlight()ed text, in text.ts.
 import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
 import { closeSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { processAlive } from "../../common/file-lock";
-import { log } from "../../common/logger";
-import { chunkDocument, embeddingInputs } from "./chunk.ts";
-import { resolveEmbeddings } from "./embeddings.ts";
-import { DimensionMismatchError } from "./errors.ts";
-import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
-import { type DocLink, extractLinks, noteName } from "./links.ts";
-import { clausePositions, clauseStems } from "./positions.ts";
-import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
-import { anyScore, closeness } from "./rank.ts";
-import { ChampionLists, type ChampionOptions, type RankedId } from "./sqlite-champions.ts";
-import { BackgroundCheckpointer } from "./sqlite-checkpointer.ts";
-import { GroupCommit } from "./sqlite-group-commit.ts";
-import { DEFERRED_INDEXES, SCHEMA } from "./sqlite-schema.ts";
-import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked, tagExpression } from "./sqlite-text.ts";
-import { SqliteVectors } from "./sqlite-vectors.ts";
+import { processAlive } from "../../../common/file-lock";
+import { log } from "../../../common/logger";
+import { chunkDocument, embeddingInputs } from "../chunk.ts";
+import { resolveEmbeddings } from "../embeddings.ts";
+import { DimensionMismatchError } from "../errors.ts";
+import { hitSnippet, plainSnippet, toHit } from "../hit.ts";
+import { type DocLink, extractLinks, noteName } from "../links.ts";
+import { clausePositions, clauseStems } from "../positions.ts";
+import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "../query.ts";
+import { anyScore, closeness } from "../rank.ts";
 import {
   type Fingerprint,
   type HeldCommits,
@@ -37,7 +31,13 @@ import {
   type SearchOptions,
   type StoredLink,
   type UpsertOptions,
-} from "./types.ts";
+} from "../types.ts";
+import { BackgroundCheckpointer } from "./accelerators/checkpoints/checkpointer.ts";
+import { ChampionLists, type ChampionOptions, type RankedId } from "./accelerators/first-pass/champion-lists.ts";
+import { GroupCommit } from "./group-commit.ts";
+import { DEFERRED_INDEXES, SCHEMA } from "./schema.ts";
+import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked, tagExpression } from "./text.ts";
+import { SqliteVectors } from "./vectors.ts";
 
 export interface SqliteIndexOptions {
   /** The data directory; the index is `index.sqlite` inside it (created if missing). */
@@ -46,10 +46,10 @@ export interface SqliteIndexOptions {
   embeddingDim?: number;
   /** Load sqlite-vec for vector distances (default true); false forces the JS scan. */
   sqliteVec?: boolean;
-  /** The searches' first pass (sqlite-champions.ts); `{ depth: 0 }` turns it off. */
+  /** The searches' first pass (accelerators/first-pass); `{ depth: 0 }` turns it off. */
   champions?: ChampionOptions;
   /**
-   * Checkpoint the WAL in a worker thread, off the event loop (sqlite-checkpointer.ts): the
+   * Checkpoint the WAL in a worker thread, off the event loop (accelerators/checkpoints): the
    * router's, whose requests commit one note at a time. Default off (a one-off build or a
    * test has no event loop to spare).
    */
@@ -73,7 +73,7 @@ export const SQLITE_INDEX_FILE = "index.sqlite";
 /** The b-trees a first build defers (bulkLoad), created if missing. */
 const CREATE_DEFERRED = DEFERRED_INDEXES.map((i) => i.create).join("\n");
 
-/** docs_fts's tokenizer (sqlite-schema.ts), for the temporary table that highlights apart. */
+/** docs_fts's tokenizer (schema.ts), for the temporary table that highlights apart. */
 const DOC_TOKENIZER = "porter unicode61 remove_diacritics 2";
 /** bm25's column weights: the title ten times the body, the filters column (tokens no query word can equal) not at all. */
 const DOC_WEIGHTS = [10, 1, 0];

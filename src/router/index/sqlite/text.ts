@@ -2,7 +2,7 @@
 // (words, and the tag and producer filters as opaque tokens of the `filters` column), and what
 // it does with FTS5's highlight() of a document — cut back into chunks, the best chunk chosen,
 // and a snippet cut from it the way FTS5's snippet() would.
-import { type SearchFilters, SNIPPET_MARK } from "./types.ts";
+import { type SearchFilters, SNIPPET_MARK } from "../types.ts";
 
 /** Tokens of context in a snippet (FTS5 allows at most 64). */
 const SNIPPET_TOKENS = 24;

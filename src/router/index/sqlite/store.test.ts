@@ -4,17 +4,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
-import { describeIndexStore, type StoreLab } from "../../../test/support/index-search-suite.ts";
-import { until } from "../../../test/support/until.ts";
-import { outgoingOf } from "../notes/graph.ts";
-import { parseQuery } from "./query.ts";
-import { refreshFolder } from "./refresh.ts";
-import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
-import { GroupCommit } from "./sqlite-group-commit.ts";
-import { SCHEMA } from "./sqlite-schema.ts";
-import { filterToken, markedSnippet, splitMarked } from "./sqlite-text.ts";
-import type { IndexDoc } from "./types.ts";
+import { describeLinkStore } from "../../../../test/support/index-links-suite.ts";
+import { describeIndexStore, type StoreLab } from "../../../../test/support/index-search-suite.ts";
+import { until } from "../../../../test/support/until.ts";
+import { outgoingOf } from "../../notes/graph.ts";
+import { parseQuery } from "../query.ts";
+import { refreshFolder } from "../refresh.ts";
+import type { IndexDoc } from "../types.ts";
+import { GroupCommit } from "./group-commit.ts";
+import { SCHEMA } from "./schema.ts";
+import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./store.ts";
+import { filterToken, markedSnippet, splitMarked } from "./text.ts";
 
 async function sqliteLab(extra: { sqliteVec?: boolean; holdCommitMs?: number } = {}): Promise<StoreLab & { dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), "index-sqlite-"));

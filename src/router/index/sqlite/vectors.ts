@@ -4,9 +4,9 @@
 // between the two. sqlite-vec 0.1 has no approximate index either, so both are exact scans.
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import * as sqliteVec from "sqlite-vec";
-import { checkVector } from "./embeddings.ts";
-import { VectorsUnavailableError } from "./errors.ts";
-import type { Producer } from "./types.ts";
+import { checkVector } from "../embeddings.ts";
+import { VectorsUnavailableError } from "../errors.ts";
+import type { Producer } from "../types.ts";
 
 export interface NearestRow {
   seq: number;
