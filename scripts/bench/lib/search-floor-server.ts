@@ -7,7 +7,8 @@
 // PORT and DB come from the environment.
 import { Database } from "bun:sqlite";
 import { clauses, parseQuery } from "../../../src/router/index/query.ts";
-import { docExpression, ftsExpression } from "../../../src/router/index/sqlite/text.ts";
+import { docExpression } from "../../../src/router/index/sqlite/filters.ts";
+import { ftsExpression } from "../../../src/router/index/sqlite/text.ts";
 
 const db = new Database(process.env.DB!, { readonly: true, strict: true });
 const search = db.query<{ path: string; title: string; score: number; snippet: string }, [string, number]>(

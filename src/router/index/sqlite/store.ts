@@ -2,10 +2,8 @@
 // WAL-mode file under the data directory. Vectors, when a dimension is configured, live in
 // the same file (vectors.ts); the FTS5 expressions and what is done with highlight()ed text, in text.ts.
 import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
-import { closeSync, mkdirSync, openSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { processAlive } from "../../../common/file-lock";
-import { log } from "../../../common/logger";
 import { chunkDocument, embeddingInputs } from "../chunk.ts";
 import { resolveEmbeddings } from "../embeddings.ts";
 import { DimensionMismatchError } from "../errors.ts";
@@ -33,10 +31,14 @@ import {
   type UpsertOptions,
 } from "../types.ts";
 import { BackgroundCheckpointer } from "./accelerators/checkpoints/checkpointer.ts";
-import { ChampionLists, type ChampionOptions, type RankedId } from "./accelerators/first-pass/champion-lists.ts";
+import { ChampionLists, type ChampionOptions } from "./accelerators/first-pass/champion-lists.ts";
+import type { FirstPass, RankedId } from "./accelerators/first-pass/first-pass.ts";
+import { HeldWrites } from "./accelerators/held-commits/held-commits.ts";
+import { docExpression, docFilters, filterSql, linkExpression, passingFilters, producerExpression, tagsOf } from "./filters.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { DEFERRED_INDEXES, SCHEMA } from "./schema.ts";
-import { bestChunk, docExpression, filterToken, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked, tagExpression } from "./text.ts";
+import { bestChunk, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./text.ts";
+import { TextRows } from "./text-rows.ts";
 import { SqliteVectors } from "./vectors.ts";
 
 export interface SqliteIndexOptions {
@@ -128,12 +130,6 @@ export async function openSqliteIndex(opts: SqliteIndexOptions): Promise<SqliteI
   return store;
 }
 
-const logger = log("index");
-
-const OPEN_MARKER = ".open.";
-/** The markers this process made (in a container the router is pid 1 at every start: one named for this pid that this process did not make is a dead one's). */
-const ownMarkers = new Set<string>();
-
 /**
  * The stores of this process on each file. A store that holds its commits keeps the write
  * lock between writes; another connection of the same process waiting on it would block the
@@ -145,20 +141,6 @@ function settleOthers(file: string, self: SqliteIndexStore): void {
   for (const other of storesOnFile.get(file) ?? []) if (other !== self) other.settle();
 }
 
-/** Removes the open markers of processes that are gone: true when there was one. */
-function takeDeadMarkers(dataDir: string): boolean {
-  const prefix = `${SQLITE_INDEX_FILE}${OPEN_MARKER}`;
-  let found = false;
-  for (const name of readdirSync(dataDir)) {
-    if (!name.startsWith(prefix)) continue;
-    const pid = Number(name.slice(prefix.length));
-    if (ownMarkers.has(join(dataDir, name)) || (pid !== process.pid && processAlive(pid))) continue;
-    rmSync(join(dataDir, name), { force: true });
-    found = true;
-  }
-  return found;
-}
-
 export class SqliteIndexStore implements IndexStore, HeldCommits {
   readonly kind = "sqlite";
   readonly file: string;
@@ -167,39 +149,21 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
   private readonly sqliteVec: boolean;
   private vectors: SqliteVectors | undefined;
   private readonly writes: GroupCommit;
-  /** The searches' first pass: per-clause champion lists, kept across this store's own writes. */
-  readonly champions: ChampionLists;
+  /** docs_fts's rows: every write to it, and the pending rows of held commits. */
+  private readonly text: TextRows;
+  /** The searches' first pass (champion lists); undefined when off (`champions: { depth: 0 }`). */
+  readonly champions: ChampionLists | undefined;
+  private readonly firstPass: FirstPass | undefined;
   private readonly checkpointer: BackgroundCheckpointer | undefined;
-  readonly stoppedUnclean: boolean;
-  /** `index.sqlite.open.<pid>` while this store holds commits (holdCommitMs): gone at close(). */
-  private readonly openMarker: string | undefined;
-  /**
-   * Held commits: docs_fts rows written in the open transaction, kept here until it commits
-   * (or a read of docs_fts needs them) and then written back to back. FTS5 turns its pending
-   * terms into a new segment whenever another statement that may abort starts in the
-   * transaction (a savepoint) — the next note's docs row, for one — so rows written one per
-   * flush made one segment per lone ingest, as if each had committed (and the merges that
-   * follow). Undefined when commits are not held.
-   */
-  private readonly pendingText: Map<number, { title: string; body: string; filters: string }> | undefined;
-  /** Held commits: the paths written in the open transaction (what a failed commit loses). */
-  private readonly heldPaths: Set<string> | undefined;
-  /** Paths whose answered writes a failed commit lost and no commit has carried since: close() then leaves the open marker. */
-  private readonly lostPaths = new Set<string>();
-  private readonly lostListeners: Array<(paths: string[]) => void> = [];
+  /** Held commits (holdCommitMs): the open marker and the writes a failed commit lost. */
+  private readonly held: HeldWrites | undefined;
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
     this.file = join(opts.dataDir, SQLITE_INDEX_FILE);
-    // A store that answers before it commits marks the file held open; one left by a process
-    // that is gone means its last writes may never have committed.
-    const holds = (opts.holdCommitMs ?? 0) > 0;
-    this.stoppedUnclean = holds && takeDeadMarkers(opts.dataDir);
-    if (holds) {
-      this.openMarker = `${this.file}${OPEN_MARKER}${process.pid}`;
-      closeSync(openSync(this.openMarker, "w"));
-      ownMarkers.add(this.openMarker);
-    }
+    // A store that answers before it commits marks the file held open (HeldWrites).
+    const held = (opts.holdCommitMs ?? 0) > 0 ? new HeldWrites(this.file) : undefined;
+    this.held = held;
     this.embeddingDim = opts.embeddingDim;
     this.sqliteVec = opts.sqliteVec ?? true;
     this.db = new Database(this.file, { create: true, strict: true });
@@ -217,37 +181,27 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     this.db.run("PRAGMA temp_store = MEMORY");
     const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
     this.checkpointer = checkpointer;
-    if (holds) {
-      this.pendingText = new Map();
-      this.heldPaths = new Set();
-    }
-    // A rolled-back batch's FTS writes were told to the champion lists: they start afresh.
+    const champions =
+      opts.champions?.depth === 0
+        ? undefined
+        : new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, { ...opts.champions, workerFile: opts.backgroundListBuilds ? this.file : undefined });
+    this.champions = champions;
+    this.firstPass = champions;
+    this.text = new TextRows(this.db, held !== undefined, (id, dropped) => champions?.written(id, dropped));
     this.writes = new GroupCommit(this.db, {
       committed: (n) => {
-        for (const path of this.heldPaths ?? []) this.lostPaths.delete(path);
-        this.heldPaths?.clear();
+        held?.committed();
         checkpointer?.committed(n);
       },
+      // A rolled-back batch's text writes were told to the first pass: it starts afresh.
       rolledBack: () => {
-        this.pendingText?.clear();
-        this.champions.clear();
+        this.text.rolledBack();
+        champions?.clear();
       },
-      beforeCommit: holds ? () => this.writePendingText() : undefined,
+      beforeCommit: held ? () => this.text.flush() : undefined,
       holdMs: opts.holdCommitMs,
       beforeBegin: () => settleOthers(this.file, this),
-      lost: (err, n) => {
-        const paths = [...(this.heldPaths ?? [])];
-        this.heldPaths?.clear();
-        for (const path of paths) this.lostPaths.add(path);
-        logger.error(
-          `index: a commit of ${n} answered writes failed (${err instanceof Error ? err.message : String(err)}); ${paths.length} note(s) are indexed again from their files`,
-        );
-        for (const listener of this.lostListeners) listener(paths);
-      },
-    });
-    this.champions = new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, {
-      ...opts.champions,
-      workerFile: opts.backgroundListBuilds ? this.file : undefined,
+      lost: held ? (err, n) => held.failed(err, n) : undefined,
     });
     const peers = storesOnFile.get(this.file) ?? new Set();
     peers.add(this);
@@ -260,14 +214,28 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     this.writes.settle();
   }
 
+  /** The last process that held this index's commits stopped without closing it (HeldCommits). */
+  get stoppedUnclean(): boolean {
+    return this.held?.stoppedUnclean ?? false;
+  }
+
   /** Held commits: `listener` is told the paths whose answered writes a failed commit lost (HeldCommits.onLostWrites). */
   onLostWrites(listener: (paths: string[]) => void): void {
-    this.lostListeners.push(listener);
+    this.held?.onLostWrites(listener);
   }
 
   /** Commits what this store holds (held commits): its writes are then every connection's. */
   settle(): void {
     this.writes.settle();
+  }
+
+  /**
+   * Every read outside a write is prepared here: a read of docs_fts first writes the pending
+   * rows of held commits (TextRows.readsText), so it sees this store's answered writes.
+   */
+  private read<R = unknown>(sql: string): Statement<R, SQLQueryBindings[]> {
+    this.text.readsText(sql);
+    return this.db.query<R, SQLQueryBindings[]>(sql);
   }
 
   /** The write path's statements, prepared once (after migrate(): they name v5's tables). */
@@ -348,7 +316,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
       // a read is a WAL read transaction of its own (its shared-memory locks are four fcntl
       // calls), paid by every ingest before its write.
       return this.writes.run(() => {
-        this.heldPaths?.add(doc.path);
+        this.held?.wrote(doc.path);
         const old = w.same.get(doc.path);
         if (old && this.isSame(old, doc, tagsJson)) {
           this.touchSame(old, doc, mtimeMs);
@@ -362,7 +330,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     if (old && this.isSame(old, doc, tagsJson)) {
       if (old.mtime_ms !== mtimeMs || old.name === null)
         await this.writes.run(() => {
-          this.heldPaths?.add(doc.path);
+          this.held?.wrote(doc.path);
           this.touchSame(old, doc, mtimeMs);
         });
       return false;
@@ -370,7 +338,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     const prepared = prepareDoc(doc);
     const embeddings = await resolveEmbeddings(opts, prepared.chunks.length, this.embeddingDim, () => embeddingInputs(doc));
     return this.writes.run(() => {
-      this.heldPaths?.add(doc.path);
+      this.held?.wrote(doc.path);
       this.writeDoc(doc, tagsJson, mtimeMs, prepared, embeddings);
       return true;
     });
@@ -390,12 +358,12 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     if (!links) return;
     this.insertLinks(old.id, links);
     // Its filters gain the names it links to (backlinks find it by them).
-    const text = this.pendingText?.get(old.id) ?? w.text.get(old.id);
+    const text = this.text.get(old.id);
     if (!text) return;
     const filters = docFilters(doc.producer, tagsOf(doc), links);
     this.writes.defer(() => {
-      this.dropText(old.id);
-      this.putText(old.id, text.title, text.body, filters);
+      this.text.drop(old.id);
+      this.text.put(old.id, { title: text.title, body: text.body, filters });
     });
   }
 
@@ -414,46 +382,14 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     const w = this.w;
     if (oldId !== null) this.deleteDoc(oldId);
     const { id } = w.doc.get(doc.path, doc.producer, doc.title, tagsJson, doc.updatedAt.getTime(), doc.hash, mtimeMs, noteName(doc.path), p.lengths)!;
-    this.writes.defer(() => this.putText(id, doc.title, p.body, p.filters));
+    this.writes.defer(() => this.text.put(id, { title: doc.title, body: p.body, filters: p.filters }));
     this.insertLinks(id, p.links);
     if (embeddings && this.vectors) for (const [seq, vector] of embeddings.entries()) this.vectors.put(id, seq, vector);
   }
 
-  /**
-   * docs_fts's row for document `id`, written or deleted. Every write to docs_fts goes through
-   * these two: the champion lists are told which documents' scores to work out again.
-   */
-  private putText(id: number, title: string, body: string, filters: string): void {
-    this.champions.written(id, false);
-    if (this.pendingText) this.pendingText.set(id, { title, body, filters });
-    else this.w.fts.run(id, title, body, filters);
-  }
-
-  /** Deferred writes only (outside a write's savepoint): it may write the pending rows. */
-  private dropText(id: number): void {
-    // The lists read the text that goes: a row still pending goes into docs_fts first.
-    if (this.pendingText?.has(id)) this.writePendingText();
-    this.champions.written(id, true);
-    this.w.forgetText.run(id);
-  }
-
-  /**
-   * The pending docs_fts rows (held commits) into the open transaction, back to back: before
-   * it commits, and before anything of this connection reads docs_fts outside a write.
-   */
-  private writePendingText(): void {
-    if (!this.pendingText || this.pendingText.size === 0) return;
-    const fts = this.w.fts;
-    // Each row leaves the map once it is in: a failing insert leaves the rest pending (the commit tries them again).
-    for (const [id, t] of this.pendingText) {
-      fts.run(id, t.title, t.body, t.filters);
-      this.pendingText.delete(id);
-    }
-  }
-
   async remove(path: string): Promise<boolean> {
     return this.writes.run(() => {
-      this.heldPaths?.add(path);
+      this.held?.wrote(path);
       const row = this.w.idOf.get(path);
       if (row) this.deleteDoc(row.id);
       return row !== null;
@@ -461,10 +397,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
   }
 
   async search(query: ParsedQuery, limit: number, opts: SearchOptions = {}): Promise<SearchHit[]> {
-    if (!hasText(query)) {
-      this.writePendingText();
-      return this.browse(query, limit);
-    }
+    if (!hasText(query)) return this.browse(query, limit);
     // FTS5 keeps a held transaction's totals (row count, average length) in memory until it
     // commits; the champion lists read them from the table: commit first (and what another
     // store of this process on the file holds, which this connection cannot see).
@@ -477,9 +410,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     const out = new Map<string, HitSnippet>();
     if (!hasText(query) || paths.length === 0) return out;
     this.settleFile();
-    const docs = this.db
-      .query<{ id: number; path: string }, [string]>("SELECT id, path FROM docs WHERE path IN (SELECT value FROM json_each(?))")
-      .all(JSON.stringify(paths));
+    const docs = this.read<{ id: number; path: string }>("SELECT id, path FROM docs WHERE path IN (SELECT value FROM json_each(?))").all(JSON.stringify(paths));
     // OR: marks every clause a document holds, as search() marks them in either match mode.
     const best = this.bestChunks(
       ftsExpression(clauses(query), "OR"),
@@ -494,16 +425,15 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
 
   async vectorSearch(vector: number[], limit: number, filters: Partial<SearchFilters> = {}): Promise<SearchHit[]> {
     const vectors = this.requireVectors();
-    this.writePendingText();
     const filter = filterSql(filters);
-    const best = vectors.nearest(vector, limit, filter.sql, filter.params);
+    const best = vectors.nearest((sql) => this.read(sql), vector, limit, filter.sql, filter.params);
     const bodies = this.bodies(best.map((b) => b.id));
     return best.map((row) => docHit(row, 1 - row.distance, plainSnippet(chunkOf(bodies.get(row.id) ?? "", row.chunk_lengths, row.seq))));
   }
 
   async fingerprints(producer: Producer): Promise<Map<string, Fingerprint>> {
     // values(): arrays, not objects, for the 100k rows of a big vault.
-    const rows = this.db.query("SELECT path, hash, mtime_ms FROM docs WHERE producer = ?").values(producer) as [string, string, number][];
+    const rows = this.read("SELECT path, hash, mtime_ms FROM docs WHERE producer = ?").values(producer) as [string, string, number][];
     const out = new Map<string, Fingerprint>();
     for (const [path, hash, mtimeMs] of rows) out.set(path, { hash, mtimeMs });
     return out;
@@ -525,24 +455,19 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     const unique = [...new Set(names)];
     if (unique.length === 0) return [];
     // The notes linking to a name carry its token in docs_fts's filters (schema v5).
-    this.writePendingText();
-    const match = `filters : (${unique.map((n) => `"${filterToken("l", n)}"`).join(" OR ")})`;
-    return this.db
-      .query<StoredLink, [string, string]>(
-        `SELECT d.path AS source, l.kind, l.target, l.name FROM docs_fts f JOIN doc_links l ON l.doc_id = f.rowid JOIN docs d ON d.id = l.doc_id
+    return this.read<StoredLink>(
+      `SELECT d.path AS source, l.kind, l.target, l.name FROM docs_fts f JOIN doc_links l ON l.doc_id = f.rowid JOIN docs d ON d.id = l.doc_id
           WHERE docs_fts MATCH ? AND l.name IN (SELECT value FROM json_each(?))`,
-      )
-      .all(match, JSON.stringify(unique));
+    ).all(linkExpression(unique), JSON.stringify(unique));
   }
 
   async recent(q: RecentQuery): Promise<NoteMeta[]> {
-    let where = "1 = 1";
-    const params: SQLQueryBindings[] = [];
-    if (q.since) [where, params[params.length]] = [`${where} AND d.updated_at >= ?`, q.since.getTime()];
-    if (q.producer) [where, params[params.length]] = [`${where} AND d.producer = ?`, q.producer];
-    if (q.tag) {
-      this.writePendingText();
-      [where, params[params.length]] = [`${where} AND d.id IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)`, tagExpression([q.tag])];
+    const filter = filterSql({ producers: q.producer ? [q.producer] : [], tags: q.tag ? [q.tag] : [] });
+    let where = `1 = 1${filter.sql}`;
+    const params: SQLQueryBindings[] = [...filter.params];
+    if (q.since) {
+      where += " AND d.updated_at >= ?";
+      params.push(q.since.getTime());
     }
     if (q.prefix) {
       where += " AND d.path >= ? AND d.path < ?";
@@ -552,24 +477,23 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
       where += " AND (d.updated_at < ? OR (d.updated_at = ? AND d.path < ?))";
       params.push(q.after.updatedAt.getTime(), q.after.updatedAt.getTime(), q.after.path);
     }
-    return this.db
-      .query<MetaRow, SQLQueryBindings[]>(`SELECT ${META_COLUMNS} FROM docs d WHERE ${where} ORDER BY d.updated_at DESC, d.path DESC LIMIT ?`)
+    return this.read<MetaRow>(`SELECT ${META_COLUMNS} FROM docs d WHERE ${where} ORDER BY d.updated_at DESC, d.path DESC LIMIT ?`)
       .all(...params, q.limit)
       .map(noteMeta);
   }
 
   async pathsUnder(prefix: string, limit: number): Promise<string[]> {
-    const rows = this.db.query("SELECT path FROM docs WHERE path >= ? AND path < ? ORDER BY path LIMIT ?").values(prefix, prefix + MAX_CHAR, limit);
+    const rows = this.read("SELECT path FROM docs WHERE path >= ? AND path < ? ORDER BY path LIMIT ?").values(prefix, prefix + MAX_CHAR, limit);
     return rows.map((r) => r[0] as string);
   }
 
   async linkCounts(): Promise<LinkCounts> {
-    const { n } = this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM doc_links").get()!;
+    const { n } = this.read<{ n: number }>("SELECT count(*) AS n FROM doc_links").get()!;
     const dangling = `FROM doc_links l JOIN docs d ON d.id = l.doc_id
       WHERE CASE l.kind WHEN 'path' THEN NOT EXISTS (SELECT 1 FROM docs t WHERE t.path = l.target)
                         ELSE NOT EXISTS (SELECT 1 FROM docs t WHERE t.name = l.name) END`;
-    const { m } = this.db.query<{ m: number }, []>(`SELECT count(*) AS m ${dangling}`).get()!;
-    const examples = this.db.query<{ source: string; target: string }, []>(`SELECT d.path AS source, l.target ${dangling} ORDER BY d.path LIMIT 5`).all();
+    const { m } = this.read<{ m: number }>(`SELECT count(*) AS m ${dangling}`).get()!;
+    const examples = this.read<{ source: string; target: string }>(`SELECT d.path AS source, l.target ${dangling} ORDER BY d.path LIMIT 5`).all();
     return { links: n, dangling: m, examples };
   }
 
@@ -581,30 +505,24 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
    */
   async holdsProducer(producer: Producer): Promise<boolean> {
     this.writes.settle();
-    return this.db.query("SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT 1").get(`filters : "${filterToken("p", producer)}"`) !== null;
+    return this.read("SELECT 1 FROM docs_fts WHERE docs_fts MATCH ? LIMIT 1").get(producerExpression([producer])) !== null;
   }
 
   async countByProducer(): Promise<Record<Producer, number>> {
     const counts = Object.fromEntries(PRODUCERS.map((p) => [p, 0])) as Record<Producer, number>;
-    const rows = this.db.query<{ producer: Producer; n: number }, []>("SELECT producer, count(*) AS n FROM docs GROUP BY producer").all();
+    const rows = this.read<{ producer: Producer; n: number }>("SELECT producer, count(*) AS n FROM docs GROUP BY producer").all();
     for (const r of rows) if (r.producer in counts) counts[r.producer] = r.n;
     return counts;
   }
 
   async close(): Promise<void> {
     this.writes.settle();
-    this.champions.close();
+    this.champions?.close();
     await this.checkpointer?.close();
     this.db.close();
     storesOnFile.get(this.file)?.delete(this);
     if (storesOnFile.get(this.file)?.size === 0) storesOnFile.delete(this.file);
-    if (this.openMarker) {
-      // Lost writes not yet carried by a commit: the marker stays (no longer this store's), so the next open catches up from the files.
-      if (this.lostPaths.size > 0) {
-        logger.warn(`index: ${this.lostPaths.size} note(s) lost by a failed commit are not indexed again yet; the next start catches up from the files`);
-      } else rmSync(this.openMarker, { force: true });
-      ownMarkers.delete(this.openMarker);
-    }
+    this.held?.close();
   }
 
   private requireVectors(): SqliteVectors {
@@ -615,8 +533,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
   /** Documents whose `column` is one of `values`. */
   private metaWhere(column: "d.path" | "d.name", values: string[]): NoteMeta[] {
     if (values.length === 0) return [];
-    return this.db
-      .query<MetaRow, [string]>(`SELECT ${META_COLUMNS} FROM docs d WHERE ${column} IN (SELECT value FROM json_each(?))`)
+    return this.read<MetaRow>(`SELECT ${META_COLUMNS} FROM docs d WHERE ${column} IN (SELECT value FROM json_each(?))`)
       .all(JSON.stringify([...new Set(values)]))
       .map(noteMeta);
   }
@@ -624,12 +541,10 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
   /** Stored links (with their document's path) whose `column` is one of `values`. */
   private linksWhere(column: "d.path", values: string[]): StoredLink[] {
     if (values.length === 0) return [];
-    return this.db
-      .query<StoredLink, [string]>(
-        `SELECT d.path AS source, l.kind, l.target, l.name FROM doc_links l JOIN docs d ON d.id = l.doc_id
+    return this.read<StoredLink>(
+      `SELECT d.path AS source, l.kind, l.target, l.name FROM doc_links l JOIN docs d ON d.id = l.doc_id
           WHERE ${column} IN (SELECT value FROM json_each(?))`,
-      )
-      .all(JSON.stringify([...new Set(values)]));
+    ).all(JSON.stringify([...new Set(values)]));
   }
 
   private insertLinks(docId: number, links: DocLink[]): void {
@@ -639,7 +554,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
 
   /** The document's text, then its row (its tags, links and vectors go with it: ON DELETE CASCADE). */
   private deleteDoc(id: number): void {
-    this.writes.defer(() => this.dropText(id));
+    this.writes.defer(() => this.text.drop(id));
     this.w.forgetDoc.run(id);
   }
 
@@ -663,7 +578,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
       const weights = clauseWeights(query);
       const total = weights.reduce((a, b) => a + b, 0);
       const weigh = (found: Array<RankedId>) => {
-        const texts = this.db.query(CANDIDATE_TEXT).values(JSON.stringify(found.map((r) => r.id))) as [number, string, string][];
+        const texts = this.read(CANDIDATE_TEXT).values(JSON.stringify(found.map((r) => r.id))) as [number, string, string][];
         const text = new Map(found.map((r) => [r.id, r.score]));
         return texts.map(([id, title, body]) => {
           const at = clausePositions(stems, [title, body]);
@@ -688,12 +603,12 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     const ids = JSON.stringify(ranked.map((r) => r.id));
     let rows: Array<DocRow & { rank: number; marked: string | null }>;
     if (snippets && parts.length > 1) {
-      rows = this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
+      rows = this.read<DocRow & { rank: number; marked: null }>(RANKED_PLAIN).all(ids);
       this.loadApart(ranked.map((r) => r.id));
       const marked = this.markApart(text);
       for (const row of rows) row.marked = marked.get(row.id) ?? null;
-    } else if (snippets) rows = this.db.query<DocRow & { rank: number; marked: string | null }, [string, string]>(RANKED_MARKED).all(ids, text);
-    else rows = this.db.query<DocRow & { rank: number; marked: null }, [string]>(RANKED_PLAIN).all(ids);
+    } else if (snippets) rows = this.read<DocRow & { rank: number; marked: string | null }>(RANKED_MARKED).all(ids, text);
+    else rows = this.read<DocRow & { rank: number; marked: null }>(RANKED_PLAIN).all(ids);
     const byId = new Map(ranked.map((r) => [r.id, r]));
     const hits = rows.map((row) => {
       const r = byId.get(row.id)!;
@@ -711,14 +626,14 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
    * better): from the champion lists where they can prove it, else one FTS5 query.
    */
   private topByRank(parts: string[][], op: "AND" | "OR", filters: SearchFilters, k: number): RankedId[] {
-    const ranked = this.champions.topK(
+    const ranked = this.firstPass?.topK(
       parts.map((p) => ftsExpression([p], "AND")),
       op,
       k,
-      filters.tags.length || filters.producers.length ? (ids) => this.passingFilters(ids, filters) : undefined,
+      filters.tags.length || filters.producers.length ? (ids) => passingFilters((sql) => this.read(sql), ids, filters) : undefined,
     );
     if (ranked) return ranked;
-    const rows = this.db.query(TOP_BY_RANK).values(docExpression(ftsExpression(parts, op), filters), k) as [number, number][];
+    const rows = this.read(TOP_BY_RANK).values(docExpression(ftsExpression(parts, op), filters), k) as [number, number][];
     return rows.map(([id, rank]) => ({ id, score: -rank }));
   }
 
@@ -755,25 +670,6 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     return new Map(this.apart!.marked.values(text) as [number, string][]);
   }
 
-  /** Which of these documents pass the tag and producer filters (each one's row read by its key). */
-  private passingFilters(ids: number[], filters: SearchFilters): Set<number> {
-    const producers = new Set<string>(filters.producers);
-    const wanted = tagsOf({ tags: filters.tags });
-    const rows = this.db.query("SELECT id, producer, tags FROM docs WHERE id IN (SELECT value FROM json_each(?))").values(JSON.stringify(ids)) as [
-      number,
-      string,
-      string,
-    ][];
-    const out = new Set<number>();
-    for (const [id, producer, tagsJson] of rows) {
-      if (producers.size && !producers.has(producer)) continue;
-      // The same lower-casing the filter tokens had when the document was indexed (tagsOf).
-      const has = new Set(tagsOf({ tags: JSON.parse(tagsJson) as string[] }));
-      if (wanted.every((t) => has.has(t))) out.add(id);
-    }
-    return out;
-  }
-
   /**
    * Each document's best chunk for `text` (an ftsExpression) and its snippet: one highlight()
    * of each document's body, the chunk holding the most distinct matched words (then the most
@@ -786,17 +682,15 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     const ids = JSON.stringify(docIds);
     // The chunks' lengths, to find them again in the highlighted body (joined by "\n\n").
     const lengths = new Map<number, number[]>();
-    for (const [doc, json] of this.db
-      .query("SELECT id, chunk_lengths FROM docs WHERE id IN (SELECT value FROM json_each(?)) AND chunk_lengths IS NOT NULL")
-      .values(ids) as [number, string][]) {
+    for (const [doc, json] of this.read("SELECT id, chunk_lengths FROM docs WHERE id IN (SELECT value FROM json_each(?)) AND chunk_lengths IS NOT NULL").values(
+      ids,
+    ) as [number, string][]) {
       lengths.set(doc, JSON.parse(json) as number[]);
     }
-    const marked = this.db
-      .query<[number, string], [string, string]>(
-        `SELECT rowid, highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts
+    const marked = this.read(
+      `SELECT rowid, highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts
           WHERE docs_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
-      )
-      .values(text, ids) as [number, string][];
+    ).values(text, ids) as [number, string][];
     for (const [id, body] of marked) {
       const chunk = bestChunk(splitMarked(body, lengths.get(id) ?? []));
       out.set(id, { seq: chunk.seq, snippet: markedSnippet(chunk.marked) });
@@ -807,7 +701,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
   /** The stored bodies of these documents. */
   private bodies(ids: number[]): Map<number, string> {
     if (ids.length === 0) return new Map();
-    const rows = this.db.query("SELECT rowid, body FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))").values(JSON.stringify(ids));
+    const rows = this.read("SELECT rowid, body FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))").values(JSON.stringify(ids));
     return new Map(rows as [number, string][]);
   }
 
@@ -815,29 +709,10 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
   private browse(filters: SearchFilters, limit: number): SearchHit[] {
     if (filters.tags.length === 0 && filters.producers.length === 0) return [];
     const filter = filterSql(filters);
-    const rows = this.db
-      .query<DocRow, SQLQueryBindings[]>(`SELECT d.* FROM docs d WHERE 1 = 1${filter.sql} ORDER BY d.updated_at DESC, d.path LIMIT ?`)
-      .all(...filter.params, limit);
+    const rows = this.read<DocRow>(`SELECT d.* FROM docs d WHERE 1 = 1${filter.sql} ORDER BY d.updated_at DESC, d.path LIMIT ?`).all(...filter.params, limit);
     const bodies = this.bodies(rows.map((r) => r.id));
     return rows.map((r) => docHit({ ...r, seq: 0 }, 0, plainSnippet(chunkOf(bodies.get(r.id) ?? "", r.chunk_lengths, 0))));
   }
-}
-
-/** WHERE fragments (each starting with " AND") over `d` (docs) for tag and producer filters. */
-function filterSql(filters: Partial<SearchFilters>): { sql: string; params: string[] } {
-  let sql = "";
-  const params: string[] = [];
-  const producers = filters.producers ?? [];
-  if (producers.length) {
-    sql += ` AND d.producer IN (${producers.map(() => "?").join(",")})`;
-    params.push(...producers);
-  }
-  if (filters.tags?.length) {
-    // The documents carrying every tag, from their filter tokens in docs_fts.
-    sql += " AND d.id IN (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?)";
-    params.push(tagExpression(filters.tags));
-  }
-  return { sql, params };
 }
 
 type WriteStatements = ReturnType<typeof prepareWrites>;
@@ -862,17 +737,6 @@ function prepareDoc(doc: IndexDoc): PreparedDoc {
   return { links, chunks, filters, body, lengths };
 }
 
-/** A document's tags as its filter tokens hold them: lower-cased, once each. */
-function tagsOf(doc: Pick<IndexDoc, "tags">): string[] {
-  return [...new Set(doc.tags.map((t) => t.toLowerCase()))].sort();
-}
-
-/** docs_fts's `filters` column: the producer, each tag and each name the note links to, as filterToken()s. */
-function docFilters(producer: Producer, tags: string[], links: DocLink[]): string {
-  const names = [...new Set(links.map((l) => l.name))].sort();
-  return [filterToken("p", producer), ...tags.map((t) => filterToken("t", t)), ...names.map((n) => filterToken("l", n))].join(" ");
-}
-
 function prepareWrites(db: Database) {
   return {
     same: db.query<SameRow, [string]>("SELECT id, producer, title, tags, hash, mtime_ms, name FROM docs WHERE path = ?"),
@@ -881,12 +745,9 @@ function prepareWrites(db: Database) {
     doc: db.query<{ id: number }, SQLQueryBindings[]>(
       "INSERT INTO docs (path, producer, title, tags, updated_at, hash, mtime_ms, name, chunk_lengths) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     ),
-    fts: db.query<unknown, [number, string, string, string]>("INSERT INTO docs_fts (rowid, title, body, filters) VALUES (?, ?, ?, ?)"),
     links: db.query<unknown, [number, string]>(
       "INSERT OR IGNORE INTO doc_links (doc_id, kind, target, name) SELECT ?, value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)",
     ),
-    text: db.query<{ title: string; body: string }, [number]>("SELECT title, body FROM docs_fts WHERE rowid = ?"),
-    forgetText: db.query<unknown, [number]>("DELETE FROM docs_fts WHERE rowid = ?"),
     forgetDoc: db.query<unknown, [number]>("DELETE FROM docs WHERE id = ?"),
   };
 }

@@ -11,6 +11,7 @@
 import type { Database, Statement } from "bun:sqlite";
 import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./bm25.ts";
 import { buildDepth, rankedArrays } from "./build.ts";
+import type { FirstPass, RankedId } from "./first-pass.ts";
 import type { BuildReply, BuildRequest } from "./worker.ts";
 
 /** A clause's list: its best documents by the clause's bm25 alone (higher is better). */
@@ -41,12 +42,6 @@ interface MergeList {
   byId: Int32Array;
   theta: number;
   complete: boolean;
-}
-
-export interface RankedId {
-  id: number;
-  /** −bm25: higher is better. */
-  score: number;
 }
 
 /** Characters of deleted rows kept (champ_gone) beyond which the lists start afresh. */
@@ -90,7 +85,7 @@ interface PendingBuild {
   seq: number;
 }
 
-export class ChampionLists {
+export class ChampionLists implements FirstPass {
   readonly depth: number;
   private readonly maxDepth: number;
   /** Clauses whose next list is to be this deep (a query could not be answered from theirs). */
