@@ -4,6 +4,7 @@
 import { Database, type SQLQueryBindings, type Statement } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { log } from "../../../common/logger";
 import { chunkDocument, embeddingInputs } from "../chunk.ts";
 import { resolveEmbeddings } from "../embeddings.ts";
 import { DimensionMismatchError } from "../errors.ts";
@@ -130,6 +131,8 @@ export async function openSqliteIndex(opts: SqliteIndexOptions): Promise<SqliteI
   return store;
 }
 
+const logger = log("index");
+
 /**
  * The stores of this process on each file. A store that holds its commits keeps the write
  * lock between writes; another connection of the same process waiting on it would block the
@@ -201,7 +204,10 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
       beforeCommit: held ? () => this.text.flush() : undefined,
       holdMs: opts.holdCommitMs,
       beforeBegin: () => settleOthers(this.file, this),
-      lost: held ? (err, n) => held.failed(err, n) : undefined,
+      lost: (err, n) => {
+        if (held) held.failed(err, n);
+        else logger.error(`index: a commit of ${n} writes failed (${err instanceof Error ? err.message : String(err)})`);
+      },
     });
     const peers = storesOnFile.get(this.file) ?? new Set();
     peers.add(this);
