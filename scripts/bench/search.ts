@@ -27,6 +27,7 @@
 //   BENCH_LINKS=0 …                            # the vault without links (build cost before/after links)
 //   BENCH_PEER_ENV="INDEX_FIRST_PASS=off" …    # a second router with these settings, on a copy of the
 //                                              # index, answers each first-time query in turn with the first
+//   BENCH_PEER_MAIN=/path/to/other/src/main.ts # that second router from another checkout (before/after a change)
 //   BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres (default; a scratch database is created and dropped)
 import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
@@ -316,9 +317,15 @@ async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promi
 }
 
 /** BENCH_PEER_ENV: settings (`KEY=value`, space-separated) of a second router for the first-time queries. */
-const PEER_ENV = process.env.BENCH_PEER_ENV
-  ? Object.fromEntries(process.env.BENCH_PEER_ENV.split(/\s+/).map((kv) => kv.split("=", 2) as [string, string]))
-  : undefined;
+const PEER_ENV =
+  process.env.BENCH_PEER_ENV || process.env.BENCH_PEER_MAIN
+    ? Object.fromEntries(
+        (process.env.BENCH_PEER_ENV ?? "")
+          .split(/\s+/)
+          .filter(Boolean)
+          .map((kv) => kv.split("=", 2) as [string, string]),
+      )
+    : undefined;
 
 /** A router with PEER_ENV's settings on copies of the vault and the index, started before the bench's own. */
 async function startPeer(cell: Cell, vault: string, dataDir: string, env: Record<string, string | undefined>): Promise<{ base: string; server: Started }> {
@@ -326,7 +333,7 @@ async function startPeer(cell: Cell, vault: string, dataDir: string, env: Record
   cpSync(dataDir, `${dataDir}-peer`, { recursive: true });
   const port = freePort();
   const server = await startAndWait({
-    cmd: [process.execPath, MAIN, "--only", "router", "--vault", `${vault}-peer`],
+    cmd: [process.execPath, process.env.BENCH_PEER_MAIN ?? MAIN, "--only", "router", "--vault", `${vault}-peer`],
     env: { ...env, ...PEER_ENV, PORT_BRAIN_API: String(port), PORT_BRAIN_MCP: String(freePort()), DATA_DIR: `${dataDir}-peer` },
     cwd: tmp,
     readyUrl: `http://127.0.0.1:${port}/health`,
@@ -513,7 +520,12 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
     row("  floor p99 (ms)", (c) => percentile(c.floorCold ?? [], 99), 2, "(floor)"),
     ...(PEER_ENV
       ? [
-          row(`  peer (${process.env.BENCH_PEER_ENV}), the same queries in turn: p50 (ms)`, (c) => percentile(c.peerCold ?? [], 50), 2, "(peer)"),
+          row(
+            `  peer (${[process.env.BENCH_PEER_ENV, process.env.BENCH_PEER_MAIN].filter(Boolean).join(", ")}), the same queries in turn: p50 (ms)`,
+            (c) => percentile(c.peerCold ?? [], 50),
+            2,
+            "(peer)",
+          ),
           row("  peer p99 (ms)", (c) => percentile(c.peerCold ?? [], 99), 2, "(peer)"),
           row("  first-time p50 ÷ peer", (c) => percentile(c.cold ?? [], 50) / percentile(c.peerCold ?? [], 50), 2, "—"),
           row("  first-time p99 ÷ peer", (c) => percentile(c.cold ?? [], 99) / percentile(c.peerCold ?? [], 99), 2, "—"),
