@@ -8,11 +8,9 @@ import { log } from "../../../common/logger";
 import { chunkDocument, embeddingInputs } from "../chunk.ts";
 import { resolveEmbeddings } from "../embeddings.ts";
 import { DimensionMismatchError } from "../errors.ts";
-import { hitSnippet, plainSnippet, toHit } from "../hit.ts";
+import { hitSnippet, plainSnippet } from "../hit.ts";
 import { type DocLink, extractLinks, noteName } from "../links.ts";
-import { clausePositions, clauseStems } from "../positions.ts";
-import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "../query.ts";
-import { anyScore, closeness } from "../rank.ts";
+import { clauses, hasText, type ParsedQuery } from "../query.ts";
 import {
   type Fingerprint,
   type HeldCommits,
@@ -20,7 +18,6 @@ import {
   type IndexDoc,
   type IndexStore,
   type LinkCounts,
-  type MatchMode,
   type NoteMeta,
   PRODUCERS,
   type Producer,
@@ -33,12 +30,12 @@ import {
 } from "../types.ts";
 import { BackgroundCheckpointer } from "./accelerators/checkpoints/checkpointer.ts";
 import { ChampionLists, type ChampionOptions } from "./accelerators/first-pass/champion-lists.ts";
-import type { FirstPass, RankedId } from "./accelerators/first-pass/first-pass.ts";
 import { HeldWrites } from "./accelerators/held-commits/held-commits.ts";
-import { docExpression, docFilters, filterSql, linkExpression, passingFilters, producerExpression, tagsOf } from "./filters.ts";
+import { docFilters, filterSql, linkExpression, producerExpression, tagsOf } from "./filters.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { DOC_TOKENIZER, DOC_WEIGHTS, type DocRow, docHit, Ranking } from "./ranking.ts";
 import { DEFERRED_INDEXES, SCHEMA } from "./schema.ts";
-import { bestChunk, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./text.ts";
+import { ftsExpression } from "./text.ts";
 import { TextRows } from "./text-rows.ts";
 import { SqliteVectors } from "./vectors.ts";
 
@@ -75,43 +72,6 @@ export const SQLITE_INDEX_FILE = "index.sqlite";
 
 /** The b-trees a first build defers (bulkLoad), created if missing. */
 const CREATE_DEFERRED = DEFERRED_INDEXES.map((i) => i.create).join("\n");
-
-/** docs_fts's tokenizer (schema.ts), for the temporary table that highlights apart. */
-const DOC_TOKENIZER = "porter unicode61 remove_diacritics 2";
-/** bm25's column weights: the title ten times the body, the filters column (tokens no query word can equal) not at all. */
-const DOC_WEIGHTS = [10, 1, 0];
-const DOC_RANK = `bm25(docs_fts, ${DOC_WEIGHTS.map((w) => w.toFixed(1)).join(", ")})`;
-/** The best `limit` documents of a MATCH (?1) by DOC_RANK, as (id, rank). */
-const TOP_BY_RANK = `SELECT rowid AS id, ${DOC_RANK} AS rank FROM docs_fts WHERE docs_fts MATCH ?1 ORDER BY rank LIMIT ?2`;
-/** The rows of documents the first pass ranked (?1, JSON ids), and (MARKED) each body highlighted for the words (?2). */
-const RANKED_PLAIN = "SELECT 0 AS rank, NULL AS marked, d.* FROM docs d WHERE d.id IN (SELECT value FROM json_each(?1))";
-const RANKED_MARKED = `SELECT 0 AS rank, (SELECT highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts WHERE docs_fts MATCH ?2 AND rowid = d.id) AS marked, d.*
-  FROM docs d WHERE d.id IN (SELECT value FROM json_each(?1))`;
-/**
- * A "match any" search of several clauses weighs the best of the notes holding any of them
- * (by bm25) again by coverage and closeness: this many per hit asked for, at least CANDIDATES_MIN,
- * and, unless those provably hold the best, the best `limit` holding all of them (an AND query).
- */
-const CANDIDATES_PER_HIT = 3;
-const CANDIDATES_MIN = 30;
-const byScore = (a: RankedId, b: RankedId) => b.score - a.score || a.id - b.id;
-/** The candidates' title and body (?1, JSON ids), read for where they hold the query's words (positions.ts). */
-const CANDIDATE_TEXT = "SELECT f.rowid, f.title, f.body FROM json_each(?1) j JOIN docs_fts f ON f.rowid = j.value";
-
-interface DocRow {
-  id: number;
-  path: string;
-  producer: Producer;
-  title: string;
-  tags: string;
-  updated_at: number;
-  hash: string;
-  mtime_ms: number;
-  /** noteName(path); null until the document's links are extracted (schema v4). */
-  name: string | null;
-  /** Each chunk's length in the stored body, JSON; null for one chunk (schema v5). */
-  chunk_lengths: string | null;
-}
 
 type MetaRow = Pick<DocRow, "path" | "producer" | "title" | "tags" | "updated_at" | "hash">;
 /** The columns upsert() compares to tell an unchanged document. */
@@ -156,10 +116,10 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
   private readonly text: TextRows;
   /** The searches' first pass (champion lists); undefined when off (`champions: { depth: 0 }`). */
   readonly champions: ChampionLists | undefined;
-  private readonly firstPass: FirstPass | undefined;
   private readonly checkpointer: BackgroundCheckpointer | undefined;
   /** Held commits (holdCommitMs): the open marker and the writes a failed commit lost. */
   private readonly held: HeldWrites | undefined;
+  private readonly ranking: Ranking;
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });
@@ -189,7 +149,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
         ? undefined
         : new ChampionLists(this.db, DOC_WEIGHTS, DOC_TOKENIZER, { ...opts.champions, workerFile: opts.backgroundListBuilds ? this.file : undefined });
     this.champions = champions;
-    this.firstPass = champions;
+    this.ranking = new Ranking(this.db, (sql) => this.read(sql), champions);
     this.text = new TextRows(this.db, held !== undefined, (id, dropped) => champions?.written(id, dropped));
     this.writes = new GroupCommit(this.db, {
       committed: (n) => {
@@ -409,7 +369,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     // store of this process on the file holds, which this connection cannot see).
     this.settleFile();
     const snippets = opts.snippets ?? true;
-    return this.match(query, opts.match ?? "any", limit, snippets);
+    return this.ranking.match(query, opts.match ?? "any", limit, snippets);
   }
 
   async snippets(query: ParsedQuery, paths: string[]): Promise<Map<string, HitSnippet>> {
@@ -418,7 +378,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     this.settleFile();
     const docs = this.read<{ id: number; path: string }>("SELECT id, path FROM docs WHERE path IN (SELECT value FROM json_each(?))").all(JSON.stringify(paths));
     // OR: marks every clause a document holds, as search() marks them in either match mode.
-    const best = this.bestChunks(
+    const best = this.ranking.bestChunks(
       ftsExpression(clauses(query), "OR"),
       docs.map((d) => d.id),
     );
@@ -564,146 +524,6 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     this.w.forgetDoc.run(id);
   }
 
-  /**
-   * Ranked hits, one per document. docs_fts ranks documents by bm25: the filters are part of
-   * its MATCH, so FTS5 intersects them with the words before anything is scored, and the
-   * core's ORDER BY … LIMIT keeps only the best. "all" (or a single clause): the best `limit`
-   * holding every clause. "any" with several clauses: the best candidates holding any clause,
-   * and the best holding all, their text read (positions.ts) for which clauses each holds and
-   * how close together, then ordered by anyScore(). Then, for the hits alone (and only when
-   * `snippets`), each one's best chunk and snippet.
-   */
-  private match(query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): SearchHit[] {
-    const parts = clauses(query);
-    const text = ftsExpression(parts, "OR");
-    let ranked: Array<RankedId & { coverage: number }>;
-    if (mode === "all" || parts.length === 1) {
-      ranked = this.topByRank(parts, "AND", query, limit).map((r) => ({ ...r, coverage: 1 }));
-    } else {
-      const stems = clauseStems(parts);
-      const weights = clauseWeights(query);
-      const total = weights.reduce((a, b) => a + b, 0);
-      const weigh = (found: Array<RankedId>) => {
-        const texts = this.read(CANDIDATE_TEXT).values(JSON.stringify(found.map((r) => r.id))) as [number, string, string][];
-        const text = new Map(found.map((r) => [r.id, r.score]));
-        return texts.map(([id, title, body]) => {
-          const at = clausePositions(stems, [title, body]);
-          // FTS5 matched it, so it holds a clause even where this stemmer reads a word otherwise.
-          const coverage = Math.max(queryCoverage(weights, at.held), Math.min(...weights) / total);
-          return { id, coverage: Math.round(coverage * 1000) / 1000, score: anyScore(text.get(id)!, coverage, closeness(at.occurrences)) };
-        });
-      };
-      const depth = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
-      const any = this.topByRank(parts, "OR", query, depth);
-      ranked = weigh(any).sort(byScore);
-      // A note past the candidates scored at most the last one's bm25 (θ), so at most
-      // anyScore(θ, 1, 1): when the limit-th hit is above that, the hits are the exact best.
-      // Otherwise the best holding every word are weighed too.
-      const theta = any.length === depth ? any[depth - 1]!.score : 0;
-      if (theta > 0 && (ranked[limit - 1]?.score ?? 0) < anyScore(theta, 1, 1)) {
-        const seen = new Set(any.map((r) => r.id));
-        ranked = [...ranked, ...weigh(this.topByRank(parts, "AND", query, limit).filter((r) => !seen.has(r.id)))].sort(byScore);
-      }
-      ranked = ranked.slice(0, limit);
-    }
-    const ids = JSON.stringify(ranked.map((r) => r.id));
-    let rows: Array<DocRow & { rank: number; marked: string | null }>;
-    if (snippets && parts.length > 1) {
-      rows = this.read<DocRow & { rank: number; marked: null }>(RANKED_PLAIN).all(ids);
-      this.loadApart(ranked.map((r) => r.id));
-      const marked = this.markApart(text);
-      for (const row of rows) row.marked = marked.get(row.id) ?? null;
-    } else if (snippets) rows = this.read<DocRow & { rank: number; marked: string | null }>(RANKED_MARKED).all(ids, text);
-    else rows = this.read<DocRow & { rank: number; marked: null }>(RANKED_PLAIN).all(ids);
-    const byId = new Map(ranked.map((r) => [r.id, r]));
-    const hits = rows.map((row) => {
-      const r = byId.get(row.id)!;
-      if (row.marked === null) return { row, r, seq: 0, snippet: "" };
-      const chunk = bestChunk(splitMarked(row.marked, row.chunk_lengths === null ? [] : (JSON.parse(row.chunk_lengths) as number[])));
-      return { row, r, seq: chunk.seq, snippet: markedSnippet(chunk.marked) };
-    });
-    return hits
-      .sort((a, b) => b.r.score - a.r.score || (a.row.path < b.row.path ? -1 : a.row.path > b.row.path ? 1 : 0))
-      .map((h) => docHit({ ...h.row, seq: h.seq }, h.r.score, h.snippet, h.r.coverage));
-  }
-
-  /**
-   * The best `k` documents of the clauses joined by `op`, by bm25 (score: −bm25, higher is
-   * better): from the champion lists where they can prove it, else one FTS5 query.
-   */
-  private topByRank(parts: string[][], op: "AND" | "OR", filters: SearchFilters, k: number): RankedId[] {
-    const ranked = this.firstPass?.topK(
-      parts.map((p) => ftsExpression([p], "AND")),
-      op,
-      k,
-      filters.tags.length || filters.producers.length ? (ids) => passingFilters((sql) => this.read(sql), ids, filters) : undefined,
-    );
-    if (ranked) return ranked;
-    const rows = this.read(TOP_BY_RANK).values(docExpression(ftsExpression(parts, op), filters), k) as [number, number][];
-    return rows.map(([id, rank]) => ({ id, score: -rank }));
-  }
-
-  /**
-   * These documents' title and body, alone in a temporary FTS5 table (search_hl) of the same
-   * tokenizer, to highlight them (markApart): the same as highlighting them in docs_fts (a
-   * document matches there as here), but each MATCH there seeks every clause's doclist in every
-   * segment for each document. A query of one clause seeks once, and stays with docs_fts.
-   */
-  private loadApart(ids: number[]): void {
-    if (!this.apart) {
-      this.db.run("CREATE TEMP TABLE IF NOT EXISTS search_hl_text (title TEXT, body TEXT)");
-      this.db.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_hl USING fts5 (title, body, content = 'search_hl_text', tokenize = '${DOC_TOKENIZER}')`);
-      this.apart = {
-        clearIndex: this.db.query("INSERT INTO search_hl (search_hl) VALUES ('delete-all')"),
-        clearText: this.db.query("DELETE FROM search_hl_text"),
-        text: this.db.query(
-          "INSERT INTO search_hl_text (rowid, title, body) SELECT rowid, title, body FROM docs_fts WHERE rowid IN (SELECT value FROM json_each(?))",
-        ),
-        index: this.db.query("INSERT INTO search_hl (rowid, title, body) SELECT rowid, title, body FROM search_hl_text"),
-        marked: this.db.query(`SELECT rowid, highlight(search_hl, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM search_hl WHERE search_hl MATCH ?`),
-      };
-    }
-    const a = this.apart;
-    a.clearIndex.run();
-    a.clearText.run();
-    a.text.run(JSON.stringify(ids));
-    a.index.run();
-  }
-  private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked", Statement> | undefined;
-
-  /** highlight() of the loaded documents' bodies (loadApart) for `text`, by id. */
-  private markApart(text: string): Map<number, string> {
-    return new Map(this.apart!.marked.values(text) as [number, string][]);
-  }
-
-  /**
-   * Each document's best chunk for `text` (an ftsExpression) and its snippet: one highlight()
-   * of each document's body, the chunk holding the most distinct matched words (then the most
-   * matches, then the first) is the hit's, and its snippet is cut from the same text. A
-   * document that does not match `text` is left out.
-   */
-  private bestChunks(text: string, docIds: number[]): Map<number, { seq: number; snippet: string }> {
-    const out = new Map<number, { seq: number; snippet: string }>();
-    if (docIds.length === 0) return out;
-    const ids = JSON.stringify(docIds);
-    // The chunks' lengths, to find them again in the highlighted body (joined by "\n\n").
-    const lengths = new Map<number, number[]>();
-    for (const [doc, json] of this.read("SELECT id, chunk_lengths FROM docs WHERE id IN (SELECT value FROM json_each(?)) AND chunk_lengths IS NOT NULL").values(
-      ids,
-    ) as [number, string][]) {
-      lengths.set(doc, JSON.parse(json) as number[]);
-    }
-    const marked = this.read(
-      `SELECT rowid, highlight(docs_fts, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM docs_fts
-          WHERE docs_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
-    ).values(text, ids) as [number, string][];
-    for (const [id, body] of marked) {
-      const chunk = bestChunk(splitMarked(body, lengths.get(id) ?? []));
-      out.set(id, { seq: chunk.seq, snippet: markedSnippet(chunk.marked) });
-    }
-    return out;
-  }
-
   /** The stored bodies of these documents. */
   private bodies(ids: number[]): Map<number, string> {
     if (ids.length === 0) return new Map();
@@ -765,20 +585,6 @@ function chunkOf(body: string, lengthsJson: string | null, seq: number): string 
   let start = 0;
   for (let i = 0; i < seq && i < lengths.length; i++) start += lengths[i]! + 2;
   return body.slice(start, start + (lengths[seq] ?? 0));
-}
-
-function docHit(row: Omit<DocRow, "name" | "chunk_lengths"> & { seq: number }, score: number, snippet: string, coverage = 0): SearchHit {
-  return toHit({
-    path: row.path,
-    seq: row.seq,
-    producer: row.producer,
-    title: row.title,
-    tags: JSON.parse(row.tags) as string[],
-    updatedAt: new Date(row.updated_at),
-    score,
-    coverage,
-    snippet,
-  });
 }
 
 function noteMeta(row: MetaRow): NoteMeta {
