@@ -7,7 +7,7 @@
 // pass's candidates, from their rows (passingFilters).
 import type { DocLink } from "../links.ts";
 import type { IndexDoc, Producer, SearchFilters } from "../types.ts";
-import type { Reader } from "./vectors.ts";
+import type { Reader } from "./text-rows.ts";
 
 /**
  * A tag, producer or linked name as one opaque token of docs_fts's `filters` column: U+E000,

@@ -10,7 +10,7 @@ import type { MatchMode, Producer, SearchFilters, SearchHit } from "../types.ts"
 import type { FirstPass, RankedId } from "./accelerators/first-pass/first-pass.ts";
 import { docExpression, passingFilters } from "./filters.ts";
 import { bestChunk, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./text.ts";
-import type { Reader } from "./vectors.ts";
+import type { Reader } from "./text-rows.ts";
 
 /** docs_fts's tokenizer (schema.ts), for the temporary table that highlights apart. */
 export const DOC_TOKENIZER = "porter unicode61 remove_diacritics 2";

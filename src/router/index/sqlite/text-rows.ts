@@ -4,7 +4,10 @@
 // abort starts in the transaction (the next note's docs row, for one), so rows written one per
 // note made a segment per lone ingest, as if each had committed. The rule that keeps this
 // invisible: a read of docs_fts first writes the pending rows (readsText()).
-import type { Database, Statement } from "bun:sqlite";
+import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
+
+/** The store's way to prepare a read outside a write: it applies the pending-rows rule (readsText) first. */
+export type Reader = <R>(sql: string) => Statement<R, SQLQueryBindings[]>;
 
 export interface TextRow {
   title: string;

@@ -2,28 +2,15 @@
 // vec_distance_cosine() when the extension loads, else by brute force in JS (Bun on macOS
 // ships a SQLite that refuses extensions). One storage format, so a file moves freely
 // between the two. sqlite-vec 0.1 has no approximate index either, so both are exact scans.
-import type { Database, SQLQueryBindings, Statement } from "bun:sqlite";
+import type { Database, SQLQueryBindings } from "bun:sqlite";
 import * as sqliteVec from "sqlite-vec";
 import { checkVector } from "../embeddings.ts";
 import { VectorsUnavailableError } from "../errors.ts";
-import type { Producer } from "../types.ts";
+import type { DocRow } from "./ranking.ts";
+import type { Reader } from "./text-rows.ts";
 
-export interface NearestRow {
-  seq: number;
-  distance: number;
-  id: number;
-  path: string;
-  producer: Producer;
-  title: string;
-  tags: string;
-  updated_at: number;
-  hash: string;
-  mtime_ms: number;
-  chunk_lengths: string | null;
-}
-
-/** The store's way to prepare a read (the pending-rows rule: text-rows.ts). */
-export type Reader = <R>(sql: string) => Statement<R, SQLQueryBindings[]>;
+/** A document's row (ranking.ts) with its nearest chunk and that chunk's distance. */
+export type NearestRow = Omit<DocRow, "name"> & { seq: number; distance: number };
 
 export class SqliteVectors {
   readonly engine: "sqlite-vec" | "js";
