@@ -2,7 +2,7 @@
 // part 3): a search whose list is not built yet answers with the full query at once, and the
 // list, built off the event loop, answers the searches after it — with the same hits.
 import { describe, expect, it } from "bun:test";
-import type { SqliteIndexStore } from "../src/router/index/sqlite";
+import type { SqliteIndexStore } from "../src/router/index/sqlite/store";
 import { useTestRouters } from "./support/router-runtime";
 
 const router = useTestRouters();
@@ -18,12 +18,12 @@ describe("the router's search lists", () => {
     const first = await r.call("/search", { query: "canary", limit: 5 });
     const second = await r.call("/search", { query: "canary", limit: 5 });
     // Nothing was built in the router's own thread: the list was sent to the worker.
-    expect(index.champions.counts.built).toBe(0);
-    expect(index.champions.counts.answered).toBe(0);
-    await index.champions.idle();
-    expect(index.champions.counts.built).toBe(1);
+    expect(index.champions!.counts.built).toBe(0);
+    expect(index.champions!.counts.answered).toBe(0);
+    await index.champions!.idle();
+    expect(index.champions!.counts.built).toBe(1);
     const third = await r.call("/search", { query: "canary", limit: 5 });
-    expect(index.champions.counts.answered).toBe(1);
+    expect(index.champions!.counts.answered).toBe(1);
     const paths = (res: typeof first) => (res.body.hits as Array<{ path: string }>).map((h) => h.path);
     expect(paths(third)).toEqual(paths(first));
     expect(paths(second)).toEqual(paths(first));

@@ -25,13 +25,16 @@
 //   bun scripts/bench/search.ts --large        # 10k and 100k (or BENCH_LARGE=1)
 //   BENCH_SIZES=2000 BENCH_BACKENDS=sqlite bun scripts/bench/search.ts
 //   BENCH_LINKS=0 …                            # the vault without links (build cost before/after links)
+//   BENCH_PEER_ENV="INDEX_FIRST_PASS=off" …    # a second router with these settings, on a copy of the
+//                                              # index, answers each first-time query in turn with the first
+//   BENCH_PEER_MAIN=/path/to/other/src/main.ts # that second router from another checkout (before/after a change)
 //   BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres (default; a scratch database is created and dropped)
-import { mkdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { join } from "node:path";
 import { ApiError, RouterClient } from "../../src/router/client.ts";
 import { type IndexStore, openIndexStore, parseQuery } from "../../src/router/index/index.ts";
-import { cpuMs, freePort, logTail, rssMb, type Started, startAndWait, startService } from "../../test/support/process.ts";
+import { cpuMs, freePort, logTail, MAIN, rssMb, type Started, startAndWait, startService } from "../../test/support/process.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
 import { BENCH_QUERIES, generatedKind, generateNote, ingestBodies, prng, writeVault } from "../../test/support/vault-gen.ts";
 import { benchScratch } from "./lib/disk.ts";
@@ -95,6 +98,8 @@ interface Cell {
   /** First-time queries: each of COLD_QUERIES sent once, one at a time, to a server just started (ms per request). */
   cold?: number[];
   floorCold?: number[];
+  /** The same first-time queries, each sent in turn to a router with BENCH_PEER_ENV's settings (SQLite cells). */
+  peerCold?: number[];
   /** CPU time the server process spent per request in the 1-connection run (µs; /proc, 10 ms ticks): less skewed by other work than req/s. */
   cpuUsPerReq?: number;
   floorCpuUsPerReq?: number;
@@ -279,6 +284,34 @@ async function floorSearch(cell: Cell, dataDir: string, bodies: string[]): Promi
   }
 }
 
+/** BENCH_PEER_ENV: settings (`KEY=value`, space-separated) of a second router for the first-time queries. */
+const PEER_ENV =
+  process.env.BENCH_PEER_ENV || process.env.BENCH_PEER_MAIN
+    ? Object.fromEntries(
+        (process.env.BENCH_PEER_ENV ?? "")
+          .split(/\s+/)
+          .filter(Boolean)
+          .map((kv) => kv.split("=", 2) as [string, string]),
+      )
+    : undefined;
+
+/** A router with PEER_ENV's settings on copies of the vault and the index, started before the bench's own. */
+async function startPeer(cell: Cell, vault: string, dataDir: string, env: Record<string, string | undefined>): Promise<{ base: string; server: Started }> {
+  cpSync(vault, `${vault}-peer`, { recursive: true });
+  cpSync(dataDir, `${dataDir}-peer`, { recursive: true });
+  const port = freePort();
+  const server = await startAndWait({
+    cmd: [process.execPath, process.env.BENCH_PEER_MAIN ?? MAIN, "--only", "router", "--vault", `${vault}-peer`],
+    env: { ...env, ...PEER_ENV, PORT_BRAIN_API: String(port), PORT_BRAIN_MCP: String(freePort()), DATA_DIR: `${dataDir}-peer` },
+    cwd: tmp,
+    readyUrl: `http://127.0.0.1:${port}/health`,
+    logPath: join(tmp, `server-peer-${cell.size}.log`),
+    timeoutMs: 60_000,
+  });
+  running.add(server);
+  return { base: `http://127.0.0.1:${port}`, server };
+}
+
 /** The real server on the built index: /search under wrk, /ingest from the loader, RSS. */
 async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: string | undefined): Promise<void> {
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
@@ -293,6 +326,7 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
   for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH"]) delete env[key];
   if (!dbUrl) delete env.DATABASE_URL;
   const logPath = join(tmp, `server-${cell.backend}-${cell.size}.log`);
+  const peer = PEER_ENV && cell.backend === "sqlite" ? await startPeer(cell, vault, dataDir, env) : undefined;
   const server = await startService("router", { vault, env, cwd: tmp, logPath, timeoutMs: 60_000 });
   running.add(server);
   const base = server.url;
@@ -302,7 +336,20 @@ async function serverPhase(cell: Cell, vault: string, dataDir: string, dbUrl: st
     await Bun.sleep(1000);
     cell.rssIdleMb = rssMb(server.pid);
     console.log(`  /search: ${settings.coldQueries} first-time queries, each once, one at a time…`);
-    cell.cold = await sendOnce(client, coldQueries(cell.size, settings.coldQueries));
+    if (peer) {
+      // Each query to both, in alternating order: the two meet the machine's load alike.
+      const peerClient = new RouterClient({ baseUrl: peer.base, token: TOKEN });
+      cell.cold = [];
+      cell.peerCold = [];
+      for (const [i, query] of coldQueries(cell.size, settings.coldQueries).entries()) {
+        const ours = () => sendOnce(client, [query]).then((t) => cell.cold!.push(...t));
+        const theirs = () => sendOnce(peerClient, [query]).then((t) => cell.peerCold!.push(...t));
+        if (i % 2 === 0) await ours().then(theirs);
+        else await theirs().then(ours);
+      }
+      await peer.server.stop();
+      running.delete(peer.server);
+    } else cell.cold = await sendOnce(client, coldQueries(cell.size, settings.coldQueries));
 
     cell.sample = await client.search({ query: "connection pool", limit: 3 }).then(
       (sample) => `HTTP 200, mode ${sample.mode}, ${sample.hits.length} hits, first ${sample.hits[0]?.path ?? "-"}`,
@@ -432,6 +479,19 @@ function report(cells: Cell[], rg: Map<number, RgTiming[]>, rgMissing: boolean):
     ),
     row("first-time query p99 (ms)", (c) => percentile(c.cold ?? [], 99), 2, "—"),
     row("  floor p99 (ms)", (c) => percentile(c.floorCold ?? [], 99), 2, "(floor)"),
+    ...(PEER_ENV
+      ? [
+          row(
+            `  peer (${[process.env.BENCH_PEER_ENV, process.env.BENCH_PEER_MAIN].filter(Boolean).join(", ")}), the same queries in turn: p50 (ms)`,
+            (c) => percentile(c.peerCold ?? [], 50),
+            2,
+            "(peer)",
+          ),
+          row("  peer p99 (ms)", (c) => percentile(c.peerCold ?? [], 99), 2, "(peer)"),
+          row("  first-time p50 ÷ peer", (c) => percentile(c.cold ?? [], 50) / percentile(c.peerCold ?? [], 50), 2, "—"),
+          row("  first-time p99 ÷ peer", (c) => percentile(c.cold ?? [], 99) / percentile(c.peerCold ?? [], 99), 2, "—"),
+        ]
+      : []),
     row("index search in-process, median query (ms)", (c) => c.inProcessP50 ?? NA, 2, "—"),
     row(
       "repeat traffic: POST /search p50, 1 connection (ms)",

@@ -6,6 +6,7 @@ import { readDotenv } from "../common/config/files";
 import { bool, int, list, oneOf, port, str, url } from "../common/config/parsers";
 import { type ConfigOf, loadSettings, type Settings } from "../common/config/settings";
 import { FEED_CHARS } from "./feed/feed";
+import { FIRST_PASS_MODES } from "./index/types.ts";
 
 export const routerSettings = {
   host: { env: "ROUTER_HOST", fileKey: "ROUTER_HOST", default: "127.0.0.1", parse: str(), doc: "bind address of the API and MCP listeners" },
@@ -78,6 +79,20 @@ export const routerSettings = {
     default: "10",
     parse: int(0, 1000),
     doc: "SQLite index: a write is answered once this process's searches see it and committed with the writes of the next this-many ms (0 = commit each before answering); after a crash the router re-indexes the vault's changed files before it serves",
+  },
+  indexFirstPass: {
+    env: "INDEX_FIRST_PASS",
+    fileKey: "INDEX_FIRST_PASS",
+    default: "background",
+    parse: oneOf(FIRST_PASS_MODES),
+    doc: "SQLite index: searches answer from per-word lists of the best notes when those prove the exact answer; `background` builds a word's list in a worker thread at its first use, `inline` in the request, `off` runs every search as one full-text query",
+  },
+  indexBackgroundCheckpoints: {
+    env: "INDEX_BACKGROUND_CHECKPOINTS",
+    fileKey: "INDEX_BACKGROUND_CHECKPOINTS",
+    default: "true",
+    parse: bool(),
+    doc: "SQLite index: copy the write-ahead log into the database file in a worker thread (false: in the committing request, as SQLite does by default)",
   },
   embeddingsUrl: {
     env: "EMBEDDINGS_URL",

@@ -12,6 +12,7 @@ import type { RouterApp, RouterDeps } from "./app-types";
 import { DEFAULT_ORCHESTRATOR_URL, type RouterConfig } from "./config";
 import { s3BundleStore, vaultBundleStore } from "./dispatch/bundle-store";
 import { openIndexStore } from "./index/index";
+import { heldCommits } from "./index/types";
 import { modelRefine } from "./ingest/refine";
 import { type ChatEndpoint, chatBaseUrl, type EmbeddingsEndpoint, embed } from "./llm";
 import { extractTranscripts } from "./markers/extract-on-boot";
@@ -96,11 +97,9 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     embeddingDim: config.embeddingsUrl ? config.embeddingsDim : undefined,
-    // Its requests commit a note at a time: WAL checkpoints (fsyncs) off the event loop.
-    backgroundCheckpoints: true,
+    backgroundCheckpoints: config.indexBackgroundCheckpoints,
     holdCommitMs: config.indexCommitHoldMs,
-    // A first search of a common word builds its list off the event loop.
-    backgroundListBuilds: true,
+    firstPass: config.indexFirstPass,
   });
   const chatEp = chatEndpoint(config);
   const embedEp = embeddingsEndpoint(config);
@@ -119,7 +118,7 @@ export async function createRouterRuntime(config: RouterConfig): Promise<RouterR
   // A held commit that fails after its answer (a full disk): its notes go back in from their files.
   const lostWrites = new LostWritesRecovery({ vault: config.vault, index, embed: embedFn });
   // Its last writes may not have committed (INDEX_COMMIT_HOLD_MS): the files are the truth.
-  if (index.stoppedUnclean) await catchUpIndex({ vault: config.vault, index, embed: embedFn });
+  if (heldCommits(index)?.stoppedUnclean) await catchUpIndex({ vault: config.vault, index, embed: embedFn });
   const markers: MarkerDeps = {
     vault: config.vault,
     dataDir: config.dataDir,

@@ -1,6 +1,6 @@
 // One suite for both IndexStores' links and listings (issue 20): links extracted on upsert,
 // kept right across edits, renames and deletes; backlinks; dangling links counted; recent
-// notes newest first in pages. Run by src/router/index/sqlite.test.ts and postgres.test.ts.
+// notes newest first in pages. Run by src/router/index/sqlite/store.test.ts and postgres.test.ts.
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { documentFromFile } from "../../src/router/index/document.ts";
 import type { IndexStore, Producer } from "../../src/router/index/types.ts";

@@ -1,6 +1,6 @@
 // One behavioural suite for every IndexStore: SQLite and Postgres must answer the same
 // searches the same way (issue 3: "the same search suite passes on SQLite and on a real
-// Postgres"). src/router/index/sqlite.test.ts, postgres.test.ts and pgvector.test.ts each run it
+// Postgres"). src/router/index/sqlite/store.test.ts, postgres.test.ts and pgvector.test.ts each run it
 // against one engine.
 import { afterEach, beforeEach, describe, expect, it } from "bun:test";
 import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";

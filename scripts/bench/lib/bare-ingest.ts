@@ -18,7 +18,7 @@ mkdirSync(ledger, { recursive: true });
 const db = new Database(join(dir, "floor.sqlite"), { create: true });
 db.run("PRAGMA journal_mode = WAL");
 db.run("PRAGMA synchronous = NORMAL");
-// The index's own tokenizer (sqlite-schema.ts), so the row costs what brain-stack's text costs.
+// The index's own tokenizer (src/router/index/sqlite/schema.ts), so the row costs what brain-stack's text costs.
 db.run("CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, body, tokenize = 'porter unicode61 remove_diacritics 2')");
 const insert = db.query("INSERT INTO fts (path, body) VALUES (?, ?)");
 let seq = 0;

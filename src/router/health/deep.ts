@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../../common/atomic-write";
 import { DomainError } from "../../common/domain-error";
 import { type StorageStatus, storageStatus } from "../../common/storage";
-import { SQLITE_INDEX_FILE } from "../index/sqlite";
+import { SQLITE_INDEX_FILE } from "../index/sqlite/store";
 import { type ChatEndpoint, chat, type EmbeddingsEndpoint, embeddingsRoute } from "../llm";
 
 export type ProbeVerdict = "ok" | "fail" | "skipped";

@@ -5,8 +5,8 @@
 // parsed for IndexStore.search, and the types. Code outside the router (scripts/bench) imports
 // the index through this module only (.dependency-cruiser.cjs).
 import { openPostgresIndex } from "./postgres.ts";
-import { openSqliteIndex } from "./sqlite.ts";
-import type { IndexStore } from "./types.ts";
+import { openSqliteIndex } from "./sqlite/store.ts";
+import type { FirstPass, IndexStore } from "./types.ts";
 import { withConnectionErrors } from "./unavailable.ts";
 
 export { chunkDocument } from "./chunk.ts";
@@ -27,17 +27,28 @@ export interface IndexStoreConfig {
   schema?: string;
   /** Postgres: the connection pool's size; default 10. */
   poolSize?: number;
-  /** SQLite: checkpoint the WAL in a worker thread (the router's index; see sqlite-checkpointer.ts). */
+  /** SQLite: checkpoint the WAL in a worker thread (the router's index; see sqlite/accelerators/checkpoints). */
   backgroundCheckpoints?: boolean;
   /** SQLite: hold a write transaction open this long for the writes that follow (INDEX_COMMIT_HOLD_MS). */
   holdCommitMs?: number;
-  /** SQLite: build the champion lists in a worker thread (the router's index). */
-  backgroundListBuilds?: boolean;
+  /**
+   * SQLite: the searches' first pass (champion lists): built at a clause's first use in the
+   * calling thread ("inline", the default), in a worker thread ("background", the router's), or
+   * none ("off": every search runs the plain ranking query).
+   */
+  firstPass?: FirstPass;
 }
 
 export function openIndexStore(config: IndexStoreConfig): Promise<IndexStore> {
-  const { databaseUrl, dataDir, embeddingDim, schema, poolSize, backgroundCheckpoints, holdCommitMs, backgroundListBuilds } = config;
+  const { databaseUrl, dataDir, embeddingDim, schema, poolSize, backgroundCheckpoints, holdCommitMs, firstPass } = config;
   return databaseUrl
     ? openPostgresIndex({ url: databaseUrl, embeddingDim, schema, max: poolSize }).then(withConnectionErrors)
-    : openSqliteIndex({ dataDir, embeddingDim, backgroundCheckpoints, holdCommitMs, backgroundListBuilds });
+    : openSqliteIndex({
+        dataDir,
+        embeddingDim,
+        backgroundCheckpoints,
+        holdCommitMs,
+        champions: firstPass === "off" ? { depth: 0 } : undefined,
+        backgroundListBuilds: firstPass === "background",
+      });
 }

@@ -17,7 +17,7 @@ import { MIGRATIONS } from "./migrations/index.ts";
 import { openPostgresIndex, type PostgresIndexStore } from "./postgres.ts";
 import { parseQuery } from "./query.ts";
 import { refreshFolder } from "./refresh.ts";
-import { openSqliteIndex } from "./sqlite.ts";
+import { openSqliteIndex } from "./sqlite/store.ts";
 import type { IndexDoc, IndexStore } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {

@@ -4,7 +4,7 @@ import { corpus } from "../../../test/fixtures/index-corpus.ts";
 import { clausePositions, clauseStems } from "./positions.ts";
 import { clauses, parseQuery } from "./query.ts";
 import { anyScore, closeness, type Occurrence } from "./rank.ts";
-import { ftsExpression } from "./sqlite-text.ts";
+import { ftsExpression } from "./sqlite/text.ts";
 
 const at = (clause: number, position: number, field = 1, len = 1): Occurrence => ({ field, at: position, clause, len });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { comparePaths, walkSorted } from "../vault/walk.ts";
 import { parseQuery } from "./query.ts";
 import { refreshFolder } from "./refresh.ts";
-import { openSqliteIndex, type SqliteIndexStore } from "./sqlite.ts";
+import { openSqliteIndex, type SqliteIndexStore } from "./sqlite/store.ts";
 
 let vault: string;
 let dataDir: string;

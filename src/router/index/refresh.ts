@@ -156,7 +156,7 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       next = await changed.next();
     }
   })();
-  await (firstBuild && head.length >= BULK_LOAD_FILES && store.bulkLoad ? store.bulkLoad(() => upsertChanged(rest)) : upsertChanged(rest));
+  await (firstBuild && head.length >= BULK_LOAD_FILES ? store.bulkLoad(() => upsertChanged(rest)) : upsertChanged(rest));
 
   for await (const gone of known.rest()) counts.removed += await removeAll(store, gone);
   counts.removed += await removeAll(store, vanished);

@@ -1,5 +1,5 @@
 // The search index's vocabulary: what is indexed, what a search returns, and the one
-// interface both stores (sqlite.ts, postgres.ts) implement. Chosen once at start-up.
+// interface both stores (sqlite/store.ts, postgres.ts) implement. Chosen once at start-up.
 import type { DocLink } from "./links.ts";
 
 /** Who wrote a document into the vault; spec: pipeline "index" stage counts rows per producer. */
@@ -139,25 +139,16 @@ export interface LinkCounts {
   examples: Array<{ source: string; target: string }>;
 }
 
+/** The SQLite index's first pass (champion lists): built off the request path, in it, or none. */
+export const FIRST_PASS_MODES = ["background", "inline", "off"] as const;
+export type FirstPass = (typeof FIRST_PASS_MODES)[number];
+
 export interface IndexStore {
   readonly kind: "sqlite" | "postgres";
   /** The configured embedding dimension; undefined = no vectors. */
   readonly embeddingDim: number | undefined;
   /** True when vectors are configured and vectorSearch() can run. */
   readonly hasVectors: boolean;
-  /**
-   * The last process that held this index for writing stopped without closing it (killed, or
-   * it crashed): rows of notes whose files were written may be missing. The router catches up
-   * from the vault's files before it serves. Postgres commits before it answers: never set.
-   */
-  readonly stoppedUnclean?: boolean;
-  /** Commits the writes a store answered before committing (SQLite's held commits); a store that commits first has none. */
-  settle?(): void;
-  /**
-   * Held commits: `listener` is told the vault paths whose answered writes a failed commit
-   * (a full disk) lost from the index; the router indexes them again from their files.
-   */
-  onLostWrites?(listener: (paths: string[]) => void): void;
   /** Creates or upgrades the schema; idempotent (the factories call it at start-up). */
   migrate(): Promise<void>;
   /** Chunks and (re)writes the document's rows. Returns false when nothing changed. */
@@ -169,7 +160,7 @@ export interface IndexStore {
    */
   upsertMany?(docs: IndexDoc[], opts?: Pick<UpsertOptions, "embed">): Promise<boolean[]>;
   /** A first build's writes (refreshFolder on an empty index); a store may defer work to its end (SQLite: three b-trees). */
-  bulkLoad?<T>(load: () => Promise<T>): Promise<T>;
+  bulkLoad<T>(load: () => Promise<T>): Promise<T>;
   /** Returns true when the path was indexed. */
   remove(path: string): Promise<boolean>;
   /**
@@ -213,4 +204,30 @@ export interface IndexStore {
   /** Whether the index holds any document of `producer` (without counting them all). */
   holdsProducer(producer: Producer): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/**
+ * What a store that answers writes before it commits them (SQLite's held commits) offers the
+ * router beyond IndexStore; heldCommits() finds it. Postgres commits before it answers: none.
+ */
+export interface HeldCommits {
+  /**
+   * The last process that held this index for writing stopped without closing it (killed, or
+   * it crashed): rows of notes whose files were written may be missing. The router catches up
+   * from the vault's files before it serves.
+   */
+  readonly stoppedUnclean: boolean;
+  /** Commits the writes the store answered before committing. */
+  settle(): void;
+  /**
+   * `listener` is told the vault paths whose answered writes a failed commit (a full disk)
+   * lost from the index; the router indexes them again from their files.
+   */
+  onLostWrites(listener: (paths: string[]) => void): void;
+}
+
+/** The store's held commits, when it answers writes before it commits them. */
+export function heldCommits(store: IndexStore): HeldCommits | undefined {
+  const held = store as IndexStore & Partial<HeldCommits>;
+  return typeof held.settle === "function" && typeof held.onLostWrites === "function" ? (held as HeldCommits) : undefined;
 }

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { log } from "../../common/logger";
 import { documentFromFile } from "../index/document";
 import { IndexedRows, type RefreshCounts as RawCounts, type RefreshOptions, refreshFolder } from "../index/refresh";
-import { type IndexStore, PRODUCERS, type Producer } from "../index/types";
+import { heldCommits, type IndexStore, PRODUCERS, type Producer } from "../index/types";
 import { comparePaths, type WalkedFile, walkSorted } from "../vault/walk";
 import { PRODUCER_SOURCES, type ProducerSources, producerOf } from "./sources";
 
@@ -91,7 +91,7 @@ export async function refreshIndex(deps: RefreshDeps, done: { raw?: RawCounts } 
 }
 
 /**
- * After an unclean stop (IndexStore.stoppedUnclean: the last process's held writes may never
+ * After an unclean stop (HeldCommits.stoppedUnclean: the last process's held writes may never
  * have committed): every producer's rows brought in line with the vault's files, logged.
  */
 export async function catchUpIndex(deps: RefreshDeps): Promise<RefreshCounts> {
@@ -176,7 +176,7 @@ export class BackgroundIndexer {
   /** Resolves once everything scheduled so far is indexed and committed. */
   async idle(): Promise<void> {
     while (this.running) await this.running;
-    this.deps.index.settle?.();
+    heldCommits(this.deps.index)?.settle();
   }
 
   async close(): Promise<void> {

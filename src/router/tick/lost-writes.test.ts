@@ -10,7 +10,7 @@ import { canMountTmpfs, mountTmpfs, type Tmpfs } from "../../../test/support/tmp
 import { until } from "../../../test/support/until.ts";
 import { documentFromFile } from "../index/document.ts";
 import { parseQuery } from "../index/query.ts";
-import { openSqliteIndex, type SqliteIndexStore } from "../index/sqlite.ts";
+import { openSqliteIndex, type SqliteIndexStore } from "../index/sqlite/store.ts";
 import { LostWritesRecovery } from "./lost-writes.ts";
 
 const NOTES = 60;

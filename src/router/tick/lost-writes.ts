@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { log } from "../../common/logger";
 import { documentFromFile } from "../index/document";
-import type { IndexStore } from "../index/types";
+import { heldCommits, type IndexStore } from "../index/types";
 import { producerOf } from "./sources";
 
 const logger = log("index");
@@ -27,7 +27,7 @@ export class LostWritesRecovery {
   private closed = false;
 
   constructor(private readonly deps: LostWritesDeps) {
-    deps.index.onLostWrites?.((paths) => this.add(paths));
+    heldCommits(deps.index)?.onLostWrites((paths) => this.add(paths));
   }
 
   /** Paths whose index rows a failed commit lost: indexed again from their files now. */
@@ -71,7 +71,7 @@ export class LostWritesRecovery {
     }
     // Committed now: a commit that fails again reports its paths back through onLostWrites.
     try {
-      this.deps.index.settle?.();
+      heldCommits(this.deps.index)?.settle();
     } catch (err) {
       last = (err as Error).message;
     }

@@ -5,7 +5,7 @@ import type { Database } from "bun:sqlite";
 /** FTS5's rank: bm25 with per-column weights (title, body), a title match ten times a body match. */
 const BM25_RANK = "bm25(10.0, 1.0)";
 
-/** filterToken() (sqlite-text.ts) in SQL, after its U+E000 and letter: hex with A–F spelled g h j k m n. */
+/** filterToken() (text.ts) in SQL, after its U+E000 and letter: hex with A–F spelled g h j k m n. */
 const filterHex = (x: string) => `replace(replace(replace(replace(replace(replace(hex(${x}), 'A', 'g'), 'B', 'h'), 'C', 'j'), 'D', 'k'), 'E', 'm'), 'F', 'n')`;
 
 /**
@@ -64,7 +64,7 @@ export const SCHEMA: Array<string | ((db: Database) => void)> = [
    CREATE INDEX docs_fingerprint ON docs (producer, path, hash, mtime_ms);`,
   // v3: one full-text row per document instead of one per chunk. docs_text (a view) is each
   // document's title, its chunks' text joined, and its producer and tags as opaque tokens
-  // (filterToken() in sqlite-text.ts); docs_fts indexes it as external content. A search then
+  // (filterToken() in text.ts); docs_fts indexes it as external content. A search then
   // scores each matching document once, not every matching chunk before de-duplicating; its
   // tag and producer filters narrow the MATCH inside FTS5 before anything is scored; and a
   // hit's best chunk is found in the highlighted text of its document. chunks_fts goes: every

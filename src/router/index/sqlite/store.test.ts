@@ -4,19 +4,20 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeLinkStore } from "../../../test/support/index-links-suite.ts";
-import { describeIndexStore, type StoreLab } from "../../../test/support/index-search-suite.ts";
-import { until } from "../../../test/support/until.ts";
-import { outgoingOf } from "../notes/graph.ts";
-import { parseQuery } from "./query.ts";
-import { refreshFolder } from "./refresh.ts";
-import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexStore } from "./sqlite.ts";
-import { GroupCommit } from "./sqlite-group-commit.ts";
-import { SCHEMA } from "./sqlite-schema.ts";
-import { filterToken, markedSnippet, splitMarked } from "./sqlite-text.ts";
-import type { IndexDoc } from "./types.ts";
+import { describeLinkStore } from "../../../../test/support/index-links-suite.ts";
+import { describeIndexStore, type StoreLab } from "../../../../test/support/index-search-suite.ts";
+import { until } from "../../../../test/support/until.ts";
+import { outgoingOf } from "../../notes/graph.ts";
+import { parseQuery } from "../query.ts";
+import { refreshFolder } from "../refresh.ts";
+import type { IndexDoc } from "../types.ts";
+import { filterToken } from "./filters.ts";
+import { GroupCommit } from "./group-commit.ts";
+import { SCHEMA } from "./schema.ts";
+import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexOptions, type SqliteIndexStore } from "./store.ts";
+import { markedSnippet, splitMarked } from "./text.ts";
 
-async function sqliteLab(extra: { sqliteVec?: boolean; holdCommitMs?: number } = {}): Promise<StoreLab & { dataDir: string }> {
+async function sqliteLab(extra: Omit<SqliteIndexOptions, "dataDir" | "embeddingDim"> = {}): Promise<StoreLab & { dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), "index-sqlite-"));
   return {
     dataDir,
@@ -33,13 +34,22 @@ function indexFileAt(dataDir: string, version: number): Database {
   return db;
 }
 
+/** The plain store: one transaction per batch, the plain ranking query, no pending rows. */
+const PLAIN = { champions: { depth: 0 } } as const;
+/** Every accelerator on, as the router runs it (INDEX_* defaults). */
+const ACCELERATED = { holdCommitMs: 50, backgroundCheckpoints: true, backgroundListBuilds: true } as const;
+
 describeIndexStore("SQLite index (FTS5)", () => sqliteLab(), { vectors: false });
 describeIndexStore("SQLite index with sqlite-vec vectors", () => sqliteLab(), { vectors: true });
 describeIndexStore("SQLite index with the JS vector fallback", () => sqliteLab({ sqliteVec: false }), { vectors: true });
 describeLinkStore("SQLite index: links and listings", () => sqliteLab());
+describeIndexStore("SQLite plain store", () => sqliteLab(PLAIN), { vectors: true });
+describeLinkStore("SQLite plain store: links and listings", () => sqliteLab(PLAIN));
 // The router's store answers writes before it commits them (INDEX_COMMIT_HOLD_MS): the same contract.
 describeIndexStore("SQLite index holding its commits", () => sqliteLab({ holdCommitMs: 50 }), { vectors: true });
 describeLinkStore("SQLite index holding its commits: links and listings", () => sqliteLab({ holdCommitMs: 50 }));
+describeIndexStore("SQLite index with every accelerator", () => sqliteLab(ACCELERATED), { vectors: true });
+describeLinkStore("SQLite index with every accelerator: links and listings", () => sqliteLab(ACCELERATED));
 
 describe("SQLite index holding its commits, searched between writes", () => {
   it("scores every hit as the full query over the committed index does (a search commits what is held first)", async () => {
@@ -78,7 +88,7 @@ describe("SQLite index holding its commits, searched between writes", () => {
         for (let i = 0; i < 6; i++) await both(note(round * 37 + i * 11 + (i % 2 ? 200 : 0), round));
         await compare();
       }
-      expect(held.champions.counts.answered).toBeGreaterThan(20);
+      expect(held.champions!.counts.answered).toBeGreaterThan(20);
     } finally {
       await held.close();
       await full.close();

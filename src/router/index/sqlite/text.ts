@@ -1,8 +1,8 @@
-// The SQLite index's text side, apart from the store: the FTS5 MATCH expressions it builds
-// (words, and the tag and producer filters as opaque tokens of the `filters` column), and what
-// it does with FTS5's highlight() of a document — cut back into chunks, the best chunk chosen,
-// and a snippet cut from it the way FTS5's snippet() would.
-import { type SearchFilters, SNIPPET_MARK } from "./types.ts";
+// The SQLite index's text side, apart from the store: the FTS5 MATCH expressions of a query's
+// words (the filters' are in filters.ts), and what it does with FTS5's highlight() of a
+// document — cut back into chunks, the best chunk chosen, and a snippet cut from it the way
+// FTS5's snippet() would.
+import { SNIPPET_MARK } from "../types.ts";
 
 /** Tokens of context in a snippet (FTS5 allows at most 64). */
 const SNIPPET_TOKENS = 24;
@@ -13,36 +13,6 @@ export const MARK_CLOSE = "\uE002";
 export function ftsExpression(parts: string[][], op: "AND" | "OR"): string {
   return parts.map((words) => `"${words.join(" ").replaceAll('"', '""')}"`).join(` ${op} `);
 }
-
-/**
- * A tag, producer or linked name as one opaque token of docs_fts's `filters` column: U+E000,
- * a letter (t, p, l) and the value's UTF-8 in hex, A–F spelled g h j k m n. unicode61 keeps it whole (a
- * private-use character is a token character to it); the porter stemmer leaves it alone (no
- * vowel, s or y); and no query word can equal it, since the query parser keeps only letters,
- * digits and marks — so words never match a filter, nor filters a word.
- */
-export function filterToken(kind: "t" | "p" | "l", value: string): string {
-  const hex = Buffer.from(value, "utf8").toString("hex");
-  return FILTER_PREFIX + kind + hex.replace(/[a-f]/g, (c) => FILTER_HEX[c as keyof typeof FILTER_HEX]);
-}
-
-const FILTER_PREFIX = "\uE000";
-const FILTER_HEX = { a: "g", b: "h", c: "j", d: "k", e: "m", f: "n" } as const;
-
-/** The words (an ftsExpression) and every filter required. */
-export function docExpression(text: string, filters: SearchFilters): string {
-  let expr = text;
-  if (filters.tags.length) expr += ` AND ${tagExpression(filters.tags)}`;
-  if (filters.producers.length) expr += ` AND filters : (${filters.producers.map((p) => `"${filterToken("p", p)}"`).join(" OR ")})`;
-  return expr;
-}
-
-/** A MATCH expression for the documents carrying every one of `tags` (case-insensitive). */
-export function tagExpression(tags: string[]): string {
-  return tags.map(tagClause).join(" AND ");
-}
-
-const tagClause = (tag: string) => `filters : "${filterToken("t", tag.toLowerCase())}"`;
 
 /**
  * A document's highlighted body cut back into its chunks (`lengths`: each chunk's text, in

@@ -12,7 +12,7 @@
 // it grows to LIMIT_PAGES; the writer's checkpoint then has only the pages the worker has not
 // copied yet, and the next write restarts the WAL.
 import type { Database } from "bun:sqlite";
-import { log } from "../../common/logger";
+import { log } from "../../../../../common/logger";
 
 const logger = log("index");
 
@@ -42,7 +42,7 @@ export class BackgroundCheckpointer {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(new URL("./sqlite-checkpoint-worker.ts", import.meta.url));
+    const worker = new Worker(new URL("./worker.ts", import.meta.url));
     this.worker = worker;
     // Never what keeps the process alive.
     worker.unref();

@@ -1,8 +1,8 @@
-// The background checkpointer's thread (sqlite-checkpointer.ts): its own connection to the
+// The background checkpointer's thread (checkpointer.ts): its own connection to the
 // index file, running a PASSIVE checkpoint — the committed WAL pages copied into the database
 // file, with the fsyncs synchronous = NORMAL makes — each time the writer asks.
 import { Database } from "bun:sqlite";
-import type { CheckpointReply, CheckpointRequest } from "./sqlite-checkpointer";
+import type { CheckpointReply, CheckpointRequest } from "./checkpointer";
 
 declare const self: Worker;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { MARK_CLOSE as C, markedSnippet, MARK_OPEN as O } from "./sqlite-text.ts";
+import { MARK_CLOSE as C, markedSnippet, MARK_OPEN as O } from "./text.ts";
 
 /** `count` words w0, w1, …, with the words at `marked` wrapped in highlight()'s marks. */
 const words = (count: number, marked: Record<number, string> = {}) =>

@@ -1,5 +1,5 @@
 // What a champion list's build does with its clause, in the store's thread or in the worker
-// (sqlite-champions.ts, sqlite-champions-worker.ts): the depth it is built to, and the build
+// (champion-lists.ts, worker.ts): the depth it is built to, and the build
 // query's rows as the list's arrays.
 
 /**

@@ -1,10 +1,10 @@
-// The champion lists' build thread (sqlite-champions.ts, `workerFile`): its own read-only
+// The champion lists' build thread (champion-lists.ts, `workerFile`): its own read-only
 // connection to the index file, running a clause's build query — FTS5's bm25 of every match,
 // the best `depth` kept — off the event loop. The table's totals and the clause's match count
 // are read in the same read transaction: the list is then exactly a list built in that state.
 import { Database } from "bun:sqlite";
-import { tableTotals } from "./sqlite-bm25.ts";
-import { buildDepth, rankedArrays } from "./sqlite-champion-build.ts";
+import { tableTotals } from "./bm25.ts";
+import { buildDepth, rankedArrays } from "./build.ts";
 
 declare const self: Worker;
 

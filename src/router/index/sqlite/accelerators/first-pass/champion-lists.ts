@@ -4,14 +4,15 @@
 // only when the check proves them the exact top k, and runs the full FTS5 query otherwise: the
 // answer never differs from the full query's.
 // Lists are built on first use (in a worker thread when `workerFile` is set) and kept across
-// this connection's writes: entries are rescored with FTS5's formula (sqlite-bm25.ts), written
+// this connection's writes: entries are rescored with FTS5's formula (bm25.ts), written
 // documents are scored apart (champ_delta) and each clause's match count is carried (deleted
 // text kept in champ_gone). Another connection's write, a rollback, or more than maxWritten
 // documents written since drop them.
 import type { Database, Statement } from "bun:sqlite";
-import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./sqlite-bm25.ts";
-import { buildDepth, rankedArrays } from "./sqlite-champion-build.ts";
-import type { BuildReply, BuildRequest } from "./sqlite-champions-worker.ts";
+import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./bm25.ts";
+import { buildDepth, rankedArrays } from "./build.ts";
+import type { FirstPass, RankedId } from "./first-pass.ts";
+import type { BuildReply, BuildRequest } from "./worker.ts";
 
 /** A clause's list: its best documents by the clause's bm25 alone (higher is better). */
 interface ChampionList {
@@ -43,12 +44,6 @@ interface MergeList {
   complete: boolean;
 }
 
-export interface RankedId {
-  id: number;
-  /** −bm25: higher is better. */
-  score: number;
-}
-
 /** Characters of deleted rows kept (champ_gone) beyond which the lists start afresh. */
 const MAX_GONE_CHARS = 32 * 1024 * 1024;
 
@@ -75,7 +70,7 @@ export interface ChampionOptions {
   maxFilterChecks?: number;
   /**
    * The index file: lists are built in a worker thread on a read-only connection of their own
-   * (sqlite-champions-worker.ts), so a first use does not hold the event loop for a build of a
+   * (worker.ts), so a first use does not hold the event loop for a build of a
    * common word's list; a search that needs a list still being
    * built runs the full query. Unset: built in the calling thread, at first use.
    */
@@ -90,7 +85,7 @@ interface PendingBuild {
   seq: number;
 }
 
-export class ChampionLists {
+export class ChampionLists implements FirstPass {
   readonly depth: number;
   private readonly maxDepth: number;
   /** Clauses whose next list is to be this deep (a query could not be answered from theirs). */
@@ -416,7 +411,7 @@ export class ChampionLists {
   /** Sends a build to the worker (started on first use). */
   private send(build: PendingBuild, depth: number): void {
     if (!this.worker) {
-      this.worker = new Worker(new URL("./sqlite-champions-worker.ts", import.meta.url));
+      this.worker = new Worker(new URL("./worker.ts", import.meta.url));
       // Never what keeps the process alive.
       this.worker.unref();
       this.worker.addEventListener("message", (event: MessageEvent<BuildReply>) => this.received(event.data));

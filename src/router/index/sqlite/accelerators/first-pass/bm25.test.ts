@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, it } from "bun:test";
-import { prng } from "../../../scripts/bench/lib/vault-gen.ts";
-import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, tableTotals } from "./sqlite-bm25.ts";
+import { prng } from "../../../../../../test/support/vault-gen.ts";
+import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, tableTotals } from "./bm25.ts";
 
 describe("FTS5's bm25 in JS", () => {
   it("gives FTS5's own score of each row, bit for bit, from the weighted count it recovers from that score", () => {

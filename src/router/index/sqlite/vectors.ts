@@ -4,23 +4,13 @@
 // between the two. sqlite-vec 0.1 has no approximate index either, so both are exact scans.
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import * as sqliteVec from "sqlite-vec";
-import { checkVector } from "./embeddings.ts";
-import { VectorsUnavailableError } from "./errors.ts";
-import type { Producer } from "./types.ts";
+import { checkVector } from "../embeddings.ts";
+import { VectorsUnavailableError } from "../errors.ts";
+import type { DocRow } from "./ranking.ts";
+import type { Reader } from "./text-rows.ts";
 
-export interface NearestRow {
-  seq: number;
-  distance: number;
-  id: number;
-  path: string;
-  producer: Producer;
-  title: string;
-  tags: string;
-  updated_at: number;
-  hash: string;
-  mtime_ms: number;
-  chunk_lengths: string | null;
-}
+/** A document's row (ranking.ts) with its nearest chunk and that chunk's distance. */
+export type NearestRow = Omit<DocRow, "name"> & { seq: number; distance: number };
 
 export class SqliteVectors {
   readonly engine: "sqlite-vec" | "js";
@@ -54,23 +44,21 @@ export class SqliteVectors {
     this.db.query("INSERT OR REPLACE INTO doc_vectors (doc_id, seq, embedding) VALUES (?, ?, ?)").run(docId, seq, toBlob(vector));
   }
 
-  /** The nearest chunk of each document, nearest documents first; `filter` is SQL over `d`. */
-  nearest(vector: number[], limit: number, filter: string, params: SQLQueryBindings[]): NearestRow[] {
+  /** The nearest chunk of each document, nearest documents first; `filter` is SQL over `d`, run by the store's `read`. */
+  nearest(read: Reader, vector: number[], limit: number, filter: string, params: SQLQueryBindings[]): NearestRow[] {
     checkVector(vector, this.dim);
     if (norm(vector) === 0) return [];
     const from = `FROM doc_vectors v JOIN docs d ON d.id = v.doc_id WHERE 1 = 1${filter}`;
     if (this.engine === "sqlite-vec") {
-      return this.db
-        .query<NearestRow, SQLQueryBindings[]>(
-          `SELECT v.seq AS seq, min(vec_distance_cosine(v.embedding, ?)) AS distance, d.*
+      return read<NearestRow>(
+        `SELECT v.seq AS seq, min(vec_distance_cosine(v.embedding, ?)) AS distance, d.*
            ${from} GROUP BY v.doc_id ORDER BY distance, d.path LIMIT ?`,
-        )
-        .all(toBlob(vector), ...params, limit);
+      ).all(toBlob(vector), ...params, limit);
     }
     const best = new Map<number, NearestRow>();
-    const rows = this.db
-      .query<Omit<NearestRow, "distance"> & { embedding: Uint8Array }, SQLQueryBindings[]>(`SELECT v.seq AS seq, v.embedding AS embedding, d.* ${from}`)
-      .iterate(...params);
+    const rows = read<Omit<NearestRow, "distance"> & { embedding: Uint8Array }>(`SELECT v.seq AS seq, v.embedding AS embedding, d.* ${from}`).iterate(
+      ...params,
+    );
     for (const { embedding, ...row } of rows) {
       const distance = cosineDistance(vector, fromBlob(embedding));
       const prior = best.get(row.id);

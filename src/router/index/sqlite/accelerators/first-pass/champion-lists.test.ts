@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { prng } from "../../../scripts/bench/lib/vault-gen.ts";
-import { parseQuery } from "./query.ts";
-import { openSqliteIndex, type SqliteIndexStore } from "./sqlite.ts";
-import type { IndexDoc, SearchHit } from "./types.ts";
+import { prng } from "../../../../../../test/support/vault-gen.ts";
+import { parseQuery } from "../../../query.ts";
+import type { IndexDoc, SearchHit } from "../../../types.ts";
+import { openSqliteIndex, type SqliteIndexStore } from "../../store.ts";
 
 // Words drawn with a skew: the first few are in most notes (long lists, deeper than the
 // depth the tests give the store), the last in a handful.
@@ -87,22 +87,22 @@ describe("SQLite search: the champion-list first pass", () => {
   }
 
   it("answers each query with the full bm25 ranking's hits, scores and snippets, answering some from the lists and falling back for others", async () => {
-    fast.champions.counts.answered = 0;
-    fast.champions.counts.fellBack = 0;
+    fast.champions!.counts.answered = 0;
+    fast.champions!.counts.fellBack = 0;
     await compare(10);
     await compare(3);
     await compare(40);
     // Both ways were taken (so the comparison above covered each).
-    expect(fast.champions.counts.answered).toBeGreaterThan(QUERIES.length);
-    expect(fast.champions.counts.fellBack).toBeGreaterThan(0);
+    expect(fast.champions!.counts.answered).toBeGreaterThan(QUERIES.length);
+    expect(fast.champions!.counts.fellBack).toBeGreaterThan(0);
   });
 
   it("keeps the exact top-k of a single word from its list alone, without the full query", async () => {
     const query = parseQuery("deploy");
     await fast.search(query, 10);
-    const before = fast.champions.counts.answered;
+    const before = fast.champions!.counts.answered;
     const hits = await fast.search(query, 10);
-    expect(fast.champions.counts.answered).toBe(before + 1);
+    expect(fast.champions!.counts.answered).toBe(before + 1);
     expect(view(hits)).toEqual(view(await full.search(query, 10)));
   });
 
@@ -115,16 +115,16 @@ describe("SQLite search: the champion-list first pass", () => {
       const expected = view(await full.search(query, 30));
       await store.search(query, 30);
       const hits = await store.search(query, 30);
-      expect(store.champions.counts).toEqual({ answered: 0, fellBack: 2, built: 1 });
+      expect(store.champions!.counts).toEqual({ answered: 0, fellBack: 2, built: 1 });
       expect(hits).toHaveLength(30);
       expect(view(hits)).toEqual(expected);
       // Its list now holds every match (counted before the build): the same query is answered
       // from it, with the same hits.
       expect(view(await store.search(query, 30))).toEqual(expected);
-      expect(store.champions.counts).toEqual({ answered: 1, fellBack: 2, built: 2 });
+      expect(store.champions!.counts).toEqual({ answered: 1, fellBack: 2, built: 2 });
       // So any limit is answered from it, without another build.
       expect(view(await store.search(query, 200))).toEqual(view(await full.search(query, 200)));
-      expect(store.champions.counts).toEqual({ answered: 2, fellBack: 2, built: 2 });
+      expect(store.champions!.counts).toEqual({ answered: 2, fellBack: 2, built: 2 });
     } finally {
       await store.close();
     }
@@ -137,10 +137,10 @@ describe("SQLite search: the champion-list first pass", () => {
       await small.search(query, 30);
       await small.search(query, 30);
       expect(view(await small.search(query, 30))).toEqual(expected);
-      expect(small.champions.counts).toEqual({ answered: 1, fellBack: 2, built: 2 });
+      expect(small.champions!.counts).toEqual({ answered: 1, fellBack: 2, built: 2 });
       // 96 do not prove a top 200: the full query answers it.
       expect(view(await small.search(query, 200))).toEqual(view(await full.search(query, 200)));
-      expect(small.champions.counts).toEqual({ answered: 1, fellBack: 3, built: 2 });
+      expect(small.champions!.counts).toEqual({ answered: 1, fellBack: 3, built: 2 });
     } finally {
       await small.close();
     }
@@ -159,7 +159,7 @@ describe("SQLite search: the champion-list first pass", () => {
       // A limit the checked notes do fill is answered from the list.
       const few = await store.search(query, 2);
       expect(view(few)).toEqual(view(await full.search(query, 2)));
-      expect(store.champions.counts.answered).toBe(1);
+      expect(store.champions!.counts.answered).toBe(1);
     } finally {
       await store.close();
     }
@@ -204,7 +204,7 @@ describe("SQLite search: the champion-list first pass", () => {
       for (const q of QUERIES) for (const store of [live, reset]) await store.search(parseQuery(q), 10);
       const rng = prng(99);
       const paths = docs.map((d) => d.path);
-      const before = { ...live.champions.counts };
+      const before = { ...live.champions!.counts };
       let round = 0;
       for (const q of [...QUERIES, ...QUERIES, ...QUERIES, ...QUERIES]) {
         round++;
@@ -249,13 +249,13 @@ describe("SQLite search: the champion-list first pass", () => {
       }
       // Most searches were answered from the lists, and few lists were built again (only
       // deeper ones): lists dropped at every write would be built again at every search.
-      const answered = live.champions.counts.answered - before.answered;
-      const fellBack = live.champions.counts.fellBack - before.fellBack;
-      const built = live.champions.counts.built - before.built;
+      const answered = live.champions!.counts.answered - before.answered;
+      const fellBack = live.champions!.counts.fellBack - before.fellBack;
+      const built = live.champions!.counts.built - before.built;
       expect(answered).toBeGreaterThan(fellBack);
       expect(built).toBeLessThan(round / 4);
       // The store that drops its lists every 7 writes built them again about that often.
-      expect(reset.champions.counts.built).toBeGreaterThan(built + round / 7);
+      expect(reset.champions!.counts.built).toBeGreaterThan(built + round / 7);
     } finally {
       for (const s of [live, reset, reference, referenceReset]) await s.close();
       await rm(dir, { recursive: true, force: true });
@@ -291,15 +291,15 @@ describe("SQLite search: champion lists built in a worker thread", () => {
   it("answers with the full query while a list is built, then from the lists: every answer the full query's, bit for bit", async () => {
     for (const q of QUERIES) await same(q, 10);
     // Sent to the worker, not built here: nothing was answered from a list yet.
-    expect(bg.champions.counts.answered).toBe(0);
-    expect(bg.champions.counts.built).toBe(0);
-    await bg.champions.idle();
-    expect(bg.champions.counts.built).toBeGreaterThan(10);
+    expect(bg.champions!.counts.answered).toBe(0);
+    expect(bg.champions!.counts.built).toBe(0);
+    await bg.champions!.idle();
+    expect(bg.champions!.counts.built).toBeGreaterThan(10);
     for (let pass = 0; pass < 3; pass++) {
       for (const q of QUERIES) for (const limit of [10, 3, 40]) await same(q, limit);
-      await bg.champions.idle();
+      await bg.champions!.idle();
     }
-    expect(bg.champions.counts.answered).toBeGreaterThan(QUERIES.length);
+    expect(bg.champions!.counts.answered).toBeGreaterThan(QUERIES.length);
   });
 
   it("stays exact while notes are written between searches and lists come back from the worker at any moment", async () => {
@@ -333,10 +333,10 @@ describe("SQLite search: champion lists built in a worker thread", () => {
           for (const [i, h] of a.entries()) expect(h.score).toBe(b[i]!.score);
         }
         // Now and then the worker's lists are let in before the next write.
-        if (round % 5 === 0) await store.champions.idle();
+        if (round % 5 === 0) await store.champions!.idle();
       }
-      expect(store.champions.counts.built).toBeGreaterThan(10);
-      expect(store.champions.counts.answered).toBeGreaterThan(60);
+      expect(store.champions!.counts.built).toBeGreaterThan(10);
+      expect(store.champions!.counts.answered).toBeGreaterThan(60);
     } finally {
       await store.close();
       await reference.close();
@@ -356,16 +356,16 @@ describe("SQLite search: champion lists built in a worker thread", () => {
       // Written before the worker's answer is read: the best "quokka" note there is.
       const best: IndexDoc = { ...corpus(1)[0]!, path: "notes/best-quokka.md", title: "quokka quokka quokka", body: "quokka ".repeat(60), hash: "best" };
       await store.upsert(best);
-      await store.champions.idle();
-      expect(store.champions.counts.built).toBe(1);
+      await store.champions!.idle();
+      expect(store.champions!.counts.built).toBe(1);
       // The best alone (no tie at the first place): answered from the kept list.
-      const answered = store.champions.counts.answered;
+      const answered = store.champions!.counts.answered;
       const top = await store.search(query, 1);
-      expect(store.champions.counts.answered).toBe(answered + 1);
+      expect(store.champions!.counts.answered).toBe(answered + 1);
       expect(top.map((h) => h.path)).toEqual(["notes/best-quokka.md"]);
       expect(view(top)).toEqual(view(await reference.search(query, 1)));
       expect(view(await store.search(query, 5))).toEqual(view(await reference.search(query, 5)));
-      expect(store.champions.counts.built).toBe(1);
+      expect(store.champions!.counts.built).toBe(1);
     } finally {
       await store.close();
       await reference.close();

@@ -1,6 +1,6 @@
 // FTS5's bm25() in JS, from the numbers FTS5 itself stores, so that a score FTS5 computed
 // under one index state can be carried to another without asking FTS5 again
-// (sqlite-champions.ts keeps its lists across this connection's writes this way).
+// (champion-lists.ts keeps its lists across this connection's writes this way).
 //
 // FTS5's bm25 of one phrase (fts5_aux.c, fts5Bm25Function), with k1 = 1.2 and b = 0.75:
 //   idf · (f · (k1 + 1)) / (f + k1 · (1 − b + b · D / avgdl))
