@@ -32,6 +32,8 @@ const DEFERRED_INDEXES = [
   { name: "index_docs_tag_keys", def: "ON {s}.index_docs USING gin (tag_keys)" },
   { name: "index_docs_name", def: "ON {s}.index_docs (name)" },
   { name: "index_docs_updated", def: "ON {s}.index_docs (updated_at DESC, path DESC)" },
+  // A producer's rows in byte order, whatever the database's collation: a refresh reads the index a page at a time beside the walk.
+  { name: "index_docs_producer_path", def: 'ON {s}.index_docs (producer, path COLLATE "C")' },
   { name: "index_links_name", def: "ON {s}.index_links (name)" },
 ] as const;
 

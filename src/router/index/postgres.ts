@@ -454,28 +454,12 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   async fingerprintsAfter(producer: Producer, after: string, limit: number): Promise<Array<Fingerprint & { path: string }>> {
-    // The order of UTF-8 bytes (COLLATE "C"): where the database's own collation is that
-    // already, the path's unique index serves the order; elsewhere each page is sorted.
-    const order = (await this.bytewisePaths()) ? this.sql`path` : this.sql`path COLLATE "C"`;
+    // The order of UTF-8 bytes (COLLATE "C"), which index_docs_producer_path holds whatever the
+    // database's own collation: a page is read off the index, never sorted.
     const rows = await this.sql<{ path: string; hash: string; mtime_ms: number }[]>`
       SELECT path, hash, mtime_ms FROM ${this.sql.unsafe(this.docs)}
-       WHERE ${order} > ${after} AND producer = ${producer} ORDER BY ${order} LIMIT ${limit}`;
+       WHERE producer = ${producer} AND path COLLATE "C" > ${after} ORDER BY path COLLATE "C" LIMIT ${limit}`;
     return rows.map((r) => ({ path: r.path, hash: r.hash, mtimeMs: r.mtime_ms }));
-  }
-
-  private bytewise: Promise<boolean> | undefined;
-  /** Whether the path column sorts by bytes already (a C or C.UTF-8 collation). */
-  private bytewisePaths(): Promise<boolean> {
-    this.bytewise ??= this.sql<{ collation: string }[]>`
-      SELECT COALESCE(c.collcollate, d.datcollate) AS collation
-        FROM pg_attribute a
-        JOIN pg_database d ON d.datname = current_database()
-        LEFT JOIN pg_collation c ON c.oid = a.attcollation AND c.collname <> 'default'
-       WHERE a.attrelid = ${this.docs}::regclass AND a.attname = 'path'`.then(
-      ([row]) => /^(C|POSIX|C\.UTF-?8)$/i.test(row?.collation ?? ""),
-      () => false,
-    );
-    return this.bytewise;
   }
 
   async notes(paths: string[]): Promise<NoteMeta[]> {
