@@ -1,17 +1,13 @@
 // Group commit for the SQLite index: writes issued in one turn of the event loop share one
-// transaction, because FTS5 pays per commit (a new segment, then merges). Rules that keep it fast
-// and correct:
+// transaction, committed before they are answered, because FTS5 pays per commit (a new
+// segment, then merges). Rules that keep it fast and correct:
 // - FTS5 writes go last (defer()), outside any savepoint: FTS5 flushes a segment at every
 //   savepoint after a write to it, so per-write savepoints would make a segment per document.
 // - Savepoints only after a failure: a batch runs bare; if a write throws, the transaction is
 //   rolled back and the batch run again with a savepoint each, so the failing write rejects
 //   alone. A write is SQL only, so it may safely run twice.
-// - Held commits (`holdMs` > 0): a write is answered once it is in the open transaction (this
-//   connection's reads see it) and committed `holdMs` later, at `maxHeldWrites`, or on settle().
-//   A crash loses at most the index rows of the last `holdMs`, never a file: the caller
-//   re-indexes from the files after an unclean stop. The SQLite store keeps a held transaction's
-//   full-text rows itself and writes them in `beforeCommit`, since FTS5 also flushes whenever a
-//   later statement begins in the transaction.
+// Holding the transaction open past its batch is an accelerator (accelerators/held-commits),
+// which plugs into the protected hooks below.
 import type { Database } from "bun:sqlite";
 
 type Result = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -27,29 +23,20 @@ export interface GroupCommitOptions {
   committed?: (writes: number) => void;
   /** Told after a transaction that had run deferred writes was rolled back (what they told others did not happen). */
   rolledBack?: () => void;
-  /** Hold a transaction open this long for later writes (0, the default: commit each batch). */
-  holdMs?: number;
-  /** Commit a held transaction once it holds this many writes (default 256). */
-  maxHeldWrites?: number;
-  /** Told when a held transaction's commit failed after its writes were answered (they are lost from the index). */
+  /** Told when a commit failed after its writes ran (they are not in the index). */
   lost?: (error: unknown, writes: number) => void;
   /** Called before a transaction begins (the store settles other connections of this process on the same file, which would hold the write lock). */
   beforeBegin?: () => void;
-  /** Called inside a held transaction just before it commits (the store's pending docs_fts rows); a throw fails the commit. */
-  beforeCommit?: () => void;
 }
 
 export class GroupCommit {
   private readonly queue: Pending[] = [];
-  /** The deferred writes of the write running now (undefined outside flush()). */
-  private deferred: Array<() => void> | undefined;
-  /** The open (held) transaction's answered writes, to run again after a rollback. */
-  private held: Array<() => unknown> = [];
+  /** The deferred writes of the write running now (undefined outside a write). */
+  protected deferred: Array<() => void> | undefined;
+  /** The open transaction's answered writes. */
+  protected answered: Array<() => unknown> = [];
   /** The open transaction has run deferred writes. */
-  private heldDeferred = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private readonly holdMs: number;
-  private readonly maxHeld: number;
+  protected ranDeferred = false;
   private readonly begin;
   private readonly savepoint;
   private readonly release;
@@ -58,11 +45,9 @@ export class GroupCommit {
   private readonly rollback;
 
   constructor(
-    private readonly db: Database,
-    private readonly opts: GroupCommitOptions = {},
+    protected readonly db: Database,
+    protected readonly opts: GroupCommitOptions = {},
   ) {
-    this.holdMs = opts.holdMs ?? 0;
-    this.maxHeld = opts.maxHeldWrites ?? 256;
     // Prepared once: db.transaction() per write re-created its wrapper and statements.
     this.begin = db.prepare("BEGIN IMMEDIATE");
     this.savepoint = db.prepare("SAVEPOINT write");
@@ -89,13 +74,12 @@ export class GroupCommit {
     else op();
   }
 
-  /** Runs whatever is queued now, then commits a held transaction (close() and the searches call it). */
+  /** Runs whatever is queued now; then every answered write is committed (close() and the searches call it). */
   settle(): void {
     this.flush();
-    this.commitHeld();
   }
 
-  /** Runs whatever is queued now: committed at once, or held (holdMs). */
+  /** Runs whatever is queued now, committed before it is answered. */
   flush(): void {
     const batch = this.queue.splice(0);
     if (batch.length === 0) return;
@@ -113,50 +97,56 @@ export class GroupCommit {
     });
   }
 
-  /** Commits the held transaction, if one is open. */
-  private commitHeld(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+  /** Commits the open transaction, if one is open; a failed commit rolls it back and is told to lost(). */
+  protected commit(): void {
     if (!this.db.inTransaction) return;
-    const writes = this.held.length;
+    const writes = this.answered.length;
     try {
-      this.opts.beforeCommit?.();
+      this.beforeCommit();
       this.commitStmt.run();
     } catch (error) {
       this.abandon();
       this.opts.lost?.(error, writes);
       return;
     }
-    this.held = [];
-    this.heldDeferred = false;
+    this.answered = [];
+    this.ranDeferred = false;
     if (writes > 0) this.opts.committed?.(writes);
   }
 
-  /** Rolls the open transaction back, with what it held. */
-  private abandon(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+  /** Rolls the open transaction back, with its answered writes. */
+  protected abandon(): void {
     if (this.db.inTransaction) this.rollback.run();
-    const told = this.heldDeferred;
-    this.held = [];
-    this.heldDeferred = false;
+    const told = this.ranDeferred;
+    this.answered = [];
+    this.ranDeferred = false;
     if (told) this.opts.rolledBack?.();
   }
 
-  /** Opens a transaction, or carries on the held one. */
-  private open(): void {
+  /** Opens a transaction, or carries on the open one. */
+  protected open(): void {
     if (this.db.inTransaction) return;
     this.opts.beforeBegin?.();
     this.begin.run();
-    if (this.holdMs > 0) this.timer = setTimeout(() => this.commitHeld(), this.holdMs);
   }
+
+  /** Inside the open transaction, just before it commits; a throw fails the commit. */
+  protected beforeCommit(): void {}
+
+  /** After a batch: true keeps the transaction open for the writes that follow (held commits); here each batch commits. */
+  protected holds(): boolean {
+    return false;
+  }
+
+  /** A failing write rolled back the open transaction, with `earlier`, the writes it had answered before this batch (none here: each batch commits). */
+  protected rolledBackWith(_earlier: Array<() => unknown>): void {}
 
   /**
    * Every write, then every deferred one, in the transaction. Bare (no savepoints): the
    * results, or undefined when one threw and the batch has more writes than that one (rolled
-   * back, with the held writes run again) — a batch of one in a transaction of its own is
-   * answered here (its failure is its own), a larger one is run again isolated: each write in
-   * its own savepoint, so a failing one rejects alone; then it commits.
+   * back) — a batch of one in a transaction of its own is answered here (its failure is its
+   * own), a larger one is run again isolated: each write in its own savepoint, so a failing
+   * one rejects alone; then it commits.
    */
   private attempt(batch: Pending[], isolated: boolean): Result[] | undefined {
     const results: Result[] = [];
@@ -180,45 +170,21 @@ export class GroupCommit {
           this.deferred = undefined;
         }
       }
-      if (later.length > 0) this.heldDeferred = true;
+      if (later.length > 0) this.ranDeferred = true;
       for (const op of later) op();
       results.forEach((r, i) => {
-        if (r.ok) this.held.push(batch[i]!.fn);
+        if (r.ok) this.answered.push(batch[i]!.fn);
       });
-      if (isolated || this.holdMs === 0 || this.held.length >= this.maxHeld) this.commitHeld();
+      if (isolated || !this.holds()) this.commit();
       return results;
     } catch (error) {
-      const earlier = this.held;
+      const earlier = this.answered;
       this.abandon();
-      // The writes answered in the rolled-back transaction go in again (a held transaction).
-      if (earlier.length > 0) this.replay(earlier);
+      this.rolledBackWith(earlier);
       if (isolated) throw error;
       if (alone && batch.length === 1 && results.length === 0) return [{ ok: false, error }];
       if (alone && batch.length === 1) throw error; // its deferred write failed: the batch fails, as below
       return undefined;
-    }
-  }
-
-  /** Runs answered writes again in a new transaction (after a rollback of the one they were in). */
-  private replay(writes: Array<() => unknown>): void {
-    try {
-      this.open();
-      this.deferred = [];
-      const later: Array<() => void> = [];
-      for (const fn of writes) {
-        fn();
-        later.push(...this.deferred);
-        this.deferred = [];
-      }
-      this.deferred = undefined;
-      this.heldDeferred = later.length > 0;
-      for (const op of later) op();
-      this.held = writes;
-    } catch (error) {
-      this.deferred = undefined;
-      this.heldDeferred = true;
-      this.abandon();
-      this.opts.lost?.(error, writes.length);
     }
   }
 }

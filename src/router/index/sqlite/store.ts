@@ -31,8 +31,9 @@ import {
 import { BackgroundCheckpointer } from "./accelerators/checkpoints/checkpointer.ts";
 import { ChampionLists, type ChampionOptions } from "./accelerators/first-pass/champion-lists.ts";
 import { HeldWrites } from "./accelerators/held-commits/held-commits.ts";
+import { HeldGroupCommit } from "./accelerators/held-commits/held-group-commit.ts";
 import { docFilters, filterSql, linkExpression, producerExpression, tagsOf } from "./filters.ts";
-import { GroupCommit } from "./group-commit.ts";
+import { GroupCommit, type GroupCommitOptions } from "./group-commit.ts";
 import { DOC_TOKENIZER, DOC_WEIGHTS, type DocRow, docHit, Ranking } from "./ranking.ts";
 import { DEFERRED_INDEXES, SCHEMA } from "./schema.ts";
 import { ftsExpression } from "./text.ts";
@@ -55,9 +56,9 @@ export interface SqliteIndexOptions {
    */
   backgroundCheckpoints?: boolean;
   /**
-   * Hold a write transaction open this long for the writes that follow (GroupCommit's
-   * holdMs): a write is answered once this process's searches see it, and committed with the
-   * others of its window. Default 0 (each batch commits before it is answered).
+   * Hold a write transaction open this long for the writes that follow (accelerators/
+   * held-commits): a write is answered once this process's searches see it, and committed
+   * with the others of its window. Default 0 (each batch commits before it is answered).
    */
   holdCommitMs?: number;
   /**
@@ -125,7 +126,8 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     mkdirSync(opts.dataDir, { recursive: true });
     this.file = join(opts.dataDir, SQLITE_INDEX_FILE);
     // A store that answers before it commits marks the file held open (HeldWrites).
-    const held = (opts.holdCommitMs ?? 0) > 0 ? new HeldWrites(this.file) : undefined;
+    const holdMs = opts.holdCommitMs ?? 0;
+    const held = holdMs > 0 ? new HeldWrites(this.file) : undefined;
     this.held = held;
     this.embeddingDim = opts.embeddingDim;
     this.sqliteVec = opts.sqliteVec ?? true;
@@ -151,7 +153,7 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     this.champions = champions;
     this.ranking = new Ranking(this.db, (sql) => this.read(sql), champions);
     this.text = new TextRows(this.db, held !== undefined, (id, dropped) => champions?.written(id, dropped));
-    this.writes = new GroupCommit(this.db, {
+    const writes: GroupCommitOptions = {
       committed: (n) => {
         held?.committed();
         checkpointer?.committed(n);
@@ -161,14 +163,13 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
         this.text.rolledBack();
         champions?.clear();
       },
-      beforeCommit: held ? () => this.text.flush() : undefined,
-      holdMs: opts.holdCommitMs,
       beforeBegin: () => settleOthers(this.file, this),
       lost: (err, n) => {
         if (held) held.failed(err, n);
         else logger.error(`index: a commit of ${n} writes failed (${err instanceof Error ? err.message : String(err)})`);
       },
-    });
+    };
+    this.writes = held ? new HeldGroupCommit(this.db, { ...writes, holdMs, beforeCommit: () => this.text.flush() }) : new GroupCommit(this.db, writes);
     const peers = storesOnFile.get(this.file) ?? new Set();
     peers.add(this);
     storesOnFile.set(this.file, peers);

@@ -1,5 +1,5 @@
 // Held commits: a write is answered once this process's searches see it and committed with the
-// writes of the next holdMs (group-commit.ts holds the transaction; text-rows.ts keeps its
+// writes of the next holdMs (held-group-commit.ts holds the transaction; text-rows.ts keeps its
 // full-text rows pending). What that answer-before-commit costs is kept here: an open marker
 // beside the index file while a store holds commits, so the next start can tell an unclean stop
 // (its last writes may never have committed); and the paths a failed commit lost, told to the
