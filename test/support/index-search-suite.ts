@@ -325,6 +325,15 @@ export function describeIndexStore(name: string, newLab: () => Promise<StoreLab>
         ...extra,
       });
 
+      it("writes a batch as upserts one by one would: a flag per document, unchanged ones false", async () => {
+        const a = note("zebra crossing", { path: "ingest/a.md" });
+        const b = note("walrus colony", { path: "ingest/b.md" });
+        expect(await store.upsertMany([a, b])).toEqual([true, true]);
+        expect(await store.upsertMany([a, note("walrus colony moved", { path: "ingest/b.md" })])).toEqual([false, true]);
+        expect(await paths("zebra")).toEqual(["ingest/a.md"]);
+        expect(await paths("walrus moved", 10)).toEqual(["ingest/b.md"]);
+      });
+
       it("does nothing when the hash is unchanged, but records a new mtime", async () => {
         expect(await store.upsert(note("zebra crossing"))).toBe(true);
         expect(await store.upsert(note("zebra crossing"))).toBe(false);

@@ -53,8 +53,11 @@ const INDEXED = /\.(md|markdown|txt)$/i;
 const BULK_LOAD_FILES = 1000;
 /** Larger files are skipped: an index row is for reading, not for dumps. */
 export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
-/** Batches a store with upsertMany writes at once (each its own transaction, on its own connection). */
-const WRITES_IN_FLIGHT = 2;
+/**
+ * Batches written at once: Postgres writes each in its own transaction on its own connection;
+ * SQLite has one writer, so a batch waits for the one before it.
+ */
+const writesInFlight = (store: IndexStore) => (store.kind === "postgres" ? 2 : 1);
 /** Every this many batches the build waits for a full garbage collection (a few ms). */
 const FULL_GC_BATCHES = 8;
 /** A batch holds about this much text at most. */
@@ -106,7 +109,7 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       files.push(file);
     }
     const embed = opts.embed ? { embed: opts.embed } : {};
-    const wrote = store.upsertMany ? await store.upsertMany(docs, embed) : await Promise.all(docs.map((doc) => store.upsert(doc, embed)));
+    const wrote = await store.upsertMany(docs, embed);
     for (const [i, file] of files.entries()) {
       if (!wrote[i])
         counts.unchanged++; // touched, same content: upsert recorded the new mtime
@@ -116,9 +119,10 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
   };
   const upsertChanged = async (files: AsyncIterable<FileEntry & { known: boolean }>) => {
     // A batch's files are read, then upserted together: SQLite commits them as one transaction
-    // (its group commit); Postgres writes each as one (upsertMany), WRITES_IN_FLIGHT at a time
+    // (its group commit); Postgres writes each as one (upsertMany), writesInFlight() at a time
     // on its pool while the next batch is read.
     const writing = new Set<Promise<void>>();
+    const inFlight = writesInFlight(store);
     let batchNo = 0;
     for await (const batch of batches(files, size, BATCH_BYTES)) {
       // The last batch's texts (read, parsed, sent) are garbage now: ask for a collection, so
@@ -129,11 +133,11 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       const contents = await Promise.all(batch.map((f) => f.content ?? readText(f.abs)));
       for (const f of batch) f.content = undefined;
       for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) vanished.push(file.path);
-      if (!store.upsertMany) {
+      if (inFlight === 1) {
         await index(batch, contents);
         continue;
       }
-      while (writing.size >= WRITES_IN_FLIGHT) await Promise.race(writing);
+      while (writing.size >= inFlight) await Promise.race(writing);
       const write: Promise<void> = index(batch, contents).finally(() => writing.delete(write));
       write.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
       writing.add(write);

@@ -155,10 +155,10 @@ export interface IndexStore {
   upsert(doc: IndexDoc, opts?: UpsertOptions): Promise<boolean>;
   /**
    * Many documents at once, as upsert() would write them one by one (the same return per
-   * document); a store that has it writes them together (Postgres: one transaction, one
-   * statement per table). refreshFolder uses it when present.
+   * document): SQLite's group commit makes them one transaction; Postgres writes them with
+   * one statement per table in one transaction. refreshFolder writes its batches with it.
    */
-  upsertMany?(docs: IndexDoc[], opts?: Pick<UpsertOptions, "embed">): Promise<boolean[]>;
+  upsertMany(docs: IndexDoc[], opts?: Pick<UpsertOptions, "embed">): Promise<boolean[]>;
   /** A first build's writes (refreshFolder on an empty index); a store may defer work to its end (SQLite: three b-trees). */
   bulkLoad<T>(load: () => Promise<T>): Promise<T>;
   /** Returns true when the path was indexed. */

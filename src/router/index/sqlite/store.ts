@@ -274,6 +274,11 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     this.vectors = new SqliteVectors(this.db, dim, this.sqliteVec);
   }
 
+  /** The documents' writes start together, so the group commit takes them as one transaction. */
+  upsertMany(docs: IndexDoc[], opts: Pick<UpsertOptions, "embed"> = {}): Promise<boolean[]> {
+    return Promise.all(docs.map((doc) => this.upsert(doc, opts)));
+  }
+
   async upsert(doc: IndexDoc, opts: UpsertOptions = {}): Promise<boolean> {
     const mtimeMs = doc.mtimeMs ?? doc.updatedAt.getTime();
     const tagsJson = JSON.stringify(doc.tags);
