@@ -10,7 +10,7 @@
 // documents written since drop them.
 import type { Database, Statement } from "bun:sqlite";
 import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./bm25.ts";
-import { buildDepth, rankedArrays } from "./build.ts";
+import { buildDepth, idOrder, rankedArrays } from "./build.ts";
 import type { FirstPass, RankedId } from "./first-pass.ts";
 import type { BuildReply, BuildRequest } from "./worker.ts";
 
@@ -385,12 +385,17 @@ export class ChampionLists implements FirstPass {
   }
 
   /** A built list kept: `scores` (best first) computed in the state `totals`, where the clause had `matches` matches. */
-  private install(clause: string, ids: Int32Array | Float64Array, scores: Float64Array, depth: number, totals: TableTotals, matches: number): ChampionList {
+  private install(
+    clause: string,
+    ids: Int32Array | Float64Array,
+    scores: Float64Array,
+    depth: number,
+    totals: TableTotals,
+    matches: number,
+    byId = idOrder(ids),
+  ): ChampionList {
     this.counts.built++;
     const n = ids.length;
-    const byId = new Int32Array(n);
-    for (let i = 0; i < n; i++) byId[i] = i;
-    byId.sort((a, b) => ids[a]! - ids[b]!);
     const complete = n < depth;
     const list: ChampionList = {
       ids,
@@ -454,7 +459,7 @@ export class ChampionLists implements FirstPass {
         return;
       }
       if (!build || build.gen !== this.gen || !this.still()) return;
-      if (!this.lists.has(build.clause)) this.install(build.clause, reply.ids, reply.scores, reply.depth, reply, reply.matches);
+      if (!this.lists.has(build.clause)) this.install(build.clause, reply.ids, reply.scores, reply.depth, reply, reply.matches, reply.byId);
       // Nothing written since it was sent: the worker read the index's state now (a search
       // commits before it sends), so its count is the clause's count now — not counted again
       // here at the next search after a write (a tenth of a build, for every clause in use).
