@@ -159,6 +159,7 @@ export class ChampionLists implements FirstPass {
     let reach = 0;
     for (let size = 64; reach < this.maxFilterChecks; size *= 2) reach += size;
     this.filterReach = reach;
+    this.startWorker();
   }
 
   /**
@@ -413,19 +414,23 @@ export class ChampionLists implements FirstPass {
     return list;
   }
 
+  /** The build worker, started once (at open when builds go there: its start is not a first search's). */
+  private startWorker(): void {
+    if (this.worker || !this.workerFile || this.workerFailed) return;
+    this.worker = new Worker(new URL("./worker.ts", import.meta.url));
+    // Never what keeps the process alive.
+    this.worker.unref();
+    this.worker.addEventListener("message", (event: MessageEvent<BuildReply>) => this.received(event.data));
+    this.worker.addEventListener("error", () => {
+      // Built here from now on; what was in flight is built again on its next use.
+      this.workerFailed = true;
+      this.close();
+    });
+  }
+
   /** Sends a build to the worker (started on first use). */
   private send(build: PendingBuild, depth: number): void {
-    if (!this.worker) {
-      this.worker = new Worker(new URL("./worker.ts", import.meta.url));
-      // Never what keeps the process alive.
-      this.worker.unref();
-      this.worker.addEventListener("message", (event: MessageEvent<BuildReply>) => this.received(event.data));
-      this.worker.addEventListener("error", () => {
-        // Built here from now on; what was in flight is built again on its next use.
-        this.workerFailed = true;
-        this.close();
-      });
-    }
+    this.startWorker();
     const ticket = ++this.ticket;
     this.tickets.set(ticket, build);
     this.pending.set(build.clause, build);
@@ -438,7 +443,7 @@ export class ChampionLists implements FirstPass {
       maxDepth: this.maxDepth,
       ticket,
     };
-    this.worker.postMessage(request);
+    this.worker!.postMessage(request);
   }
 
   /**
