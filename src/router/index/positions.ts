@@ -32,6 +32,20 @@ function isTokenChar(c: number, text: string, at: number): boolean {
   return WIDE_TOKEN_CHAR.test(String.fromCodePoint(cp)) || /\p{M}/u.test(String.fromCodePoint(cp));
 }
 
+/** Stems of tokens already stemmed: a note's words recur, in it and across the candidates of one search and the next. */
+const STEMS = new Map<string, string>();
+const MAX_STEMS = 65_536;
+
+function stemOf(token: string): string {
+  let stem = STEMS.get(token);
+  if (stem === undefined) {
+    if (STEMS.size >= MAX_STEMS) STEMS.clear();
+    stem = stemmer(token);
+    STEMS.set(token, stem);
+  }
+  return stem;
+}
+
 const lowerCode = (c: number) => (c >= 65 && c <= 90 ? c + 32 : c);
 
 /**
@@ -67,9 +81,9 @@ export function clausePositions(stems: string[][], fields: string[]): { held: bo
       let stem: string | undefined;
       if (!ascii) {
         const token = fold(text.slice(start, i));
-        stem = token.length < 3 ? token : stemmer(token);
+        stem = token.length < 3 ? token : stemOf(token);
       } else if (length < 3) stem = text.slice(start, i).toLowerCase();
-      else if (heads.has(lowerCode(c) * 65_536 + lowerCode(text.charCodeAt(start + 1)))) stem = stemmer(text.slice(start, i).toLowerCase());
+      else if (heads.has(lowerCode(c) * 65_536 + lowerCode(text.charCodeAt(start + 1)))) stem = stemOf(text.slice(start, i).toLowerCase());
       if (stem !== undefined && wanted.has(stem)) {
         const set = at.get(stem) ?? new Set<number>();
         at.set(stem, set);

@@ -10,7 +10,7 @@
 // documents written since drop them.
 import type { Database, Statement } from "bun:sqlite";
 import { allRowLengths, growthBound, idf, phraseCount, phraseScore, rowLengths, type TableTotals, tableTotals } from "./bm25.ts";
-import { buildDepth, rankedArrays } from "./build.ts";
+import { buildDepth, idOrder, rankedArrays } from "./build.ts";
 import type { FirstPass, RankedId } from "./first-pass.ts";
 import type { BuildReply, BuildRequest } from "./worker.ts";
 
@@ -159,6 +159,7 @@ export class ChampionLists implements FirstPass {
     let reach = 0;
     for (let size = 64; reach < this.maxFilterChecks; size *= 2) reach += size;
     this.filterReach = reach;
+    this.startWorker();
   }
 
   /**
@@ -385,12 +386,17 @@ export class ChampionLists implements FirstPass {
   }
 
   /** A built list kept: `scores` (best first) computed in the state `totals`, where the clause had `matches` matches. */
-  private install(clause: string, ids: Int32Array | Float64Array, scores: Float64Array, depth: number, totals: TableTotals, matches: number): ChampionList {
+  private install(
+    clause: string,
+    ids: Int32Array | Float64Array,
+    scores: Float64Array,
+    depth: number,
+    totals: TableTotals,
+    matches: number,
+    byId = idOrder(ids),
+  ): ChampionList {
     this.counts.built++;
     const n = ids.length;
-    const byId = new Int32Array(n);
-    for (let i = 0; i < n; i++) byId[i] = i;
-    byId.sort((a, b) => ids[a]! - ids[b]!);
     const complete = n < depth;
     const list: ChampionList = {
       ids,
@@ -408,19 +414,23 @@ export class ChampionLists implements FirstPass {
     return list;
   }
 
+  /** The build worker, started once (at open when builds go there: its start is not a first search's). */
+  private startWorker(): void {
+    if (this.worker || !this.workerFile || this.workerFailed) return;
+    this.worker = new Worker(new URL("./worker.ts", import.meta.url));
+    // Never what keeps the process alive.
+    this.worker.unref();
+    this.worker.addEventListener("message", (event: MessageEvent<BuildReply>) => this.received(event.data));
+    this.worker.addEventListener("error", () => {
+      // Built here from now on; what was in flight is built again on its next use.
+      this.workerFailed = true;
+      this.close();
+    });
+  }
+
   /** Sends a build to the worker (started on first use). */
   private send(build: PendingBuild, depth: number): void {
-    if (!this.worker) {
-      this.worker = new Worker(new URL("./worker.ts", import.meta.url));
-      // Never what keeps the process alive.
-      this.worker.unref();
-      this.worker.addEventListener("message", (event: MessageEvent<BuildReply>) => this.received(event.data));
-      this.worker.addEventListener("error", () => {
-        // Built here from now on; what was in flight is built again on its next use.
-        this.workerFailed = true;
-        this.close();
-      });
-    }
+    this.startWorker();
     const ticket = ++this.ticket;
     this.tickets.set(ticket, build);
     this.pending.set(build.clause, build);
@@ -433,7 +443,7 @@ export class ChampionLists implements FirstPass {
       maxDepth: this.maxDepth,
       ticket,
     };
-    this.worker.postMessage(request);
+    this.worker!.postMessage(request);
   }
 
   /**
@@ -454,7 +464,7 @@ export class ChampionLists implements FirstPass {
         return;
       }
       if (!build || build.gen !== this.gen || !this.still()) return;
-      if (!this.lists.has(build.clause)) this.install(build.clause, reply.ids, reply.scores, reply.depth, reply, reply.matches);
+      if (!this.lists.has(build.clause)) this.install(build.clause, reply.ids, reply.scores, reply.depth, reply, reply.matches, reply.byId);
       // Nothing written since it was sent: the worker read the index's state now (a search
       // commits before it sends), so its count is the clause's count now — not counted again
       // here at the next search after a write (a tenth of a build, for every clause in use).

@@ -4,7 +4,7 @@
 // are read in the same read transaction: the list is then exactly a list built in that state.
 import { Database } from "bun:sqlite";
 import { tableTotals } from "./bm25.ts";
-import { buildDepth, rankedArrays } from "./build.ts";
+import { buildDepth, idOrder, rankedArrays } from "./build.ts";
 
 declare const self: Worker;
 
@@ -24,7 +24,17 @@ export interface BuildRequest {
 }
 
 export type BuildReply =
-  | { ticket: number; ids: Int32Array | Float64Array; scores: Float64Array; depth: number; matches: number; rows: number; tokens: number }
+  | {
+      ticket: number;
+      ids: Int32Array | Float64Array;
+      scores: Float64Array;
+      /** Positions into ids in ascending id order, sorted here: off the thread that answers requests. */
+      byId: Int32Array;
+      depth: number;
+      matches: number;
+      rows: number;
+      tokens: number;
+    }
   | { ticket: number; failed: string };
 
 let db: Database | undefined;
@@ -55,8 +65,9 @@ self.addEventListener("message", (event: MessageEvent<BuildRequest>) => {
       db.run("COMMIT");
     }
     const { ids, scores } = rankedArrays(rows);
-    const reply: BuildReply = { ticket: msg.ticket, ids, scores, depth, matches, rows: totals.rows, tokens: totals.tokens };
-    self.postMessage(reply, [ids.buffer as ArrayBuffer, scores.buffer as ArrayBuffer]);
+    const byId = idOrder(ids);
+    const reply: BuildReply = { ticket: msg.ticket, ids, scores, byId, depth, matches, rows: totals.rows, tokens: totals.tokens };
+    self.postMessage(reply, [ids.buffer as ArrayBuffer, scores.buffer as ArrayBuffer, byId.buffer as ArrayBuffer]);
   } catch (err) {
     self.postMessage({ ticket: msg.ticket, failed: (err as Error).message } satisfies BuildReply);
   }
