@@ -19,7 +19,8 @@ export interface RefreshOptions {
   /** Computes embeddings for changed documents (when the index has vectors). */
   embed?: (texts: string[]) => Promise<number[][]>;
   /**
-   * Changed files read and upserted together, as one batch; default 256. SQLite commits a
+   * Changed files read and upserted together, as one batch; default BATCH_FILES (SQLite),
+   * POSTGRES_BATCH_FILES (Postgres). SQLite commits a
    * batch as one transaction (its group commit), Postgres overlaps it on its pool; small
    * values make a full SQLite build much slower (a commit per few notes).
    */
@@ -60,6 +61,13 @@ export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
 const writesInFlight = (store: IndexStore) => (store.kind === "postgres" ? 2 : 1);
 /** Every this many batches the build waits for a full garbage collection (a few ms). */
 const FULL_GC_BATCHES = 8;
+/**
+ * Files a batch holds: SQLite writes one batch at a time; Postgres keeps two in flight (its
+ * lexed texts and literals with them), so its batches are half the size to keep a build's
+ * peak memory where SQLite's is.
+ */
+const BATCH_FILES = 256;
+const POSTGRES_BATCH_FILES = 128;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
 
@@ -75,7 +83,7 @@ export interface FileEntry {
 export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Promise<RefreshCounts> {
   const folder = opts.folder ?? "raw";
   const producer = opts.producer ?? "raw";
-  const size = opts.concurrency ?? 256;
+  const size = opts.concurrency ?? (store.kind === "postgres" ? POSTGRES_BATCH_FILES : BATCH_FILES);
   const counts: RefreshCounts = { added: 0, updated: 0, removed: 0, unchanged: 0, skipped: 0 };
   // What the index holds, read a page at a time beside the walk (both in path order): a row
   // the walk passes without its file is gone from the folder. Neither the vault's files nor
