@@ -97,6 +97,9 @@ export class GroupCommit {
     });
   }
 
+  /** Why the last commit failed (it rolled the transaction back), until the next attempt. */
+  private commitError: { error: unknown } | undefined;
+
   /** Commits the open transaction, if one is open; a failed commit rolls it back and is told to lost(). */
   protected commit(): void {
     if (!this.db.inTransaction) return;
@@ -106,6 +109,7 @@ export class GroupCommit {
       this.commitStmt.run();
     } catch (error) {
       this.abandon();
+      this.commitError = { error };
       this.opts.lost?.(error, writes);
       return;
     }
@@ -175,7 +179,14 @@ export class GroupCommit {
       results.forEach((r, i) => {
         if (r.ok) this.answered.push(batch[i]!.fn);
       });
-      if (isolated || !this.holds()) this.commit();
+      if (isolated || !this.holds()) {
+        this.commitError = undefined;
+        this.commit();
+        // Committed before answered: a commit that failed (a full disk) fails its writes,
+        // which are not in the index. Held commits answer first and report lost writes instead.
+        const failed = this.commitError as { error: unknown } | undefined;
+        if (failed && !this.holds()) return results.map((r) => (r.ok ? { ok: false, error: failed.error } : r));
+      }
       return results;
     } catch (error) {
       const earlier = this.answered;
