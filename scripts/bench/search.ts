@@ -38,7 +38,7 @@ import { cpuMs, freePort, logTail, MAIN, rssMb, type Started, startAndWait, star
 import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
 import { BENCH_QUERIES, generatedKind, generateNote, ingestBodies, prng, writeVault } from "../../test/support/vault-gen.ts";
 import { benchScratch } from "./lib/disk.ts";
-import { envNum } from "./lib/env.ts";
+import { envCount, envNum } from "./lib/env.ts";
 import { type LoadResult, loadTool } from "./lib/load.ts";
 import { type NotesLatency, timeNotesEndpoints } from "./lib/notes-latency.ts";
 import { type PostResult, runPostLoader } from "./lib/post-loader.ts";
@@ -66,7 +66,7 @@ const settings = {
   ingestDocs: envNum("BENCH_INGEST_DOCS", 2_000),
   ingestConcurrency: envNum("BENCH_INGEST_CONCURRENCY", 16),
   /** Notes a second posted to /ingest, one at a time, during the "while ingesting" /search run (0: no such run). */
-  liveIngestRate: envNum("BENCH_LIVE_INGEST_RATE", 5),
+  liveIngestRate: envCount("BENCH_LIVE_INGEST_RATE", 5),
   /** refreshFolder's batch; unset = its default (256), what the router's tick uses. */
   buildConcurrency: process.env.BENCH_BUILD_CONCURRENCY ? envNum("BENCH_BUILD_CONCURRENCY", 256) : undefined,
   refreshRuns: envNum("BENCH_REFRESH_RUNS", 3),
