@@ -1,7 +1,7 @@
 // A held commit that fails after its writes were answered (issue 37, part 2), on a SQLite index
-// whose data directory is a 2 MB tmpfs filled to the last byte: the lost notes are told, indexed
-// again from their files once space is back, and an index closed before that is caught up at its
-// next open.
+// whose data directory is a small tmpfs of the test's own, filled to the last byte: the lost
+// notes are told, indexed again from their files once space is back, and an index closed before
+// that is caught up at its next open.
 import { afterEach, describe, expect, it } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -136,13 +136,13 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
     this.db.run("PRAGMA synchronous = NORMAL");
     this.db.run("PRAGMA foreign_keys = ON");
     this.db.run("PRAGMA busy_timeout = 5000");
-    // 16 MiB of page cache (default 2 MiB). An index build dirties pages faster than it
-    // commits, so the cache fills to its limit and stays resident: a larger cache costs memory,
-    // and searches gain nothing from it (the OS page cache holds the file). 16 MiB keeps the hot
-    // FTS5 structure pages and the docs b-tree in process for builds.
+    // A page cache larger than SQLite's default, bounded: an index build dirties pages faster
+    // than it commits, so the cache fills to its limit and stays resident (memory the process
+    // keeps), while searches gain nothing from it (the OS page cache holds the file). The bound
+    // keeps a build's hot FTS5 structure pages and the docs b-tree in process.
     this.db.run("PRAGMA cache_size = -16384");
-    // Statement journals (a group commit's savepoints) in memory: past 64 KiB one spilled into
-    // a temp file, created and deleted once per commit.
+    // Statement journals (a group commit's savepoints) in memory: past SQLite's spill threshold
+    // one would go to a temp file, created and deleted once per commit.
     this.db.run("PRAGMA temp_store = MEMORY");
     const checkpointer = opts.backgroundCheckpoints ? new BackgroundCheckpointer(this.db, this.file) : undefined;
     this.checkpointer = checkpointer;
