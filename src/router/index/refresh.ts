@@ -5,7 +5,7 @@
 import { type Dirent, readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { linkStaysInVaultSync } from "../vault/contained.ts";
-import { comparePaths } from "../vault/walk.ts";
+import { comparePaths, inPathOrder } from "../vault/walk.ts";
 import { documentFromFile } from "./document.ts";
 import type { Fingerprint, IndexDoc, IndexStore, Producer } from "./types.ts";
 
@@ -274,9 +274,7 @@ function* walkEntries(vault: string, root: string, prefix: string, rel: string, 
   // In path order: a new document's row then lands beside the last one in every index keyed
   // by its path, so a batch's commit rewrites a few pages of them, not one page per document
   // scattered over the whole index (readdir's order is the directory's hash order).
-  const keyed = entries.filter((e) => !e.name.startsWith(".")).map((e) => ({ e, key: e.isDirectory() ? `${e.name}/` : e.name }));
-  keyed.sort((a, b) => comparePaths(a.key, b.key));
-  for (const { e: entry } of keyed) {
+  for (const entry of inPathOrder(entries)) {
     const relPath = rel ? `${rel}${sep}${entry.name}` : entry.name;
     if (entry.isDirectory()) {
       let inner: Dirent[];

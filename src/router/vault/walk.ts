@@ -109,6 +109,16 @@ export function comparePaths(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/**
+ * A folder's entries without dot-entries, in comparePaths order of the paths under them: a
+ * sub-folder sits where "name/" sorts among its siblings, as the index lists its documents.
+ */
+export function inPathOrder<E extends { name: string; isDirectory(): boolean }>(entries: E[]): E[] {
+  const keyed = entries.filter((e) => !e.name.startsWith(".")).map((e) => ({ e, key: e.isDirectory() ? `${e.name}/` : e.name }));
+  keyed.sort((a, b) => comparePaths(a.key, b.key));
+  return keyed.map((k) => k.e);
+}
+
 /** Files stat'ed at once by walkSorted: a folder of many thousand notes is taken a slice at a time. */
 const STAT_SLICE = 128;
 
@@ -145,10 +155,8 @@ async function* walkFolder(
   opts: { filter?: (path: string) => boolean; onSkippedLink?: (path: string) => void },
 ): AsyncGenerator<WalkedFile> {
   const entries = await readdir(join(vault, dir), { withFileTypes: true }).catch(() => []);
-  const keyed = entries.filter((e) => !e.name.startsWith(".")).map((e) => ({ e, key: e.isDirectory() ? `${e.name}/` : e.name }));
-  keyed.sort((a, b) => comparePaths(a.key, b.key));
   let files: string[] = [];
-  for (const { e } of keyed) {
+  for (const e of inPathOrder(entries)) {
     const path = dir ? `${dir}/${e.name}` : e.name;
     if (e.isDirectory()) {
       yield* statSlice(vault, files);
