@@ -19,9 +19,8 @@ export interface RefreshOptions {
   /** Computes embeddings for changed documents (when the index has vectors). */
   embed?: (texts: string[]) => Promise<number[][]>;
   /**
-   * Changed files read and upserted together, as one batch; default BATCH_FILES (SQLite),
-   * POSTGRES_BATCH_FILES (Postgres). SQLite commits a
-   * batch as one transaction (its group commit), Postgres overlaps it on its pool; small
+   * Changed files read and upserted together, as one batch; default BATCH_FILES. SQLite commits
+   * a batch as one transaction (its group commit), Postgres overlaps it on its pool; small
    * values make a full SQLite build much slower (a commit per few notes).
    */
   concurrency?: number;
@@ -55,19 +54,14 @@ const BULK_LOAD_FILES = 1000;
 /** Larger files are skipped: an index row is for reading, not for dumps. */
 export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
 /**
- * Batches written at once: Postgres writes each in its own transaction on its own connection;
- * SQLite has one writer, so a batch waits for the one before it.
+ * Batches written at once: the next batch is read while one is written (Postgres writes each in
+ * its own transaction on its own connection; SQLite's group commit queues it behind the other).
  */
-const writesInFlight = (store: IndexStore) => (store.kind === "postgres" ? 2 : 1);
+const WRITES_IN_FLIGHT = 2;
 /** Every this many batches the build waits for a full garbage collection (a few ms). */
 const FULL_GC_BATCHES = 8;
-/**
- * Files a batch holds: SQLite writes one batch at a time; Postgres keeps two in flight (its
- * lexed texts and literals with them), so its batches are half the size to keep a build's
- * peak memory where SQLite's is.
- */
-const BATCH_FILES = 256;
-const POSTGRES_BATCH_FILES = 128;
+/** Files a batch holds: two batches in flight, each with its texts (and on Postgres its lexed literals). */
+const BATCH_FILES = 128;
 /** A batch holds about this much text at most. */
 const BATCH_BYTES = 32 * 1024 * 1024;
 
@@ -83,7 +77,7 @@ export interface FileEntry {
 export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Promise<RefreshCounts> {
   const folder = opts.folder ?? "raw";
   const producer = opts.producer ?? "raw";
-  const size = opts.concurrency ?? (store.kind === "postgres" ? POSTGRES_BATCH_FILES : BATCH_FILES);
+  const size = opts.concurrency ?? BATCH_FILES;
   const counts: RefreshCounts = { added: 0, updated: 0, removed: 0, unchanged: 0, skipped: 0 };
   // What the index holds, read a page at a time beside the walk (both in path order): a row
   // the walk passes without its file is gone from the folder. Neither the vault's files nor
@@ -126,11 +120,9 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
     }
   };
   const upsertChanged = async (files: AsyncIterable<FileEntry & { known: boolean }>) => {
-    // A batch's files are read, then upserted together: SQLite commits them as one transaction
-    // (its group commit); Postgres writes each as one (upsertMany), writesInFlight() at a time
-    // on its pool while the next batch is read.
+    // A batch's files are read, then upserted together (upsertMany), WRITES_IN_FLIGHT at a
+    // time: the next batch is read while the last is written.
     const writing = new Set<Promise<void>>();
-    const inFlight = writesInFlight(store);
     let batchNo = 0;
     for await (const batch of batches(files, size, BATCH_BYTES)) {
       // The last batch's texts (read, parsed, sent) are garbage now: ask for a collection, so
@@ -141,11 +133,7 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
       const contents = await Promise.all(batch.map((f) => f.content ?? readText(f.abs)));
       for (const f of batch) f.content = undefined;
       for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) vanished.push(file.path);
-      if (inFlight === 1) {
-        await index(batch, contents);
-        continue;
-      }
-      while (writing.size >= inFlight) await Promise.race(writing);
+      while (writing.size >= WRITES_IN_FLIGHT) await Promise.race(writing);
       const write: Promise<void> = index(batch, contents).finally(() => writing.delete(write));
       write.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
       writing.add(write);
