@@ -159,7 +159,6 @@ export class ChampionLists implements FirstPass {
     let reach = 0;
     for (let size = 64; reach < this.maxFilterChecks; size *= 2) reach += size;
     this.filterReach = reach;
-    this.startWorker();
   }
 
   /**
@@ -414,7 +413,10 @@ export class ChampionLists implements FirstPass {
     return list;
   }
 
-  /** The build worker, started once (at open when builds go there: its start is not a first search's). */
+  /**
+   * The build worker, started at the first build sent to it: a router that never searches does
+   * not carry the thread (its memory counts against the idle router).
+   */
   private startWorker(): void {
     if (this.worker || !this.workerFile || this.workerFailed) return;
     this.worker = new Worker(new URL("./worker.ts", import.meta.url));
