@@ -446,11 +446,13 @@ export class BinaryWriter {
     this.buf.writeInt32BE(this.at - start - 4, start);
   }
 
-  /** The bytes written so far, and an empty writer. */
-  take(): Buffer {
-    const out = this.buf.subarray(0, this.at);
-    this.buf = Buffer.allocUnsafe(1 << 16);
+  /** The bytes written so far (until the next write or reset()). */
+  written(): Buffer {
+    return this.buf.subarray(0, this.at);
+  }
+
+  /** Empty again, keeping its buffer. */
+  reset(): void {
     this.at = 0;
-    return out;
   }
 }

@@ -317,6 +317,8 @@ export class PostgresIndexStore implements IndexStore {
       // the batch is written again the ordinary way.
       if (!copy) throw err;
       await write(undefined);
+    } finally {
+      copy?.release();
     }
     return wrote;
   }
@@ -341,7 +343,9 @@ export class PostgresIndexStore implements IndexStore {
       const id = seq[next]!.id;
       if (rows.add(id, c, lexed[i]!)) next++;
     }
-    return rows.ids.size > 0 ? rows.finish() : undefined;
+    if (rows.ids.size > 0) return rows.finish();
+    rows.release();
+    return undefined;
   }
 
   /**
@@ -786,14 +790,22 @@ const COPY_HEADER = Buffer.from("PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0", "latin1");
 /** Milliseconds from the Unix epoch to Postgres' (2000-01-01), a timestamptz's zero. */
 const PG_EPOCH_MS = 946_684_800_000;
 
+/**
+ * Writers kept for the next batches: a batch's rows fill the buffers the last one grew instead
+ * of growing new ones (its two writers, two batches in flight), up to a size.
+ */
+const writers: BinaryWriter[] = [];
+const MAX_WRITERS = 4;
+const MAX_WRITER_BYTES = 8 * 1024 * 1024;
+
 /** Documents and their chunks as rows of COPY's binary format, for index_docs and index_chunks. */
 class CopyRows {
   static readonly DOC_COLUMNS = "id, path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, name, tsv, salient";
   static readonly CHUNK_COLUMNS = "doc_id, seq, body, tsv";
   /** Each written document's id, by path. */
   readonly ids = new Map<string, string>();
-  private readonly doc = new BinaryWriter();
-  private readonly chunk = new BinaryWriter();
+  private readonly doc = writers.pop() ?? new BinaryWriter();
+  private readonly chunk = writers.pop() ?? new BinaryWriter();
   docs: Buffer = Buffer.alloc(0);
   chunks: Buffer = Buffer.alloc(0);
 
@@ -853,9 +865,17 @@ class CopyRows {
   finish(): this {
     this.doc.int16(-1);
     this.chunk.int16(-1);
-    this.docs = this.doc.take();
-    this.chunks = this.chunk.take();
+    this.docs = this.doc.written();
+    this.chunks = this.chunk.written();
     return this;
+  }
+
+  /** Gives the writers back (docs and chunks are theirs: sent by now). */
+  release(): void {
+    for (const w of [this.doc, this.chunk]) {
+      w.reset();
+      if (writers.length < MAX_WRITERS && w.buf.length <= MAX_WRITER_BYTES) writers.push(w);
+    }
   }
 }
 
