@@ -29,12 +29,9 @@ export function searchable(text: string): string {
   return text.normalize("NFC").replace(/[^\p{L}\p{N}\p{M}]+/gu, " ");
 }
 
-/** A lexeme, its quoted literal and its bytes, and its positions in the text being lexed (that text's `gen`). */
+/** A lexeme (ASCII: one byte a character, as a binary tsvector holds it), and its positions in the text being lexed (that text's `gen`). */
 interface Lexeme {
   lexeme: string;
-  quoted: string;
-  /** The lexeme's UTF-8 bytes (ASCII: one a character), as a binary tsvector holds it. */
-  bytes: Uint8Array;
   gen: number;
   at: number[];
   /** tsvectorBinary's scratch: the join (its `mark`) that met it, its first positions and their offset, any later ones. */
@@ -69,7 +66,7 @@ export function literalOf(lexed: Lexed): string {
   const { lexemes, at, weight } = lexed;
   const parts = new Array<string>(lexemes.length);
   const sep = `${weight},`;
-  for (let i = 0; i < lexemes.length; i++) parts[i] = `${lexemes[i]!.quoted}:${at[i]!.join(sep)}${weight}`;
+  for (let i = 0; i < lexemes.length; i++) parts[i] = `'${lexemes[i]!.lexeme.replace(/['\\]/g, "\\$&")}':${at[i]!.join(sep)}${weight}`;
   return parts.join(" ");
 }
 
@@ -227,7 +224,12 @@ export class PgLexicon {
         FROM unnest(${list}::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i`;
     for (const [i, row] of rows.entries()) {
       const lexemes = row.lexemes ?? [];
-      this.words.set(list[i]!, row.tokens !== 1 || lexemes.length > 1 ? false : lexemes[0] === undefined ? null : this.entry(lexemes[0]));
+      // A lexeme outside ASCII (none of an ASCII word's, as Postgres' stemmers go) is left to the server.
+      const [lexeme] = lexemes;
+      this.words.set(
+        list[i]!,
+        row.tokens !== 1 || lexemes.length > 1 || NOT_ASCII.test(lexeme ?? "") ? false : lexeme === undefined ? null : this.entry(lexeme),
+      );
     }
   }
 
@@ -236,8 +238,6 @@ export class PgLexicon {
     if (!e) {
       e = {
         lexeme,
-        quoted: `'${lexeme.replace(/['\\]/g, "\\$&")}'`,
-        bytes: Buffer.from(lexeme),
         gen: 0,
         at: [],
         mark: 0,
@@ -329,7 +329,7 @@ export function tsvectorBinary(parts: Lexed[], out: BinaryWriter): boolean {
         e.base = base;
         e.more = null;
         keys.push(e);
-        bytes += e.bytes.length + 3;
+        bytes += e.lexeme.length + 3;
         continue;
       }
       const more = e.more ?? [];
@@ -346,8 +346,8 @@ export function tsvectorBinary(parts: Lexed[], out: BinaryWriter): boolean {
   buf.writeInt32BE(keys.length, o + 4);
   o += 8;
   for (const e of keys) {
-    const b = e.bytes;
-    for (let j = 0; j < b.length; j++) buf[o++] = b[j]!;
+    const l = e.lexeme;
+    for (let j = 0; j < l.length; j++) buf[o++] = l.charCodeAt(j);
     buf[o++] = 0;
     const { first, base, more } = e;
     const n = first.length + (more ? more.length : 0);

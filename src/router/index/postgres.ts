@@ -785,7 +785,7 @@ export class PostgresIndexStore implements IndexStore {
 
 /** Characters outside printable ASCII. */
 const NOT_ASCII = /[^\x20-\x7e]/;
-/** COPY's binary format: its signature, flags and header extension length; and its trailer. */
+/** COPY's binary format's header: its signature, flags (none) and header extension length (0). */
 const COPY_HEADER = Buffer.from("PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0", "latin1");
 /** Milliseconds from the Unix epoch to Postgres' (2000-01-01), a timestamptz's zero. */
 const PG_EPOCH_MS = 946_684_800_000;
