@@ -59,7 +59,7 @@ export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
  */
 const WRITES_IN_FLIGHT = 2;
 /** Every this many batches the build waits for a full garbage collection (a few ms). */
-const FULL_GC_BATCHES = 16;
+const FULL_GC_BATCHES = 8;
 /** Files a batch holds: two batches in flight, each with its texts (and on Postgres its lexed literals). */
 const BATCH_FILES = 128;
 /** A batch holds about this much text at most. */
