@@ -77,7 +77,8 @@ export function literalOf(lexed: Lexed): string {
 class WordTable {
   private keys: string[] = [];
   private values: Entry[] = [];
-  private slots = new Int32Array(1 << 16).fill(-1);
+  /** Grown as words are learned: an index that is only searched holds next to none. */
+  private slots = new Int32Array(1 << 10).fill(-1);
   size = 0;
 
   /** The hash find() takes: the one lex() computes as it reads a word. */
