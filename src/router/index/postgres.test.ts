@@ -306,6 +306,24 @@ describeWithPostgres("Postgres index", () => {
       expect(rows).toEqual({ chunks: 1, links: 0 });
     });
 
+    it("writes a first load's batch by its statement when the COPY fails", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const s = `"${lab.schema}"`;
+      const docs = Array.from({ length: 40 }, (_, i) => note(i, `Note ${i}`, `Quartermaster ledger entry ${i}, with a [[Note ${i + 1}]] link.`));
+      // Learned first (a COPY needs every word known), then the table emptied for a first load.
+      await store.upsertMany(docs);
+      await sql.unsafe(`TRUNCATE ${s}.index_docs CASCADE`);
+      // As a path written meanwhile by another writer would: the COPY fails, a statement does not.
+      await sql.unsafe(`CREATE FUNCTION ${s}.no_copy() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF current_query() ILIKE 'COPY%' THEN RAISE unique_violation; END IF; RETURN NEW; END $$`);
+      await sql.unsafe(`CREATE TRIGGER no_copy BEFORE INSERT ON ${s}.index_docs FOR EACH ROW EXECUTE FUNCTION ${s}.no_copy()`);
+      expect(await store.bulkLoad(() => store.upsertMany(docs))).toEqual(docs.map(() => true));
+      expect((await store.countByProducer()).raw).toBe(40);
+      expect((await store.search(parseQuery("quartermaster"), 50)).length).toBe(40);
+      expect((await store.linkCounts()).links).toBe(40);
+    });
+
     it("builds a first load's indexes once at its end, and puts back those a stopped build left out", async () => {
       lab = postgresLab();
       store = (await lab.open()) as PostgresIndexStore;
