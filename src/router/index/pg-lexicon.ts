@@ -42,6 +42,8 @@ export class PgLexicon {
   private words = new Map<string, Entry>();
   /** One entry per lexeme, shared by the words that stem to it (lex() groups positions by entry). */
   private lexemes = new Map<string, Lexeme>();
+  /** How many tokens the parser makes of a known word that is not one (see tokens()). */
+  private parts = new Map<string, number>();
   /** Counts lex() calls: a lexeme met in the current one has this `gen`. */
   private gen = 0;
 
@@ -95,6 +97,7 @@ export class PgLexicon {
     if (this.words.size + words.size > LEXICON_WORDS) {
       this.words = new Map();
       this.lexemes = new Map();
+      this.parts = new Map();
     }
     const list = [...words];
     // A word is one token when the parser finds one non-blank token in it (blank is token type 12).
@@ -104,8 +107,19 @@ export class PgLexicon {
         FROM unnest(${list}::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i`;
     for (const [i, row] of rows.entries()) {
       const lexemes = row.lexemes ?? [];
+      if (row.tokens !== 1) this.parts.set(list[i]!, row.tokens);
       this.words.set(list[i]!, row.tokens !== 1 || lexemes.length > 1 ? false : lexemes[0] === undefined ? null : this.entry(lexemes[0]));
     }
+  }
+
+  /**
+   * The positions to_tsvector gives `word` (lower-cased, one of searchable's words): one for a
+   * word the parser reads as one token (a stop word too), one per token otherwise; undefined
+   * until the word is learned.
+   */
+  tokens(word: string): number | undefined {
+    if (!this.words.has(word)) return undefined;
+    return this.parts.get(word) ?? 1;
   }
 
   private entry(lexeme: string): Lexeme {

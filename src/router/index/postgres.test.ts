@@ -14,11 +14,11 @@ import { documentFromFile } from "./document.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
-import { openPostgresIndex, type PostgresIndexStore } from "./postgres.ts";
+import { openPostgresIndex, type PostgresIndexStore, tsvEntries } from "./postgres.ts";
 import { parseQuery } from "./query.ts";
 import { refreshFolder } from "./refresh.ts";
 import { openSqliteIndex } from "./sqlite/store.ts";
-import type { IndexDoc, IndexStore } from "./types.ts";
+import { type IndexDoc, type IndexStore, SNIPPET_MARK } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {
   describeIndexStore("Postgres index (tsvector + GIN)", async () => postgresLab(), { vectors: false });
@@ -258,6 +258,40 @@ describeWithPostgres("Postgres index", () => {
         `SELECT c.body FROM ${s}.index_chunks c JOIN ${s}.index_docs d ON d.id = c.doc_id WHERE d.path = 'raw/n/00007.md'`,
       );
       expect(controls?.body).toContain("record\x1eseparator and a unit\x1fseparator");
+    });
+
+    it("reads a tsvector's entries from its text as unnest() gives them", async () => {
+      // A lexeme holding a quote and one holding a backslash, as the tsvector's text escapes them.
+      const literal = String.raw`'it''s':1A,7 'back\\slash':2 'plain':4B,5C,9 'plai':3 'x':8D`;
+      const wanted = ["plain", "it's", String.raw`back\slash`, "x", "absent"];
+      const [row] = await sql.unsafe<{ text: string; entries: [string, number[], string[]][] }[]>(
+        `SELECT $1::tsvector::text AS text, (SELECT json_agg(json_build_array(u.lexeme, u.positions, u.weights)) FROM unnest($1::tsvector) u
+                                             WHERE u.lexeme = ANY($2::text[])) AS entries`,
+        [literal, wanted],
+      );
+      expect(row!.entries.map((e) => e[0])).toContain(String.raw`back\slash`);
+      const got = tsvEntries(row!.text, wanted);
+      const byLexeme = (a: [string, ...unknown[]], b: [string, ...unknown[]]) => (a[0] < b[0] ? -1 : 1);
+      expect(got.sort(byLexeme)).toEqual(row!.entries.sort(byLexeme));
+      expect(got.map((e) => e[0])).not.toContain("plai");
+    });
+
+    it("marks in a snippet the words where the query's words stand, after a title and past a word the parser splits", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const mark = (w: string) => `${SNIPPET_MARK.open}${w}${SNIPPET_MARK.close}`;
+      await store.upsertMany([
+        // The title ends in stop words (its last position is 1, not 3); "9e9the" is two tokens.
+        note(1, "Rollbacks of the", "Before 9e9the canary the rollback of checkout failed, and the next rollback worked."),
+        note(2, "A title", "Nothing here but words about canary builds."),
+      ]);
+      for (const opts of [{ match: "any" as const }, { match: "all" as const }]) {
+        const [hit] = await store.search(parseQuery("rollback checkout"), 5, opts);
+        expect(hit?.path).toBe("raw/n/00001.md");
+        expect(hit?.snippet).toBe(`Before 9e9the canary the ${mark("rollback")} of ${mark("checkout")} failed, and the next ${mark("rollback")} worked.`);
+      }
+      const one = await store.snippets(parseQuery("canary"), ["raw/n/00001.md"]);
+      expect(one.get("raw/n/00001.md")?.snippet).toBe(`Before 9e9the ${mark("canary")} the rollback of checkout failed, and the next rollback worked.`);
     });
 
     it("writes nothing of a batch that fails", async () => {

@@ -12,6 +12,7 @@ import { dropIndexStatements, indexStatements, migrate, quoteSchema } from "./mi
 import { type Lexed, PgLexicon, salientOf } from "./pg-lexicon.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
 import { anyScore, closeness, type Occurrence } from "./rank.ts";
+import { markedSnippet, markPositions, wordsMaybeSplit } from "./snippet.ts";
 import {
   type Fingerprint,
   type HitSnippet,
@@ -26,7 +27,6 @@ import {
   type SearchFilters,
   type SearchHit,
   type SearchOptions,
-  SNIPPET_MARK,
   type StoredLink,
   type UpsertOptions,
 } from "./types.ts";
@@ -68,7 +68,6 @@ const RANK_WEIGHTS = "{0.1, 0.1, 0.1, 1.0}";
  * orders hits as SQLite's BM25 does, which ts_rank_cd does not.
  */
 const RANK_NORMALIZATION = 32;
-const HEADLINE = `StartSel=${SNIPPET_MARK.open}, StopSel=${SNIPPET_MARK.close}, MinWords=12, MaxWords=24, ShortWord=2`;
 
 interface MetaRow {
   path: string;
@@ -409,12 +408,14 @@ export class PostgresIndexStore implements IndexStore {
     if (!hasText(query) || paths.length === 0) return out;
     const sql = this.sql;
     // OR: marks every clause a document holds, as search() marks them in either match mode.
-    const rows = await sql<{ path: string; seq: number; snippet: string }[]>`
-      WITH ${this.queries(clauses(query), "OR")}
-      SELECT d.path, b.seq, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-        FROM ${sql.unsafe(this.docs)} d, q, ${this.bestChunk(sql`d.id`)}
+    const parts = clauses(query);
+    const rows = await sql<(ChunkRow & { path: string })[]>`
+      WITH ${this.queries(parts, "OR")}
+      SELECT d.path, b.seq, b.body, b.at
+        FROM ${sql.unsafe(this.docs)} d, q, ${this.bestChunk(sql`d.id`, parts)}
        WHERE d.path = ANY(${paths}::text[]) AND d.tsv @@ q.any`;
-    for (const r of rows) out.set(r.path, hitSnippet(r.path, r.seq, r.snippet));
+    const marked = await this.chunkSnippets(rows);
+    rows.forEach((r, i) => out.set(r.path, hitSnippet(r.path, r.seq, marked[i]!)));
     return out;
   }
 
@@ -584,18 +585,21 @@ export class PostgresIndexStore implements IndexStore {
       const top = sql`
         top AS (SELECT d.id, ${this.rankOf(sql`q.q`, sql)} AS score FROM allc c JOIN ${docs} d ON d.id = c.id, q
                  ORDER BY score DESC, d.path LIMIT ${limit})`;
-      const rows = snippets
-        ? await sql<HitRow[]>`
-            WITH ${ctes}, ${top}
-            SELECT b.seq, t.score, 1 AS coverage, ${meta}, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-              FROM top t JOIN ${docs} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`, sql)}`
-        : await sql<HitRow[]>`
-            WITH ${ctes}, ${top}
-            SELECT 0 AS seq, t.score, 1 AS coverage, ${meta}, '' AS snippet FROM top t JOIN ${docs} d ON d.id = t.id`;
-      return rows.map(rowHit).sort(byScore);
+      if (!snippets) {
+        const rows = await sql<HitRow[]>`
+          WITH ${ctes}, ${top}
+          SELECT 0 AS seq, t.score, 1 AS coverage, ${meta}, '' AS snippet FROM top t JOIN ${docs} d ON d.id = t.id`;
+        return rows.map(rowHit).sort(byScore);
+      }
+      const rows = await sql<(HitRow & ChunkRow)[]>`
+        WITH ${ctes}, ${top}
+        SELECT b.seq, t.score, 1 AS coverage, ${meta}, b.body, b.at, '' AS snippet
+          FROM top t JOIN ${docs} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`, parts, sql)}`;
+      const marked = await this.chunkSnippets(rows);
+      return rows.map((r, i) => rowHit({ ...r, snippet: marked[i]! })).sort(byScore);
     }
     const k = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
-    const rows = await sql<(HitRow & { id: string; lexemes: [string, number[], string[]][] | null; clause_lexemes: [number, string, number[]][] })[]>`
+    const rows = await sql<(HitRow & { id: string; tsv: string; clause_lexemes: [number, string, number[]][] })[]>`
       WITH ${ctes},
       anyc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})
                UNION ALL
@@ -610,15 +614,15 @@ export class PostgresIndexStore implements IndexStore {
               UNION
               (SELECT id FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
       SELECT d.id, d.score, d.path, d.producer, d.title, d.tags, d.updated_at, 0 AS seq, '' AS snippet,
-             (SELECT json_agg(json_build_array(u.lexeme, u.positions, u.weights)) FROM unnest(d.tsv) u
-               WHERE u.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))) AS lexemes,
+             ts_delete(d.tsv, tsvector_to_array(ts_delete(d.tsv, ARRAY(SELECT lexeme FROM ql))))::text AS tsv,
              (SELECT json_agg(json_build_array(ql.i, ql.lexeme, ql.positions)) FROM ql) AS clause_lexemes
         FROM top t JOIN scored d ON d.id = t.id`;
     if (rows.length === 0) return [];
     const shapes = clauseShapes(parts.length, rows[0]!.clause_lexemes ?? []);
+    const lexemes = [...new Set(shapes.flatMap((shape) => shape.map((l) => l.lexeme)))];
     const weights = clauseWeights(query);
     const scored = rows.map((r) => {
-      const { held, occurrences } = clausesHeld(shapes, r.lexemes ?? []);
+      const { held, occurrences } = clausesHeld(shapes, tsvEntries(r.tsv, lexemes));
       const coverage = queryCoverage(weights, held);
       return { ...r, coverage, score: anyScore(clauseScore(occurrences), coverage, closeness(occurrences)) };
     });
@@ -627,13 +631,27 @@ export class PostgresIndexStore implements IndexStore {
       .sort(byScore)
       .slice(0, limit);
     if (!snippets || ranked.length === 0) return ranked.map(rowHit);
-    const marked = await sql<{ id: string; seq: number; snippet: string }[]>`
+    const marked = await sql<(ChunkRow & { id: string })[]>`
       WITH ${this.queries(parts, "OR", sql)}
-      SELECT d.id, b.seq, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-        FROM ${docs} d, q, ${this.bestChunk(sql`d.id`, sql)}
+      SELECT d.id, b.seq, b.body, b.at
+        FROM ${docs} d, q, ${this.bestChunk(sql`d.id`, parts, sql)}
        WHERE d.id = ANY(${ranked.map((r) => r.id)}::bigint[])`;
-    const byId = new Map(marked.map((m) => [m.id, m]));
+    const texts = await this.chunkSnippets(marked);
+    const byId = new Map(marked.map((m, i) => [m.id, { seq: m.seq, snippet: texts[i]! }]));
     return ranked.map((r) => rowHit({ ...r, seq: byId.get(r.id)?.seq ?? 0, snippet: byId.get(r.id)?.snippet ?? "" }));
+  }
+
+  /**
+   * Each best chunk's snippet: the words where the query's lexemes stand marked (their
+   * positions counted as to_tsvector counted them: a word the parser may split is looked up in
+   * the lexicon, learned first when it is new), cut as the SQLite store cuts one (snippet.ts).
+   */
+  private async chunkSnippets(rows: ChunkRow[]): Promise<string[]> {
+    const unknown = new Set<string>();
+    for (const r of rows) if (r.at?.length) for (const w of wordsMaybeSplit(r.body)) if (this.lexicon.tokens(w) === undefined) unknown.add(w);
+    await this.lexicon.learn(this.sql, unknown);
+    const tokens = (word: string) => this.lexicon.tokens(word);
+    return rows.map((r) => markedSnippet(markPositions(r.body, r.at ?? [], tokens)));
   }
 
   /** A document's text score for `q`: ts_rank, title ten times body. */
@@ -683,18 +701,25 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   /**
-   * LATERAL `b` (seq, body, hq): document `docId`'s best chunk — one matching q.q when there
-   * is one, else one matching q.any, then the best ranked, then the first — and the query
-   * (hq) its headline marks.
+   * LATERAL `b` (seq, body, at): document `docId`'s best chunk — one matching q.q when there
+   * is one, else one matching q.any, then the best ranked, then the first — and where the
+   * lexemes of the clauses `parts` stand in its text (`at`: positions counted in the body's
+   * words, for markPositions; the chunk's tsvector holds the title's words first, weight A,
+   * and the body's after them).
    */
-  private bestChunk(docId: PendingQuery<Row[]>, sql: Sql = this.sql): PendingQuery<Row[]> {
+  private bestChunk(docId: PendingQuery<Row[]>, parts: string[][], sql: Sql = this.sql): PendingQuery<Row[]> {
     return sql`LATERAL (
-               SELECT c.seq, c.body, m.hq
-                 FROM ${sql.unsafe(this.chunks)} c,
-                      LATERAL (SELECT CASE WHEN c.tsv @@ q.q THEN q.q ELSE q.any END AS hq) m
-                WHERE c.doc_id = ${docId}
-                ORDER BY c.tsv @@ q.q DESC, c.tsv @@ q.any DESC, ts_rank(${RANK_WEIGHTS}::float4[], c.tsv, m.hq, ${RANK_NORMALIZATION}) DESC, c.seq
-                LIMIT 1
+               SELECT s.seq, s.body,
+                      (SELECT array_agg(p.pos - coalesce((SELECT max(a) FROM unnest(ts_filter(s.tsv, '{a}')) t, unnest(t.positions) a), 0))
+                         FROM unnest(s.tsv) u, unnest(u.positions, u.weights) AS p(pos, w)
+                        WHERE p.w <> 'A' AND u.lexeme = ANY(ARRAY(SELECT t.lexeme FROM unnest(${parts.map((p) => p.join(" "))}::text[]) AS x(words),
+                                                                              unnest(to_tsvector('english', x.words)) AS t))) AS at
+                 FROM (SELECT c.seq, c.body, c.tsv
+                         FROM ${sql.unsafe(this.chunks)} c
+                        WHERE c.doc_id = ${docId}
+                        ORDER BY c.tsv @@ q.q DESC, c.tsv @@ q.any DESC,
+                                 ts_rank(${RANK_WEIGHTS}::float4[], c.tsv, CASE WHEN c.tsv @@ q.q THEN q.q ELSE q.any END, ${RANK_NORMALIZATION}) DESC, c.seq
+                        LIMIT 1) s
              ) b`;
   }
 
@@ -752,6 +777,13 @@ function sameList(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
+/** A hit's best chunk: its text and where the query's lexemes stand in its words. */
+interface ChunkRow {
+  seq: number;
+  body: string;
+  at: number[] | null;
+}
+
 function rowHit(r: HitRow): SearchHit {
   return toHit({
     path: r.path,
@@ -788,6 +820,42 @@ function clauseScore(occurrences: Occurrence[]): number {
   let score = 0;
   for (const x of tf.values()) score += (x * (K1 + 1)) / (x + K1);
   return score;
+}
+
+/**
+ * The entries of `lexemes` in a tsvector's text ('lexeme':1A,5 …, sorted by lexeme): each one's
+ * positions and weights (D where the text gives none), as unnest(tsvector) gives them. Read from
+ * the text because unnest builds a row and two arrays for every lexeme of the document.
+ */
+export function tsvEntries(text: string, lexemes: string[]): [string, number[], string[]][] {
+  const out: [string, number[], string[]][] = [];
+  for (const lexeme of lexemes) {
+    const key = tsvKey(lexeme);
+    let at = text.startsWith(key) ? 0 : text.indexOf(` ${key}`);
+    if (at === -1) continue;
+    if (at > 0) at++;
+    const positions: number[] = [];
+    const weights: string[] = [];
+    let pos = 0;
+    for (let i = at + key.length; ; i++) {
+      const c = i < text.length ? text.charCodeAt(i) : 32;
+      if (c >= 48 && c <= 57) pos = pos * 10 + c - 48;
+      else if (c >= 65 && c <= 68) weights.push(text[i]!);
+      else {
+        if (weights.length === positions.length) weights.push("D");
+        positions.push(pos);
+        pos = 0;
+        if (c !== 44) break; // ","
+      }
+    }
+    out.push([lexeme, positions, weights]);
+  }
+  return out;
+}
+
+/** How a tsvector's text opens `lexeme`'s entry: quoted (quotes and backslashes doubled), then ":". */
+function tsvKey(lexeme: string): string {
+  return `'${lexeme.replaceAll("\\", "\\\\").replaceAll("'", "''")}':`;
 }
 
 /** A clause as lexemes at offsets from its first (a phrase's stop words keep their places). */

@@ -6,10 +6,11 @@ import { toHit } from "../hit.ts";
 import { clausePositions, clauseStems } from "../positions.ts";
 import { clauses, clauseWeights, type ParsedQuery, queryCoverage } from "../query.ts";
 import { anyScore, closeness } from "../rank.ts";
+import { MARK_CLOSE, MARK_OPEN, markedSnippet } from "../snippet.ts";
 import type { MatchMode, Producer, SearchFilters, SearchHit } from "../types.ts";
 import type { FirstPass, RankedId } from "./accelerators/first-pass/first-pass.ts";
 import { docExpression, passingFilters } from "./filters.ts";
-import { bestChunk, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./text.ts";
+import { bestChunk, ftsExpression, splitMarked } from "./text.ts";
 import type { Reader } from "./text-rows.ts";
 
 /** docs_fts's tokenizer (schema.ts), for the temporary table that highlights apart. */

@@ -9,12 +9,13 @@ import { until } from "../../../../test/support/until.ts";
 import { outgoingOf } from "../../notes/graph.ts";
 import { parseQuery } from "../query.ts";
 import { refreshFolder } from "../refresh.ts";
+import { markedSnippet } from "../snippet.ts";
 import type { IndexDoc } from "../types.ts";
 import { filterToken } from "./filters.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { SCHEMA } from "./schema.ts";
 import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexOptions, type SqliteIndexStore } from "./store.ts";
-import { markedSnippet, splitMarked } from "./text.ts";
+import { splitMarked } from "./text.ts";
 
 async function sqliteLab(extra: Omit<SqliteIndexOptions, "dataDir" | "embeddingDim"> = {}): Promise<StoreLab & { dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), "index-sqlite-"));
