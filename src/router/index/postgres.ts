@@ -1,7 +1,7 @@
 // The IndexStore on PostgreSQL (DATABASE_URL): a tsvector per document (title weight A, body
 // weight B) under GIN, ranked with ts_rank; each hit's best chunk (its own tsvector) gives the
-// snippet, from ts_headline; pgvector for embeddings when a
-// dimension is configured. Tables live in one schema (default public), so tests isolate.
+// snippet, its words marked where its tsvector holds the query's lexemes (snippet.ts); pgvector
+// for embeddings when a dimension is configured. Tables live in one schema (default public), so tests isolate.
 import postgres, { type PendingQuery, type Row, type Sql, type TransactionSql } from "postgres";
 import { type Chunk, chunkDocument, embeddingInputs } from "./chunk.ts";
 import { checkVector, resolveEmbeddings } from "./embeddings.ts";
@@ -548,7 +548,7 @@ export class PostgresIndexStore implements IndexStore {
    * "any" with several clauses: the best CANDIDATES by ts_rank over the clauses OR-ed, and the
    * best `limit` holding all; for those alone, which clauses each holds and where (its
    * lexemes' positions), ordered by anyScore(). Filters sit in each tier's WHERE. Then, for
-   * the hits alone and only when `snippets`, each one's best chunk and ts_headline. Every
+   * the hits alone and only when `snippets`, each one's best chunk and where the query's lexemes stand in it. Every
    * word reaches Postgres as a bound parameter of phraseto_tsquery, which has no syntax to break.
    */
   private async match(sql: Sql, query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): Promise<SearchHit[]> {
