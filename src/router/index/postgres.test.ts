@@ -133,6 +133,33 @@ describeWithPostgres("Postgres index", () => {
       }
     });
 
+    it("upgrades an index of 0005 to title words: each note's title lexemes become its rows", async () => {
+      const schema = fresh();
+      await sql.unsafe(`CREATE SCHEMA "${schema}"`);
+      await sql.unsafe(`CREATE TABLE "${schema}".index_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const before = MIGRATIONS.findIndex((m) => m.version === "0006_title_words");
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL search_path TO "${schema}", public`);
+        for (const m of MIGRATIONS.slice(0, before)) {
+          await tx.unsafe(m.sql).simple();
+          await tx`INSERT INTO index_migrations (version) VALUES (${m.version})`;
+        }
+        await tx`INSERT INTO index_docs (path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, tsv, salient)
+                 VALUES ('raw/a.md', 'raw', 'Kafka lag', '{}', '{}', now(), 'h', 5, '', '{t:kafka,t:lag,s:kafka,s:lag,s:consum}')`;
+      });
+      const store = await openPostgresIndex({ url: PG_URL, schema });
+      try {
+        expect([...(await sql.unsafe(`SELECT lexeme FROM "${schema}".index_title_words ORDER BY lexeme`))]).toEqual([
+          { lexeme: "kafka" },
+          { lexeme: "lag" },
+        ] as never);
+        const indexes = await sql<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE schemaname = ${schema}`;
+        expect(indexes.map((i) => i.indexname)).toContain("index_title_words_lexeme");
+      } finally {
+        await store.close();
+      }
+    });
+
     it("refuses a schema name that is not a plain identifier", async () => {
       expect(migrate(sql, { schema: 'x"; DROP TABLE y; --' })).rejects.toThrow("plain SQL name");
     });
@@ -292,6 +319,42 @@ describeWithPostgres("Postgres index", () => {
       }
       const one = await store.snippets(parseQuery("canary"), ["raw/n/00001.md"]);
       expect(one.get("raw/n/00001.md")?.snippet).toBe(`Before 9e9the ${mark("canary")} the rollback of checkout failed, and the next rollback worked.`);
+    });
+
+    it("keeps the title words' rows in step with the notes' titles as notes are written, rewritten and removed", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const s = `"${lab.schema}"`;
+      // The rows the table holds, and the rows the notes' salient "t:" entries say it should hold.
+      const rows = async () =>
+        (
+          await sql.unsafe<{ row: string }[]>(
+            `SELECT lexeme || ' ' || d.path AS row FROM ${s}.index_title_words w JOIN ${s}.index_docs d ON d.id = w.doc_id ORDER BY 1`,
+          )
+        ).map((r) => r.row);
+      const expected = async () =>
+        (
+          await sql.unsafe<{ row: string }[]>(
+            `SELECT DISTINCT substr(e, 3) || ' ' || d.path AS row FROM ${s}.index_docs d, unnest(d.salient) e WHERE e LIKE 't:%' ORDER BY 1`,
+          )
+        ).map((r) => r.row);
+      await store.upsertMany([note(1, "Kafka consumer lag", "Body."), note(2, "Deploy rollback", "Body."), note(3, "Kafka deploy", "Body.")]);
+      expect(await rows()).toEqual([
+        "consum raw/n/00001.md",
+        "deploy raw/n/00002.md",
+        "deploy raw/n/00003.md",
+        "kafka raw/n/00001.md",
+        "kafka raw/n/00003.md",
+        "lag raw/n/00001.md",
+        "rollback raw/n/00002.md",
+      ]);
+      await store.upsertMany([note(2, "Canary release", "Body, rewritten.")]);
+      await store.remove("raw/n/00003.md");
+      expect(await rows()).toEqual(["canari raw/n/00002.md", "consum raw/n/00001.md", "kafka raw/n/00001.md", "lag raw/n/00001.md", "releas raw/n/00002.md"]);
+      expect(await rows()).toEqual(await expected());
+      // The title tier finds through them what a title holds.
+      expect((await store.search(parseQuery("canary"), 5)).map((h) => h.path)).toEqual(["raw/n/00002.md"]);
+      expect((await store.search(parseQuery("deploy"), 5)).map((h) => h.path)).toEqual([]);
     });
 
     it("writes nothing of a batch that fails", async () => {

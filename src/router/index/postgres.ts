@@ -131,6 +131,7 @@ export class PostgresIndexStore implements IndexStore {
   private readonly docs: string;
   private readonly chunks: string;
   private readonly links: string;
+  private readonly titleWords: string;
   private readonly tsvectorCat: string;
   private readonly salientLexemes: string;
   /** Schema of the pgvector extension, once migrate() has seen it. */
@@ -146,6 +147,7 @@ export class PostgresIndexStore implements IndexStore {
     this.docs = `${s}.index_docs`;
     this.chunks = `${s}.index_chunks`;
     this.links = `${s}.index_links`;
+    this.titleWords = `${s}.index_title_words`;
     this.tsvectorCat = `${s}.tsvector_cat`;
     this.salientLexemes = `${s}.salient_lexemes`;
     this.embeddingDim = opts.embeddingDim;
@@ -298,6 +300,10 @@ export class PostgresIndexStore implements IndexStore {
       if (replaced.length > 0) {
         await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ANY(${replaced}::bigint[])`;
         await tx`DELETE FROM ${tx.unsafe(this.links)} WHERE doc_id = ANY(${replaced}::bigint[])`;
+        // Their title words' rows, found by their salient "t:" entries (the table has no doc_id index).
+        await tx`
+          DELETE FROM ${tx.unsafe(this.titleWords)} w USING ${tx.unsafe(this.docs)} d, unnest(d.salient) AS e
+           WHERE d.id = ANY(${replaced}::bigint[]) AND starts_with(e, 't:') AND w.lexeme = substr(e, 3) AND w.doc_id = d.id`;
       }
       const vector = withVectors ? tx.unsafe(`, c.emb::${quoteSchema(this.vectorSchema!)}.vector`) : tx``;
       const vectorCol = withVectors ? tx.unsafe(", embedding") : tx``;
@@ -343,7 +349,10 @@ export class PostgresIndexStore implements IndexStore {
           ON CONFLICT (path) DO UPDATE SET producer = excluded.producer, title = excluded.title, tags = excluded.tags,
             tag_keys = excluded.tag_keys, updated_at = excluded.updated_at, hash = excluded.hash, mtime_ms = excluded.mtime_ms,
             name = excluded.name, tsv = excluded.tsv, salient = excluded.salient
-          RETURNING id, path
+          RETURNING id, path, salient
+        ), title_words AS (
+          INSERT INTO ${tx.unsafe(this.titleWords)} (lexeme, doc_id)
+          SELECT DISTINCT substr(e, 3), ins.id FROM ins, unnest(ins.salient) AS e WHERE starts_with(e, 't:')
         ), chunks AS (
           INSERT INTO ${tx.unsafe(this.chunks)} (doc_id, seq, body, tsv${vectorCol})
           SELECT ins.id, c.seq, c.body, d.ttsv || c.btsv${vector}
@@ -380,7 +389,12 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   async remove(path: string): Promise<boolean> {
-    const rows = await this.sql`DELETE FROM ${this.sql.unsafe(this.docs)} WHERE path = ${path} RETURNING id`;
+    const sql = this.sql;
+    const rows = await sql`
+      WITH d AS (DELETE FROM ${sql.unsafe(this.docs)} WHERE path = ${path} RETURNING id, salient),
+      gone AS (DELETE FROM ${sql.unsafe(this.titleWords)} w USING d, unnest(d.salient) AS e
+                WHERE starts_with(e, 't:') AND w.lexeme = substr(e, 3) AND w.doc_id = d.id)
+      SELECT id FROM d`;
     return rows.length > 0;
   }
 
@@ -570,12 +584,20 @@ export class PostgresIndexStore implements IndexStore {
     const oneWord = parts.length === 1 && query.phrases.length === 0;
     const t = sql`(SELECT t FROM k)`;
     const s = sql`(SELECT s FROM k)`;
+    // Without filters or phrases, the title tier reads index_title_words (migration 0006): each
+    // word's rows until the tier has its notes, instead of each word's whole posting list.
+    const filtered = query.tags.length > 0 || query.producers.length > 0;
+    const inTitle = filtered || query.phrases.length > 0 ? undefined : this.titleTier(sql, depth);
     const ctes = sql`
       ${this.queries(parts, "AND", sql)},
       ql AS (SELECT x.i, t.lexeme, t.positions FROM unnest(${parts.map((p) => p.join(" "))}::text[]) WITH ORDINALITY AS x(words, i),
                     unnest(to_tsvector('english', x.words)) AS t),
       k AS (SELECT ARRAY(SELECT DISTINCT 't:' || lexeme FROM ql) AS t, ARRAY(SELECT DISTINCT 's:' || lexeme FROM ql) AS s),
-      allc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${oneWord ? sql`` : sql`AND d.salient @> ${s}`} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
+      allc AS (${
+        oneWord && inTitle
+          ? inTitle
+          : sql`(SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${oneWord ? sql`` : sql`AND d.salient @> ${s}`} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})`
+      }
                UNION ALL
                (SELECT d.id FROM ${docs} d, q WHERE d.salient @> ${s} AND ${s} <> '{}' AND NOT d.salient && ${t} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
                UNION ALL
@@ -601,7 +623,7 @@ export class PostgresIndexStore implements IndexStore {
     const k = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
     const rows = await sql<(HitRow & { id: string; tsv: string; clause_lexemes: [number, string, number[]][] })[]>`
       WITH ${ctes},
-      anyc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})
+      anyc AS (${inTitle ?? sql`(SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})`}
                UNION ALL
                (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${s} AND NOT d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})
                UNION ALL
@@ -652,6 +674,18 @@ export class PostgresIndexStore implements IndexStore {
     await this.lexicon.learn(this.sql, unknown);
     const tokens = (word: string) => this.lexicon.tokens(word);
     return rows.map((r) => markedSnippet(markPositions(r.body, r.at ?? [], tokens)));
+  }
+
+  /**
+   * The title tier from index_title_words: for each of the query's lexemes (ql), the first
+   * `depth` notes holding it in the title (in doc_id order), taken in turn — each lexeme's first,
+   * then each one's second… — up to `depth` in all.
+   */
+  private titleTier(sql: Sql, depth: number): PendingQuery<Row[]> {
+    return sql`(SELECT w.id FROM (SELECT DISTINCT lexeme FROM ql) l,
+                     LATERAL (SELECT doc_id AS id, row_number() OVER () AS turn
+                                FROM ${sql.unsafe(this.titleWords)} WHERE lexeme = l.lexeme LIMIT ${depth}) w
+                 ORDER BY w.turn LIMIT ${depth})`;
   }
 
   /** A document's text score for `q`: ts_rank, title ten times body. */
