@@ -587,7 +587,7 @@ export class PostgresIndexStore implements IndexStore {
     // Without filters or phrases, the title tier reads index_title_words (migration 0006): each
     // word's rows until the tier has its notes, instead of each word's whole posting list.
     const filtered = query.tags.length > 0 || query.producers.length > 0;
-    const inTitle = filtered || query.phrases.length > 0 ? undefined : this.titleTier(sql, depth);
+    const inTitle = filtered || query.phrases.length > 0 ? undefined : this.titleTier(sql, depth, depth);
     const ctes = sql`
       ${this.queries(parts, "AND", sql)},
       ql AS (SELECT x.i, t.lexeme, t.positions FROM unnest(${parts.map((p) => p.join(" "))}::text[]) WITH ORDINALITY AS x(words, i),
@@ -677,15 +677,14 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   /**
-   * The title tier from index_title_words: for each of the query's lexemes (ql), the first
-   * `depth` notes holding it in the title (in doc_id order), taken in turn — each lexeme's first,
-   * then each one's second… — up to `depth` in all.
+   * The title tier from index_title_words: the first `total` notes (in doc_id order, as a GIN
+   * bitmap would give them) holding one of the query's lexemes (ql) in the title, from the
+   * first `each` of each lexeme's.
    */
-  private titleTier(sql: Sql, depth: number): PendingQuery<Row[]> {
-    return sql`(SELECT w.id FROM (SELECT DISTINCT lexeme FROM ql) l,
-                     LATERAL (SELECT doc_id AS id, row_number() OVER () AS turn
-                                FROM ${sql.unsafe(this.titleWords)} WHERE lexeme = l.lexeme LIMIT ${depth}) w
-                 ORDER BY w.turn LIMIT ${depth})`;
+  private titleTier(sql: Sql, each: number, total: number): PendingQuery<Row[]> {
+    return sql`(SELECT DISTINCT w.id FROM (SELECT DISTINCT lexeme FROM ql) l,
+                     LATERAL (SELECT doc_id AS id FROM ${sql.unsafe(this.titleWords)} WHERE lexeme = l.lexeme ORDER BY doc_id LIMIT ${each}) w
+                 ORDER BY w.id LIMIT ${total})`;
   }
 
   /** A document's text score for `q`: ts_rank, title ten times body. */
