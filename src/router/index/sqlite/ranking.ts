@@ -125,15 +125,15 @@ export class Ranking {
     let marked: Map<number, string> | undefined;
     const apart = snippets && parts.length > 1;
     if (proof) {
-      const ids = new Set([...proof, ...top.map((r) => r.id)]);
-      this.loadApart([...ids]);
+      // (Only asked for with snippets: the table is loaded for them anyway.)
+      this.loadApart([...new Set([...proof, ...top.map((r) => r.id)])]);
       const holding = this.holdingApart(ftsExpression(parts, "AND"));
       if (proof.every((id) => holding.has(id))) this.counts.provenByCandidates++;
       else {
         // This stemmer read a word as FTS5 does not: the query decides.
         weighEvery!();
         top = ranked.slice(0, limit);
-        if (apart) this.loadApart(top.map((r) => r.id));
+        this.loadApart(top.map((r) => r.id));
       }
     } else if (apart) this.loadApart(top.map((r) => r.id));
     if (apart) marked = this.markApart(text);
