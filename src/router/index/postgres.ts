@@ -429,7 +429,7 @@ export class PostgresIndexStore implements IndexStore {
         FROM ${sql.unsafe(this.docs)} d, q, ${this.bestChunk(sql`d.id`, parts)}
        WHERE d.path = ANY(${paths}::text[]) AND d.tsv @@ q.any`;
     const marked = await this.chunkSnippets(rows);
-    rows.forEach((r, i) => out.set(r.path, hitSnippet(r.path, r.seq, marked[i]!)));
+    for (const [i, r] of rows.entries()) out.set(r.path, hitSnippet(r.path, r.seq, marked[i]!));
     return out;
   }
 
