@@ -28,6 +28,8 @@ const DEFERRED_INDEXES = [
   // Largest first: bulkLoad builds them side by side, and a long one started last would end alone.
   { name: "index_docs_tsv", def: "ON {s}.index_docs USING gin (tsv)" },
   { name: "index_docs_salient", def: "ON {s}.index_docs USING gin (salient)" },
+  // A search's title tier (migrations/0006_title_words.sql), in (lexeme, doc_id) order.
+  { name: "index_title_words_lexeme", def: "ON {s}.index_title_words (lexeme, doc_id)" },
   { name: "index_docs_producer", def: "ON {s}.index_docs (producer, updated_at DESC)" },
   { name: "index_docs_tag_keys", def: "ON {s}.index_docs USING gin (tag_keys)" },
   { name: "index_docs_name", def: "ON {s}.index_docs (name)" },

@@ -98,6 +98,10 @@ class WordTable {
     return this.find(word, 0, word.length, WordTable.hash(word, 0, word.length));
   }
 
+  has(word: string): boolean {
+    return this.get(word) !== undefined;
+  }
+
   set(word: string, entry: Entry): void {
     const h = WordTable.hash(word, 0, word.length);
     const k = this.index(word, 0, word.length, h);
@@ -145,6 +149,8 @@ export class PgLexicon {
   private words = new WordTable();
   /** One entry per lexeme, shared by the words that stem to it (lex() groups positions by entry). */
   private lexemes = new Map<string, Lexeme>();
+  /** How many tokens the parser makes of a known word that is not one (see tokens()). */
+  private parts = new Map<string, number>();
   /** Counts lex() calls: a lexeme met in the current one has this `gen`. */
   private gen = 0;
 
@@ -216,6 +222,7 @@ export class PgLexicon {
     if (this.words.size + words.size > LEXICON_WORDS) {
       this.words = new WordTable();
       this.lexemes = new Map();
+      this.parts = new Map();
     }
     const list = [...words];
     // A word is one token when the parser finds one non-blank token in it (blank is token type 12).
@@ -225,6 +232,7 @@ export class PgLexicon {
         FROM unnest(${list}::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i`;
     for (const [i, row] of rows.entries()) {
       const lexemes = row.lexemes ?? [];
+      if (row.tokens !== 1) this.parts.set(list[i]!, row.tokens);
       // A lexeme outside ASCII (none of an ASCII word's, as Postgres' stemmers go) is left to the server.
       const [lexeme] = lexemes;
       this.words.set(
@@ -232,6 +240,16 @@ export class PgLexicon {
         row.tokens !== 1 || lexemes.length > 1 || NOT_ASCII.test(lexeme ?? "") ? false : lexeme === undefined ? null : this.entry(lexeme),
       );
     }
+  }
+
+  /**
+   * The positions to_tsvector gives `word` (lower-cased, one of searchable's words): one for a
+   * word the parser reads as one token (a stop word too), one per token otherwise; undefined
+   * until the word is learned.
+   */
+  tokens(word: string): number | undefined {
+    if (!this.words.has(word)) return undefined;
+    return this.parts.get(word) ?? 1;
   }
 
   private entry(lexeme: string): Lexeme {

@@ -14,11 +14,11 @@ import { documentFromFile } from "./document.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { migrate } from "./migrate.ts";
 import { MIGRATIONS } from "./migrations/index.ts";
-import { openPostgresIndex, type PostgresIndexStore } from "./postgres.ts";
+import { openPostgresIndex, type PostgresIndexStore, tsvEntries } from "./postgres.ts";
 import { parseQuery } from "./query.ts";
 import { refreshFolder } from "./refresh.ts";
 import { openSqliteIndex } from "./sqlite/store.ts";
-import type { IndexDoc, IndexStore } from "./types.ts";
+import { type IndexDoc, type IndexStore, SNIPPET_MARK } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {
   describeIndexStore("Postgres index (tsvector + GIN)", async () => postgresLab(), { vectors: false });
@@ -133,6 +133,33 @@ describeWithPostgres("Postgres index", () => {
       }
     });
 
+    it("upgrades an index of 0005 to title words: each note's title lexemes become its rows", async () => {
+      const schema = fresh();
+      await sql.unsafe(`CREATE SCHEMA "${schema}"`);
+      await sql.unsafe(`CREATE TABLE "${schema}".index_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const before = MIGRATIONS.findIndex((m) => m.version === "0006_title_words");
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL search_path TO "${schema}", public`);
+        for (const m of MIGRATIONS.slice(0, before)) {
+          await tx.unsafe(m.sql).simple();
+          await tx`INSERT INTO index_migrations (version) VALUES (${m.version})`;
+        }
+        await tx`INSERT INTO index_docs (path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, tsv, salient)
+                 VALUES ('raw/a.md', 'raw', 'Kafka lag', '{}', '{}', now(), 'h', 5, '', '{t:kafka,t:lag,s:kafka,s:lag,s:consum}')`;
+      });
+      const store = await openPostgresIndex({ url: PG_URL, schema });
+      try {
+        expect([...(await sql.unsafe(`SELECT lexeme FROM "${schema}".index_title_words ORDER BY lexeme`))]).toEqual([
+          { lexeme: "kafka" },
+          { lexeme: "lag" },
+        ] as never);
+        const indexes = await sql<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE schemaname = ${schema}`;
+        expect(indexes.map((i) => i.indexname)).toContain("index_title_words_lexeme");
+      } finally {
+        await store.close();
+      }
+    });
+
     it("refuses a schema name that is not a plain identifier", async () => {
       expect(migrate(sql, { schema: 'x"; DROP TABLE y; --' })).rejects.toThrow("plain SQL name");
     });
@@ -231,7 +258,8 @@ describeWithPostgres("Postgres index", () => {
       const rows = () =>
         sql.unsafe(
           `SELECT d.path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, name, tsv::text AS tsv, salient,
-                  (SELECT json_agg(json_build_array(c.seq, c.body, c.tsv::text) ORDER BY c.seq) FROM "${lab.schema}".index_chunks c WHERE c.doc_id = d.id) AS chunks
+                  (SELECT json_agg(json_build_array(c.seq, c.body, c.tsv::text) ORDER BY c.seq) FROM "${lab.schema}".index_chunks c WHERE c.doc_id = d.id) AS chunks,
+                  (SELECT array_agg(w.lexeme ORDER BY w.lexeme) FROM "${lab.schema}".index_title_words w WHERE w.doc_id = d.id) AS title_words
              FROM "${lab.schema}".index_docs d ORDER BY d.path`,
         );
       await store.upsertMany(docs);
@@ -239,7 +267,7 @@ describeWithPostgres("Postgres index", () => {
         // Written again by a first load, which knows the words now (lexed here, and copied in):
         // every column as the statement wrote it.
         const before = await rows();
-        await sql.unsafe(`TRUNCATE "${lab.schema}".index_docs CASCADE`);
+        await sql.unsafe(`TRUNCATE "${lab.schema}".index_docs, "${lab.schema}".index_title_words CASCADE`);
         await store.bulkLoad(() => store.upsertMany(docs));
         expect(await rows()).toEqual(before);
       }
@@ -282,6 +310,76 @@ describeWithPostgres("Postgres index", () => {
       expect(controls?.body).toContain("record\x1eseparator and a unit\x1fseparator");
     });
 
+    it("reads a tsvector's entries from its text as unnest() gives them", async () => {
+      // A lexeme holding a quote and one holding a backslash, as the tsvector's text escapes them.
+      const literal = String.raw`'it''s':1A,7 'back\\slash':2 'plain':4B,5C,9 'plai':3 'x':8D`;
+      const wanted = ["plain", "it's", String.raw`back\slash`, "x", "absent"];
+      const [row] = await sql.unsafe<{ text: string; entries: [string, number[], string[]][] }[]>(
+        `SELECT $1::tsvector::text AS text, (SELECT json_agg(json_build_array(u.lexeme, u.positions, u.weights)) FROM unnest($1::tsvector) u
+                                             WHERE u.lexeme = ANY($2::text[])) AS entries`,
+        [literal, wanted],
+      );
+      expect(row!.entries.map((e) => e[0])).toContain(String.raw`back\slash`);
+      const got = tsvEntries(row!.text, wanted);
+      const byLexeme = (a: [string, ...unknown[]], b: [string, ...unknown[]]) => (a[0] < b[0] ? -1 : 1);
+      expect(got.sort(byLexeme)).toEqual(row!.entries.sort(byLexeme));
+      expect(got.map((e) => e[0])).not.toContain("plai");
+    });
+
+    it("marks in a snippet the words where the query's words stand, after a title and past a word the parser splits", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const mark = (w: string) => `${SNIPPET_MARK.open}${w}${SNIPPET_MARK.close}`;
+      await store.upsertMany([
+        // The title ends in stop words (its last position is 1, not 3); "9e9the" is two tokens.
+        note(1, "Rollbacks of the", "Before 9e9the canary the rollback of checkout failed, and the next rollback worked."),
+        note(2, "A title", "Nothing here but words about canary builds."),
+      ]);
+      for (const opts of [{ match: "any" as const }, { match: "all" as const }]) {
+        const [hit] = await store.search(parseQuery("rollback checkout"), 5, opts);
+        expect(hit?.path).toBe("raw/n/00001.md");
+        expect(hit?.snippet).toBe(`Before 9e9the canary the ${mark("rollback")} of ${mark("checkout")} failed, and the next ${mark("rollback")} worked.`);
+      }
+      const one = await store.snippets(parseQuery("canary"), ["raw/n/00001.md"]);
+      expect(one.get("raw/n/00001.md")?.snippet).toBe(`Before 9e9the ${mark("canary")} the rollback of checkout failed, and the next rollback worked.`);
+    });
+
+    it("keeps the title words' rows in step with the notes' titles as notes are written, rewritten and removed", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const s = `"${lab.schema}"`;
+      // The rows the table holds, and the rows the notes' salient "t:" entries say it should hold.
+      const rows = async () =>
+        (
+          await sql.unsafe<{ row: string }[]>(
+            `SELECT lexeme || ' ' || d.path AS row FROM ${s}.index_title_words w JOIN ${s}.index_docs d ON d.id = w.doc_id ORDER BY 1`,
+          )
+        ).map((r) => r.row);
+      const expected = async () =>
+        (
+          await sql.unsafe<{ row: string }[]>(
+            `SELECT DISTINCT substr(e, 3) || ' ' || d.path AS row FROM ${s}.index_docs d, unnest(d.salient) e WHERE e LIKE 't:%' ORDER BY 1`,
+          )
+        ).map((r) => r.row);
+      await store.upsertMany([note(1, "Kafka consumer lag", "Body."), note(2, "Deploy rollback", "Body."), note(3, "Kafka deploy", "Body.")]);
+      expect(await rows()).toEqual([
+        "consum raw/n/00001.md",
+        "deploy raw/n/00002.md",
+        "deploy raw/n/00003.md",
+        "kafka raw/n/00001.md",
+        "kafka raw/n/00003.md",
+        "lag raw/n/00001.md",
+        "rollback raw/n/00002.md",
+      ]);
+      await store.upsertMany([note(2, "Canary release", "Body, rewritten.")]);
+      await store.remove("raw/n/00003.md");
+      expect(await rows()).toEqual(["canari raw/n/00002.md", "consum raw/n/00001.md", "kafka raw/n/00001.md", "lag raw/n/00001.md", "releas raw/n/00002.md"]);
+      expect(await rows()).toEqual(await expected());
+      // The title tier finds through them what a title holds.
+      expect((await store.search(parseQuery("canary"), 5)).map((h) => h.path)).toEqual(["raw/n/00002.md"]);
+      expect((await store.search(parseQuery("deploy"), 5)).map((h) => h.path)).toEqual([]);
+    });
+
     it("writes nothing of a batch that fails", async () => {
       lab = postgresLab();
       store = (await lab.open()) as PostgresIndexStore;
@@ -313,7 +411,7 @@ describeWithPostgres("Postgres index", () => {
       const docs = Array.from({ length: 40 }, (_, i) => note(i, `Note ${i}`, `Quartermaster ledger entry ${i}, with a [[Note ${i + 1}]] link.`));
       // Learned first (a COPY needs every word known), then the table emptied for a first load.
       await store.upsertMany(docs);
-      await sql.unsafe(`TRUNCATE ${s}.index_docs CASCADE`);
+      await sql.unsafe(`TRUNCATE ${s}.index_docs, ${s}.index_title_words CASCADE`);
       // As a path written meanwhile by another writer would: the COPY fails, a statement does not.
       await sql.unsafe(`CREATE FUNCTION ${s}.no_copy() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN IF current_query() ILIKE 'COPY%' THEN RAISE unique_violation; END IF; RETURN NEW; END $$`);

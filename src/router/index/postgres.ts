@@ -1,7 +1,7 @@
 // The IndexStore on PostgreSQL (DATABASE_URL): a tsvector per document (title weight A, body
 // weight B) under GIN, ranked with ts_rank; each hit's best chunk (its own tsvector) gives the
-// snippet, from ts_headline; pgvector for embeddings when a
-// dimension is configured. Tables live in one schema (default public), so tests isolate.
+// snippet, its words marked where its tsvector holds the query's lexemes (snippet.ts); pgvector
+// for embeddings when a dimension is configured. Tables live in one schema (default public), so tests isolate.
 import postgres, { type PendingQuery, type Row, type Sql, type TransactionSql } from "postgres";
 import { type Chunk, chunkDocument, embeddingInputs } from "./chunk.ts";
 import { checkVector, resolveEmbeddings } from "./embeddings.ts";
@@ -12,6 +12,7 @@ import { dropIndexStatements, indexStatements, migrate, quoteSchema } from "./mi
 import { BinaryWriter, type Lexed, literalOf, PgLexicon, salientOf, searchable, tsvectorBinary } from "./pg-lexicon.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
 import { anyScore, closeness, type Occurrence } from "./rank.ts";
+import { markedSnippet, markPositions, wordsMaybeSplit } from "./snippet.ts";
 import {
   type Fingerprint,
   type HitSnippet,
@@ -26,7 +27,6 @@ import {
   type SearchFilters,
   type SearchHit,
   type SearchOptions,
-  SNIPPET_MARK,
   type StoredLink,
   type UpsertOptions,
 } from "./types.ts";
@@ -68,7 +68,6 @@ const RANK_WEIGHTS = "{0.1, 0.1, 0.1, 1.0}";
  * orders hits as SQLite's BM25 does, which ts_rank_cd does not.
  */
 const RANK_NORMALIZATION = 32;
-const HEADLINE = `StartSel=${SNIPPET_MARK.open}, StopSel=${SNIPPET_MARK.close}, MinWords=12, MaxWords=24, ShortWord=2`;
 
 interface MetaRow {
   path: string;
@@ -135,6 +134,7 @@ export class PostgresIndexStore implements IndexStore {
   private readonly docs: string;
   private readonly chunks: string;
   private readonly links: string;
+  private readonly titleWords: string;
   private readonly tsvectorCat: string;
   private readonly salientLexemes: string;
   /** Schema of the pgvector extension, once migrate() has seen it. */
@@ -150,6 +150,7 @@ export class PostgresIndexStore implements IndexStore {
     this.docs = `${s}.index_docs`;
     this.chunks = `${s}.index_chunks`;
     this.links = `${s}.index_links`;
+    this.titleWords = `${s}.index_title_words`;
     this.tsvectorCat = `${s}.tsvector_cat`;
     this.salientLexemes = `${s}.salient_lexemes`;
     this.embeddingDim = opts.embeddingDim;
@@ -295,11 +296,16 @@ export class PostgresIndexStore implements IndexStore {
         if (replaced.length > 0) {
           await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ANY(${replaced}::bigint[])`;
           await tx`DELETE FROM ${tx.unsafe(this.links)} WHERE doc_id = ANY(${replaced}::bigint[])`;
+          // Their title words' rows, found by their salient "t:" entries (the table has no doc_id index).
+          await tx`
+            DELETE FROM ${tx.unsafe(this.titleWords)} w USING ${tx.unsafe(this.docs)} d, unnest(d.salient) AS e
+             WHERE d.id = ANY(${replaced}::bigint[]) AND starts_with(e, 't:') AND w.lexeme = substr(e, 3) AND w.doc_id = d.id`;
         }
         const ids = new Map<string, string>();
         if (copy) {
           await copyIn(tx, `COPY ${this.docs} (${CopyRows.DOC_COLUMNS}) FROM STDIN (FORMAT binary)`, copy.docs);
           await copyIn(tx, `COPY ${this.chunks} (${CopyRows.CHUNK_COLUMNS}) FROM STDIN (FORMAT binary)`, copy.chunks);
+          await copyIn(tx, `COPY ${this.titleWords} (lexeme, doc_id) FROM STDIN (FORMAT binary)`, copy.titleWords);
           for (const [path, id] of copy.ids) ids.set(path, id);
         }
         const rest = copy ? changed.filter((c) => !copy.ids.has(c.p.doc.path)) : changed;
@@ -414,7 +420,10 @@ export class PostgresIndexStore implements IndexStore {
           ON CONFLICT (path) DO UPDATE SET producer = excluded.producer, title = excluded.title, tags = excluded.tags,
             tag_keys = excluded.tag_keys, updated_at = excluded.updated_at, hash = excluded.hash, mtime_ms = excluded.mtime_ms,
             name = excluded.name, tsv = excluded.tsv, salient = excluded.salient
-          RETURNING id, path
+          RETURNING id, path, salient
+        ), title_words AS (
+          INSERT INTO ${tx.unsafe(this.titleWords)} (lexeme, doc_id)
+          SELECT DISTINCT substr(e, 3), ins.id FROM ins, unnest(ins.salient) AS e WHERE starts_with(e, 't:')
         ), chunks AS (
           INSERT INTO ${tx.unsafe(this.chunks)} (doc_id, seq, body, tsv${vectorCol})
           SELECT ins.id, c.seq, c.body, d.ttsv || c.btsv${vector}
@@ -444,7 +453,12 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   async remove(path: string): Promise<boolean> {
-    const rows = await this.sql`DELETE FROM ${this.sql.unsafe(this.docs)} WHERE path = ${path} RETURNING id`;
+    const sql = this.sql;
+    const rows = await sql`
+      WITH d AS (DELETE FROM ${sql.unsafe(this.docs)} WHERE path = ${path} RETURNING id, salient),
+      gone AS (DELETE FROM ${sql.unsafe(this.titleWords)} w USING d, unnest(d.salient) AS e
+                WHERE starts_with(e, 't:') AND w.lexeme = substr(e, 3) AND w.doc_id = d.id)
+      SELECT id FROM d`;
     return rows.length > 0;
   }
 
@@ -472,12 +486,14 @@ export class PostgresIndexStore implements IndexStore {
     if (!hasText(query) || paths.length === 0) return out;
     const sql = this.sql;
     // OR: marks every clause a document holds, as search() marks them in either match mode.
-    const rows = await sql<{ path: string; seq: number; snippet: string }[]>`
-      WITH ${this.queries(clauses(query), "OR")}
-      SELECT d.path, b.seq, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-        FROM ${sql.unsafe(this.docs)} d, q, ${this.bestChunk(sql`d.id`)}
+    const parts = clauses(query);
+    const rows = await sql<(ChunkRow & { path: string })[]>`
+      WITH ${this.queries(parts, "OR")}
+      SELECT d.path, b.seq, b.body, b.at
+        FROM ${sql.unsafe(this.docs)} d, q, ${this.bestChunk(sql`d.id`, parts)}
        WHERE d.path = ANY(${paths}::text[]) AND d.tsv @@ q.any`;
-    for (const r of rows) out.set(r.path, hitSnippet(r.path, r.seq, r.snippet));
+    const marked = await this.chunkSnippets(rows);
+    for (const [i, r] of rows.entries()) out.set(r.path, hitSnippet(r.path, r.seq, marked[i]!));
     return out;
   }
 
@@ -610,7 +626,7 @@ export class PostgresIndexStore implements IndexStore {
    * "any" with several clauses: the best CANDIDATES by ts_rank over the clauses OR-ed, and the
    * best `limit` holding all; for those alone, which clauses each holds and where (its
    * lexemes' positions), ordered by anyScore(). Filters sit in each tier's WHERE. Then, for
-   * the hits alone and only when `snippets`, each one's best chunk and ts_headline. Every
+   * the hits alone and only when `snippets`, each one's best chunk and where the query's lexemes stand in it. Every
    * word reaches Postgres as a bound parameter of phraseto_tsquery, which has no syntax to break.
    */
   private async match(sql: Sql, query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): Promise<SearchHit[]> {
@@ -632,12 +648,20 @@ export class PostgresIndexStore implements IndexStore {
     const oneWord = parts.length === 1 && query.phrases.length === 0;
     const t = sql`(SELECT t FROM k)`;
     const s = sql`(SELECT s FROM k)`;
+    // Without filters or phrases, the title tier reads index_title_words (migration 0006): each
+    // word's rows until the tier has its notes, instead of each word's whole posting list.
+    const filtered = query.tags.length > 0 || query.producers.length > 0;
+    const inTitle = filtered || query.phrases.length > 0 ? undefined : this.titleTier(sql, depth, depth);
     const ctes = sql`
       ${this.queries(parts, "AND", sql)},
       ql AS (SELECT x.i, t.lexeme, t.positions FROM unnest(${parts.map((p) => p.join(" "))}::text[]) WITH ORDINALITY AS x(words, i),
                     unnest(to_tsvector('english', x.words)) AS t),
       k AS (SELECT ARRAY(SELECT DISTINCT 't:' || lexeme FROM ql) AS t, ARRAY(SELECT DISTINCT 's:' || lexeme FROM ql) AS s),
-      allc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${oneWord ? sql`` : sql`AND d.salient @> ${s}`} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
+      allc AS (${
+        oneWord && inTitle
+          ? inTitle
+          : sql`(SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${oneWord ? sql`` : sql`AND d.salient @> ${s}`} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})`
+      }
                UNION ALL
                (SELECT d.id FROM ${docs} d, q WHERE d.salient @> ${s} AND ${s} <> '{}' AND NOT d.salient && ${t} ${phrase(sql`q.q`)} ${f} LIMIT ${depth})
                UNION ALL
@@ -647,20 +671,23 @@ export class PostgresIndexStore implements IndexStore {
       const top = sql`
         top AS (SELECT d.id, ${this.rankOf(sql`q.q`, sql)} AS score FROM allc c JOIN ${docs} d ON d.id = c.id, q
                  ORDER BY score DESC, d.path LIMIT ${limit})`;
-      const rows = snippets
-        ? await sql<HitRow[]>`
-            WITH ${ctes}, ${top}
-            SELECT b.seq, t.score, 1 AS coverage, ${meta}, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-              FROM top t JOIN ${docs} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`, sql)}`
-        : await sql<HitRow[]>`
-            WITH ${ctes}, ${top}
-            SELECT 0 AS seq, t.score, 1 AS coverage, ${meta}, '' AS snippet FROM top t JOIN ${docs} d ON d.id = t.id`;
-      return rows.map(rowHit).sort(byScore);
+      if (!snippets) {
+        const rows = await sql<HitRow[]>`
+          WITH ${ctes}, ${top}
+          SELECT 0 AS seq, t.score, 1 AS coverage, ${meta}, '' AS snippet FROM top t JOIN ${docs} d ON d.id = t.id`;
+        return rows.map(rowHit).sort(byScore);
+      }
+      const rows = await sql<(HitRow & ChunkRow)[]>`
+        WITH ${ctes}, ${top}
+        SELECT b.seq, t.score, 1 AS coverage, ${meta}, b.body, b.at, '' AS snippet
+          FROM top t JOIN ${docs} d ON d.id = t.id, q, ${this.bestChunk(sql`t.id`, parts, sql)}`;
+      const marked = await this.chunkSnippets(rows);
+      return rows.map((r, i) => rowHit({ ...r, snippet: marked[i]! })).sort(byScore);
     }
     const k = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
-    const rows = await sql<(HitRow & { id: string; lexemes: [string, number[], string[]][] | null; clause_lexemes: [number, string, number[]][] })[]>`
+    const rows = await sql<(HitRow & { id: string; tsv: string; clause_lexemes: [number, string, number[]][] })[]>`
       WITH ${ctes},
-      anyc AS ((SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})
+      anyc AS (${inTitle ?? sql`(SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})`}
                UNION ALL
                (SELECT d.id FROM ${docs} d, q WHERE d.salient && ${s} AND NOT d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})
                UNION ALL
@@ -673,15 +700,15 @@ export class PostgresIndexStore implements IndexStore {
               UNION
               (SELECT id FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
       SELECT d.id, d.score, d.path, d.producer, d.title, d.tags, d.updated_at, 0 AS seq, '' AS snippet,
-             (SELECT json_agg(json_build_array(u.lexeme, u.positions, u.weights)) FROM unnest(d.tsv) u
-               WHERE u.lexeme = ANY(ARRAY(SELECT lexeme FROM ql))) AS lexemes,
+             ts_delete(d.tsv, tsvector_to_array(ts_delete(d.tsv, ARRAY(SELECT lexeme FROM ql))))::text AS tsv,
              (SELECT json_agg(json_build_array(ql.i, ql.lexeme, ql.positions)) FROM ql) AS clause_lexemes
         FROM top t JOIN scored d ON d.id = t.id`;
     if (rows.length === 0) return [];
     const shapes = clauseShapes(parts.length, rows[0]!.clause_lexemes ?? []);
+    const lexemes = [...new Set(shapes.flatMap((shape) => shape.map((l) => l.lexeme)))];
     const weights = clauseWeights(query);
     const scored = rows.map((r) => {
-      const { held, occurrences } = clausesHeld(shapes, r.lexemes ?? []);
+      const { held, occurrences } = clausesHeld(shapes, tsvEntries(r.tsv, lexemes));
       const coverage = queryCoverage(weights, held);
       return { ...r, coverage, score: anyScore(clauseScore(occurrences), coverage, closeness(occurrences)) };
     });
@@ -690,13 +717,38 @@ export class PostgresIndexStore implements IndexStore {
       .sort(byScore)
       .slice(0, limit);
     if (!snippets || ranked.length === 0) return ranked.map(rowHit);
-    const marked = await sql<{ id: string; seq: number; snippet: string }[]>`
+    const marked = await sql<(ChunkRow & { id: string })[]>`
       WITH ${this.queries(parts, "OR", sql)}
-      SELECT d.id, b.seq, ts_headline('english', b.body, b.hq, ${HEADLINE}) AS snippet
-        FROM ${docs} d, q, ${this.bestChunk(sql`d.id`, sql)}
+      SELECT d.id, b.seq, b.body, b.at
+        FROM ${docs} d, q, ${this.bestChunk(sql`d.id`, parts, sql)}
        WHERE d.id = ANY(${ranked.map((r) => r.id)}::bigint[])`;
-    const byId = new Map(marked.map((m) => [m.id, m]));
+    const texts = await this.chunkSnippets(marked);
+    const byId = new Map(marked.map((m, i) => [m.id, { seq: m.seq, snippet: texts[i]! }]));
     return ranked.map((r) => rowHit({ ...r, seq: byId.get(r.id)?.seq ?? 0, snippet: byId.get(r.id)?.snippet ?? "" }));
+  }
+
+  /**
+   * Each best chunk's snippet: the words where the query's lexemes stand marked (their
+   * positions counted as to_tsvector counted them: a word the parser may split is looked up in
+   * the lexicon, learned first when it is new), cut as the SQLite store cuts one (snippet.ts).
+   */
+  private async chunkSnippets(rows: ChunkRow[]): Promise<string[]> {
+    const unknown = new Set<string>();
+    for (const r of rows) if (r.at?.length) for (const w of wordsMaybeSplit(r.body)) if (this.lexicon.tokens(w) === undefined) unknown.add(w);
+    await this.lexicon.learn(this.sql, unknown);
+    const tokens = (word: string) => this.lexicon.tokens(word);
+    return rows.map((r) => markedSnippet(markPositions(r.body, r.at ?? [], tokens)));
+  }
+
+  /**
+   * The title tier from index_title_words: the first `total` notes (in doc_id order, as a GIN
+   * bitmap would give them) holding one of the query's lexemes (ql) in the title, from the
+   * first `each` of each lexeme's.
+   */
+  private titleTier(sql: Sql, each: number, total: number): PendingQuery<Row[]> {
+    return sql`(SELECT DISTINCT w.id FROM (SELECT DISTINCT lexeme FROM ql) l,
+                     LATERAL (SELECT doc_id AS id FROM ${sql.unsafe(this.titleWords)} WHERE lexeme = l.lexeme ORDER BY doc_id LIMIT ${each}) w
+                 ORDER BY w.id LIMIT ${total})`;
   }
 
   /** A document's text score for `q`: ts_rank, title ten times body. */
@@ -746,18 +798,25 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   /**
-   * LATERAL `b` (seq, body, hq): document `docId`'s best chunk — one matching q.q when there
-   * is one, else one matching q.any, then the best ranked, then the first — and the query
-   * (hq) its headline marks.
+   * LATERAL `b` (seq, body, at): document `docId`'s best chunk — one matching q.q when there
+   * is one, else one matching q.any, then the best ranked, then the first — and where the
+   * lexemes of the clauses `parts` stand in its text (`at`: positions counted in the body's
+   * words, for markPositions; the chunk's tsvector holds the title's words first, weight A,
+   * and the body's after them).
    */
-  private bestChunk(docId: PendingQuery<Row[]>, sql: Sql = this.sql): PendingQuery<Row[]> {
+  private bestChunk(docId: PendingQuery<Row[]>, parts: string[][], sql: Sql = this.sql): PendingQuery<Row[]> {
     return sql`LATERAL (
-               SELECT c.seq, c.body, m.hq
-                 FROM ${sql.unsafe(this.chunks)} c,
-                      LATERAL (SELECT CASE WHEN c.tsv @@ q.q THEN q.q ELSE q.any END AS hq) m
-                WHERE c.doc_id = ${docId}
-                ORDER BY c.tsv @@ q.q DESC, c.tsv @@ q.any DESC, ts_rank(${RANK_WEIGHTS}::float4[], c.tsv, m.hq, ${RANK_NORMALIZATION}) DESC, c.seq
-                LIMIT 1
+               SELECT s.seq, s.body,
+                      (SELECT array_agg(p.pos - coalesce((SELECT max(a) FROM unnest(ts_filter(s.tsv, '{a}')) t, unnest(t.positions) a), 0))
+                         FROM unnest(s.tsv) u, unnest(u.positions, u.weights) AS p(pos, w)
+                        WHERE p.w <> 'A' AND u.lexeme = ANY(ARRAY(SELECT t.lexeme FROM unnest(${parts.map((p) => p.join(" "))}::text[]) AS x(words),
+                                                                              unnest(to_tsvector('english', x.words)) AS t))) AS at
+                 FROM (SELECT c.seq, c.body, c.tsv
+                         FROM ${sql.unsafe(this.chunks)} c
+                        WHERE c.doc_id = ${docId}
+                        ORDER BY c.tsv @@ q.q DESC, c.tsv @@ q.any DESC,
+                                 ts_rank(${RANK_WEIGHTS}::float4[], c.tsv, CASE WHEN c.tsv @@ q.q THEN q.q ELSE q.any END, ${RANK_NORMALIZATION}) DESC, c.seq
+                        LIMIT 1) s
              ) b`;
   }
 
@@ -792,10 +851,10 @@ const PG_EPOCH_MS = 946_684_800_000;
 
 /**
  * Writers kept for the next batches: a batch's rows fill the buffers the last one grew instead
- * of growing new ones (its two writers, two batches in flight), up to a size.
+ * of growing new ones (its three writers, two batches in flight), up to a size.
  */
 const writers: BinaryWriter[] = [];
-const MAX_WRITERS = 4;
+const MAX_WRITERS = 6;
 const MAX_WRITER_BYTES = 8 * 1024 * 1024;
 
 /** Documents and their chunks as rows of COPY's binary format, for index_docs and index_chunks. */
@@ -806,12 +865,14 @@ class CopyRows {
   readonly ids = new Map<string, string>();
   private readonly doc = writers.pop() ?? new BinaryWriter();
   private readonly chunk = writers.pop() ?? new BinaryWriter();
+  private readonly title = writers.pop() ?? new BinaryWriter();
   docs: Buffer = Buffer.alloc(0);
   chunks: Buffer = Buffer.alloc(0);
+  /** index_title_words' rows: each title lexeme and its document. */
+  titleWords: Buffer = Buffer.alloc(0);
 
   constructor() {
-    this.doc.bytes(COPY_HEADER);
-    this.chunk.bytes(COPY_HEADER);
+    for (const w of [this.doc, this.chunk, this.title]) w.bytes(COPY_HEADER);
   }
 
   /** Adds a document's rows; false, and nothing added, when its tsvectors must be joined by Postgres. */
@@ -858,21 +919,27 @@ class CopyRows {
       return false;
     }
     doc.textArray(lexed.salient!);
+    for (const e of lexed.title.lexemes) {
+      this.title.int16(2);
+      this.title.text(e.lexeme);
+      this.title.int32(8);
+      this.title.int64(idValue);
+    }
     this.ids.set(p.doc.path, id);
     return true;
   }
 
   finish(): this {
-    this.doc.int16(-1);
-    this.chunk.int16(-1);
+    for (const w of [this.doc, this.chunk, this.title]) w.int16(-1);
     this.docs = this.doc.written();
     this.chunks = this.chunk.written();
+    this.titleWords = this.title.written();
     return this;
   }
 
   /** Gives the writers back (docs and chunks are theirs: sent by now). */
   release(): void {
-    for (const w of [this.doc, this.chunk]) {
+    for (const w of [this.doc, this.chunk, this.title]) {
       w.reset();
       if (writers.length < MAX_WRITERS && w.buf.length <= MAX_WRITER_BYTES) writers.push(w);
     }
@@ -921,6 +988,13 @@ function sameList(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
+/** A hit's best chunk: its text and where the query's lexemes stand in its words. */
+interface ChunkRow {
+  seq: number;
+  body: string;
+  at: number[] | null;
+}
+
 function rowHit(r: HitRow): SearchHit {
   return toHit({
     path: r.path,
@@ -957,6 +1031,42 @@ function clauseScore(occurrences: Occurrence[]): number {
   let score = 0;
   for (const x of tf.values()) score += (x * (K1 + 1)) / (x + K1);
   return score;
+}
+
+/**
+ * The entries of `lexemes` in a tsvector's text ('lexeme':1A,5 …, sorted by lexeme): each one's
+ * positions and weights (D where the text gives none), as unnest(tsvector) gives them. Read from
+ * the text because unnest builds a row and two arrays for every lexeme of the document.
+ */
+export function tsvEntries(text: string, lexemes: string[]): [string, number[], string[]][] {
+  const out: [string, number[], string[]][] = [];
+  for (const lexeme of lexemes) {
+    const key = tsvKey(lexeme);
+    let at = text.startsWith(key) ? 0 : text.indexOf(` ${key}`);
+    if (at === -1) continue;
+    if (at > 0) at++;
+    const positions: number[] = [];
+    const weights: string[] = [];
+    let pos = 0;
+    for (let i = at + key.length; ; i++) {
+      const c = i < text.length ? text.charCodeAt(i) : 32;
+      if (c >= 48 && c <= 57) pos = pos * 10 + c - 48;
+      else if (c >= 65 && c <= 68) weights.push(text[i]!);
+      else {
+        if (weights.length === positions.length) weights.push("D");
+        positions.push(pos);
+        pos = 0;
+        if (c !== 44) break; // ","
+      }
+    }
+    out.push([lexeme, positions, weights]);
+  }
+  return out;
+}
+
+/** How a tsvector's text opens `lexeme`'s entry: quoted (quotes and backslashes doubled), then ":". */
+function tsvKey(lexeme: string): string {
+  return `'${lexeme.replaceAll("\\", "\\\\").replaceAll("'", "''")}':`;
 }
 
 /** A clause as lexemes at offsets from its first (a phrase's stop words keep their places). */

@@ -5,6 +5,7 @@ import docTsv from "./0002_doc_tsv.sql" with { type: "text" };
 import links from "./0003_links.sql" with { type: "text" };
 import searchScale from "./0004_search_scale.sql" with { type: "text" };
 import salientWords from "./0005_salient_words.sql" with { type: "text" };
+import titleWords from "./0006_title_words.sql" with { type: "text" };
 
 export interface Migration {
   version: string;
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0003_links", sql: links },
   { version: "0004_search_scale", sql: searchScale },
   { version: "0005_salient_words", sql: salientWords },
+  { version: "0006_title_words", sql: titleWords },
 ];

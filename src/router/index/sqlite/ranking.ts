@@ -6,10 +6,11 @@ import { toHit } from "../hit.ts";
 import { clausePositions, clauseStems } from "../positions.ts";
 import { clauses, clauseWeights, type ParsedQuery, queryCoverage } from "../query.ts";
 import { anyScore, closeness } from "../rank.ts";
+import { MARK_CLOSE, MARK_OPEN, markedSnippet } from "../snippet.ts";
 import type { MatchMode, Producer, SearchFilters, SearchHit } from "../types.ts";
 import type { FirstPass, RankedId } from "./accelerators/first-pass/first-pass.ts";
 import { docExpression, passingFilters } from "./filters.ts";
-import { bestChunk, ftsExpression, MARK_CLOSE, MARK_OPEN, markedSnippet, splitMarked } from "./text.ts";
+import { bestChunk, ftsExpression, splitMarked } from "./text.ts";
 import type { Reader } from "./text-rows.ts";
 
 /** docs_fts's tokenizer (schema.ts), for the temporary table that highlights apart. */
@@ -50,6 +51,9 @@ export interface DocRow {
 }
 
 export class Ranking {
+  /** Searches that asked FTS5 for the best notes holding every word, and those whose candidates proved them instead. */
+  readonly counts = { everyWordQueries: 0, provenByCandidates: 0 };
+
   constructor(
     private readonly db: Database,
     /** The store's read(): every read outside a write (the pending-rows rule). */
@@ -62,14 +66,17 @@ export class Ranking {
    * its MATCH, so FTS5 intersects them with the words before anything is scored, and the
    * core's ORDER BY … LIMIT keeps only the best. "all" (or a single clause): the best `limit`
    * holding every clause. "any" with several clauses: the best candidates holding any clause,
-   * and the best holding all, their text read (positions.ts) for which clauses each holds and
-   * how close together, then ordered by anyScore(). Then, for the hits alone (and only when
-   * `snippets`), each one's best chunk and snippet.
+   * and (unless the candidates prove them) the best holding all, their text read (positions.ts)
+   * for which clauses each holds and how close together, then ordered by anyScore(). Then, for
+   * the hits alone (and only when `snippets`), each one's best chunk and snippet.
    */
   match(query: ParsedQuery, mode: MatchMode, limit: number, snippets: boolean): SearchHit[] {
     const parts = clauses(query);
     const text = ftsExpression(parts, "OR");
     let ranked: Array<RankedId & { coverage: number }>;
+    /** Candidates that, holding every clause, make the query for the best holding all needless (once FTS5 confirms it). */
+    let proof: number[] | undefined;
+    let weighEvery: (() => void) | undefined;
     if (mode === "all" || parts.length === 1) {
       ranked = this.topByRank(parts, "AND", query, limit).map((r) => ({ ...r, coverage: 1 }));
     } else {
@@ -83,28 +90,59 @@ export class Ranking {
           const at = clausePositions(stems, [title, body]);
           // FTS5 matched it, so it holds a clause even where this stemmer reads a word otherwise.
           const coverage = Math.max(queryCoverage(weights, at.held), Math.min(...weights) / total);
-          return { id, coverage: Math.round(coverage * 1000) / 1000, score: anyScore(text.get(id)!, coverage, closeness(at.occurrences)) };
+          const score = text.get(id)!;
+          return {
+            id,
+            coverage: Math.round(coverage * 1000) / 1000,
+            score: anyScore(score, coverage, closeness(at.occurrences)),
+            bm25: score,
+            every: at.held.every(Boolean),
+          };
         });
       };
       const depth = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
       const any = this.topByRank(parts, "OR", query, depth);
-      ranked = weigh(any).sort(byScore);
+      const weighed = weigh(any).sort(byScore);
+      ranked = weighed;
       // A note past the candidates scored at most the last one's bm25 (θ), so at most
       // anyScore(θ, 1, 1): when the limit-th hit is above that, the hits are the exact best.
-      // Otherwise the best holding every word are weighed too.
+      // Otherwise the best holding every word are weighed too — unless `limit` candidates hold
+      // every word with a bm25 above θ: those are the best holding every word (a note's bm25
+      // is the same for "any" and "all"), already weighed. This stemmer only proposes them;
+      // FTS5 confirms it, in the table the hits' snippets are read from (loadApart).
       const theta = any.length === depth ? any[depth - 1]!.score : 0;
       if (theta > 0 && (ranked[limit - 1]?.score ?? 0) < anyScore(theta, 1, 1)) {
         const seen = new Set(any.map((r) => r.id));
-        ranked = [...ranked, ...weigh(this.topByRank(parts, "AND", query, limit).filter((r) => !seen.has(r.id)))].sort(byScore);
+        weighEvery = () => {
+          this.counts.everyWordQueries++;
+          ranked = [...ranked, ...weigh(this.topByRank(parts, "AND", query, limit).filter((r) => !seen.has(r.id)))].sort(byScore);
+        };
+        const every = weighed.filter((r) => r.every).sort((a, b) => b.bm25 - a.bm25);
+        if (snippets && every.length >= limit && every[limit - 1]!.bm25 > theta) proof = every.slice(0, limit).map((r) => r.id);
+        else weighEvery();
       }
-      ranked = ranked.slice(0, limit);
     }
+    let top = ranked.slice(0, limit);
+    let marked: Map<number, string> | undefined;
+    const apart = snippets && parts.length > 1;
+    if (proof) {
+      // (Only asked for with snippets: the table is loaded for them anyway.)
+      this.loadApart([...new Set([...proof, ...top.map((r) => r.id)])]);
+      const holding = this.holdingApart(ftsExpression(parts, "AND"));
+      if (proof.every((id) => holding.has(id))) this.counts.provenByCandidates++;
+      else {
+        // This stemmer read a word as FTS5 does not: the query decides.
+        weighEvery!();
+        top = ranked.slice(0, limit);
+        this.loadApart(top.map((r) => r.id));
+      }
+    } else if (apart) this.loadApart(top.map((r) => r.id));
+    if (apart) marked = this.markApart(text);
+    ranked = top;
     const ids = JSON.stringify(ranked.map((r) => r.id));
     let rows: Array<DocRow & { rank: number; marked: string | null }>;
-    if (snippets && parts.length > 1) {
+    if (marked) {
       rows = this.read<DocRow & { rank: number; marked: null }>(RANKED_PLAIN).all(ids);
-      this.loadApart(ranked.map((r) => r.id));
-      const marked = this.markApart(text);
       for (const row of rows) row.marked = marked.get(row.id) ?? null;
     } else if (snippets) rows = this.read<DocRow & { rank: number; marked: string | null }>(RANKED_MARKED).all(ids, text);
     else rows = this.read<DocRow & { rank: number; marked: null }>(RANKED_PLAIN).all(ids);
@@ -154,6 +192,7 @@ export class Ranking {
         ),
         index: this.db.query("INSERT INTO search_hl (rowid, title, body) SELECT rowid, title, body FROM search_hl_text"),
         marked: this.db.query(`SELECT rowid, highlight(search_hl, 1, '${MARK_OPEN}', '${MARK_CLOSE}') FROM search_hl WHERE search_hl MATCH ?`),
+        holding: this.db.query("SELECT rowid FROM search_hl WHERE search_hl MATCH ?"),
       };
     }
     const a = this.apart;
@@ -162,7 +201,12 @@ export class Ranking {
     a.text.run(JSON.stringify(ids));
     a.index.run();
   }
-  private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked", Statement> | undefined;
+  private apart: Record<"clearIndex" | "clearText" | "text" | "index" | "marked" | "holding", Statement> | undefined;
+
+  /** The loaded documents (loadApart) that match `text`. */
+  private holdingApart(text: string): Set<number> {
+    return new Set((this.apart!.holding.values(text) as [number][]).map((r) => r[0]));
+  }
 
   /** highlight() of the loaded documents' bodies (loadApart) for `text`, by id. */
   private markApart(text: string): Map<number, string> {

@@ -9,12 +9,13 @@ import { until } from "../../../../test/support/until.ts";
 import { outgoingOf } from "../../notes/graph.ts";
 import { parseQuery } from "../query.ts";
 import { refreshFolder } from "../refresh.ts";
+import { markedSnippet } from "../snippet.ts";
 import type { IndexDoc } from "../types.ts";
 import { filterToken } from "./filters.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { SCHEMA } from "./schema.ts";
 import { openSqliteIndex, SQLITE_INDEX_FILE, type SqliteIndexOptions, type SqliteIndexStore } from "./store.ts";
-import { markedSnippet, splitMarked } from "./text.ts";
+import { splitMarked } from "./text.ts";
 
 async function sqliteLab(extra: Omit<SqliteIndexOptions, "dataDir" | "embeddingDim"> = {}): Promise<StoreLab & { dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), "index-sqlite-"));
@@ -767,6 +768,68 @@ describe("SQLite index: a first build's deferred b-trees", () => {
       expect((await reopened.fingerprints("raw")).size).toBe(1);
     } finally {
       await reopened.close();
+      await lab.cleanup();
+    }
+  });
+});
+
+describe("SQLite ranking: the best notes holding every word, from the candidates", () => {
+  const gap = "Several unrelated sentences sit in between here, about lunch, the weather and the parking lot, and nothing else at all.";
+  const note = (path: string, body: string): IndexDoc => ({
+    path,
+    producer: "raw",
+    title: path,
+    body,
+    tags: [],
+    updatedAt: new Date("2025-02-01T00:00:00Z"),
+    hash: Bun.hash(path + body).toString(16),
+  });
+  /**
+   * Twelve notes holding `first` and `second`, `apart` sentences apart (their bm25 above every
+   * other note's, yet short of settling the hits without the best notes holding both words);
+   * thirty holding one of them, more than the candidates a search of limit 10 weighs; a hundred
+   * holding neither.
+   */
+  const vault = (first: string, second: string, apart: number) => [
+    ...Array.from({ length: 12 }, (_, i) =>
+      note(`raw/both-${String(i).padStart(2, "0")}.md`, `${first} ${gap.repeat(apart)} ${second} ${"filler ".repeat(i)}`),
+    ),
+    ...[first, second].flatMap((word, w) =>
+      Array.from({ length: 30 }, (_, i) => note(`raw/only-${w}-${String(i).padStart(2, "0")}.md`, `${word} ${gap} ${"filler ".repeat(i)}`)),
+    ),
+    ...Array.from({ length: 100 }, (_, i) => note(`raw/other-${String(i).padStart(3, "0")}.md`, `${gap} ${i}`)),
+  ];
+  /** The top 10 when every match is a candidate (limit 100: nothing past the candidates to bound). */
+  const exact = async (store: SqliteIndexStore, q: string) => (await store.search(parseQuery(q), 100)).slice(0, 10).map((h) => [h.path, h.score]);
+
+  it("takes them from the candidates, once FTS5 confirms they hold every word, without the every-word query", async () => {
+    const lab = await sqliteLab(PLAIN);
+    const store = (await lab.open()) as SqliteIndexStore;
+    try {
+      for (const d of vault("kestrel", "heron", 4)) await store.upsert(d);
+      const hits = await store.search(parseQuery("kestrel heron"), 10);
+      expect(store.ranking.counts).toEqual({ everyWordQueries: 0, provenByCandidates: 1 });
+      expect(hits.map((h) => [h.path, h.score])).toEqual(await exact(store, "kestrel heron"));
+      expect(hits.every((h) => h.path.startsWith("raw/both-") && h.coverage === 1)).toBe(true);
+    } finally {
+      await store.close();
+      await lab.cleanup();
+    }
+  });
+
+  it("asks FTS5 when it reads a word otherwise than this stemmer (a token past 64 bytes, which FTS5 does not stem)", async () => {
+    const long = "supercalifragilisticexpialidocious".repeat(2);
+    const lab = await sqliteLab(PLAIN);
+    const store = (await lab.open()) as SqliteIndexStore;
+    try {
+      // The stemmer reads "…ed" and "…ing" as one word, so the twelve seem to hold both words
+      // and prove the answer; FTS5 holds them apart, and its every-word query decides.
+      for (const d of vault("kestrel", `${long}ed`, 1)) await store.upsert(d);
+      const hits = await store.search(parseQuery(`kestrel ${long}ing`), 10);
+      expect(store.ranking.counts).toEqual({ everyWordQueries: 1, provenByCandidates: 0 });
+      expect(hits.map((h) => [h.path, h.score])).toEqual(await exact(store, `kestrel ${long}ing`));
+    } finally {
+      await store.close();
       await lab.cleanup();
     }
   });

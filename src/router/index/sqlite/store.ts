@@ -120,7 +120,8 @@ export class SqliteIndexStore implements IndexStore, HeldCommits {
   private readonly checkpointer: BackgroundCheckpointer | undefined;
   /** Held commits (holdCommitMs): the open marker and the writes a failed commit lost. */
   private readonly held: HeldWrites | undefined;
-  private readonly ranking: Ranking;
+  /** The searches' ranking (its counts: how many searches needed the every-word query). */
+  readonly ranking: Ranking;
 
   constructor(opts: SqliteIndexOptions) {
     mkdirSync(opts.dataDir, { recursive: true });

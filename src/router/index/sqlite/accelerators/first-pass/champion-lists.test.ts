@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { prng } from "../../../../../../test/support/vault-gen.ts";
 import { parseQuery } from "../../../query.ts";
@@ -300,6 +301,22 @@ describe("SQLite search: champion lists built in a worker thread", () => {
       await bg.champions!.idle();
     }
     expect(bg.champions!.counts.answered).toBeGreaterThan(QUERIES.length);
+  });
+
+  it.if(process.platform === "linux")("builds at a lower priority (nice 10), and leaves the searching thread's as it was", async () => {
+    const before = getPriority(0);
+    // The first search of a store reads the index's state; the next sends its words' builds.
+    for (let i = 0; i < 2; i++) await bg.search(parseQuery("quokka ledger pager"), 10);
+    await bg.champions!.idle();
+    expect(bg.champions!.counts.built).toBeGreaterThan(0);
+    // Each thread's nice value (field 19 of its stat, the 17th after the command's closing parenthesis).
+    const nice = (tid: string) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    };
+    const threads = readdirSync("/proc/self/task");
+    expect(threads.some((tid) => nice(tid) === 10)).toBe(true);
+    expect(nice(String(process.pid))).toBe(before);
   });
 
   it("stays exact while notes are written between searches and lists come back from the worker at any moment", async () => {

@@ -3,6 +3,7 @@
 // the best `depth` kept — off the event loop. The table's totals and the clause's match count
 // are read in the same read transaction: the list is then exactly a list built in that state.
 import { Database } from "bun:sqlite";
+import { setPriority } from "node:os";
 import { tableTotals } from "./bm25.ts";
 import { buildDepth, idOrder, rankedArrays } from "./build.ts";
 
@@ -37,6 +38,27 @@ export type BuildReply =
     }
   | { ticket: number; failed: string };
 
+/**
+ * This thread gives way to the searches: a build scores every match of its clause, as much
+ * work as the full query the search runs meanwhile, and a fresh router's first searches each
+ * send a build per new word while the next search is already running — on a machine of few
+ * cores the builds would take the searches' time. A list that comes later only means the full
+ * query answers meanwhile. Not the lowest priority: on a machine kept busy by other work, the
+ * builds (and the read transaction each holds, which a checkpoint cannot pass) would wait
+ * for as long as it lasts. Linux keeps a nice value per thread, so os.setPriority(0) here
+ * touches this thread alone; elsewhere it would lower the whole process, so it is left.
+ */
+const LIST_BUILD_NICE = 10;
+
+function lowerPriority(): void {
+  if (process.platform !== "linux") return;
+  try {
+    setPriority(0, LIST_BUILD_NICE);
+  } catch {
+    // Not permitted or not supported: builds at the same priority.
+  }
+}
+
 let db: Database | undefined;
 let query: ReturnType<Database["query"]> | undefined;
 let count: ReturnType<Database["query"]> | undefined;
@@ -45,6 +67,7 @@ self.addEventListener("message", (event: MessageEvent<BuildRequest>) => {
   const msg = event.data;
   try {
     if (!db) {
+      lowerPriority();
       db = new Database(msg.file, { readonly: true });
       db.run("PRAGMA busy_timeout = 5000");
       query = db.query(`SELECT rowid, ${msg.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test";
-import { MARK_CLOSE as C, markedSnippet, MARK_OPEN as O } from "./text.ts";
+import { MARK_CLOSE as C, markedSnippet, markPositions, MARK_OPEN as O, wordsMaybeSplit } from "./snippet.ts";
 
 /** `count` words w0, w1, …, with the words at `marked` wrapped in highlight()'s marks. */
 const words = (count: number, marked: Record<number, string> = {}) =>
@@ -40,5 +40,21 @@ describe("markedSnippet", () => {
   it("gives an empty snippet for empty text", () => {
     expect(markedSnippet("")).toBe("");
     expect(markedSnippet("   ")).toBe("");
+  });
+});
+
+describe("markPositions", () => {
+  it("counts words as runs of letters, digits and marks, whatever the script, and marks those at the positions", () => {
+    const text = "Café déjà-vu: 東京 and 𝒳ray, v1.2 deploy";
+    // Words: Café(1) déjà(2) vu(3) 東京(4) and(5) 𝒳ray(6) v1(7) 2(8) deploy(9)
+    expect(markPositions(text, [2, 4, 6, 9])).toBe(`Café ${O}déjà${C}-vu: ${O}東京${C} and ${O}𝒳ray${C}, v1.2 ${O}deploy${C}`);
+    expect(markPositions(text, [])).toBe(text);
+  });
+
+  it("gives a word the parser splits as many positions as the lexicon says", () => {
+    const tokens = (w: string) => (w === "9e9the" ? 2 : undefined);
+    expect(markPositions("after 9e9the canary", [4], tokens)).toBe(`after 9e9the ${O}canary${C}`);
+    expect(markPositions("after 9e9the canary", [3], tokens)).toBe(`after ${O}9e9the${C} canary`);
+    expect(wordsMaybeSplit("after 9e9the a1b2 007 12e canary")).toEqual(["9e9the", "12e"]);
   });
 });
