@@ -231,7 +231,10 @@ describeWithPostgres("Postgres index", () => {
       }
     });
 
-    it("writes the tsvectors and salient lexemes Postgres' own parser makes, whatever the words", async () => {
+    it.each([
+      ["by its statement", false],
+      ["copied in by a first load", true],
+    ])("writes the tsvectors and salient lexemes Postgres' own parser makes, whatever the words (%s)", async (_, firstLoad) => {
       lab = postgresLab();
       store = (await lab.open()) as PostgresIndexStore;
       const long = "x".repeat(2_100);
@@ -246,8 +249,28 @@ describeWithPostgres("Postgres index", () => {
         note(7, "Separators", "A record\x1eseparator and a unit\x1fseparator in the text."),
         note(6, "Big", Array.from({ length: 40 }, (_, i) => `## Part ${i}\n\n${"replica lag and vacuum stalls on shard ".repeat(60)}`).join("\n\n")),
         ...Array.from({ length: 20 }, (_, i) => note(10 + i, `Quotes ${i}`, `It's the owner's "quoted" \\back\\slash and don't-stop words ${i}.`)),
+        // Chunks whose joined positions of one lexeme pass what tsvector_concat keeps (256), and a title sharing a chunk's lexeme.
+        note(30, "Delta delta", Array.from({ length: 3 }, (_, i) => `## Part ${i}\n\n${"delta ".repeat(120)}epsilon`).join("\n\n")),
+        note(33, "Three chunks", Array.from({ length: 3 }, (_, i) => `## Part ${i}\n\n${`kappa lambda the mu ${i} `.repeat(70)}`).join("\n\n")),
+        { ...note(31, "Tagged", "Tags lower-cased."), tags: ["Ops", "DB-1"] },
+        { ...note(32, "Tagged", "Tags lower-cased by Postgres."), tags: ["Äpfel", "Ops"] },
       ];
+      const rows = () =>
+        sql.unsafe(
+          `SELECT d.path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, name, tsv::text AS tsv, salient,
+                  (SELECT json_agg(json_build_array(c.seq, c.body, c.tsv::text) ORDER BY c.seq) FROM "${lab.schema}".index_chunks c WHERE c.doc_id = d.id) AS chunks,
+                  (SELECT array_agg(w.lexeme ORDER BY w.lexeme) FROM "${lab.schema}".index_title_words w WHERE w.doc_id = d.id) AS title_words
+             FROM "${lab.schema}".index_docs d ORDER BY d.path`,
+        );
       await store.upsertMany(docs);
+      if (firstLoad) {
+        // Written again by a first load, which knows the words now (lexed here, and copied in):
+        // every column as the statement wrote it.
+        const before = await rows();
+        await sql.unsafe(`TRUNCATE "${lab.schema}".index_docs, "${lab.schema}".index_title_words CASCADE`);
+        await store.bulkLoad(() => store.upsertMany(docs));
+        expect(await rows()).toEqual(before);
+      }
       // What the same texts give when Postgres parses them (as it does for a text the store does not lex itself).
       const words = (t: string) =>
         t
@@ -379,6 +402,24 @@ describeWithPostgres("Postgres index", () => {
         `SELECT (SELECT count(*) FROM ${s}.index_chunks)::int AS chunks, (SELECT count(*) FROM ${s}.index_links)::int AS links`,
       );
       expect(rows).toEqual({ chunks: 1, links: 0 });
+    });
+
+    it("writes a first load's batch by its statement when the COPY fails", async () => {
+      lab = postgresLab();
+      store = (await lab.open()) as PostgresIndexStore;
+      const s = `"${lab.schema}"`;
+      const docs = Array.from({ length: 40 }, (_, i) => note(i, `Note ${i}`, `Quartermaster ledger entry ${i}, with a [[Note ${i + 1}]] link.`));
+      // Learned first (a COPY needs every word known), then the table emptied for a first load.
+      await store.upsertMany(docs);
+      await sql.unsafe(`TRUNCATE ${s}.index_docs, ${s}.index_title_words CASCADE`);
+      // As a path written meanwhile by another writer would: the COPY fails, a statement does not.
+      await sql.unsafe(`CREATE FUNCTION ${s}.no_copy() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF current_query() ILIKE 'COPY%' THEN RAISE unique_violation; END IF; RETURN NEW; END $$`);
+      await sql.unsafe(`CREATE TRIGGER no_copy BEFORE INSERT ON ${s}.index_docs FOR EACH ROW EXECUTE FUNCTION ${s}.no_copy()`);
+      expect(await store.bulkLoad(() => store.upsertMany(docs))).toEqual(docs.map(() => true));
+      expect((await store.countByProducer()).raw).toBe(40);
+      expect((await store.search(parseQuery("quartermaster"), 50)).length).toBe(40);
+      expect((await store.linkCounts()).links).toBe(40);
     });
 
     it("builds a first load's indexes once at its end, and puts back those a stopped build left out", async () => {

@@ -9,7 +9,7 @@ import { VectorsUnavailableError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
 import { dropIndexStatements, indexStatements, migrate, quoteSchema } from "./migrate.ts";
-import { type Lexed, PgLexicon, salientOf } from "./pg-lexicon.ts";
+import { BinaryWriter, type Lexed, literalOf, PgLexicon, salientOf, searchable, tsvectorBinary } from "./pg-lexicon.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
 import { anyScore, closeness, type Occurrence } from "./rank.ts";
 import { markedSnippet, markPositions, wordsMaybeSplit } from "./snippet.ts";
@@ -93,12 +93,15 @@ interface OldRow {
 interface Changed {
   p: { doc: IndexDoc; title: string; tags: string[]; mtimeMs: number };
   chunks: Chunk[];
-  titleWords: string;
-  chunkWords: string[];
+  /** Each chunk's text as stored (clean). */
+  bodies: string[];
   links: DocLink[];
   embeddings: number[][] | undefined;
   old?: OldRow;
 }
+
+/** A changed document's title and chunks lexed here, and its salient lexemes when they can be told; undefined where Postgres parses it. */
+type LexedDoc = { title: Lexed; chunks: Lexed[]; salient: string[] | undefined } | undefined;
 
 interface HitRow {
   seq: number;
@@ -254,8 +257,7 @@ export class PostgresIndexStore implements IndexStore {
       changed.push({
         p,
         chunks,
-        titleWords: searchable(p.title),
-        chunkWords: chunks.map((k) => searchable(clean(k.text))),
+        bodies: chunks.map((k) => clean(k.text)),
         links: extractLinks(p.doc.path, p.doc.body),
         embeddings: undefined,
         old,
@@ -269,50 +271,116 @@ export class PostgresIndexStore implements IndexStore {
     );
     if (changed.length === 0 && touched.length === 0 && relinked.length === 0) return wrote;
     const lexed = await this.lex(changed);
-    const chunkRows = changed.flatMap((c, i) =>
-      c.chunks.map((k, j) => ({
-        i: i + 1,
-        seq: k.seq,
-        body: clean(k.text),
-        words: c.chunkWords[j]!,
-        literal: lexed[i]?.chunks[j]?.literal,
-        embedding: c.embeddings?.[j],
-      })),
-    );
-    const withVectors = chunkRows.some((r) => r.embedding);
-    await sql.begin(async (tx) => {
-      // A first build's batch need not wait for its commit to reach the disk: a crash loses
-      // at most the last few batches, which the next refresh finds missing and writes again.
-      if (this.bulk > 0) await tx`SET LOCAL synchronous_commit = off`;
-      if (touched.length > 0 || relinked.length > 0) {
-        const rows = [...touched.map((t) => ({ ...t, name: null as string | null })), ...relinked];
-        await tx`
-          UPDATE ${tx.unsafe(this.docs)} d SET mtime_ms = u.mtime_ms, name = coalesce(u.name, d.name)
-            FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.mtimeMs)}::float8[], ${rows.map((r) => r.name)}::text[]) AS u(id, mtime_ms, name)
-           WHERE d.id = u.id`;
+    const withVectors = changed.some((c) => c.embeddings?.some((e) => e));
+    // A first build's new documents, lexed here, are copied in (COPY, binary): no statement to
+    // parse, no tsvector literal to read, and nothing for the server to join.
+    const copy = this.bulk > 0 && !withVectors ? await this.copyRows(changed, lexed) : undefined;
+    const write = (copy: CopyRows | undefined) =>
+      sql.begin(async (tx) => {
+        // A first build's batch need not wait for its commit to reach the disk: a crash loses
+        // at most the last few batches, which the next refresh finds missing and writes again.
+        if (this.bulk > 0) await tx`SET LOCAL synchronous_commit = off`;
+        if (touched.length > 0 || relinked.length > 0) {
+          const rows = [...touched.map((t) => ({ ...t, name: null as string | null })), ...relinked];
+          await tx`
+            UPDATE ${tx.unsafe(this.docs)} d SET mtime_ms = u.mtime_ms, name = coalesce(u.name, d.name)
+              FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.mtimeMs)}::float8[], ${rows.map((r) => r.name)}::text[]) AS u(id, mtime_ms, name)
+             WHERE d.id = u.id`;
+          await this.insertLinks(
+            tx,
+            relinked.flatMap((r) => r.links.map((l) => ({ docId: r.id, link: l }))),
+          );
+        }
+        if (changed.length === 0) return;
+        const replaced = changed.filter((c) => c.old).map((c) => c.old!.id);
+        if (replaced.length > 0) {
+          await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ANY(${replaced}::bigint[])`;
+          await tx`DELETE FROM ${tx.unsafe(this.links)} WHERE doc_id = ANY(${replaced}::bigint[])`;
+          // Their title words' rows, found by their salient "t:" entries (the table has no doc_id index).
+          await tx`
+            DELETE FROM ${tx.unsafe(this.titleWords)} w USING ${tx.unsafe(this.docs)} d, unnest(d.salient) AS e
+             WHERE d.id = ANY(${replaced}::bigint[]) AND starts_with(e, 't:') AND w.lexeme = substr(e, 3) AND w.doc_id = d.id`;
+        }
+        const ids = new Map<string, string>();
+        if (copy) {
+          await copyIn(tx, `COPY ${this.docs} (${CopyRows.DOC_COLUMNS}) FROM STDIN (FORMAT binary)`, copy.docs);
+          await copyIn(tx, `COPY ${this.chunks} (${CopyRows.CHUNK_COLUMNS}) FROM STDIN (FORMAT binary)`, copy.chunks);
+          await copyIn(tx, `COPY ${this.titleWords} (lexeme, doc_id) FROM STDIN (FORMAT binary)`, copy.titleWords);
+          for (const [path, id] of copy.ids) ids.set(path, id);
+        }
+        const rest = copy ? changed.filter((c) => !copy.ids.has(c.p.doc.path)) : changed;
+        const restLexed = copy ? lexed.filter((_, i) => !copy.ids.has(changed[i]!.p.doc.path)) : lexed;
+        if (rest.length > 0) for (const r of await this.insertChanged(tx, rest, restLexed)) ids.set(r.path, r.id);
         await this.insertLinks(
           tx,
-          relinked.flatMap((r) => r.links.map((l) => ({ docId: r.id, link: l }))),
+          changed.flatMap((c) => c.links.map((l) => ({ docId: ids.get(c.p.doc.path)!, link: l }))),
         );
-      }
-      if (changed.length === 0) return;
-      const replaced = changed.filter((c) => c.old).map((c) => c.old!.id);
-      if (replaced.length > 0) {
-        await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ANY(${replaced}::bigint[])`;
-        await tx`DELETE FROM ${tx.unsafe(this.links)} WHERE doc_id = ANY(${replaced}::bigint[])`;
-        // Their title words' rows, found by their salient "t:" entries (the table has no doc_id index).
-        await tx`
-          DELETE FROM ${tx.unsafe(this.titleWords)} w USING ${tx.unsafe(this.docs)} d, unnest(d.salient) AS e
-           WHERE d.id = ANY(${replaced}::bigint[]) AND starts_with(e, 't:') AND w.lexeme = substr(e, 3) AND w.doc_id = d.id`;
-      }
-      const vector = withVectors ? tx.unsafe(`, c.emb::${quoteSchema(this.vectorSchema!)}.vector`) : tx``;
-      const vectorCol = withVectors ? tx.unsafe(", embedding") : tx``;
-      const vectorArg = withVectors ? tx`, ${chunkRows.map((r) => (r.embedding ? JSON.stringify(r.embedding) : null))}::text[]` : tx``;
-      const vectorName = withVectors ? tx.unsafe(", emb") : tx``;
-      // Each text is parsed once: a chunk's vector is the title's (weight A) and its own words'
-      // (B); the document's is the title's and its chunks' words joined (tsvector_cat). A text
-      // lexed here (pg-lexicon.ts) arrives as its tsvector's literal, else as words to parse.
-      const rows = await tx<{ id: string; path: string }[]>`
+      });
+    try {
+      await write(copy);
+    } catch (err) {
+      // A path written meanwhile by another writer fails a COPY, which cannot skip a conflict:
+      // the batch is written again the ordinary way.
+      if (!copy) throw err;
+      await write(undefined);
+    } finally {
+      copy?.release();
+    }
+    return wrote;
+  }
+
+  /**
+   * The rows of a first build's new documents that COPY can write: those lexed here whose
+   * tsvectors the router can join exactly (tsvectorBinary) and whose tags lower-case the same in
+   * JavaScript and Postgres (ASCII), in COPY's binary format, with ids taken from the table's
+   * sequence. Undefined when there are none.
+   */
+  private async copyRows(changed: Changed[], lexed: LexedDoc[]): Promise<CopyRows | undefined> {
+    const can = changed.map((c, i) => !c.old && lexed[i]?.salient !== undefined && c.p.tags.every((t) => !NOT_ASCII.test(t)));
+    const n = can.filter(Boolean).length;
+    if (n === 0) return undefined;
+    const sql = this.sql;
+    const seq = await sql<{ id: string }[]>`
+      SELECT nextval(pg_get_serial_sequence(${this.docs}, 'id')) AS id FROM generate_series(1, ${n})`;
+    const rows = new CopyRows();
+    let next = 0;
+    for (const [i, c] of changed.entries()) {
+      if (!can[i]) continue;
+      const id = seq[next]!.id;
+      if (rows.add(id, c, lexed[i]!)) next++;
+    }
+    if (rows.ids.size > 0) return rows.finish();
+    rows.release();
+    return undefined;
+  }
+
+  /**
+   * Writes `changed` (and their chunks) by one statement, arrays unnested server-side; returns
+   * each document's id.
+   */
+  private async insertChanged(tx: TransactionSql, changed: Changed[], lexed: LexedDoc[]): Promise<{ id: string; path: string }[]> {
+    const chunkRows = changed.flatMap((c, i) =>
+      c.chunks.map((k, j) => {
+        const lex = lexed[i]?.chunks[j];
+        return {
+          i: i + 1,
+          seq: k.seq,
+          body: c.bodies[j]!,
+          words: lex ? null : searchable(c.bodies[j]!),
+          literal: lex ? literalOf(lex) : undefined,
+          embedding: c.embeddings?.[j],
+        };
+      }),
+    );
+    const withVectors = chunkRows.some((r) => r.embedding);
+    const vector = withVectors ? tx.unsafe(`, c.emb::${quoteSchema(this.vectorSchema!)}.vector`) : tx``;
+    const vectorCol = withVectors ? tx.unsafe(", embedding") : tx``;
+    const vectorArg = withVectors ? tx`, ${chunkRows.map((r) => (r.embedding ? JSON.stringify(r.embedding) : null))}::text[]` : tx``;
+    const vectorName = withVectors ? tx.unsafe(", emb") : tx``;
+    // Each text is parsed once: a chunk's vector is the title's (weight A) and its own words'
+    // (B); the document's is the title's and its chunks' words joined (tsvector_cat). A text
+    // lexed here (pg-lexicon.ts) arrives as its tsvector's literal, else as words to parse.
+    return tx<{ id: string; path: string }[]>`
         WITH d AS (
           SELECT u.*, CASE WHEN u.title_lit IS NOT NULL THEN u.title_lit::tsvector
                            ELSE setweight(to_tsvector('english', u.title_words), 'A') END AS ttsv
@@ -320,8 +388,11 @@ export class PostgresIndexStore implements IndexStore {
                         ${changed.map((c) => c.p.title)}::text[], ${changed.map((c) => JSON.stringify(c.p.tags))}::text[],
                         ${changed.map((c) => c.p.doc.updatedAt.toISOString())}::timestamptz[], ${changed.map((c) => c.p.doc.hash)}::text[],
                         ${changed.map((c) => c.p.mtimeMs)}::float8[], ${changed.map((c) => noteName(c.p.doc.path))}::text[],
-                        ${changed.map((c, i) => (lexed[i] ? null : c.titleWords))}::text[], ${changed.map((_, i) => lexed[i]?.title.literal ?? null)}::text[],
-                        ${changed.map((_, i) => lexed[i]?.salient ?? null)}::text[])
+                        ${changed.map((c, i) => (lexed[i] ? null : searchable(c.p.title)))}::text[], ${changed.map((_, i) => {
+                          const l = lexed[i];
+                          return l ? literalOf(l.title) : null;
+                        })}::text[],
+                        ${changed.map((_, i) => lexed[i]?.salient?.join(" ") ?? null)}::text[])
                  WITH ORDINALITY AS u(path, producer, title, tags, updated_at, hash, mtime_ms, name, title_words, title_lit, salient, i)
         ), c AS MATERIALIZED (
           SELECT k.i, k.seq, k.body, CASE WHEN k.lit IS NOT NULL THEN k.lit::tsvector ELSE setweight(to_tsvector('english', k.words), 'B') END AS btsv${vectorName}
@@ -359,13 +430,6 @@ export class PostgresIndexStore implements IndexStore {
             FROM c JOIN d ON d.i = c.i JOIN ins ON ins.path = d.path
         )
         SELECT id, path FROM ins`;
-      const ids = new Map(rows.map((r) => [r.path, r.id]));
-      await this.insertLinks(
-        tx,
-        changed.flatMap((c) => c.links.map((l) => ({ docId: ids.get(c.p.doc.path)!, link: l }))),
-      );
-    });
-    return wrote;
   }
 
   /**
@@ -373,10 +437,10 @@ export class PostgresIndexStore implements IndexStore {
    * every one of them (after learning their new words in one query); undefined where Postgres
    * must parse the document. Its salient lexemes too, when they can be told.
    */
-  private async lex(changed: Changed[]): Promise<({ title: Lexed; chunks: Lexed[]; salient: string | undefined } | undefined)[]> {
+  private async lex(changed: Changed[]): Promise<LexedDoc[]> {
     const lexDoc = (c: Changed, unknown?: Set<string>) => {
-      const title = this.lexicon.lex(c.titleWords, "A", unknown);
-      const chunks = c.chunkWords.map((words) => this.lexicon.lex(words, "B", unknown));
+      const title = this.lexicon.lex(c.p.title, "A", unknown);
+      const chunks = c.bodies.map((body) => this.lexicon.lex(body, "B", unknown));
       if (!title || !chunks.every((l) => l !== undefined)) return undefined;
       return { title, chunks, salient: salientOf(title, chunks) };
     };
@@ -778,12 +842,126 @@ export class PostgresIndexStore implements IndexStore {
   }
 }
 
+/** Characters outside printable ASCII. */
+const NOT_ASCII = /[^\x20-\x7e]/;
+/** COPY's binary format's header: its signature, flags (none) and header extension length (0). */
+const COPY_HEADER = Buffer.from("PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0", "latin1");
+/** Milliseconds from the Unix epoch to Postgres' (2000-01-01), a timestamptz's zero. */
+const PG_EPOCH_MS = 946_684_800_000;
+
 /**
- * What Postgres tokenizes: words only, as FTS5's unicode61 sees them. Its own parser would keep
- * "v1.2", "a.b.com" or "/usr/bin" whole, so the word "usr" would find nothing there.
+ * Writers kept for the next batches: a batch's rows fill the buffers the last one grew instead
+ * of growing new ones (its three writers, two batches in flight), up to a size.
  */
-function searchable(text: string): string {
-  return text.normalize("NFC").replace(/[^\p{L}\p{N}\p{M}]+/gu, " ");
+const writers: BinaryWriter[] = [];
+const MAX_WRITERS = 6;
+const MAX_WRITER_BYTES = 8 * 1024 * 1024;
+
+/** Documents and their chunks as rows of COPY's binary format, for index_docs and index_chunks. */
+class CopyRows {
+  static readonly DOC_COLUMNS = "id, path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, name, tsv, salient";
+  static readonly CHUNK_COLUMNS = "doc_id, seq, body, tsv";
+  /** Each written document's id, by path. */
+  readonly ids = new Map<string, string>();
+  private readonly doc = writers.pop() ?? new BinaryWriter();
+  private readonly chunk = writers.pop() ?? new BinaryWriter();
+  private readonly title = writers.pop() ?? new BinaryWriter();
+  docs: Buffer = Buffer.alloc(0);
+  chunks: Buffer = Buffer.alloc(0);
+  /** index_title_words' rows: each title lexeme and its document. */
+  titleWords: Buffer = Buffer.alloc(0);
+
+  constructor() {
+    for (const w of [this.doc, this.chunk, this.title]) w.bytes(COPY_HEADER);
+  }
+
+  /** Adds a document's rows; false, and nothing added, when its tsvectors must be joined by Postgres. */
+  add(id: string, c: Changed, lexed: NonNullable<LexedDoc>): boolean {
+    const { doc, chunk } = this;
+    const docAt = doc.at;
+    const chunkAt = chunk.at;
+    const idValue = BigInt(id);
+    // A chunk's vector is its title's and its own words'; the document's, its title's and every chunk's.
+    let single: Buffer | undefined;
+    for (const [j, k] of c.chunks.entries()) {
+      chunk.int16(4);
+      chunk.int32(8);
+      chunk.int64(idValue);
+      chunk.int32(4);
+      chunk.int32(k.seq);
+      chunk.text(c.bodies[j]!);
+      const at = chunk.at;
+      if (!tsvectorBinary([lexed.title, lexed.chunks[j]!], chunk)) {
+        chunk.at = chunkAt;
+        return false;
+      }
+      if (c.chunks.length === 1) single = chunk.buf.subarray(at, chunk.at);
+    }
+    const p = c.p;
+    doc.int16(12);
+    doc.int32(8);
+    doc.int64(idValue);
+    doc.text(p.doc.path);
+    doc.text(p.doc.producer);
+    doc.text(p.title);
+    doc.textArray(p.tags);
+    doc.textArray(p.tags.map((t) => t.toLowerCase()));
+    doc.int32(8);
+    doc.int64(BigInt(p.doc.updatedAt.getTime() - PG_EPOCH_MS) * 1000n);
+    doc.text(p.doc.hash);
+    doc.int32(8);
+    doc.float64(p.mtimeMs);
+    doc.text(noteName(p.doc.path));
+    if (single) doc.bytes(single);
+    else if (!tsvectorBinary([lexed.title, ...lexed.chunks], doc)) {
+      doc.at = docAt;
+      chunk.at = chunkAt;
+      return false;
+    }
+    doc.textArray(lexed.salient!);
+    for (const e of lexed.title.lexemes) {
+      this.title.int16(2);
+      this.title.text(e.lexeme);
+      this.title.int32(8);
+      this.title.int64(idValue);
+    }
+    this.ids.set(p.doc.path, id);
+    return true;
+  }
+
+  finish(): this {
+    for (const w of [this.doc, this.chunk, this.title]) w.int16(-1);
+    this.docs = this.doc.written();
+    this.chunks = this.chunk.written();
+    this.titleWords = this.title.written();
+    return this;
+  }
+
+  /** Gives the writers back (docs and chunks are theirs: sent by now). */
+  release(): void {
+    for (const w of [this.doc, this.chunk, this.title]) {
+      w.reset();
+      if (writers.length < MAX_WRITERS && w.buf.length <= MAX_WRITER_BYTES) writers.push(w);
+    }
+  }
+}
+
+/**
+ * Sends `data` to a COPY … FROM STDIN in `tx`. postgres.js tells a COPY's failure only to the
+ * transaction's next statement (which then fails), and once a COPY succeeds its stream sends
+ * the server a stray CopyFail (ignored outside a COPY, fatal to the next one): so a statement
+ * follows, then the stream's end is awaited.
+ */
+async function copyIn(tx: TransactionSql, statement: string, data: Buffer): Promise<void> {
+  const stream = await tx.unsafe(statement).writable();
+  stream.on("error", () => {}); // the next statement fails with the transaction
+  const closed = new Promise((resolve) => stream.once("close", resolve));
+  // Once the data is on the socket, end() ends the COPY at once (postgres.js sends CopyDone and
+  // frees the connection for the next statement), where it would wait for the write otherwise.
+  await new Promise<void>((resolve) => stream.write(data, () => resolve()));
+  stream.end();
+  await tx`SELECT 1`;
+  await closed;
 }
 
 /** Separators of textArray(): control characters, which no lexed text or searchable words hold. */
