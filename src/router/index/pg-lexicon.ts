@@ -17,7 +17,7 @@ const MAX_POSITIONS_PER_LEXEME = 255;
 /** Words kept, at most; past it the lexicon starts over (a build's vocabulary is mostly Zipfian). */
 const LEXICON_WORDS = 100_000;
 /** What `searchable` leaves of an ASCII text: printable characters (words and spaces). */
-const NOT_ASCII = /[^\x20-\x7e]/;
+export const NOT_ASCII = /[^\x20-\x7e]/;
 /** A text outside ASCII. */
 const NOT_ASCII_TEXT = /[\u0080-\uffff]/;
 

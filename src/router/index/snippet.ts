@@ -153,7 +153,7 @@ function isSpace(c: number): boolean {
 
 const NONE: string[] = [];
 
-/** A letter, digit or mark: what `searchable` (postgres.ts) keeps of a text, its words. */
+/** A letter, digit or mark: what `searchable` (pg-lexicon.ts) keeps of a text, its words. */
 const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
 /**
  * A word the parser may read as more than one token: a number run into letters ("9e9the" is a
