@@ -24,7 +24,9 @@ const initialize = (token: string): RequestInit => ({
 describe("router MCP sessions", () => {
   let main: MainProcess;
   const streams: AbortController[] = [];
-  let heldStream: Response | undefined;
+  // Every stream the test holds open stays referenced: a Response the client drops is collected,
+  // and collecting it cancels its body, which ends the session (as a client going away does).
+  const held: Response[] = [];
   let otherSession = "";
   beforeAll(async () => {
     main = await startMain(
@@ -46,6 +48,16 @@ describe("router MCP sessions", () => {
     await main.stop();
   });
 
+  // A status that is not the one expected fails with what the server said, not only the number.
+  // (The first chunk only: an event stream never ends.)
+  const expectStatus = async (res: Response, status: number) => {
+    if (res.status === status) return;
+    const reader = res.body?.getReader();
+    const first = reader ? await reader.read() : undefined;
+    await reader?.cancel();
+    throw new Error(`expected ${status}, got ${res.status} ${res.headers.get("content-type")}: ${new TextDecoder().decode(first?.value ?? new Uint8Array())}`);
+  };
+
   const openSse = async (token: string) => {
     const ac = new AbortController();
     streams.push(ac);
@@ -55,28 +67,28 @@ describe("router MCP sessions", () => {
   it("caps one credential's SSE streams and Streamable sessions with 429 and Retry-After; another credential still gets in", async () => {
     // Another credential's session, held from the start.
     const other = await fetch(`${main.mcpUrl}/mcp`, initialize(OTHER));
-    expect(other.status).toBe(200);
+    await expectStatus(other, 200);
     otherSession = other.headers.get("mcp-session-id")!;
     expect(otherSession).toBeTruthy();
     await other.body?.cancel();
     for (let i = 0; i < 3; i++) {
       const res = await openSse(TOKEN);
-      expect(res.status).toBe(200);
-      heldStream ??= res;
+      await expectStatus(res, 200);
+      held.push(res);
     }
     const over = await openSse(TOKEN);
-    expect(over.status).toBe(429);
+    await expectStatus(over, 429);
     expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(((await over.json()) as Json).error.code).toBe("too_many_sessions");
     const init = await fetch(`${main.mcpUrl}/mcp`, initialize(TOKEN));
-    expect(init.status).toBe(429);
+    await expectStatus(init, 429);
     // Another credential still gets in.
     const second = await fetch(`${main.mcpUrl}/mcp`, initialize(OTHER));
-    expect(second.status).toBe(200);
+    await expectStatus(second, 200);
     await second.body?.cancel();
     // The process-wide cap (5): 1 + 3 + 1 held; the next is refused.
     const full = await openSse(OTHER);
-    expect(full.status).toBe(429);
+    await expectStatus(full, 429);
     expect(((await full.json()) as Json).error.message).toContain("MCP_MAX_SESSIONS");
   });
 
@@ -92,10 +104,10 @@ describe("router MCP sessions", () => {
       { what: "a stream to be admitted again", every: 50 },
     );
     expect(again.headers.get("content-type")).toContain("text/event-stream");
-    expect(heldStream).toBeDefined();
-    // The first held stream was ended by the server.
-    const rest = await heldStream!.text();
-    expect(rest).toContain("event: endpoint");
+    // Each held stream is ended by the server once it has been idle that long (they were opened
+    // one after another, so they may time out at successive sweeps).
+    expect(held).toHaveLength(3);
+    for (const rest of await Promise.all(held.map((r) => r.text()))) expect(rest).toContain("event: endpoint");
     const ping = await fetch(`${main.mcpUrl}/mcp`, {
       method: "POST",
       headers: {
@@ -119,7 +131,7 @@ describe("router MCP sessions", () => {
     expect(((await blocked.json()) as Json).error.code).toBe("too_many_auth_failures");
     // Another client behind the same address, with the right token: served.
     const served = await fetch(`${main.mcpUrl}/mcp`, initialize(TOKEN));
-    expect(served.status).toBe(200);
+    await expectStatus(served, 200);
     await served.body?.cancel();
     // The guesser is still held back, and so is a request with no token at all.
     expect((await fetch(`${main.mcpUrl}/mcp`, { method: "POST", headers: { authorization: "Bearer wrong-after" } })).status).toBe(429);
