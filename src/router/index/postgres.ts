@@ -710,9 +710,12 @@ export class PostgresIndexStore implements IndexStore {
                UNION ALL
                (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.any AND NOT d.salient && ${s} ${f} LIMIT ${depth})
                LIMIT ${depth}),
+      -- Each candidate's tsvector read out of TOAST once, into a copy of its own (ts_delete of no
+      -- lexeme; OFFSET 0 keeps the planner from folding it into the uses below, which would each
+      -- read it again).
       scored AS MATERIALIZED (
         SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}
-          FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id, q),
+          FROM (SELECT d.id, ts_delete(d.tsv, '{}'::text[]) AS tsv, ${meta} FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id OFFSET 0) d, q),
       top AS ((SELECT id FROM scored ORDER BY score DESC, path LIMIT ${k})
               UNION
               (SELECT id FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
@@ -811,7 +814,9 @@ export class PostgresIndexStore implements IndexStore {
   private queries(parts: string[][], op: "AND" | "OR", sql: Sql = this.sql): PendingQuery<Row[]> {
     const phrases = parts.map((words) => sql`phraseto_tsquery('english', ${words.join(" ")})`);
     const join = (how: "AND" | "OR") => phrases.reduce((a, b) => (how === "AND" ? sql`${a} && ${b}` : sql`${a} || ${b}`));
-    return sql`q AS (SELECT ${join(op)} AS q, ${join("OR")} AS any)`;
+    // Computed once: a statement that reads it once (the snippets') would otherwise have it
+    // inlined, and every chunk it ranks would parse the words into tsqueries again.
+    return sql`q AS MATERIALIZED (SELECT ${join(op)} AS q, ${join("OR")} AS any)`;
   }
 
   /**
