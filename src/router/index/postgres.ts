@@ -59,6 +59,14 @@ const BUILD_CONNECTIONS = 2;
 const BUILD_MEMORY = "256MB";
 /** gin_fuzzy_search_limit of an unfiltered "match any" search (see search()). */
 const SAMPLE_LIMIT = 50_000;
+/**
+ * The sessions of unfiltered "match any" searches (see search()): their GIN scans capped at
+ * SAMPLE_LIMIT, and their statements run on generic plans. The words reach a plan only through
+ * the CTE `q`, so a plan made for each search's values (Postgres' default for a statement's
+ * first five runs, and then whenever it guesses that pays) comes out the same, and planning the
+ * statement again each time cost more of the server's time than running it.
+ */
+const SAMPLED_SETTINGS = { gin_fuzzy_search_limit: String(SAMPLE_LIMIT), plan_cache_mode: "force_generic_plan" } as const;
 
 /** ts_rank weights {D, C, B, A}: a title (A) match counts ten times a body (B) match, as in SQLite. */
 const RANK_WEIGHTS = "{0.1, 0.1, 0.1, 1.0}";
@@ -129,6 +137,12 @@ export class PostgresIndexStore implements IndexStore {
   readonly embeddingDim: number | undefined;
   readonly schema: string;
   private readonly sql: Sql;
+  /**
+   * The connections of unfiltered "match any" searches (see search()): the same server, each
+   * session set up for them once. Opened as searches need them; none with a single-session
+   * server (max 1), where a search sets the same in a transaction of its own.
+   */
+  private readonly sampled: Sql | undefined;
   private readonly docs: string;
   private readonly chunks: string;
   private readonly links: string;
@@ -152,14 +166,16 @@ export class PostgresIndexStore implements IndexStore {
     this.tsvectorCat = `${s}.tsvector_cat`;
     this.salientLexemes = `${s}.salient_lexemes`;
     this.embeddingDim = opts.embeddingDim;
-    this.sql = postgres(opts.url, {
-      max: opts.max ?? 10,
+    const max = opts.max ?? 10;
+    const options = {
+      max,
       connect_timeout: 10,
       onnotice: () => {}, // e.g. "query contains only stop words": an empty result says as much
-      // A search is a few short statements; JIT compiling one (when a misestimate pushes its
-      // cost over jit_above_cost) would take longer than running it.
-      connection: { jit: "off" },
-    });
+    };
+    // A search is a few short statements; JIT compiling one (when a misestimate pushes its
+    // cost over jit_above_cost) would take longer than running it.
+    this.sql = postgres(opts.url, { ...options, connection: { jit: "off" } });
+    this.sampled = max > 1 ? postgres(opts.url, { ...options, connection: { jit: "off", ...SAMPLED_SETTINGS } }) : undefined;
   }
 
   get hasVectors(): boolean {
@@ -470,10 +486,13 @@ export class PostgresIndexStore implements IndexStore {
     // each held by more than SAMPLE_LIMIT notes, then reads a sample of their intersection).
     // Not with filters or "match all", whose answers are an intersection and must be whole.
     if (mode === "all" || query.tags.length > 0 || query.producers.length > 0) return this.match(this.sql, query, mode, limit, snippets);
+    // On connections of their own, whose sessions hold SAMPLED_SETTINGS: two round trips, no transaction to open and close.
+    if (this.sampled) return this.match(this.sampled, query, mode, limit, snippets);
     return this.sql.begin(async (tx) => {
       // Sent now (execute()) and not awaited before the search's statements, which follow it on
       // the connection in order: one round trip fewer. A failure fails the transaction, and so the search.
-      const setting = tx.unsafe(`SET LOCAL gin_fuzzy_search_limit = ${SAMPLE_LIMIT}`).execute();
+      const settings = Object.entries(SAMPLED_SETTINGS).map(([name, value]) => `set_config('${name}', '${value}', true)`);
+      const setting = tx.unsafe(`SELECT ${settings.join(", ")}`).execute();
       const [, hits] = await Promise.all([setting, this.match(tx as unknown as Sql, query, mode, limit, snippets)]);
       return hits;
     });
@@ -605,7 +624,7 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   async close(): Promise<void> {
-    await this.sql.end({ timeout: 5 });
+    await Promise.all([this.sql.end({ timeout: 5 }), this.sampled?.end({ timeout: 5 })]);
   }
 
   /**
@@ -691,9 +710,12 @@ export class PostgresIndexStore implements IndexStore {
                UNION ALL
                (SELECT d.id FROM ${docs} d, q WHERE d.tsv @@ q.any AND NOT d.salient && ${s} ${f} LIMIT ${depth})
                LIMIT ${depth}),
+      -- Each candidate's tsvector read out of TOAST once, into a copy of its own (ts_delete of no
+      -- lexeme; OFFSET 0 keeps the planner from folding it into the uses below, which would each
+      -- read it again).
       scored AS MATERIALIZED (
         SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}
-          FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id, q),
+          FROM (SELECT d.id, ts_delete(d.tsv, '{}'::text[]) AS tsv, ${meta} FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id OFFSET 0) d, q),
       top AS ((SELECT id FROM scored ORDER BY score DESC, path LIMIT ${k})
               UNION
               (SELECT id FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
@@ -792,7 +814,9 @@ export class PostgresIndexStore implements IndexStore {
   private queries(parts: string[][], op: "AND" | "OR", sql: Sql = this.sql): PendingQuery<Row[]> {
     const phrases = parts.map((words) => sql`phraseto_tsquery('english', ${words.join(" ")})`);
     const join = (how: "AND" | "OR") => phrases.reduce((a, b) => (how === "AND" ? sql`${a} && ${b}` : sql`${a} || ${b}`));
-    return sql`q AS (SELECT ${join(op)} AS q, ${join("OR")} AS any)`;
+    // Computed once: a statement that reads it once (the snippets') would otherwise have it
+    // inlined, and every chunk it ranks would parse the words into tsqueries again.
+    return sql`q AS MATERIALIZED (SELECT ${join(op)} AS q, ${join("OR")} AS any)`;
   }
 
   /**
