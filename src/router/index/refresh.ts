@@ -2,6 +2,7 @@
 // "refreshes the index over the raw/ directory". Cheap when nothing changed: a file whose
 // mtime matches the index is not even read; a changed mtime costs a read and a hash, and
 // only a changed hash costs a re-index. Files gone from the folder leave the index.
+import { fullGC } from "bun:jsc";
 import { type Dirent, readdirSync, statSync } from "node:fs";
 import { join, sep } from "node:path";
 import { linkStaysInVaultSync } from "../vault/contained.ts";
@@ -58,13 +59,8 @@ export const MAX_INDEXED_FILE_BYTES = 4 * 1024 * 1024;
  * its own transaction on its own connection; SQLite's group commit queues it behind the other).
  */
 const WRITES_IN_FLIGHT = 2;
-/**
- * The build waits for a full garbage collection when the process has grown this much since it
- * started (and, after one, this much over what that one left): a full collection marks the
- * whole heap, tens of ms each, so it runs when memory calls for it, not on a schedule.
- */
-const FULL_GC_GROWTH = 32 * 1024 * 1024;
-const FULL_GC_REGROWTH = 16 * 1024 * 1024;
+/** Every this many batches the build waits for a full garbage collection (a few ms). */
+const FULL_GC_BATCHES = 8;
 /** Files a batch holds: two batches in flight, each with its texts (and on Postgres its lexed literals). */
 const BATCH_FILES = 128;
 /** A batch holds about this much text at most. */
@@ -128,19 +124,17 @@ export async function refreshFolder(store: IndexStore, opts: RefreshOptions): Pr
     // A batch's files are read, then upserted together (upsertMany), WRITES_IN_FLIGHT at a
     // time: the next batch is read while the last is written.
     const writing = new Set<Promise<void>>();
-    const start = process.memoryUsage.rss();
-    let fullAbove = start + FULL_GC_GROWTH;
+    let batchNo = 0;
     for await (const batch of batches(files, size, BATCH_BYTES)) {
       // The last batch's texts (read, parsed, sent) are garbage now: ask for a collection, so
       // the heap of a long build stays near a few batches' size instead of growing until the
-      // collector's own schedule catches up. Asynchronous, but a full one the build waits for
-      // once the process has grown FULL_GC_GROWTH: the asynchronous ones alone let garbage
-      // pile up between them.
-      if (process.memoryUsage.rss() <= fullAbove) Bun.gc(false);
-      else {
-        Bun.gc(true);
-        fullAbove = Math.max(start + FULL_GC_GROWTH, process.memoryUsage.rss() + FULL_GC_REGROWTH);
-      }
+      // collector's own schedule catches up. Asynchronous, but every FULL_GC_BATCHES a full
+      // one the build waits for: the asynchronous ones alone let garbage pile up between them.
+      // The full one is JSC's own (bun:jsc fullGC): Bun.gc(true) does more around the same
+      // collection (the build's process then spends several times the CPU on it, for the same
+      // peak memory).
+      if (++batchNo % FULL_GC_BATCHES === 0) fullGC();
+      else Bun.gc(false);
       const contents = await Promise.all(batch.map((f) => f.content ?? readText(f.abs)));
       for (const f of batch) f.content = undefined;
       for (const [i, file] of batch.entries()) if (contents[i] === null && file.known) vanished.push(file.path);
