@@ -118,6 +118,9 @@ export class CopyRows {
   }
 }
 
+/** COPY data written to the socket at a time. */
+const COPY_PIECE_BYTES = 64 * 1024;
+
 /**
  * Sends `data` to a COPY … FROM STDIN in `tx`. postgres.js tells a COPY's failure only to the
  * transaction's next statement (which then fails), and once a COPY succeeds its stream sends
@@ -128,9 +131,14 @@ export async function copyIn(tx: TransactionSql, statement: string, data: Buffer
   const stream = await tx.unsafe(statement).writable();
   stream.on("error", () => {}); // the next statement fails with the transaction
   const closed = new Promise((resolve) => stream.once("close", resolve));
-  // Once the data is on the socket, end() ends the COPY at once (postgres.js sends CopyDone and
-  // frees the connection for the next statement), where it would wait for the write otherwise.
-  await new Promise<void>((resolve) => stream.write(data, () => resolve()));
+  // In pieces: the stream hands the socket one piece once the last is on it, where a batch's
+  // megabytes written at once would sit in the socket's own buffer (copied there, and grown)
+  // while Postgres reads them. Once the data is on the socket, end() ends the COPY at once
+  // (postgres.js sends CopyDone and frees the connection for the next statement), where it
+  // would wait for the write otherwise.
+  let at = 0;
+  for (; at + COPY_PIECE_BYTES < data.length; at += COPY_PIECE_BYTES) stream.write(data.subarray(at, at + COPY_PIECE_BYTES));
+  await new Promise<void>((resolve) => stream.write(data.subarray(at), () => resolve()));
   stream.end();
   await tx`SELECT 1`;
   await closed;

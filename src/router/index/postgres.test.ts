@@ -160,6 +160,51 @@ describeWithPostgres("Postgres index", () => {
       }
     });
 
+    it("upgrades an index of 0006 to salient entries compared as bytes: its notes are found as before, through the rebuilt index", async () => {
+      const schema = fresh();
+      await sql.unsafe(`CREATE SCHEMA "${schema}"`);
+      await sql.unsafe(`CREATE TABLE "${schema}".index_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+      const before = MIGRATIONS.findIndex((m) => m.version === "0007_salient_bytes");
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL search_path TO "${schema}", public`);
+        for (const m of MIGRATIONS.slice(0, before)) {
+          await tx.unsafe(m.sql).simple();
+          await tx`INSERT INTO index_migrations (version) VALUES (${m.version})`;
+        }
+        // Two notes as the store wrote them at 0006: the column under the database's collation, the index made under it.
+        await tx`
+          INSERT INTO index_docs (path, producer, title, tags, tag_keys, updated_at, hash, mtime_ms, name, tsv, salient)
+          SELECT v.path, 'raw', v.title, '{}', '{}', now(), 'h', 1, v.name, setweight(to_tsvector('english', v.title), 'A') || setweight(to_tsvector('english', v.body), 'B'),
+                 salient_lexemes(setweight(to_tsvector('english', v.title), 'A'), to_tsvector('english', v.body))
+            FROM (VALUES ('raw/lag.md', 'lag', 'Kafka consumer lag', 'The consumer fell behind.'),
+                         ('raw/pool.md', 'pool', 'Connection pool', 'Kafka consumers share a pool; the pool ran dry, kafka said.')) AS v(path, name, title, body)`;
+        await tx`INSERT INTO index_title_words (lexeme, doc_id) SELECT DISTINCT substr(e, 3), d.id FROM index_docs d, unnest(d.salient) AS e WHERE e LIKE 't:%'`;
+        await tx.unsafe("CREATE INDEX IF NOT EXISTS index_docs_salient ON index_docs USING gin (salient)");
+      });
+      const collation = () =>
+        sql<{ collation: string }[]>`
+          SELECT c.collname AS collation FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation
+           WHERE a.attrelid = ${`"${schema}".index_docs`}::regclass AND a.attname = 'salient'`;
+      expect((await collation())[0]?.collation).toBe("default");
+
+      const store = await openPostgresIndex({ url: PG_URL, schema });
+      try {
+        expect((await collation())[0]?.collation).toBe("C");
+        // The index a search's salient tiers read, rebuilt under the column's collation (else the planner could not use it).
+        const [index] = await sql<{ collation: string }[]>`
+          SELECT c.collname AS collation FROM pg_index i JOIN pg_collation c ON c.oid = i.indcollation[0]
+           WHERE i.indexrelid = ${`"${schema}".index_docs_salient`}::regclass`;
+        expect(index?.collation).toBe("C");
+        // A title word, a word held twice in a body, both: the salient tiers' answers.
+        const paths = async (q: string) => (await store.search(parseQuery(q), 10, { snippets: false })).map((h) => h.path);
+        expect(await paths("lag")).toEqual(["raw/lag.md"]);
+        expect(await paths("pool")).toEqual(["raw/pool.md"]);
+        expect(await paths("kafka")).toEqual(["raw/lag.md", "raw/pool.md"]);
+      } finally {
+        await store.close();
+      }
+    });
+
     it("refuses a schema name that is not a plain identifier", async () => {
       expect(migrate(sql, { schema: 'x"; DROP TABLE y; --' })).rejects.toThrow("plain SQL name");
     });

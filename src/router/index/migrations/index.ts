@@ -6,6 +6,7 @@ import links from "./0003_links.sql" with { type: "text" };
 import searchScale from "./0004_search_scale.sql" with { type: "text" };
 import salientWords from "./0005_salient_words.sql" with { type: "text" };
 import titleWords from "./0006_title_words.sql" with { type: "text" };
+import salientBytes from "./0007_salient_bytes.sql" with { type: "text" };
 
 export interface Migration {
   version: string;
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: "0004_search_scale", sql: searchScale },
   { version: "0005_salient_words", sql: salientWords },
   { version: "0006_title_words", sql: titleWords },
+  { version: "0007_salient_bytes", sql: salientBytes },
 ];
