@@ -11,7 +11,21 @@ import type { Subprocess } from "bun";
 export const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 
 const LOW_PORT = 20000;
-const HIGH_PORT = 60000;
+/**
+ * Below the kernel's ephemeral range (Linux: 32768 by default), whose ports outgoing
+ * connections take as their own: a port free when picked could otherwise be taken by the next
+ * connection to Postgres before the server binds it ("already in use").
+ */
+const HIGH_PORT = ephemeralLow() ?? 32768;
+
+function ephemeralLow(): number | undefined {
+  try {
+    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+    return low > LOW_PORT + 1000 ? low : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A TCP port on 127.0.0.1 that nothing listens on right now (random, so parallel runs rarely collide). */
 export function freePort(): number {
