@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { corpus, PARITY_QUERIES } from "../../../test/fixtures/index-corpus.ts";
@@ -241,6 +241,22 @@ describeWithPostgres("Postgres index", () => {
       documentFromFile({ path: `raw/n/${String(i).padStart(5, "0")}.md`, producer: "raw", content: `---\ntitle: ${title}\n---\n${body}\n`, mtimeMs: i });
     const indexNames = async (schema: string) =>
       (await sql<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE schemaname = ${schema} ORDER BY indexname`).map((r) => r.indexname);
+
+    it("runs unfiltered searches on sessions of their own, no more than the machine's cores (at least 2), with the answers a search alone gets", async () => {
+      lab = postgresLab(PG_URL, { max: 10 });
+      store = (await lab.open()) as PostgresIndexStore;
+      await store.upsertMany(corpus());
+      const queries = [...PARITY_QUERIES, ...PARITY_QUERIES];
+      const alone: string[][] = [];
+      for (const q of queries) alone.push((await store.search(parseQuery(q), 10)).map((h) => h.id));
+      const together = await Promise.all(queries.map((q) => store.search(parseQuery(q), 10)));
+      expect(together.map((hits) => hits.map((h) => h.id))).toEqual(alone);
+      const [row] = await sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = ${`brain-stack search (${lab.schema})`.slice(0, 63)}`;
+      expect(queries.length).toBeGreaterThan(availableParallelism());
+      expect(row!.n).toBeGreaterThanOrEqual(1);
+      expect(row!.n).toBeLessThanOrEqual(Math.max(2, availableParallelism()));
+    });
 
     it("writes a batch as upsert() would write its documents one by one", async () => {
       lab = postgresLab();

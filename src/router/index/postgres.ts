@@ -2,6 +2,7 @@
 // weight B) under GIN, ranked with ts_rank; each hit's best chunk (its own tsvector) gives the
 // snippet, its words marked where its tsvector holds the query's lexemes (snippet.ts); pgvector
 // for embeddings when a dimension is configured. Tables live in one schema (default public), so tests isolate.
+import { availableParallelism } from "node:os";
 import postgres, { type PendingQuery, type Row, type Sql, type TransactionSql } from "postgres";
 import { type Chunk, chunkDocument, embeddingInputs } from "./chunk.ts";
 import { checkVector, resolveEmbeddings } from "./embeddings.ts";
@@ -67,6 +68,17 @@ const SAMPLE_LIMIT = 50_000;
  * statement again each time cost more of the server's time than running it.
  */
 const SAMPLED_SETTINGS = { gin_fuzzy_search_limit: String(SAMPLE_LIMIT), plan_cache_mode: "force_generic_plan" } as const;
+
+/**
+ * The searches' own pool (see `sampled`): as many connections as this machine has cores, at
+ * least 2 and at most the pool's size. postgres.js hands each statement to the connection idle
+ * longest, so a pool larger than the searches running at once turns even one client's
+ * searches through every backend it has opened, each with cold CPU caches; a search waiting
+ * for a connection is pipelined behind another.
+ */
+function sampledPoolSize(max: number): number {
+  return Math.min(max, Math.max(2, availableParallelism()));
+}
 
 /** ts_rank weights {D, C, B, A}: a title (A) match counts ten times a body (B) match, as in SQLite. */
 const RANK_WEIGHTS = "{0.1, 0.1, 0.1, 1.0}";
@@ -175,7 +187,9 @@ export class PostgresIndexStore implements IndexStore {
     // A search is a few short statements; JIT compiling one (when a misestimate pushes its
     // cost over jit_above_cost) would take longer than running it.
     this.sql = postgres(opts.url, { ...options, connection: { jit: "off" } });
-    this.sampled = max > 1 ? postgres(opts.url, { ...options, connection: { jit: "off", ...SAMPLED_SETTINGS } }) : undefined;
+    // Named in pg_stat_activity (application_name), with the index's schema.
+    const searches = { jit: "off", application_name: `brain-stack search (${this.schema})`.slice(0, 63), ...SAMPLED_SETTINGS };
+    this.sampled = max > 1 ? postgres(opts.url, { ...options, max: sampledPoolSize(max), connection: searches }) : undefined;
   }
 
   get hasVectors(): boolean {
