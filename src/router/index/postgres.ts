@@ -374,6 +374,7 @@ export class PostgresIndexStore implements IndexStore {
     let next = 0;
     for (const [i, c] of changed.entries()) {
       if (!can[i]) continue;
+      if (next > 0 && next % YIELD_DOCS === 0) await yieldToIO();
       const id = seq[next]!.id;
       if (rows.add(id, c, lexed[i]!)) next++;
     }
@@ -473,7 +474,11 @@ export class PostgresIndexStore implements IndexStore {
       return { title, chunks, salient: salientOf(title, chunks) };
     };
     const unknown = new Set<string>();
-    const lexed = changed.map((c) => lexDoc(c, unknown));
+    const lexed: LexedDoc[] = [];
+    for (const [i, c] of changed.entries()) {
+      if (i > 0 && i % YIELD_DOCS === 0) await yieldToIO();
+      lexed.push(lexDoc(c, unknown));
+    }
     // A few documents (an ingest) are not worth a round trip to learn their new words: Postgres parses those.
     if (unknown.size === 0 || changed.length < LEARN_MIN_DOCS) return lexed;
     await this.lexicon.learn(this.sql, unknown);
@@ -876,6 +881,19 @@ export class PostgresIndexStore implements IndexStore {
     const byTags = tags.length ? sql`AND d.tag_keys @> ${tags}::text[]` : sql``;
     return sql`${byProducer} ${byTags}`;
   }
+}
+
+/** Documents lexed or encoded between two turns of the event loop (see yieldToIO). */
+const YIELD_DOCS = 16;
+
+/**
+ * Lets the event loop run. Two batches are written at once, and the one in Postgres moves on
+ * (its next statement, its COPY's next piece) only when the router's thread is free: a batch
+ * lexed and encoded in turns between them keeps the other one going, where one long run over
+ * every document would leave it waiting.
+ */
+function yieldToIO(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Separators of textArray(): control characters, which no lexed text or searchable words hold. */
