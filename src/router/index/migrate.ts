@@ -37,12 +37,22 @@ const DEFERRED_INDEXES = [
   // A producer's rows in byte order, whatever the database's collation: a refresh reads the index a page at a time beside the walk.
   { name: "index_docs_producer_path", def: 'ON {s}.index_docs (producer, path COLLATE "C")' },
   { name: "index_links_name", def: "ON {s}.index_links (name)" },
+  // A hit's chunks, read by document (migrations/0001_init.sql made it; the same definition).
+  { name: "index_chunks_doc", def: "ON {s}.index_chunks (doc_id, seq)" },
 ] as const;
 
 /** The CREATE INDEX statements of the deferred indexes, IF NOT EXISTS. */
 export function indexStatements(schema: string): string[] {
+  return deferredIndexes(schema).map((i) => i.statement);
+}
+
+/** The deferred indexes' CREATE INDEX statements (IF NOT EXISTS), largest first, each with its table. */
+export function deferredIndexes(schema: string): { table: string; statement: string }[] {
   const s = quoteSchema(schema);
-  return DEFERRED_INDEXES.map((i) => `CREATE INDEX IF NOT EXISTS ${i.name} ${i.def.replace("{s}", s)}`);
+  return DEFERRED_INDEXES.map((i) => {
+    const def = i.def.replace("{s}", s);
+    return { table: def.split(" ")[1]!, statement: `CREATE INDEX IF NOT EXISTS ${i.name} ${def}` };
+  });
 }
 
 /** DROP INDEX statements for what bulkLoad defers. */

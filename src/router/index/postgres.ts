@@ -9,7 +9,7 @@ import { checkVector, resolveEmbeddings } from "./embeddings.ts";
 import { VectorsUnavailableError } from "./errors.ts";
 import { hitSnippet, plainSnippet, toHit } from "./hit.ts";
 import { type DocLink, extractLinks, noteName } from "./links.ts";
-import { dropIndexStatements, indexStatements, migrate, quoteSchema } from "./migrate.ts";
+import { deferredIndexes, dropIndexStatements, migrate, quoteSchema } from "./migrate.ts";
 import { CopyRows, copyIn, type LexedDoc } from "./pg-copy.ts";
 import { literalOf, NOT_ASCII, PgLexicon, salientOf, searchable } from "./pg-lexicon.ts";
 import { clauses, clauseWeights, hasText, type ParsedQuery, queryCoverage } from "./query.ts";
@@ -223,10 +223,22 @@ export class PostgresIndexStore implements IndexStore {
 
   /**
    * The deferred indexes, sorted in one pass each, BUILD_CONNECTIONS at a time (a GIN build
-   * runs on one core: two of them side by side take the time of the longer), largest first.
+   * runs on one core: two of them side by side take the time of the longer), largest first,
+   * and the planner's statistics of the new rows. ANALYZE waits for any index being built on
+   * its table (their locks conflict), so index_docs' comes first, beside the other tables'
+   * indexes and statistics, and its own indexes after it. index_chunks is only ever read by
+   * document: its statistics are those columns', not its texts'.
    */
   private async buildIndexes(): Promise<void> {
-    const statements = indexStatements(this.schema);
+    const indexes = deferredIndexes(this.schema);
+    const onDocs = indexes.filter((i) => i.table === this.docs).map((i) => i.statement);
+    const chunkColumns = `doc_id, seq${this.hasVectors ? ", embedding" : ""}`;
+    const statements = [
+      `ANALYZE ${this.docs}`,
+      ...indexes.filter((i) => i.table !== this.docs).map((i) => i.statement),
+      `ANALYZE ${this.chunks} (${chunkColumns})`,
+      ...onDocs,
+    ];
     const work = async () => {
       const conn = await this.sql.reserve();
       try {
@@ -239,7 +251,6 @@ export class PostgresIndexStore implements IndexStore {
       }
     };
     await Promise.all(Array.from({ length: BUILD_CONNECTIONS }, work));
-    await Promise.all([this.sql.unsafe(`ANALYZE ${this.docs}`), this.sql.unsafe(`ANALYZE ${this.chunks}`)]);
   }
 
   async upsert(doc: IndexDoc, opts: UpsertOptions = {}): Promise<boolean> {
