@@ -39,6 +39,9 @@ interface Lexeme {
   first: number[];
   base: number;
   more: number[] | null;
+  /** Its place among its lexicon's lexemes in tsvector order (see LexemeOrder), and that order. */
+  rank: number;
+  order: LexemeOrder;
   /** Its salient entries ("t:" and "s:" the lexeme), and salientOf's scratch: the document that met it, its count there. */
   t: string;
   s: string;
@@ -149,6 +152,7 @@ export class PgLexicon {
   private words = new WordTable();
   /** One entry per lexeme, shared by the words that stem to it (lex() groups positions by entry). */
   private lexemes = new Map<string, Lexeme>();
+  private order = new LexemeOrder();
   /** How many tokens the parser makes of a known word that is not one (see tokens()). */
   private parts = new Map<string, number>();
   /** Counts lex() calls: a lexeme met in the current one has this `gen`. */
@@ -222,6 +226,7 @@ export class PgLexicon {
     if (this.words.size + words.size > LEXICON_WORDS) {
       this.words = new WordTable();
       this.lexemes = new Map();
+      this.order = new LexemeOrder();
       this.parts = new Map();
     }
     const list = [...words];
@@ -257,6 +262,8 @@ export class PgLexicon {
     if (!e) {
       e = {
         lexeme,
+        rank: 0,
+        order: this.order,
         gen: 0,
         at: [],
         mark: 0,
@@ -269,8 +276,36 @@ export class PgLexicon {
         count: 0,
       };
       this.lexemes.set(lexeme, e);
+      this.order.added.push(e);
     }
     return e;
+  }
+}
+
+/**
+ * A lexicon's lexemes in the order a tsvector holds them (tsCompareString: by their bytes, a
+ * prefix first; ASCII, so as JavaScript compares strings), each one's rank its place: a
+ * tsvector's entries are then sorted by number. Lexemes learned since are merged in when a
+ * tsvector next needs the ranks.
+ */
+class LexemeOrder {
+  private sorted: Lexeme[] = [];
+  added: Lexeme[] = [];
+
+  settle(): void {
+    if (this.added.length === 0) return;
+    const added = this.added.sort((a, b) => (a.lexeme < b.lexeme ? -1 : 1));
+    this.added = [];
+    const old = this.sorted;
+    const out = new Array<Lexeme>(old.length + added.length);
+    let i = 0;
+    let j = 0;
+    for (let k = 0; k < out.length; k++) {
+      const e = j >= added.length || (i < old.length && old[i]!.lexeme < added[j]!.lexeme) ? old[i++]! : added[j++]!;
+      e.rank = k;
+      out[k] = e;
+    }
+    this.sorted = out;
   }
 }
 
@@ -322,8 +357,8 @@ let joins = 0;
  * Writes the tsvector of `parts` joined as tsvector_concat joins them (each part's positions
  * shifted by the last position before it, a lexeme's positions in order) as a COPY field in
  * tsvector's binary form (tsvectorrecv): the entry count, then per lexeme its bytes, a NUL, its
- * position count and each position with its weight, as uint16. The entries go in the order met:
- * tsvectorrecv sorts them. False, and nothing written, where tsvector_concat would drop
+ * position count and each position with its weight, as uint16. The entries go sorted: tsvectorrecv
+ * checks their order as it reads them, and sorts them when they are not. False, and nothing written, where tsvector_concat would drop
  * positions (past the last position a tsvector keeps, or past MAX_CONCAT_POSITIONS of one
  * lexeme): Postgres joins those itself.
  */
@@ -358,6 +393,7 @@ export function tsvectorBinary(parts: Lexed[], out: BinaryWriter): boolean {
     }
     shift += maxPos;
   }
+  sortByRank(keys);
   out.need(bytes + 4);
   const buf = out.buf;
   let o = out.at;
@@ -386,6 +422,23 @@ export function tsvectorBinary(parts: Lexed[], out: BinaryWriter): boolean {
   }
   out.at = o;
   return true;
+}
+
+/** sortByRank's scratch: each key's rank and index, as one number. */
+let rankKeys = new Float64Array(1024);
+
+/** `keys` (of one lexicon: one document's) in tsvector order, by their ranks. */
+function sortByRank(keys: Lexeme[]): void {
+  const n = keys.length;
+  if (n < 2) return;
+  keys[0]!.order.settle();
+  if (rankKeys.length < n) rankKeys = new Float64Array(n * 2);
+  // An index stays under 2^14 (a tsvector that keeps all its positions holds fewer lexemes).
+  const scratch = rankKeys.subarray(0, n);
+  for (let i = 0; i < n; i++) scratch[i] = keys[i]!.rank * 16_384 + i;
+  scratch.sort();
+  const copy = keys.slice();
+  for (let i = 0; i < n; i++) keys[i] = copy[scratch[i]! % 16_384]!;
 }
 
 /** A growing buffer of COPY's binary format, big-endian. */
