@@ -53,6 +53,8 @@ const CANDIDATES_PER_HIT = 3;
 const CANDIDATES_MIN = 30;
 /** Candidates read from each tier of a search at most (see match()), and at least `limit` × CANDIDATES_PER_HIT. */
 const DEPTH = 40;
+/** Ids a first build takes from index_docs' sequence at a time (see takeIds). */
+const ID_BLOCK = 1024;
 /** Batches of fewer documents do not ask the server for words the lexicon lacks (see lex()). */
 const LEARN_MIN_DOCS = 16;
 /** Connections building a first load's deferred indexes side by side, and each one's sort memory. */
@@ -165,6 +167,8 @@ export class PostgresIndexStore implements IndexStore {
   private vectorSchema: string | undefined;
   /** A first build is running (bulkLoad): its batches commit without waiting for the disk. */
   private bulk = 0;
+  /** Ids a first build took from index_docs' sequence and has not used yet (takeIds). */
+  private ids: string[] = [];
   /** Words' lexemes learned from the server: most texts are written as tsvector literals. */
   private readonly lexicon = new PgLexicon();
 
@@ -217,6 +221,7 @@ export class PostgresIndexStore implements IndexStore {
       return await load();
     } finally {
       this.bulk--;
+      this.ids = [];
       await this.buildIndexes();
     }
   }
@@ -318,7 +323,10 @@ export class PostgresIndexStore implements IndexStore {
       sql.begin(async (tx) => {
         // A first build's batch need not wait for its commit to reach the disk: a crash loses
         // at most the last few batches, which the next refresh finds missing and writes again.
-        if (this.bulk > 0) await tx`SET LOCAL synchronous_commit = off`;
+        // Sent and not awaited: the next statements follow it on the connection, and fail with
+        // the transaction if it fails; awaited at the end all the same.
+        const setting = this.bulk > 0 ? tx`SET LOCAL synchronous_commit = off`.execute() : undefined;
+        setting?.catch(() => {});
         if (touched.length > 0 || relinked.length > 0) {
           const rows = [...touched.map((t) => ({ ...t, name: null as string | null })), ...relinked];
           await tx`
@@ -330,7 +338,7 @@ export class PostgresIndexStore implements IndexStore {
             relinked.flatMap((r) => r.links.map((l) => ({ docId: r.id, link: l }))),
           );
         }
-        if (changed.length === 0) return;
+        if (changed.length === 0) return void (await setting);
         const replaced = changed.filter((c) => c.old).map((c) => c.old!.id);
         if (replaced.length > 0) {
           await tx`DELETE FROM ${tx.unsafe(this.chunks)} WHERE doc_id = ANY(${replaced}::bigint[])`;
@@ -354,6 +362,7 @@ export class PostgresIndexStore implements IndexStore {
           tx,
           changed.flatMap((c) => c.links.map((l) => ({ docId: ids.get(c.p.doc.path)!, link: l }))),
         );
+        await setting;
       });
     try {
       await write(copy);
@@ -378,20 +387,29 @@ export class PostgresIndexStore implements IndexStore {
     const can = changed.map((c, i) => !c.old && lexed[i]?.salient !== undefined && c.p.tags.every((t) => !NOT_ASCII.test(t)));
     const n = can.filter(Boolean).length;
     if (n === 0) return undefined;
-    const sql = this.sql;
-    const seq = await sql<{ id: string }[]>`
-      SELECT nextval(pg_get_serial_sequence(${this.docs}, 'id')) AS id FROM generate_series(1, ${n})`;
+    const seq = await this.takeIds(n);
     const rows = new CopyRows();
     let next = 0;
     for (const [i, c] of changed.entries()) {
       if (!can[i]) continue;
       if (next > 0 && next % YIELD_DOCS === 0) await yieldToIO();
-      const id = seq[next]!.id;
-      if (rows.add(id, c, lexed[i]!)) next++;
+      if (rows.add(seq[next]!, c, lexed[i]!)) next++;
     }
+    // Ids a batch did not use go back to the pool.
+    this.ids.unshift(...seq.slice(next));
     if (rows.ids.size > 0) return rows.finish();
     rows.release();
     return undefined;
+  }
+
+  /** `n` ids from index_docs' sequence: taken ID_BLOCK at a time by a first build, one round trip a block. */
+  private async takeIds(n: number): Promise<string[]> {
+    if (this.ids.length < n) {
+      const rows = await this.sql<{ id: string }[]>`
+        SELECT nextval(pg_get_serial_sequence(${this.docs}, 'id')) AS id FROM generate_series(1, ${Math.max(ID_BLOCK, n - this.ids.length)})`;
+      for (const r of rows) this.ids.push(r.id);
+    }
+    return this.ids.splice(0, n);
   }
 
   /**
