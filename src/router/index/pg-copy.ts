@@ -1,7 +1,7 @@
 // A Postgres first load's new documents as rows of COPY's binary format (index_docs,
-// index_chunks, index_title_words), their tsvectors joined here (pg-lexicon.ts), and the COPY
-// that sends them. The store (postgres.ts) decides which documents go this way.
-import type { TransactionSql } from "postgres";
+// index_chunks), their tsvectors joined here (pg-lexicon.ts), and the COPY that sends them.
+// The store (postgres.ts) decides which documents go this way.
+import type { PendingQuery, Row, TransactionSql } from "postgres";
 import { noteName } from "./links.ts";
 import { BinaryWriter, type Lexed, tsvectorBinary } from "./pg-lexicon.ts";
 import type { IndexDoc } from "./types.ts";
@@ -23,10 +23,10 @@ const PG_EPOCH_MS = 946_684_800_000;
 
 /**
  * Writers kept for the next batches: a batch's rows fill the buffers the last one grew instead
- * of growing new ones (its three writers, two batches in flight), up to a size.
+ * of growing new ones (its two writers, two batches in flight), up to a size.
  */
 const writers: BinaryWriter[] = [];
-const MAX_WRITERS = 6;
+const MAX_WRITERS = 4;
 const MAX_WRITER_BYTES = 8 * 1024 * 1024;
 
 /** Documents and their chunks as rows of COPY's binary format, for index_docs and index_chunks. */
@@ -37,14 +37,11 @@ export class CopyRows {
   readonly ids = new Map<string, string>();
   private readonly doc = writers.pop() ?? new BinaryWriter();
   private readonly chunk = writers.pop() ?? new BinaryWriter();
-  private readonly title = writers.pop() ?? new BinaryWriter();
   docs: Buffer = Buffer.alloc(0);
   chunks: Buffer = Buffer.alloc(0);
-  /** index_title_words' rows: each title lexeme and its document. */
-  titleWords: Buffer = Buffer.alloc(0);
 
   constructor() {
-    for (const w of [this.doc, this.chunk, this.title]) w.bytes(COPY_HEADER);
+    for (const w of [this.doc, this.chunk]) w.bytes(COPY_HEADER);
   }
 
   /** Adds a document's rows; false, and nothing added, when its tsvectors must be joined by Postgres. */
@@ -91,27 +88,20 @@ export class CopyRows {
       return false;
     }
     doc.textArray(lexed.salient!);
-    for (const e of lexed.title.lexemes) {
-      this.title.int16(2);
-      this.title.text(e.lexeme);
-      this.title.int32(8);
-      this.title.int64(idValue);
-    }
     this.ids.set(p.doc.path, id);
     return true;
   }
 
   finish(): this {
-    for (const w of [this.doc, this.chunk, this.title]) w.int16(-1);
+    for (const w of [this.doc, this.chunk]) w.int16(-1);
     this.docs = this.doc.written();
     this.chunks = this.chunk.written();
-    this.titleWords = this.title.written();
     return this;
   }
 
   /** Gives the writers back (docs and chunks are theirs: sent by now). */
   release(): void {
-    for (const w of [this.doc, this.chunk, this.title]) {
+    for (const w of [this.doc, this.chunk]) {
       w.reset();
       if (writers.length < MAX_WRITERS && w.buf.length <= MAX_WRITER_BYTES) writers.push(w);
     }
@@ -125,9 +115,9 @@ const COPY_PIECE_BYTES = 64 * 1024;
  * Sends `data` to a COPY … FROM STDIN in `tx`. postgres.js tells a COPY's failure only to the
  * transaction's next statement (which then fails), and once a COPY succeeds its stream sends
  * the server a stray CopyFail (ignored outside a COPY, fatal to the next one): so a statement
- * follows, then the stream's end is awaited.
+ * follows (`then`, else a SELECT 1), then the stream's end is awaited.
  */
-export async function copyIn(tx: TransactionSql, statement: string, data: Buffer): Promise<void> {
+export async function copyIn(tx: TransactionSql, statement: string, data: Buffer, then?: PendingQuery<Row[]>): Promise<void> {
   const stream = await tx.unsafe(statement).writable();
   stream.on("error", () => {}); // the next statement fails with the transaction
   const closed = new Promise((resolve) => stream.once("close", resolve));
@@ -140,6 +130,6 @@ export async function copyIn(tx: TransactionSql, statement: string, data: Buffer
   for (; at + COPY_PIECE_BYTES < data.length; at += COPY_PIECE_BYTES) stream.write(data.subarray(at, at + COPY_PIECE_BYTES));
   await new Promise<void>((resolve) => stream.write(data.subarray(at), () => resolve()));
   stream.end();
-  await tx`SELECT 1`;
+  await (then ?? tx`SELECT 1`);
   await closed;
 }

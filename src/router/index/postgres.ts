@@ -350,9 +350,14 @@ export class PostgresIndexStore implements IndexStore {
         }
         const ids = new Map<string, string>();
         if (copy) {
-          await copyIn(tx, `COPY ${this.docs} (${CopyRows.DOC_COLUMNS}) FROM STDIN (FORMAT binary)`, copy.docs);
+          // The documents' title words are their salient "t:" entries, read back by the statement
+          // that follows their COPY (one round trip, where a COPY of their own took two).
+          const titleWords = tx`
+            INSERT INTO ${tx.unsafe(this.titleWords)} (lexeme, doc_id)
+            SELECT substr(e, 3), d.id FROM ${tx.unsafe(this.docs)} d, unnest(d.salient) AS e
+             WHERE d.id = ANY(${[...copy.ids.values()]}::bigint[]) AND starts_with(e, 't:')`;
+          await copyIn(tx, `COPY ${this.docs} (${CopyRows.DOC_COLUMNS}) FROM STDIN (FORMAT binary)`, copy.docs, titleWords);
           await copyIn(tx, `COPY ${this.chunks} (${CopyRows.CHUNK_COLUMNS}) FROM STDIN (FORMAT binary)`, copy.chunks);
-          await copyIn(tx, `COPY ${this.titleWords} (lexeme, doc_id) FROM STDIN (FORMAT binary)`, copy.titleWords);
           for (const [path, id] of copy.ids) ids.set(path, id);
         }
         const rest = copy ? changed.filter((c) => !copy.ids.has(c.p.doc.path)) : changed;
