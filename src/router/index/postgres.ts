@@ -716,6 +716,10 @@ export class PostgresIndexStore implements IndexStore {
       return rows.map((r, i) => rowHit({ ...r, snippet: marked[i]! })).sort(byScore);
     }
     const k = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
+    // With snippets, the hits' own columns come with their snippets (the statement after this
+    // one, for the hits alone): this one returns what ranking reads, for every candidate it
+    // returns, and the clauses' lexemes once.
+    const scoredMeta = snippets ? sql`d.path` : meta;
     const rows = await sql<(HitRow & { id: string; tsv: string; clause_lexemes: [number, string, number[]][] })[]>`
       WITH ${ctes},
       anyc AS (${inTitle ?? sql`(SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})`}
@@ -728,17 +732,17 @@ export class PostgresIndexStore implements IndexStore {
       -- lexeme; OFFSET 0 keeps the planner from folding it into the uses below, which would each
       -- read it again).
       scored AS MATERIALIZED (
-        SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}
-          FROM (SELECT d.id, ts_delete(d.tsv, '{}'::text[]) AS tsv, ${meta} FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id OFFSET 0) d, q),
+        SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${scoredMeta}
+          FROM (SELECT d.id, ts_delete(d.tsv, '{}'::text[]) AS tsv, ${scoredMeta} FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id OFFSET 0) d, q),
       top AS ((SELECT id FROM scored ORDER BY score DESC, path LIMIT ${k})
               UNION
               (SELECT id FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
-      SELECT d.id, d.score, d.path, d.producer, d.title, d.tags, d.updated_at, 0 AS seq, '' AS snippet,
+      SELECT d.id, d.score, ${snippets ? sql`d.path` : sql`d.path, d.producer, d.title, d.tags, d.updated_at`}, 0 AS seq, '' AS snippet,
              ts_delete(d.tsv, tsvector_to_array(ts_delete(d.tsv, ARRAY(SELECT lexeme FROM ql))))::text AS tsv,
-             (SELECT json_agg(json_build_array(ql.i, ql.lexeme, ql.positions)) FROM ql) AS clause_lexemes
+             CASE WHEN d.id = (SELECT min(id) FROM top) THEN (SELECT json_agg(json_build_array(ql.i, ql.lexeme, ql.positions)) FROM ql) END AS clause_lexemes
         FROM top t JOIN scored d ON d.id = t.id`;
     if (rows.length === 0) return [];
-    const shapes = clauseShapes(parts.length, rows[0]!.clause_lexemes ?? []);
+    const shapes = clauseShapes(parts.length, rows.find((r) => r.clause_lexemes !== null)?.clause_lexemes ?? []);
     const lexemes = [...new Set(shapes.flatMap((shape) => shape.map((l) => l.lexeme)))];
     const weights = clauseWeights(query);
     const scored = rows.map((r) => {
@@ -751,14 +755,18 @@ export class PostgresIndexStore implements IndexStore {
       .sort(byScore)
       .slice(0, limit);
     if (!snippets || ranked.length === 0) return ranked.map(rowHit);
-    const marked = await sql<(ChunkRow & { id: string })[]>`
+    const marked = await sql<(ChunkRow & Omit<HitRow, "seq" | "score" | "snippet"> & { id: string })[]>`
       WITH ${this.queries(parts, "OR", sql)}
-      SELECT d.id, b.seq, b.body, b.at
+      SELECT d.id, ${meta}, b.seq, b.body, b.at
         FROM ${docs} d, q, ${this.bestChunk(sql`d.id`, parts, sql)}
        WHERE d.id = ANY(${ranked.map((r) => r.id)}::bigint[])`;
     const texts = await this.chunkSnippets(marked);
-    const byId = new Map(marked.map((m, i) => [m.id, { seq: m.seq, snippet: texts[i]! }]));
-    return ranked.map((r) => rowHit({ ...r, seq: byId.get(r.id)?.seq ?? 0, snippet: byId.get(r.id)?.snippet ?? "" }));
+    const byId = new Map(marked.map((m, i) => [m.id, { ...m, snippet: texts[i]! }]));
+    // A document always has a chunk; one deleted between the two statements is no hit any more.
+    return ranked.flatMap((r) => {
+      const m = byId.get(r.id);
+      return m ? [rowHit({ ...r, ...m, score: r.score, coverage: r.coverage })] : [];
+    });
   }
 
   /**
