@@ -70,11 +70,11 @@ const SAMPLE_LIMIT = 50_000;
 const SAMPLED_SETTINGS = { gin_fuzzy_search_limit: String(SAMPLE_LIMIT), plan_cache_mode: "force_generic_plan" } as const;
 
 /**
- * The searches' own pool (see `sampled`): as many connections as this machine has cores, at
- * least 2 and at most the pool's size. postgres.js hands each statement to the connection idle
- * longest, so a pool larger than the searches running at once turns even one client's
- * searches through every backend it has opened, each with cold CPU caches; a search waiting
- * for a connection is pipelined behind another.
+ * The searches' own pool (see `searchPool`): as many connections as this machine has cores, at
+ * least 2 and at most the pool's size. A pool larger than the searches running at once, handing
+ * each statement to the connection idle longest (as the postgres package does), turns even one
+ * client's searches through every backend it has opened, each with cold CPU caches; and more
+ * searches at once than cores only queue inside Postgres.
  */
 function sampledPoolSize(max: number): number {
   return Math.min(max, Math.max(2, availableParallelism()));
@@ -165,7 +165,8 @@ export class PostgresIndexStore implements IndexStore {
    * session set up for them once. Opened as searches need them; none with a single-session
    * server (max 1), where a search sets the same in a transaction of its own.
    */
-  private readonly sampled: Sql | undefined;
+  private readonly searchPool: (() => Sql) | undefined;
+  private pool: Sql | undefined;
   private readonly docs: string;
   private readonly chunks: string;
   private readonly links: string;
@@ -200,7 +201,8 @@ export class PostgresIndexStore implements IndexStore {
     this.sql = postgres(opts.url, { ...options, connection: { jit: "off" } });
     // Named in pg_stat_activity (application_name), with the index's schema.
     const searches = { jit: "off", application_name: `brain-stack search (${this.schema})`.slice(0, 63), ...SAMPLED_SETTINGS };
-    this.sampled = max > 1 ? searchPool(opts.url, sampledPoolSize(max), searches) : undefined;
+    // Made at the first such search: a router that serves none (the build's, a CLI's) never loads Bun's client.
+    this.searchPool = max > 1 ? () => (this.pool ??= searchPool(opts.url, sampledPoolSize(max), searches)) : undefined;
   }
 
   get hasVectors(): boolean {
@@ -512,7 +514,7 @@ export class PostgresIndexStore implements IndexStore {
     // Not with filters or "match all", whose answers are an intersection and must be whole.
     if (mode === "all" || query.tags.length > 0 || query.producers.length > 0) return this.match(this.sql, query, mode, limit, snippets);
     // On connections of their own, whose sessions hold SAMPLED_SETTINGS: two round trips, no transaction to open and close.
-    if (this.sampled) return this.match(this.sampled, query, mode, limit, snippets);
+    if (this.searchPool) return this.match(this.searchPool(), query, mode, limit, snippets);
     return this.sql.begin(async (tx) => {
       // Sent now (execute()) and not awaited before the search's statements, which follow it on
       // the connection in order: one round trip fewer. A failure fails the transaction, and so the search.
@@ -649,7 +651,7 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.sql.end({ timeout: 5 }), this.sampled?.end({ timeout: 5 })]);
+    await Promise.all([this.sql.end({ timeout: 5 }), this.pool?.end({ timeout: 5 })]);
   }
 
   /**
