@@ -18,7 +18,7 @@ import { openPostgresIndex, type PostgresIndexStore, tsvEntries } from "./postgr
 import { parseQuery } from "./query.ts";
 import { refreshFolder } from "./refresh.ts";
 import { openSqliteIndex } from "./sqlite/store.ts";
-import { type IndexDoc, type IndexStore, SNIPPET_MARK } from "./types.ts";
+import { type IndexDoc, type IndexStore, type SearchHit, SNIPPET_MARK } from "./types.ts";
 
 describeWithPostgres("Postgres index", () => {
   describeIndexStore("Postgres index (tsvector + GIN)", async () => postgresLab(), { vectors: false });
@@ -256,6 +256,18 @@ describeWithPostgres("Postgres index", () => {
       expect(queries.length).toBeGreaterThan(availableParallelism());
       expect(row!.n).toBeGreaterThanOrEqual(1);
       expect(row!.n).toBeLessThanOrEqual(Math.max(2, availableParallelism()));
+      // Those sessions are Bun.SQL's; a single-session store runs the same statements on the
+      // postgres package, in a transaction: the same hits, snippets and order.
+      const single = postgresLab(PG_URL, { max: 1 });
+      const one = await single.open();
+      try {
+        await one.upsertMany!(corpus());
+        const shown = (hits: SearchHit[]) => hits.map((h) => [h.id, h.snippet, h.title, h.tags, h.updated_at]);
+        for (const q of PARITY_QUERIES) expect(shown(await one.search(parseQuery(q), 10))).toEqual(shown(await store.search(parseQuery(q), 10)));
+      } finally {
+        await one.close();
+        await single.cleanup();
+      }
     });
 
     it("writes a batch as upsert() would write its documents one by one", async () => {

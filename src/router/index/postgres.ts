@@ -72,14 +72,25 @@ const SAMPLE_LIMIT = 50_000;
 const SAMPLED_SETTINGS = { gin_fuzzy_search_limit: String(SAMPLE_LIMIT), plan_cache_mode: "force_generic_plan" } as const;
 
 /**
- * The searches' own pool (see `sampled`): as many connections as this machine has cores, at
- * least 2 and at most the pool's size. postgres.js hands each statement to the connection idle
- * longest, so a pool larger than the searches running at once turns even one client's
- * searches through every backend it has opened, each with cold CPU caches; a search waiting
- * for a connection is pipelined behind another.
+ * The searches' own pool (see `searchPool`): as many connections as this machine has cores, at
+ * least 2 and at most the pool's size. A pool larger than the searches running at once, handing
+ * each statement to the connection idle longest (as the postgres package does), turns even one
+ * client's searches through every backend it has opened, each with cold CPU caches; and more
+ * searches at once than cores only queue inside Postgres.
  */
 function sampledPoolSize(max: number): number {
   return Math.min(max, Math.max(2, availableParallelism()));
+}
+
+/**
+ * The searches' pool is Bun's own Postgres client (Bun.SQL), the rest of the store's the
+ * `postgres` package: a search's statements build the same way on both (tagged templates,
+ * nested fragments, `unsafe` names), and Bun's client reads their rows natively, where the
+ * package parses them in JavaScript over node:net — about half the router's CPU a statement.
+ * Only the searches use it: the writes stream COPY, which Bun.SQL does not speak.
+ */
+function searchPool(url: string, max: number, connection: Record<string, string>): Sql {
+  return new Bun.SQL(url, { max, connectionTimeout: 10, connection }) as unknown as Sql;
 }
 
 /** ts_rank weights {D, C, B, A}: a title (A) match counts ten times a body (B) match, as in SQLite. */
@@ -156,7 +167,8 @@ export class PostgresIndexStore implements IndexStore {
    * session set up for them once. Opened as searches need them; none with a single-session
    * server (max 1), where a search sets the same in a transaction of its own.
    */
-  private readonly sampled: Sql | undefined;
+  private readonly searchPool: (() => Sql) | undefined;
+  private pool: Sql | undefined;
   private readonly docs: string;
   private readonly chunks: string;
   private readonly links: string;
@@ -193,7 +205,8 @@ export class PostgresIndexStore implements IndexStore {
     this.sql = postgres(opts.url, { ...options, connection: { jit: "off" } });
     // Named in pg_stat_activity (application_name), with the index's schema.
     const searches = { jit: "off", application_name: `brain-stack search (${this.schema})`.slice(0, 63), ...SAMPLED_SETTINGS };
-    this.sampled = max > 1 ? postgres(opts.url, { ...options, max: sampledPoolSize(max), connection: searches }) : undefined;
+    // Made at the first such search: a router that serves none (the build's, a CLI's) never loads Bun's client.
+    this.searchPool = max > 1 ? () => (this.pool ??= searchPool(opts.url, sampledPoolSize(max), searches)) : undefined;
   }
 
   get hasVectors(): boolean {
@@ -540,7 +553,7 @@ export class PostgresIndexStore implements IndexStore {
     // Not with filters or "match all", whose answers are an intersection and must be whole.
     if (mode === "all" || query.tags.length > 0 || query.producers.length > 0) return this.match(this.sql, query, mode, limit, snippets);
     // On connections of their own, whose sessions hold SAMPLED_SETTINGS: two round trips, no transaction to open and close.
-    if (this.sampled) return this.match(this.sampled, query, mode, limit, snippets);
+    if (this.searchPool) return this.match(this.searchPool(), query, mode, limit, snippets);
     return this.sql.begin(async (tx) => {
       // Sent now (execute()) and not awaited before the search's statements, which follow it on
       // the connection in order: one round trip fewer. A failure fails the transaction, and so the search.
@@ -677,7 +690,7 @@ export class PostgresIndexStore implements IndexStore {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.sql.end({ timeout: 5 }), this.sampled?.end({ timeout: 5 })]);
+    await Promise.all([this.sql.end({ timeout: 5 }), this.pool?.end({ timeout: 5 })]);
   }
 
   /**
@@ -755,6 +768,10 @@ export class PostgresIndexStore implements IndexStore {
       return rows.map((r, i) => rowHit({ ...r, snippet: marked[i]! })).sort(byScore);
     }
     const k = Math.max(CANDIDATES_MIN, limit * CANDIDATES_PER_HIT);
+    // With snippets, the hits' own columns come with their snippets (the statement after this
+    // one, for the hits alone): this one returns what ranking reads, for every candidate it
+    // returns, and the clauses' lexemes once.
+    const scoredMeta = snippets ? sql`d.path` : meta;
     const rows = await sql<(HitRow & { id: string; tsv: string; clause_lexemes: [number, string, number[]][] })[]>`
       WITH ${ctes},
       anyc AS (${inTitle ?? sql`(SELECT d.id FROM ${docs} d, q WHERE d.salient && ${t} ${phrase(sql`q.any`)} ${f} LIMIT ${depth})`}
@@ -767,17 +784,17 @@ export class PostgresIndexStore implements IndexStore {
       -- lexeme; OFFSET 0 keeps the planner from folding it into the uses below, which would each
       -- read it again).
       scored AS MATERIALIZED (
-        SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${meta}
-          FROM (SELECT d.id, ts_delete(d.tsv, '{}'::text[]) AS tsv, ${meta} FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id OFFSET 0) d, q),
+        SELECT d.id, ${this.rankOf(sql`q.any`, sql)} AS score, d.tsv @@ q.q AS holds_all, d.tsv, ${scoredMeta}
+          FROM (SELECT d.id, ts_delete(d.tsv, '{}'::text[]) AS tsv, ${scoredMeta} FROM (SELECT id FROM anyc UNION SELECT id FROM allc) c JOIN ${docs} d ON d.id = c.id OFFSET 0) d, q),
       top AS ((SELECT id FROM scored ORDER BY score DESC, path LIMIT ${k})
               UNION
               (SELECT id FROM scored WHERE holds_all ORDER BY score DESC, path LIMIT ${limit}))
-      SELECT d.id, d.score, d.path, d.producer, d.title, d.tags, d.updated_at, 0 AS seq, '' AS snippet,
+      SELECT d.id, d.score, ${snippets ? sql`d.path` : sql`d.path, d.producer, d.title, d.tags, d.updated_at`}, 0 AS seq, '' AS snippet,
              ts_delete(d.tsv, tsvector_to_array(ts_delete(d.tsv, ARRAY(SELECT lexeme FROM ql))))::text AS tsv,
-             (SELECT json_agg(json_build_array(ql.i, ql.lexeme, ql.positions)) FROM ql) AS clause_lexemes
+             CASE WHEN d.id = (SELECT min(id) FROM top) THEN (SELECT json_agg(json_build_array(ql.i, ql.lexeme, ql.positions)) FROM ql) END AS clause_lexemes
         FROM top t JOIN scored d ON d.id = t.id`;
     if (rows.length === 0) return [];
-    const shapes = clauseShapes(parts.length, rows[0]!.clause_lexemes ?? []);
+    const shapes = clauseShapes(parts.length, rows.find((r) => r.clause_lexemes !== null)?.clause_lexemes ?? []);
     const lexemes = [...new Set(shapes.flatMap((shape) => shape.map((l) => l.lexeme)))];
     const weights = clauseWeights(query);
     const scored = rows.map((r) => {
@@ -790,14 +807,18 @@ export class PostgresIndexStore implements IndexStore {
       .sort(byScore)
       .slice(0, limit);
     if (!snippets || ranked.length === 0) return ranked.map(rowHit);
-    const marked = await sql<(ChunkRow & { id: string })[]>`
+    const marked = await sql<(ChunkRow & Omit<HitRow, "seq" | "score" | "snippet"> & { id: string })[]>`
       WITH ${this.queries(parts, "OR", sql)}
-      SELECT d.id, b.seq, b.body, b.at
+      SELECT d.id, ${meta}, b.seq, b.body, b.at
         FROM ${docs} d, q, ${this.bestChunk(sql`d.id`, parts, sql)}
        WHERE d.id = ANY(${ranked.map((r) => r.id)}::bigint[])`;
     const texts = await this.chunkSnippets(marked);
-    const byId = new Map(marked.map((m, i) => [m.id, { seq: m.seq, snippet: texts[i]! }]));
-    return ranked.map((r) => rowHit({ ...r, seq: byId.get(r.id)?.seq ?? 0, snippet: byId.get(r.id)?.snippet ?? "" }));
+    const byId = new Map(marked.map((m, i) => [m.id, { ...m, snippet: texts[i]! }]));
+    // A document always has a chunk; one deleted between the two statements is no hit any more.
+    return ranked.flatMap((r) => {
+      const m = byId.get(r.id);
+      return m ? [rowHit({ ...r, ...m, score: r.score, coverage: r.coverage })] : [];
+    });
   }
 
   /**

@@ -26,10 +26,14 @@ const CONNECTION_CODES = new Set([
 /** True when `err` says the database cannot be reached now (not that the query is wrong). */
 export function isConnectionLost(err: unknown): boolean {
   if (err === null || typeof err !== "object") return false;
-  const code = (err as { code?: unknown }).code;
+  const { code, errno } = err as { code?: unknown; errno?: unknown };
   if (typeof code !== "string") return false;
+  // Bun.SQL (the searches' pool, postgres.ts): its own codes for the connection, and the
+  // server's SQLSTATE in errno.
+  if (code.startsWith("ERR_POSTGRES_CONNECTION")) return true;
+  const state = code === "ERR_POSTGRES_SERVER_ERROR" && typeof errno === "string" ? errno : code;
   // SQLSTATE class 08 (connection exception) and 57P (admin/crash shutdown, cannot connect now).
-  return CONNECTION_CODES.has(code) || code.startsWith("08") || code.startsWith("57P");
+  return CONNECTION_CODES.has(state) || state.startsWith("08") || state.startsWith("57P");
 }
 
 function unavailable(err: unknown): DomainError {
