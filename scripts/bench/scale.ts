@@ -13,7 +13,7 @@
 // every figure (the load average is printed), the server's CPU time per request much less.
 //
 //   bun run bench scale                                   # Postgres, 10k and 100k
-//   bun run bench scale --million                         # Postgres, one million (about an hour here)
+//   bun run bench scale --million                         # Postgres, one million (minutes; several GB of disk)
 //   BENCH_SIZES=20000 BENCH_BACKENDS=postgres,sqlite bun scripts/bench/scale.ts
 //   BENCH_PG_URL=postgres://postgres@127.0.0.1:5432/postgres (default; a scratch database is created and dropped)
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
