@@ -26,19 +26,19 @@ export interface MigrateResult {
  */
 const DEFERRED_INDEXES = [
   // Largest first: bulkLoad builds them side by side, and a long one started last would end alone.
-  { name: "index_docs_tsv", def: "ON {s}.index_docs USING gin (tsv)" },
-  { name: "index_docs_salient", def: "ON {s}.index_docs USING gin (salient)" },
+  { name: "index_docs_tsv", table: "index_docs", def: "USING gin (tsv)" },
+  { name: "index_docs_salient", table: "index_docs", def: "USING gin (salient)" },
   // A search's title tier (migrations/0006_title_words.sql), in (lexeme, doc_id) order.
-  { name: "index_title_words_lexeme", def: "ON {s}.index_title_words (lexeme, doc_id)" },
-  { name: "index_docs_producer", def: "ON {s}.index_docs (producer, updated_at DESC)" },
-  { name: "index_docs_tag_keys", def: "ON {s}.index_docs USING gin (tag_keys)" },
-  { name: "index_docs_name", def: "ON {s}.index_docs (name)" },
-  { name: "index_docs_updated", def: "ON {s}.index_docs (updated_at DESC, path DESC)" },
+  { name: "index_title_words_lexeme", table: "index_title_words", def: "(lexeme, doc_id)" },
+  { name: "index_docs_producer", table: "index_docs", def: "(producer, updated_at DESC)" },
+  { name: "index_docs_tag_keys", table: "index_docs", def: "USING gin (tag_keys)" },
+  { name: "index_docs_name", table: "index_docs", def: "(name)" },
+  { name: "index_docs_updated", table: "index_docs", def: "(updated_at DESC, path DESC)" },
   // A producer's rows in byte order, whatever the database's collation: a refresh reads the index a page at a time beside the walk.
-  { name: "index_docs_producer_path", def: 'ON {s}.index_docs (producer, path COLLATE "C")' },
-  { name: "index_links_name", def: "ON {s}.index_links (name)" },
+  { name: "index_docs_producer_path", table: "index_docs", def: '(producer, path COLLATE "C")' },
+  { name: "index_links_name", table: "index_links", def: "(name)" },
   // A hit's chunks, read by document (migrations/0001_init.sql made it; the same definition).
-  { name: "index_chunks_doc", def: "ON {s}.index_chunks (doc_id, seq)" },
+  { name: "index_chunks_doc", table: "index_chunks", def: "(doc_id, seq)" },
 ] as const;
 
 /** The CREATE INDEX statements of the deferred indexes, IF NOT EXISTS. */
@@ -49,10 +49,7 @@ export function indexStatements(schema: string): string[] {
 /** The deferred indexes' CREATE INDEX statements (IF NOT EXISTS), largest first, each with its table. */
 export function deferredIndexes(schema: string): { table: string; statement: string }[] {
   const s = quoteSchema(schema);
-  return DEFERRED_INDEXES.map((i) => {
-    const def = i.def.replace("{s}", s);
-    return { table: def.split(" ")[1]!, statement: `CREATE INDEX IF NOT EXISTS ${i.name} ${def}` };
-  });
+  return DEFERRED_INDEXES.map((i) => ({ table: `${s}.${i.table}`, statement: `CREATE INDEX IF NOT EXISTS ${i.name} ON ${s}.${i.table} ${i.def}` }));
 }
 
 /** DROP INDEX statements for what bulkLoad defers. */
