@@ -22,8 +22,8 @@ export function rawFiles(vault: string): string[] {
     .sort();
 }
 
-/** refreshFolder over raw/, timed; `concurrency` files a batch (8 unless given). */
-export async function refreshRaw(store: IndexStore, vault: string, concurrency = 8): Promise<RefreshResult> {
+/** refreshFolder over raw/, timed; `concurrency` files a batch (refreshFolder's own default, the tick's, unless given). */
+export async function refreshRaw(store: IndexStore, vault: string, concurrency?: number): Promise<RefreshResult> {
   const t0 = performance.now();
   const c = await refreshFolder(store, { vault, concurrency });
   const ms = performance.now() - t0;
