@@ -147,6 +147,33 @@ describe("SQLite search: the champion-list first pass", () => {
     }
   });
 
+  it("a query asked again after others pushed its deeper list out gets it back, instead of running the full query from then on", async () => {
+    // 200 entries: "deploy"'s top 30 needs a list of 96, and five other words' lists of 24
+    // push it out (least recently used first), leaving the budget more than half full.
+    const store = await openSqliteIndex({ dataDir, champions: { depth: 24, maxEntries: 200 } });
+    try {
+      const query = parseQuery("deploy");
+      const expected = view(await full.search(query, 30));
+      await store.search(query, 30);
+      await store.search(query, 30);
+      expect(view(await store.search(query, 30))).toEqual(expected);
+      const answered = store.champions!.counts.answered;
+      expect(answered).toBe(1);
+      for (const word of ["rollback", "canary", "incident", "postgres", "vacuum"]) await store.search(parseQuery(word), 10);
+      const built = store.champions!.counts.built;
+      // Built again at the first depth, too shallow: the full query answers, and the list is
+      // built deeper for the next time, as the first time.
+      expect(view(await store.search(query, 30))).toEqual(expected);
+      expect(view(await store.search(query, 30))).toEqual(expected);
+      expect(store.champions!.counts.built).toBe(built + 2);
+      const before = store.champions!.counts.answered;
+      expect(view(await store.search(query, 30))).toEqual(expected);
+      expect(store.champions!.counts.answered).toBe(before + 1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("with filters that few of a word's best notes pass, answers with every hit the full query finds, not only those among the notes it checked", async () => {
     // Complete lists (deeper than any word's matches), and only the best 64 checked against
     // the filters: fewer than the limit of those pass, so the full query must intersect.

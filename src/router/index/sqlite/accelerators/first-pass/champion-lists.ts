@@ -332,14 +332,19 @@ export class ChampionLists implements FirstPass {
   private fellBack(clauses: string[] = [], lists: ChampionList[] = [], memo?: string): undefined {
     this.counts.fellBack++;
     if (memo !== undefined && lists.every((l) => l.complete || l.depth >= this.maxDepth) && this.unprovable.size < 4096) this.unprovable.add(memo);
+    // This query's lists, deepened, fill at most half the budget; the lists of other queries
+    // make room as any build does (least recently used first), so a query asked again after
+    // many others gets its deeper lists back.
+    let mine = lists.reduce((sum, l) => sum + l.ids.length, 0);
     lists.forEach((l, i) => {
       const key = clauses[i];
       if (key === undefined || l.complete || l.depth >= this.maxDepth || this.lists.get(key) !== l) return;
       // Whole when it fits (one build instead of a ladder of them), else 4× deeper.
       const matches = this.hits.get(key)?.n ?? Infinity;
-      const whole = matches < this.maxDepth && this.entries + matches - l.ids.length <= this.maxEntries / 2;
+      const whole = matches < this.maxDepth && mine + matches - l.ids.length <= this.maxEntries / 2;
       const depth = whole ? matches + 1 : Math.min(this.maxDepth, l.depth * 4);
-      if (this.entries + depth - l.ids.length > this.maxEntries / 2) return;
+      if (mine + depth - l.ids.length > this.maxEntries / 2) return;
+      mine += depth - l.ids.length;
       this.forget(key, l);
       this.deeper.set(key, depth);
     });
@@ -376,7 +381,7 @@ export class ChampionLists implements FirstPass {
       return undefined;
     }
     const matches = this.matches(clause);
-    depth = buildDepth(matches, depth, this.maxDepth, this.maxEntries / 2 - this.entries);
+    depth = buildDepth(matches, depth, this.maxDepth, this.maxEntries / 2);
     // The state the scores are computed in: a later write's search carries them from it.
     const totals = this.current();
     this.clauseQuery ??= this.db.query(`SELECT rowid, ${this.rank} AS r FROM docs_fts WHERE docs_fts MATCH ? ORDER BY r LIMIT ?`);
@@ -441,7 +446,7 @@ export class ChampionLists implements FirstPass {
       rank: this.rank,
       clause: build.clause,
       depth,
-      maxWhole: this.maxEntries / 2 - this.entries,
+      maxWhole: this.maxEntries / 2,
       maxDepth: this.maxDepth,
       ticket,
     };
