@@ -123,7 +123,9 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
     throw err;
   }
   // Start-up's garbage (config parsing, route and schema building, the index's opening) is
-  // collected once now, so an idle process holds what it serves with, not what it started with.
+  // collected once now, so an idle process holds what it serves with, not what it started with;
+  // then JavaScriptCore drops the code it compiled for start-up alone (compiled again if run again).
   Bun.gc(true);
+  Bun.shrink();
   return stack;
 }
