@@ -2,7 +2,6 @@
 // own connections, same key prefix), else JSONL files under <state>/relay. A Redis that does not
 // answer at start-up leaves the relay on files, said in the log, rather than agent mode off.
 import { join } from "node:path";
-import { createRedisStreams } from "../../common/kv/redis-streams";
 import { log } from "../../common/logger";
 import type { OrchestratorConfig } from "../config";
 import { fileRelayLog } from "./file-log";
@@ -18,6 +17,8 @@ export async function openEventRelay(
   const liveTtl = config.claudeTimeout + RELAY_DONE_TTL_SECONDS;
   if (useRedis && config.redisUrl) {
     try {
+      // Loaded only here: the Redis client is hundreds of modules a service on files never runs.
+      const { createRedisStreams } = await import("../../common/kv/redis-streams");
       return new EventRelay(redisRelayLog(await createRedisStreams({ url: config.redisUrl, keyPrefix: config.redisKeyPrefix })), liveTtl);
     } catch (err) {
       logger.warn(`${(err as Error).message}: the non-streaming event relay keeps its streams in files on this pod`);

@@ -3,7 +3,7 @@
 // OTEL_EXPORTER_OTLP_PROTOCOL). Export is batched in the background with a bounded timeout,
 // so a dead collector never slows or fails a job. The SDK loads with the first job, not at
 // start-up: its imports are heavy and most starts run no job soon.
-import { SpanStatusCode, type Tracer } from "@opentelemetry/api";
+import type { SpanStatusCode, Tracer } from "@opentelemetry/api";
 import type { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { log } from "../../common/logger";
 import { VERSION } from "../../common/version";
@@ -48,21 +48,26 @@ async function startProvider(config: SpanConfig): Promise<BasicTracerProvider> {
 export function createJobTracing(config: SpanConfig): JobTracing {
   if (!config.otelEnabled) return noTracing;
   let provider: Promise<BasicTracerProvider> | undefined;
-  let tracer: Promise<Tracer> | undefined;
+  // With the API's status codes, loaded with the SDK (the API package alone is over a hundred modules).
+  let tracer: Promise<{ t: Tracer; status: typeof SpanStatusCode }> | undefined;
   const tracerOnce = () => {
     if (!tracer) {
       provider = startProvider(config);
-      tracer = provider.then((p) => p.getTracer("brain-stack.jobs", VERSION));
+      tracer = Promise.all([provider, import("@opentelemetry/api")]).then(([p, api]) => ({
+        t: p.getTracer("brain-stack.jobs", VERSION),
+        status: api.SpanStatusCode,
+      }));
     }
     return tracer;
   };
   return {
     trace: (execute) => async (req) => {
-      const t = await tracerOnce().catch((err) => {
+      const tracing = await tracerOnce().catch((err) => {
         logger.warn(`job spans are off: the OpenTelemetry SDK did not start (${(err as Error).message})`);
         return undefined;
       });
-      if (!t) return execute(req);
+      if (!tracing) return execute(req);
+      const { t, status } = tracing;
       const span = t.startSpan("job", {
         attributes: { "job.id": req.job.id, "job.profile": req.profile.name, "job.repo_url": req.job.repo_url ?? "", "job.base_ref": req.job.base_ref ?? "" },
       });
@@ -74,10 +79,10 @@ export function createJobTracing(config: SpanConfig): JobTracing {
           "job.pr_url": result.pr_url ?? "",
           "job.timed_out": result.timed_out ?? false,
         });
-        span.setStatus(result.status === "failed" ? { code: SpanStatusCode.ERROR, message: result.error?.slice(0, 200) } : { code: SpanStatusCode.OK });
+        span.setStatus(result.status === "failed" ? { code: status.ERROR, message: result.error?.slice(0, 200) } : { code: status.OK });
         return result;
       } catch (err) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+        span.setStatus({ code: status.ERROR, message: (err as Error).message });
         throw err;
       } finally {
         span.end();
