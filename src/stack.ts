@@ -125,7 +125,8 @@ export async function startStack(opts: StackOptions): Promise<Stack> {
   // Start-up's garbage (config parsing, route and schema building, the index's opening) is
   // collected once now, so an idle process holds what it serves with, not what it started with;
   // then JavaScriptCore drops the code it compiled for start-up alone (compiled again if run again).
+  // Bun.shrink is marked deprecated: a Bun without it only skips this.
   Bun.gc(true);
-  Bun.shrink();
+  if (typeof Bun.shrink === "function") Bun.shrink();
   return stack;
 }
