@@ -8,6 +8,7 @@ FROM oven/bun:1.4 AS build
 ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json bun.lock ./
+COPY patches ./patches
 RUN bun install --frozen-lockfile
 COPY . .
 RUN bun run build
@@ -16,6 +17,7 @@ FROM oven/bun:1.4 AS deps
 ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json bun.lock ./
+COPY patches ./patches
 RUN bun install --frozen-lockfile --production
 
 # Claude Code, pinned (the version the tests run: package.json's devDependency). Its platform

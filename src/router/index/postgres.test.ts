@@ -242,6 +242,31 @@ describeWithPostgres("Postgres index", () => {
     const indexNames = async (schema: string) =>
       (await sql<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE schemaname = ${schema} ORDER BY indexname`).map((r) => r.indexname);
 
+    it("takes a thousand writes at once, each in its own transaction, every one of them in (the postgres package's BEGIN at a full pipeline, patched)", async () => {
+      // Each upsert reads its old row, then writes in a transaction of its own: with a thousand at
+      // once, queries pile up on each connection, and postgres@3.4.9 unpatched let a BEGIN that
+      // filled a connection's pipeline go unreserved (UNSAFE_TRANSACTION; tens of failures here).
+      lab = postgresLab(PG_URL, { max: 10 });
+      store = (await lab.open()) as PostgresIndexStore;
+      const failures: string[] = [];
+      for (let round = 0; round < 3; round++) {
+        await Promise.all(
+          Array.from({ length: 1000 }, (_, i) =>
+            store.upsert(note(round * 1000 + i, `deploy note ${i}`, `a rollback of the canary ${i} after the incident`)).catch((err) => {
+              failures.push((err as { code?: string }).code ?? String(err));
+            }),
+          ),
+        );
+      }
+      expect(failures).toEqual([]);
+      const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${sql(lab.schema)}.index_docs`;
+      expect(row!.n).toBe(3000);
+      const [open] = await sql<
+        { n: number }[]
+      >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`;
+      expect(open!.n).toBe(0);
+    });
+
     it("runs unfiltered searches on sessions of their own, no more than the machine's cores (at least 2), with the answers a search alone gets", async () => {
       lab = postgresLab(PG_URL, { max: 10 });
       store = (await lab.open()) as PostgresIndexStore;
