@@ -15,6 +15,7 @@
 // floor has no fan-out), with the number of open signals.
 //
 //   bun run bench ingest
+//   BENCH_IMPORT_PG_URL=postgres://postgres@127.0.0.1:5432/postgres bun run bench ingest   # the import rounds' routers index into Postgres (a scratch database each)
 //   BENCH_INGEST_DOCS=2000 BENCH_INGEST_TURNS=4 BENCH_ROUNDS=3 BENCH_IMPORT_NOTES=10000 BENCH_IMPORT_ROUNDS=3 BENCH_INGEST_SIGNALS=300 bun scripts/bench/ingest.ts
 //
 // The import folder is the search bench's generated vault (test/support/vault-gen.ts): notes with
@@ -25,6 +26,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { cpuSplitMs, freePort, logTail, type Started, startAndWait, startService } from "../../test/support/process.ts";
+import { createTestDatabase, type TestDatabase } from "../../test/support/servers.ts";
 import { generatedKind, generateNote, writeVault } from "../../test/support/vault-gen.ts";
 import { benchScratch, fileCreationMicros, SLOW_DISK_MICROS } from "./lib/disk.ts";
 import { envNum } from "./lib/env.ts";
@@ -61,8 +63,12 @@ sideFolders(tmp);
 /** Every scratch folder of the run: the single ingests' and each import round's (see the import rounds). */
 const scratches = [tmp];
 const running = new Set<Started>();
+/** BENCH_IMPORT_PG_URL: the import rounds' routers keep their index in Postgres, a scratch database each. */
+const importPgUrl = process.env.BENCH_IMPORT_PG_URL;
+const scratchDbs: TestDatabase[] = [];
 const cleanup = async () => {
   await Promise.all([...running].map((s) => s.stop()));
+  for (const db of scratchDbs.splice(0)) await db.drop().catch(() => {});
   for (const dir of scratches) rmSync(dir, { recursive: true, force: true });
 };
 process.on("SIGINT", () => void cleanup().then(() => process.exit(130)));
@@ -93,7 +99,7 @@ async function startFloor(top = tmp): Promise<{ base: string; server: Started }>
   return { base: `http://127.0.0.1:${port}`, server };
 }
 
-async function startRouter(top = tmp): Promise<{ base: string; server: Started }> {
+async function startRouter(top = tmp, databaseUrl?: string): Promise<{ base: string; server: Started }> {
   // HOME points at the scratch directory so no ~/.router/.env of the machine's user leaks in.
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -105,6 +111,7 @@ async function startRouter(top = tmp): Promise<{ base: string; server: Started }
   };
   for (const key of ["KB_ROUTER_TOKENS", "LOG_LEVEL", "EMBEDDINGS_URL", "LLM_API_BASE", "INFERENCE_URL", "VAULT_PATH", "DATABASE_URL", "REDIS_URL"])
     delete env[key];
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
   const server = await startService("router", { vault: join(top, "vault"), env, cwd: top, logPath: join(top, "router.log"), timeoutMs: 60_000 });
   running.add(server);
   return { base: server.url, server };
@@ -279,7 +286,9 @@ try {
     scratches.push(roundScratch.dir);
     sideFolders(roundScratch.dir);
     const roundFloor = await startFloor(roundScratch.dir);
-    const roundRouter = await startRouter(roundScratch.dir);
+    const roundDb = importPgUrl ? await createTestDatabase(`brain_import_${round}`, importPgUrl) : undefined;
+    if (roundDb) scratchDbs.push(roundDb);
+    const roundRouter = await startRouter(roundScratch.dir, roundDb?.url);
     last = { router: roundRouter, vault: join(roundScratch.dir, "vault"), servers: [roundFloor.server, roundRouter.server] };
     const dir = join(roundScratch.dir, "import");
     // A fresh seed per round, so no two rounds import the same notes.

@@ -14,15 +14,21 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 function lab() {
   const dir = mkdtempSync(join(root, "lab-"));
   const upserted: IndexDoc[] = [];
+  /** The index's batch writes, each the paths it was given. */
+  const batches: string[][] = [];
   const index = {
     upsert: async (doc: IndexDoc) => {
       upserted.push(doc);
       return true;
     },
+    async upsertMany(docs: IndexDoc[]) {
+      batches.push(docs.map((d) => d.path));
+      return Promise.all(docs.map((d) => index.upsert(d)));
+    },
     remove: async () => true,
   } as unknown as IndexStore;
   const deps = { vault: join(dir, "vault"), dataDir: join(dir, "data"), index, maxBytes: 1 << 20, now: () => new Date("2026-03-04T05:06:07Z") };
-  return { deps, upserted };
+  return { deps, upserted, batches };
 }
 
 describe("ingest's index document", () => {
@@ -73,6 +79,42 @@ describe("ingest's folder", () => {
     expect(readdirSync(outside)).toEqual([]);
     // Nothing recorded as ingested: the ledger folder holds no entry or claim.
     expect(existsSync(join(deps.dataDir, "ingested")) ? readdirSync(join(deps.dataDir, "ingested")) : []).toEqual([]);
+  });
+});
+
+describe("ingestBatch's index rows", () => {
+  const items = ["# Pump notes\nThe east pump is serviced monthly.", "# Valve notes\nThe west valve sticks in winter.", "# Fan notes\nThe fan hums."].map(
+    (content) => ({ content, tags: [] }),
+  );
+
+  it("are written in one batch write (one transaction), in item order", async () => {
+    const { deps, upserted, batches } = lab();
+    const outcomes = await ingestBatch(deps, items);
+    expect(outcomes.every((o) => "result" in o)).toBe(true);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]).toEqual(upserted.map((d) => d.path));
+    expect(upserted.map((d) => d.title)).toEqual(["Pump notes", "Valve notes", "Fan notes"]);
+  });
+
+  it("when the batch write fails, are written one by one: the item whose row fails fails alone, its note gone, and the others are in", async () => {
+    const { deps, upserted } = lab();
+    deps.index.upsertMany = async () => {
+      throw new Error("batch refused");
+    };
+    const upsert = deps.index.upsert.bind(deps.index);
+    deps.index.upsert = async (doc, opts) => {
+      if (doc.title === "Valve notes") throw new Error("row refused");
+      return upsert(doc, opts);
+    };
+    const outcomes = await ingestBatch(deps, items);
+    expect("result" in outcomes[0]! && "result" in outcomes[2]!).toBe(true);
+    expect("error" in outcomes[1]! && (outcomes[1].error as Error).message).toBe("row refused");
+    expect(upserted.map((d) => d.title)).toEqual(["Pump notes", "Fan notes"]);
+    // Two notes on disk, and the refused one's content is not recorded as ingested.
+    expect(readdirSync(join(deps.vault, "ingest", "2026-03-04"))).toHaveLength(2);
+    deps.index.upsert = upsert;
+    const again = await ingestBatch(deps, [items[1]!]);
+    expect("result" in again[0]! && again[0].result.duplicate).toBe(false);
   });
 });
 

@@ -304,15 +304,27 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
         fail(x, error);
       }
     });
-    // 3. The index rows, in item order: without a model, all of them in one turn, so one transaction.
-    await eachLimited(going(), deps.embed ? BATCH_IN_FLIGHT_WITH_MODEL : claimed.length, async (x) => {
+    // 3. The index rows, in item order. Without a model, the whole batch in one write
+    // (upsertMany: one transaction on either store, and on Postgres one statement a table
+    // instead of one transaction a note); if that write fails, each item is written alone, so
+    // a failing item fails by itself and the others go in. With a model, BATCH_IN_FLIGHT at once.
+    const indexOne = async (x: Claimed) => {
       try {
         await deps.index.upsert(x.note!.doc, embedding(deps));
       } catch (error) {
         removeQuietly(x.abs!);
         fail(x, error);
       }
-    });
+    };
+    const rows = going();
+    if (deps.embed) await eachLimited(rows, BATCH_IN_FLIGHT_WITH_MODEL, indexOne);
+    else if (rows.length > 0) {
+      const whole = await deps.index.upsertMany(rows.map((x) => x.note!.doc)).then(
+        () => true,
+        () => false,
+      );
+      if (!whole) await eachLimited(rows, rows.length, indexOne);
+    }
     // 4. The fan-out; a failed write takes its item's row and note back out.
     for (const [x, error] of await fanOutBatch(deps.vault, going())) {
       await takeBack(x, error);
