@@ -307,7 +307,7 @@ export async function ingestBatch(deps: IngestDeps, items: IngestRequest[]): Pro
     // 3. The index rows, in item order. Without a model, the whole batch in one write
     // (upsertMany: one transaction on either store, and on Postgres one statement a table
     // instead of one transaction a note); if that write fails, each item is written alone, so
-    // a failing item fails by itself and the others go in. With a model, BATCH_IN_FLIGHT at once.
+    // a failing item fails by itself and the others go in. With a model, BATCH_IN_FLIGHT_WITH_MODEL at once.
     const indexOne = async (x: Claimed) => {
       try {
         await deps.index.upsert(x.note!.doc, embedding(deps));
